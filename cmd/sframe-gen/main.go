@@ -1,0 +1,84 @@
+// Command sframe-gen turns the DWARF call-frame information of ELF files into
+// SFrame version 3 sections and writes them into the files.
+//
+// Usage:
+//
+//	sframe-gen [flags] FILE            generate (the default command)
+//	sframe-gen dump [--json] FILE      print the .sframe section like objdump --sframe
+//	sframe-gen rows --json FILE        print the CFI row tables
+//
+// Exit status: 0 success, 1 failure, 2 usage error.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+)
+
+// Version is the program version printed by --version.
+var Version = "0.1.0"
+
+// Exit statuses.
+const (
+	exitOK      = 0
+	exitFailure = 1
+	exitUsage   = 2
+)
+
+// cli carries the process environment; subcommands write only through it.
+type cli struct {
+	stdout, stderr io.Writer
+}
+
+// command is one subcommand.
+type command struct {
+	name  string
+	short string
+	run   func(c *cli, args []string) int
+}
+
+func commands() []command {
+	return []command{
+		{"dump", "print the .sframe section as objdump --sframe does", (*cli).runDump},
+		{"rows", "print the CFI row tables of every FDE", (*cli).runRows},
+	}
+}
+
+func main() {
+	c := &cli{stdout: os.Stdout, stderr: os.Stderr}
+	os.Exit(c.main(os.Args[1:]))
+}
+
+func (c *cli) main(args []string) int {
+	if len(args) > 0 {
+		for _, cmd := range commands() {
+			if args[0] == cmd.name {
+				return cmd.run(c, args[1:])
+			}
+		}
+	}
+	return c.runGenerate(args)
+}
+
+// usageError is a command-line mistake: exit status 2.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+// fail prints "sframe-gen: FILE: what is wrong" and returns the exit status
+// for err: 2 for usage errors, 1 otherwise.
+func (c *cli) fail(file string, err error) int {
+	var ue usageError
+	if errors.As(err, &ue) {
+		fmt.Fprintf(c.stderr, "sframe-gen: %s\nTry 'sframe-gen --help' for more information.\n", ue.msg)
+		return exitUsage
+	}
+	if file != "" {
+		fmt.Fprintf(c.stderr, "sframe-gen: %s: %v\n", file, err)
+	} else {
+		fmt.Fprintf(c.stderr, "sframe-gen: %v\n", err)
+	}
+	return exitFailure
+}
