@@ -1,0 +1,17 @@
+// Package cfi reads DWARF call-frame information (the .eh_frame and
+// .debug_frame sections of an ELF file), decodes its call-frame instructions
+// and executes them into row tables.
+//
+// The work is split in three streaming stages, after gimli's design:
+//
+//   - Read parses the section into CIEs and FDEs (Frames), decoding every
+//     DW_EH_PE pointer encoding and augmentation, both DWARF formats (32- and
+//     64-bit lengths), CIE versions 1, 3 and 4, both byte orders, relocatable
+//     objects (the FDE start comes from the .rela.eh_frame relocation) and
+//     compressed sections. A broken entry is recorded in Frames.Errors with
+//     its section offset; the rest of the section is still read.
+//   - InstructionReader decodes call-frame instructions one at a time.
+//   - RowIterator executes a CIE's initial instructions then an FDE's
+//     instructions and yields one Row at a time, reusing its storage so that a
+//     whole section is walked without an allocation per row.
+package cfi
