@@ -1,0 +1,246 @@
+package emit
+
+import (
+	"encoding/binary"
+)
+
+// Decode reads an SFrame section of version 3 or 2, in the byte order its
+// magic is stored in.
+//
+// Every count, offset and length is checked against data; allocations are
+// bounded by the bytes present, never by a count alone. Errors are
+// *FormatError values carrying the byte offset of the problem.
+//
+// Version 2 sections are read into the same types: the 20-byte v2 FDE's
+// start address (sign-extended), size, FRE offset, info and rep_size go to
+// the FDE's StartOffset, Size, FREOffset, Info and RepSize; Info2 is 0 (v2
+// has no flex FDEs) and FREOffset points at the first FRE, since v2 has no
+// attribute record. The v2 padding bytes are not kept.
+//
+// Bytes after the FRE sub-section go to Section.Trailer.
+func Decode(data []byte) (*Section, error) {
+	d := decoder{data: data}
+	return d.decode()
+}
+
+type decoder struct {
+	data  []byte
+	order binary.ByteOrder
+	// words is a slab the FREs' data words are cut from.
+	words []int32
+}
+
+func (d *decoder) u16(off int) uint16 { return d.order.Uint16(d.data[off:]) }
+func (d *decoder) u32(off int) uint32 { return d.order.Uint32(d.data[off:]) }
+
+func (d *decoder) decode() (*Section, error) {
+	data := d.data
+	if len(data) < 4 {
+		return nil, formatErr(0, "section too short for the preamble (%d bytes)", len(data))
+	}
+	switch {
+	case binary.LittleEndian.Uint16(data) == Magic:
+		d.order = binary.LittleEndian
+	case binary.BigEndian.Uint16(data) == Magic:
+		d.order = binary.BigEndian
+	default:
+		return nil, formatErr(0, "bad magic 0x%02x%02x", data[0], data[1])
+	}
+	var sec Section
+	h := &sec.Header
+	h.Version = data[2]
+	h.Flags = Flags(data[3])
+	if h.Version != Version2 && h.Version != Version3 {
+		return nil, formatErr(2, "unsupported version %d", h.Version)
+	}
+	if len(data) < HeaderSize {
+		return nil, formatErr(0, "section too short for the header (%d bytes)", len(data))
+	}
+	allFlags := FlagFDESorted | FlagFDEFuncStartPCRel
+	if h.Version == Version2 {
+		allFlags |= FlagFramePointer
+	}
+	if h.Flags&^allFlags != 0 {
+		return nil, formatErr(3, "unknown flags %#x for version %d", uint8(h.Flags&^allFlags), h.Version)
+	}
+	h.ABI = ABI(data[4])
+	if bo := h.ABI.ByteOrder(); bo == nil {
+		return nil, formatErr(4, "unknown ABI %d", data[4])
+	} else if bo != d.order {
+		return nil, formatErr(0, "magic is %s but ABI %s is %s", orderName(d.order), h.ABI, orderName(bo))
+	}
+	h.CFAFixedFPOffset = int8(data[5])
+	h.CFAFixedRAOffset = int8(data[6])
+	auxLen := int(data[7])
+	hdrEnd := HeaderSize + auxLen
+	if hdrEnd > len(data) {
+		return nil, formatErr(7, "auxiliary header (%d bytes) past end of section (%#x)", auxLen, len(data))
+	}
+	if auxLen > 0 {
+		h.AuxHeader = append([]byte(nil), data[HeaderSize:hdrEnd]...)
+	}
+	numFDEs := uint64(d.u32(8))
+	numFREs := d.u32(12)
+	freLen := uint64(d.u32(16))
+	fdeOff := uint64(d.u32(20))
+	freOff := uint64(d.u32(24))
+	rest := uint64(len(data) - hdrEnd)
+	entSize := uint64(FDEIndexEntrySize)
+	if h.Version == Version2 {
+		entSize = FDEEntrySizeV2
+	}
+	if fdeOff > rest {
+		return nil, formatErr(20, "FDE sub-section offset %#x past end (%#x)", fdeOff, rest)
+	}
+	if freOff > rest {
+		return nil, formatErr(24, "FRE sub-section offset %#x past end (%#x)", freOff, rest)
+	}
+	if freLen > rest-freOff {
+		return nil, formatErr(16, "FRE sub-section length %#x past end (%#x)", freLen, rest-freOff)
+	}
+	if fdeOff > freOff || numFDEs*entSize > freOff-fdeOff {
+		return nil, formatErr(8, "%d FDEs (%#x bytes at %#x) overlap the FRE sub-section at %#x",
+			numFDEs, numFDEs*entSize, fdeOff, freOff)
+	}
+	fdeStart := hdrEnd + int(fdeOff)
+	freStart := hdrEnd + int(freOff)
+	freEnd := freStart + int(freLen)
+
+	sec.FDEs = make([]FDE, numFDEs)
+	var total uint64
+	for i := range sec.FDEs {
+		off := fdeStart + i*int(entSize)
+		var err error
+		if h.Version == Version3 {
+			err = d.fdeV3(&sec.FDEs[i], i, off, freStart, freEnd)
+		} else {
+			err = d.fdeV2(&sec.FDEs[i], i, off, freStart, freEnd)
+		}
+		if err != nil {
+			return nil, err
+		}
+		total += uint64(len(sec.FDEs[i].FREs))
+	}
+	if total != uint64(numFREs) {
+		return nil, formatErr(12, "header counts %d FREs, the FDEs have %d", numFREs, total)
+	}
+	if freEnd < len(data) {
+		sec.Trailer = append([]byte(nil), data[freEnd:]...)
+	}
+	return &sec, nil
+}
+
+func orderName(bo binary.ByteOrder) string {
+	if bo == binary.BigEndian {
+		return "big-endian"
+	}
+	return "little-endian"
+}
+
+func (d *decoder) fdeV3(f *FDE, i, off, freStart, freEnd int) error {
+	f.StartOffset = int64(d.order.Uint64(d.data[off:]))
+	f.Size = d.u32(off + 8)
+	f.FREOffset = d.u32(off + 12)
+	freLen := freEnd - freStart
+	if uint64(f.FREOffset)+FDEAttrSize > uint64(freLen) {
+		return formatErr(off, "FDE %d: FRE sub-section offset %#x past end (%#x)", i, f.FREOffset, freLen)
+	}
+	attr := freStart + int(f.FREOffset)
+	n := int(d.u16(attr))
+	f.Info = d.data[attr+2]
+	f.Info2 = d.data[attr+3]
+	f.RepSize = d.data[attr+4]
+	return d.fres(f, i, attr, attr+FDEAttrSize, freEnd, n)
+}
+
+func (d *decoder) fdeV2(f *FDE, i, off, freStart, freEnd int) error {
+	f.StartOffset = int64(int32(d.u32(off)))
+	f.Size = d.u32(off + 4)
+	f.FREOffset = d.u32(off + 8)
+	n := d.u32(off + 12)
+	f.Info = d.data[off+16]
+	f.RepSize = d.data[off+17]
+	freLen := freEnd - freStart
+	if uint64(f.FREOffset) > uint64(freLen) {
+		return formatErr(off, "FDE %d: FRE sub-section offset %#x past end (%#x)", i, f.FREOffset, freLen)
+	}
+	if uint64(n) > uint64(freLen) {
+		// Each FRE takes at least two bytes; this only keeps n in int range.
+		return formatErr(off+12, "FDE %d: %d FREs cannot fit in the FRE sub-section (%#x bytes)", i, n, freLen)
+	}
+	return d.fres(f, i, off+16, freStart+int(f.FREOffset), freEnd, int(n))
+}
+
+// fres reads n FREs of FDE i starting at p; infoOff is where the FDE's
+// info byte is (for the error offset).
+func (d *decoder) fres(f *FDE, i, infoOff, p, end, n int) error {
+	ft := f.FREType()
+	as := ft.AddrSize()
+	if as == 0 {
+		return formatErr(infoOff, "FDE %d: invalid FRE type %d", i, uint8(ft))
+	}
+	if n == 0 {
+		return nil
+	}
+	if n > (end-p)/(as+1) {
+		return formatErr(p, "FDE %d: %d FREs cannot fit in the %#x bytes left in the FRE sub-section", i, n, end-p)
+	}
+	f.FREs = make([]FRE, n)
+	for j := range f.FREs {
+		e := &f.FREs[j]
+		if end-p < as+1 {
+			return formatErr(p, "FDE %d: FRE %d past end of the FRE sub-section (%#x)", i, j, end)
+		}
+		switch ft {
+		case FREAddr1:
+			e.StartAddr = uint32(d.data[p])
+		case FREAddr2:
+			e.StartAddr = uint32(d.u16(p))
+		default:
+			e.StartAddr = d.u32(p)
+		}
+		p += as
+		e.Info = d.data[p]
+		size := e.DataWordSize()
+		count := e.DataWordCount()
+		if size.Bytes() == 0 {
+			return formatErr(p, "FDE %d: FRE %d: invalid data-word size code %d", i, j, uint8(size))
+		}
+		if count > MaxDataWords {
+			return formatErr(p, "FDE %d: FRE %d: %d data words (at most %d)", i, j, count, MaxDataWords)
+		}
+		p++
+		if count*size.Bytes() > end-p {
+			return formatErr(p, "FDE %d: FRE %d: %d data words of %d bytes past end of the FRE sub-section (%#x)",
+				i, j, count, size.Bytes(), end)
+		}
+		if count == 0 {
+			continue
+		}
+		e.Words = d.alloc(count, end-p)
+		for k := range e.Words {
+			switch size {
+			case DataWord1B:
+				e.Words[k] = int32(int8(d.data[p]))
+			case DataWord2B:
+				e.Words[k] = int32(int16(d.u16(p)))
+			default:
+				e.Words[k] = int32(d.u32(p))
+			}
+			p += size.Bytes()
+		}
+	}
+	return nil
+}
+
+// alloc returns n words from the slab, refilling it with a chunk no bigger
+// than the bytes left could need (each word takes at least one byte).
+func (d *decoder) alloc(n, bytesLeft int) []int32 {
+	if cap(d.words)-len(d.words) < n {
+		c := min(max(bytesLeft, n), 4096)
+		d.words = make([]int32, 0, c)
+	}
+	l := len(d.words)
+	d.words = d.words[:l+n]
+	return d.words[l : l+n : l+n]
+}

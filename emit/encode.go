@@ -1,0 +1,222 @@
+package emit
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"slices"
+)
+
+// Encode writes the section in the byte order of its ABI, with the layout
+// GNU as and ld write: the header (fdeoff 0, freoff right after the FDE
+// index, counts computed), the FDE index in FDEs order, then each
+// function's FRE data (for version 3 its attribute record then its FREs)
+// in increasing FREOffset order, ties in index order, then Trailer. Each
+// FDE's FRE offset is written for the new layout; s.FDEs is not modified.
+//
+// Header.Version selects the format: 3, or 2 (20-byte FDEs, no attribute
+// records, for readers that only know version 2; Info2 must be 0).
+//
+// Encode checks what it writes and returns an error rather than bytes a
+// reader would misread: the ABI is known, flags are valid for the version,
+// each FRE's data-word count equals len(Words) and is at most 6, its size
+// code is valid, every word fits its size (signed or unsigned range), every
+// start address fits the FDE's FRE type, and counts fit their fields.
+func (s *Section) Encode() ([]byte, error) {
+	h := &s.Header
+	v2 := false
+	switch h.Version {
+	case Version3:
+	case Version2:
+		v2 = true
+	default:
+		return nil, fmt.Errorf("sframe: encode: unsupported version %d", h.Version)
+	}
+	order := h.ABI.ByteOrder()
+	if order == nil {
+		return nil, fmt.Errorf("sframe: encode: unknown ABI %d", uint8(h.ABI))
+	}
+	allFlags := FlagFDESorted | FlagFDEFuncStartPCRel
+	if v2 {
+		allFlags |= FlagFramePointer
+	}
+	if h.Flags&^allFlags != 0 {
+		return nil, fmt.Errorf("sframe: encode: flags %#x not valid in version %d", uint8(h.Flags), h.Version)
+	}
+	if len(h.AuxHeader) > math.MaxUint8 {
+		return nil, fmt.Errorf("sframe: encode: auxiliary header of %d bytes (at most 255)", len(h.AuxHeader))
+	}
+	entSize := FDEIndexEntrySize
+	attrSize := FDEAttrSize
+	if v2 {
+		entSize, attrSize = FDEEntrySizeV2, 0
+	}
+
+	// Size each function's FRE data, checking it.
+	sizes := make([]int, len(s.FDEs))
+	var numFREs, freLen uint64
+	for i := range s.FDEs {
+		n, err := fdeDataSize(&s.FDEs[i], v2)
+		if err != nil {
+			return nil, fmt.Errorf("sframe: encode: FDE %d: %w", i, err)
+		}
+		sizes[i] = attrSize + n
+		numFREs += uint64(len(s.FDEs[i].FREs))
+		freLen += uint64(sizes[i])
+	}
+	hdrEnd := HeaderSize + len(h.AuxHeader)
+	fdeLen := uint64(len(s.FDEs)) * uint64(entSize)
+	if fdeLen > math.MaxUint32 || numFREs > math.MaxUint32 || freLen > math.MaxUint32 ||
+		uint64(hdrEnd)+fdeLen+freLen+uint64(len(s.Trailer)) > math.MaxInt32 {
+		return nil, fmt.Errorf("sframe: encode: section too large (%d FDEs, %d FREs, %d FRE bytes)",
+			len(s.FDEs), numFREs, freLen)
+	}
+
+	// Lay out the FRE data in FREOffset order, ties in index order.
+	order2 := make([]int, len(s.FDEs))
+	for i := range order2 {
+		order2[i] = i
+	}
+	slices.SortStableFunc(order2, func(a, b int) int {
+		return cmpU32(s.FDEs[a].FREOffset, s.FDEs[b].FREOffset)
+	})
+	freOffs := make([]uint32, len(s.FDEs))
+	var off uint32
+	for _, i := range order2 {
+		freOffs[i] = off
+		off += uint32(sizes[i])
+	}
+
+	total := hdrEnd + int(fdeLen) + int(freLen) + len(s.Trailer)
+	b := make([]byte, total)
+	order.PutUint16(b, Magic)
+	b[2] = h.Version
+	b[3] = uint8(h.Flags)
+	b[4] = uint8(h.ABI)
+	b[5] = uint8(h.CFAFixedFPOffset)
+	b[6] = uint8(h.CFAFixedRAOffset)
+	b[7] = uint8(len(h.AuxHeader))
+	order.PutUint32(b[8:], uint32(len(s.FDEs)))
+	order.PutUint32(b[12:], uint32(numFREs))
+	order.PutUint32(b[16:], uint32(freLen))
+	order.PutUint32(b[20:], 0)
+	order.PutUint32(b[24:], uint32(fdeLen))
+	copy(b[HeaderSize:], h.AuxHeader)
+
+	fdeStart := hdrEnd
+	freStart := hdrEnd + int(fdeLen)
+	for i := range s.FDEs {
+		f := &s.FDEs[i]
+		p := fdeStart + i*entSize
+		if v2 {
+			order.PutUint32(b[p:], uint32(int32(f.StartOffset)))
+			order.PutUint32(b[p+4:], f.Size)
+			order.PutUint32(b[p+8:], freOffs[i])
+			order.PutUint32(b[p+12:], uint32(len(f.FREs)))
+			b[p+16] = f.Info
+			b[p+17] = f.RepSize
+		} else {
+			order.PutUint64(b[p:], uint64(f.StartOffset))
+			order.PutUint32(b[p+8:], f.Size)
+			order.PutUint32(b[p+12:], freOffs[i])
+			q := freStart + int(freOffs[i])
+			order.PutUint16(b[q:], uint16(len(f.FREs)))
+			b[q+2] = f.Info
+			b[q+3] = f.Info2
+			b[q+4] = f.RepSize
+		}
+		putFREs(b[freStart+int(freOffs[i])+attrSize:], order, f)
+	}
+	copy(b[freStart+int(freLen):], s.Trailer)
+	return b, nil
+}
+
+func cmpU32(a, b uint32) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// fdeDataSize checks f's FREs and returns their encoded size.
+func fdeDataSize(f *FDE, v2 bool) (int, error) {
+	ft := f.FREType()
+	as := ft.AddrSize()
+	if as == 0 {
+		return 0, fmt.Errorf("invalid FRE type %d", uint8(ft))
+	}
+	if v2 {
+		if f.Info2 != 0 {
+			return 0, fmt.Errorf("info2 %#x cannot be written in version 2", f.Info2)
+		}
+		if f.StartOffset != int64(int32(f.StartOffset)) {
+			return 0, fmt.Errorf("start offset %#x does not fit the 32-bit version 2 field", f.StartOffset)
+		}
+	} else if len(f.FREs) > MaxFREsPerFDE {
+		return 0, fmt.Errorf("%d FREs (at most %d)", len(f.FREs), MaxFREsPerFDE)
+	}
+	n := 0
+	for j := range f.FREs {
+		e := &f.FREs[j]
+		if uint64(e.StartAddr) >= ft.Limit() {
+			return 0, fmt.Errorf("FRE %d: start address %#x does not fit %s", j, e.StartAddr, ft)
+		}
+		size := e.DataWordSize()
+		if size.Bytes() == 0 {
+			return 0, fmt.Errorf("FRE %d: invalid data-word size code %d", j, uint8(size))
+		}
+		if c := e.DataWordCount(); c != len(e.Words) {
+			return 0, fmt.Errorf("FRE %d: info byte %#02x says %d data words, FRE has %d", j, e.Info, c, len(e.Words))
+		}
+		if len(e.Words) > MaxDataWords {
+			return 0, fmt.Errorf("FRE %d: %d data words (at most %d)", j, len(e.Words), MaxDataWords)
+		}
+		for k, w := range e.Words {
+			if !wordFits(w, size) {
+				return 0, fmt.Errorf("FRE %d: data word %d (%d) does not fit %d bytes", j, k, w, size.Bytes())
+			}
+		}
+		n += as + 1 + len(e.Words)*size.Bytes()
+	}
+	return n, nil
+}
+
+// putFREs writes f's (checked) FREs at the start of b.
+func putFREs(b []byte, order binary.ByteOrder, f *FDE) {
+	ft := f.FREType()
+	p := 0
+	for j := range f.FREs {
+		e := &f.FREs[j]
+		switch ft {
+		case FREAddr1:
+			b[p] = uint8(e.StartAddr)
+		case FREAddr2:
+			order.PutUint16(b[p:], uint16(e.StartAddr))
+		default:
+			order.PutUint32(b[p:], e.StartAddr)
+		}
+		p += ft.AddrSize()
+		b[p] = e.Info
+		p++
+		switch e.DataWordSize() {
+		case DataWord1B:
+			for _, w := range e.Words {
+				b[p] = uint8(w)
+				p++
+			}
+		case DataWord2B:
+			for _, w := range e.Words {
+				order.PutUint16(b[p:], uint16(w))
+				p += 2
+			}
+		default:
+			for _, w := range e.Words {
+				order.PutUint32(b[p:], uint32(w))
+				p += 4
+			}
+		}
+	}
+}

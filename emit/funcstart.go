@@ -1,0 +1,69 @@
+package emit
+
+import "slices"
+
+// FieldOffset is the offset from the start of the section of FDE i's start
+// address field, as libsframe computes it: header (with auxiliary header)
+// plus i index entries (16 bytes in version 3, 20 in version 2). It
+// ignores sfh_fdeoff, which gas and ld always write as 0.
+func (s *Section) FieldOffset(i int) int64 {
+	ent := int64(FDEIndexEntrySize)
+	if s.Header.Version == Version2 {
+		ent = FDEEntrySizeV2
+	}
+	return int64(HeaderSize+len(s.Header.AuxHeader)) + int64(i)*ent
+}
+
+// FuncStart is the absolute start address of FDE i's function when the
+// section is at sectionAddr: with FlagFDEFuncStartPCRel the stored offset
+// is relative to its own field, else to the section start. The arithmetic
+// wraps modulo 2^64, as in libsframe.
+func (s *Section) FuncStart(i int, sectionAddr uint64) uint64 {
+	a := sectionAddr + uint64(s.FDEs[i].StartOffset)
+	if s.Header.Flags&FlagFDEFuncStartPCRel != 0 {
+		a += uint64(s.FieldOffset(i))
+	}
+	return a
+}
+
+// SetFuncStart stores the absolute function start addr in FDE i, for a
+// section at sectionAddr (the inverse of FuncStart).
+func (s *Section) SetFuncStart(i int, addr, sectionAddr uint64) {
+	v := addr - sectionAddr
+	if s.Header.Flags&FlagFDEFuncStartPCRel != 0 {
+		v -= uint64(s.FieldOffset(i))
+	}
+	s.FDEs[i].StartOffset = int64(v)
+}
+
+// SortByStart sorts the FDE index by function start, as ld's
+// sframe_sort_funcdesc does for linked outputs: starts are compared as
+// signed section-relative offsets, the sort is stable (ld's qsort leaves
+// ties unspecified), StartOffsets are recomputed for the new positions,
+// and FlagFDESorted is set. FRE data order is unchanged: FREOffset keys are
+// kept, so Encode keeps the functions' data in insertion order.
+func (s *Section) SortByStart(sectionAddr uint64) {
+	type ent struct {
+		rel int64 // section-relative start
+		fde FDE
+	}
+	ents := make([]ent, len(s.FDEs))
+	for i := range s.FDEs {
+		ents[i] = ent{int64(s.FuncStart(i, 0)), s.FDEs[i]}
+	}
+	slices.SortStableFunc(ents, func(a, b ent) int {
+		switch {
+		case a.rel < b.rel:
+			return -1
+		case a.rel > b.rel:
+			return 1
+		}
+		return 0
+	})
+	for i := range ents {
+		s.FDEs[i] = ents[i].fde
+		s.SetFuncStart(i, uint64(ents[i].rel), 0)
+	}
+	s.Header.Flags |= FlagFDESorted
+	_ = sectionAddr // the order does not depend on where the section is
+}
