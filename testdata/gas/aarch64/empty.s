@@ -1,0 +1,22 @@
+# empty: empty .cfi_startproc/.cfi_endproc (size 0, one FRE), a "simple"
+# function without CFI (0 FREs), and a one-instruction function.
+	.text
+	.type	e0, %function
+e0:
+	.cfi_startproc
+	.cfi_endproc
+	.size	e0, .-e0
+
+	.type	e_simple, %function
+e_simple:
+	.cfi_startproc simple
+	ret
+	.cfi_endproc
+	.size	e_simple, .-e_simple
+
+	.type	e1, %function
+e1:
+	.cfi_startproc
+	ret
+	.cfi_endproc
+	.size	e1, .-e1

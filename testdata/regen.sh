@@ -1,0 +1,93 @@
+#!/bin/sh
+# regen.sh: regenerate the golden files under testdata/ with the GNU reference
+# tools (binutils with SFrame v3: as --gsframe, ld, objdump/readelf --sframe).
+#
+#   testdata/regen.sh [gas] [link] [sample] [cc]     (default: all stages)
+#
+# Tools: directory of the wrappers from $GNU_SFRAME_REF, else whatever
+# ../shared/tools/gnu-sframe-ref prints (it installs them on first use).
+# Every command runs inside the output directory with relative file names, and
+# no debug info is produced, so outputs carry no absolute paths or timestamps;
+# running this twice gives byte-identical files (check with `git status`).
+set -eu
+export LC_ALL=C TZ=UTC SOURCE_DATE_EPOCH=0
+TD=$(cd "$(dirname "$0")" && pwd)
+
+if [ -z "${GNU_SFRAME_REF:-}" ]; then
+  for cand in "$TD/../../shared/tools/gnu-sframe-ref" "$TD/../shared/tools/gnu-sframe-ref"; do
+    if [ -x "$cand" ]; then GNU_SFRAME_REF=$("$cand"); break; fi
+  done
+fi
+[ -n "${GNU_SFRAME_REF:-}" ] && [ -x "$GNU_SFRAME_REF/x86_64-as" ] || {
+  echo "regen.sh: GNU reference tools not found (set GNU_SFRAME_REF)" >&2; exit 1; }
+REF=$GNU_SFRAME_REF
+GCCB=$(dirname "$REF")          # holds gcc-ARCH/{as,ld} for gcc -B
+
+# tool ARCH NAME: path of a reference wrapper (aarch64_be uses the aarch64 tools).
+tool() { case $1 in aarch64_be) echo "$REF/aarch64-$2" ;; *) echo "$REF/$1-$2" ;; esac; }
+
+# sframe_text OBJDUMP FILE: objdump --sframe from the "Contents of" line on.
+sframe_text() {
+  "$1" --sframe "$2" 2>&1 | sed -n '/^Contents of the SFrame section .sframe:/,$p'
+}
+
+# sframe_relocs READELF FILE: one line per .rela.sframe entry:
+# "OFFSET TYPE SYMBOL ADDEND", offset and addend in hex with 0x (addend signed).
+sframe_relocs() {
+  "$1" -rW "$2" | awk '
+    /^Relocation section/ { on = ($0 ~ /'"'"'\.rela\.sframe'"'"'/); hdr = 1; next }
+    on && hdr && /Offset/ { hdr = 0; next }
+    on && NF >= 7 { off = $1; sub(/^0+/, "", off); if (off == "") off = "0"
+                    printf "0x%s %s %s %s0x%s\n", off, $3, $5, ($6 == "-" ? "-" : ""), $7 }
+    on && NF == 0 { on = 0 }'
+}
+
+# sframe_bytes OBJCOPY READELF FILE OUT: raw .sframe bytes, or no file if none.
+sframe_bytes() {
+  rm -f "$4"
+  if "$2" -SW "$3" | grep -q ' \.sframe '; then
+    "$1" -O binary --only-section=.sframe "$3" "$4"
+  fi
+}
+
+# ---------------------------------------------------------------- stage gas
+# testdata/gas/ARCH/NAME.s -> NAME.o, NAME.gs.o, NAME.gs.objdump,
+# NAME.gs.warnings, NAME.frames, NAME.gs.relocs, NAME.gs.sframe
+gas_one() { # arch name
+  a=$1 n=$2
+  as=$(tool "$a" as) od=$(tool "$a" objdump) re=$(tool "$a" readelf) oc=$(tool "$a" objcopy)
+  eb=""; [ "$a" = aarch64_be ] && eb=-EB
+  "$as" $eb -o "$n.o" "$n.s"
+  "$as" $eb --gsframe -o "$n.gs.o" "$n.s" 2> "$n.gs.warnings" || {
+    echo "regen.sh: $a/$n.s: as --gsframe failed:" >&2; cat "$n.gs.warnings" >&2; exit 1; }
+  sframe_text "$od" "$n.gs.o" > "$n.gs.objdump"
+  sframe_relocs "$re" "$n.gs.o" > "$n.gs.relocs"
+  sframe_bytes "$oc" "$re" "$n.gs.o" "$n.gs.sframe"
+  case $n in
+    many-fres) rm -f "$n.frames" ;;   # 66k rows: too big to keep as text
+    *) "$re" --debug-dump=frames-interp "$n.o" > "$n.frames" 2>&1 ;;
+  esac
+}
+
+stage_gas() {
+  for a in x86_64 aarch64 aarch64_be s390x; do
+    d=$TD/gas/$a
+    [ -d "$d" ] || continue
+    ( cd "$d"
+      for s in *.s; do
+        [ -e "$s" ] || continue
+        gas_one "$a" "${s%.s}"
+      done )
+  done
+}
+
+# ---------------------------------------------------------------- main
+stages=${*:-gas link sample cc}
+for st in $stages; do
+  case $st in
+    gas) stage_gas ;;
+    link|sample|cc)
+      if command -v "stage_$st" >/dev/null 2>&1; then "stage_$st"; fi ;;
+    *) echo "regen.sh: unknown stage $st (gas link sample cc)" >&2; exit 2 ;;
+  esac
+done
