@@ -1,0 +1,258 @@
+package elfpatch
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+)
+
+// Reloc is one relocation of the new .sframe section of a relocatable
+// object, written to .rela.sframe as an Elf64_Rela entry.
+type Reloc struct {
+	// Offset is the byte offset in .sframe of the relocated field (for
+	// SFrame version 3, the FDE start field at 28+16*i).
+	Offset uint64
+	// Type is the machine relocation type (R_X86_64_PC64 = 24,
+	// R_AARCH64_PREL64 = 260, R_390_PC64 = 23).
+	Type uint32
+	// Section is the ELF index of the section holding the function; the
+	// relocation's symbol is that section's STT_SECTION symbol.
+	Section uint32
+	// Addend is the function's offset in Section.
+	Addend int64
+}
+
+// sectionNames of the sections PatchObject writes.
+const (
+	nameSFrame     = ".sframe"
+	nameRelaSFrame = ".rela.sframe"
+)
+
+// PatchObject writes to out a copy of the relocatable object in (size bytes)
+// with .sframe holding sframe and .rela.sframe holding relocs.
+//
+// The sections are made as GNU as --gsframe makes them: .sframe is
+// SHT_GNU_SFRAME, SHF_ALLOC, aligned to 8; .rela.sframe is SHT_RELA,
+// SHF_INFO_LINK, entry size 24, sh_link the symbol table, sh_info the index
+// of .sframe. Existing sections keep their index and contents; sections
+// named .sframe/.rela.sframe (or of type SHT_GNU_SFRAME, or SHT_RELA
+// applying to it) are replaced in place, keeping their index, otherwise the
+// new ones are appended to the section header table. Each relocation's
+// symbol is the STT_SECTION symbol of its section; a missing one is added as
+// a local symbol, renumbering the symbol indices of every relocation and
+// group section. The file is laid out afresh (sections in their original
+// file order, then the new ones, then the section header table), so
+// patching the output again with the same input gives identical bytes.
+//
+// With no relocations, no .rela.sframe is added (an existing one is
+// emptied). Nothing is written to out when an error is returned.
+func PatchObject(in io.ReaderAt, size int64, out io.Writer, sframe []byte, relocs []Reloc) error {
+	if size < 0 || size > maxTableBytes*4 {
+		return fmt.Errorf("object size %d out of range", size)
+	}
+	data := make([]byte, size)
+	if _, err := in.ReadAt(data, 0); err != nil && int64(len(data)) != 0 {
+		if n, _ := in.ReadAt(data, 0); int64(n) != size {
+			return fmt.Errorf("reading object: %w", err)
+		}
+	}
+	b, err := patchObject(data, sframe, relocs)
+	if err != nil {
+		return err
+	}
+	if _, err := out.Write(b); err != nil {
+		return fmt.Errorf("writing object: %w", err)
+	}
+	return nil
+}
+
+// object is a relocatable file being rewritten in memory.
+type object struct {
+	*file
+	data []byte
+	// content holds replaced section contents, by section index.
+	content map[int][]byte
+	// origOff are the input file offsets of the input's sections, the
+	// order in which contents are laid out.
+	origOff []uint64
+}
+
+func (o *object) bytes(i int) []byte {
+	if c, ok := o.content[i]; ok {
+		return c
+	}
+	s := &o.sects[i]
+	if !s.hasContent() {
+		return nil
+	}
+	return o.data[s.Off : s.Off+s.Size]
+}
+
+func patchObject(data, sframe []byte, relocs []Reloc) ([]byte, error) {
+	f, err := parse(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		return nil, err
+	}
+	if f.hdr.typ != etRel {
+		return nil, fmt.Errorf("ELF type %d is not ET_REL (relocatable object)", f.hdr.typ)
+	}
+	if len(f.sects) == 0 || f.shstrndx == 0 {
+		return nil, fmt.Errorf("object has no section headers or no section-name table")
+	}
+	o := &object{file: f, data: data, content: map[int][]byte{}}
+	for i := range f.sects {
+		o.origOff = append(o.origOff, f.sects[i].Off)
+	}
+	for i, r := range relocs {
+		if r.Section == 0 || uint64(r.Section) >= uint64(len(f.sects)) {
+			return nil, fmt.Errorf("relocation %d: section index %d out of range (%d sections)", i, r.Section, len(f.sects))
+		}
+		if r.Offset > uint64(len(sframe)) || uint64(len(sframe))-r.Offset < 8 {
+			return nil, fmt.Errorf("relocation %d: offset %#x outside the %d-byte .sframe", i, r.Offset, len(sframe))
+		}
+	}
+
+	symIdx := -1
+	for i := range f.sects {
+		if f.sects[i].Type == shtSymtab {
+			if symIdx >= 0 {
+				return nil, fmt.Errorf("object has two symbol tables (sections %d and %d)", symIdx, i)
+			}
+			symIdx = i
+		}
+	}
+	var secSym map[uint32]uint32
+	if len(relocs) > 0 {
+		if symIdx < 0 {
+			return nil, fmt.Errorf("object has no symbol table (.symtab)")
+		}
+		secSym, err = o.sectionSymbols(symIdx, relocs)
+		if err != nil {
+			return nil, err
+		}
+	}
+
+	// Find or create .sframe and .rela.sframe.
+	sfIdx, relIdx := -1, -1
+	for i := range f.sects {
+		s := &f.sects[i]
+		n := f.name(s)
+		if s.Type == shtGNUSFrame || (n == nameSFrame && s.Type != shtNull) {
+			if sfIdx >= 0 {
+				return nil, fmt.Errorf("object has two SFrame sections (%d and %d)", sfIdx, i)
+			}
+			sfIdx = i
+		}
+	}
+	for i := range f.sects {
+		s := &f.sects[i]
+		if (s.Type == shtRela || s.Type == shtRel) && (f.name(s) == nameRelaSFrame || (sfIdx > 0 && int(s.Info) == sfIdx && s.Flags&shfInfoLink != 0)) {
+			if relIdx >= 0 {
+				return nil, fmt.Errorf("object has two .rela.sframe sections (%d and %d)", relIdx, i)
+			}
+			relIdx = i
+		}
+	}
+	shstr := append([]byte(nil), f.shstrtab...)
+	nameOff := func(name string) uint32 {
+		if i := findName(shstr, name); i >= 0 {
+			return uint32(i)
+		}
+		off := len(shstr)
+		shstr = append(shstr, name...)
+		shstr = append(shstr, 0)
+		return uint32(off)
+	}
+	if len(relocs) > 0 {
+		nameOff(nameRelaSFrame) // so that .sframe shares its tail, as gas does
+	}
+	sfSect := sect{Name: nameOff(nameSFrame), Type: shtGNUSFrame, Flags: shfAlloc, Size: uint64(len(sframe)), Addralign: 8}
+	if sfIdx < 0 {
+		sfIdx = len(o.sects)
+		o.sects = append(o.sects, sfSect)
+	} else {
+		o.sects[sfIdx] = sfSect
+	}
+	o.content[sfIdx] = sframe
+	if len(relocs) > 0 || relIdx >= 0 {
+		rel := make([]byte, len(relocs)*relaSize)
+		bo := f.hdr.order
+		for i, r := range relocs {
+			e := rel[i*relaSize:]
+			bo.PutUint64(e[0:], r.Offset)
+			bo.PutUint64(e[8:], uint64(secSym[r.Section])<<32|uint64(r.Type))
+			bo.PutUint64(e[16:], uint64(r.Addend))
+		}
+		rs := sect{Name: nameOff(nameRelaSFrame), Type: shtRela, Flags: shfInfoLink, Size: uint64(len(rel)),
+			Link: uint32(symIdx), Info: uint32(sfIdx), Addralign: 8, Entsize: relaSize}
+		if symIdx < 0 {
+			rs.Link = 0
+		}
+		if relIdx < 0 {
+			relIdx = len(o.sects)
+			o.sects = append(o.sects, rs)
+		} else {
+			o.sects[relIdx] = rs
+		}
+		o.content[relIdx] = rel
+	}
+	o.sects[f.shstrndx].Size = uint64(len(shstr))
+	o.content[f.shstrndx] = shstr
+	return o.layout(), nil
+}
+
+// layout writes the object: ELF header, program headers (if any), section
+// contents in their original file order (new sections last), section
+// header table.
+func (o *object) layout() []byte {
+	h := o.hdr
+	out := make([]byte, ehdrSize, len(o.data)+len(o.content[0])+4096)
+	if len(o.progs) > 0 {
+		h.phoff = ehdrSize
+		pb := make([]byte, len(o.progs)*phdrSize)
+		for i := range o.progs {
+			encodeProg(h.order, pb[i*phdrSize:], &o.progs[i])
+		}
+		out = append(out, pb...)
+	}
+	order := make([]int, 0, len(o.sects))
+	for i := 1; i < len(o.sects); i++ {
+		order = append(order, i)
+	}
+	key := func(i int) uint64 {
+		if i >= len(o.origOff) {
+			return ^uint64(0)
+		}
+		return o.origOff[i]
+	}
+	// Stable insertion sort by original offset: section counts are small
+	// and the order must be deterministic.
+	for i := 1; i < len(order); i++ {
+		for j := i; j > 0 && key(order[j]) < key(order[j-1]); j-- {
+			order[j], order[j-1] = order[j-1], order[j]
+		}
+	}
+	for _, i := range order {
+		s := &o.sects[i]
+		a := s.Addralign
+		if a == 0 {
+			a = 1
+		}
+		pos := alignUp(uint64(len(out)), a)
+		if s.Type == shtNobits || s.Type == shtNull {
+			s.Off = pos
+			continue
+		}
+		c := o.bytes(i)
+		out = append(out, make([]byte, pos-uint64(len(out)))...)
+		s.Off = pos
+		s.Size = uint64(len(c))
+		out = append(out, c...)
+	}
+	pos := alignUp(uint64(len(out)), 8)
+	out = append(out, make([]byte, pos-uint64(len(out)))...)
+	h.shoff = pos
+	out = append(out, encodeSects(&h, o.sects, o.shstrndx)...)
+	encodeHeader(out[:ehdrSize], &h)
+	return out
+}

@@ -1,0 +1,118 @@
+package elfpatch
+
+import (
+	"bytes"
+	"debug/elf"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// refTool returns the path of a GNU reference tool wrapper (ARCH-NAME), or
+// skips the test (fails under CI=true) when it is missing.
+func refTool(t *testing.T, arch, name string) string {
+	t.Helper()
+	dir := os.Getenv("GNU_SFRAME_REF")
+	if dir == "" {
+		dir = "/root/.cache/gnu-sframe-ref/bin"
+	}
+	p := filepath.Join(dir, arch+"-"+name)
+	if _, err := os.Stat(p); err != nil {
+		need(t, "GNU reference tool "+p)
+	}
+	return p
+}
+
+// need skips the test for a missing external tool, or fails it under CI.
+func need(t *testing.T, what string) {
+	t.Helper()
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("%s is missing (CI=true)", what)
+	}
+	t.Skipf("%s is missing", what)
+}
+
+// lookTool returns the path of a program on $PATH, or skips/fails.
+func lookTool(t *testing.T, name string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err != nil {
+		need(t, name)
+	}
+	return p
+}
+
+// run runs a command and returns its stdout; stderr is returned separately.
+func run(t *testing.T, name string, args ...string) (string, string) {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	cmd.Env = append(os.Environ(), "LC_ALL=C")
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%s %s: %v\n%s%s", name, strings.Join(args, " "), err, out.String(), errb.String())
+	}
+	return out.String(), errb.String()
+}
+
+// sframeText returns `objdump --sframe` output from the "Contents of" line on.
+func sframeText(t *testing.T, objdump, path string) string {
+	t.Helper()
+	out, errs := run(t, objdump, "--sframe", path)
+	if errs != "" {
+		t.Errorf("objdump --sframe %s: stderr %q", path, errs)
+	}
+	i := strings.Index(out, "Contents of the SFrame section .sframe:")
+	if i < 0 {
+		t.Fatalf("objdump --sframe %s: no SFrame section in\n%s", path, out)
+	}
+	return out[i:]
+}
+
+// objectSFrame reads the .sframe bytes and .rela.sframe relocations of a
+// gas --gsframe object, as PatchObject inputs.
+func objectSFrame(t *testing.T, path string) ([]byte, []Reloc) {
+	t.Helper()
+	f, err := elf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sf := f.Section(".sframe")
+	if sf == nil {
+		t.Skipf("%s: no .sframe", path)
+	}
+	data, err := sf.Data()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := f.Section(".rela.sframe")
+	if rs == nil {
+		return data, nil
+	}
+	syms, err := f.Symbols()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rb, err := rs.Data()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var relocs []Reloc
+	for off := 0; off+24 <= len(rb); off += 24 {
+		info := f.ByteOrder.Uint64(rb[off+8:])
+		sym := syms[info>>32-1] // Symbols() omits index 0
+		if elf.ST_TYPE(sym.Info) != elf.STT_SECTION {
+			t.Fatalf("%s: .rela.sframe entry %d names non-section symbol %q", path, off/24, sym.Name)
+		}
+		relocs = append(relocs, Reloc{
+			Offset:  f.ByteOrder.Uint64(rb[off:]),
+			Type:    uint32(info),
+			Section: uint32(sym.Section),
+			Addend:  int64(f.ByteOrder.Uint64(rb[off+16:])),
+		})
+	}
+	return data, relocs
+}
