@@ -36,9 +36,8 @@ type InstructionReader struct {
 	codeAlign uint64
 	dataAlign int64
 	order     binary.ByteOrder
-	ptr       *PointerContext
+	ptr       PointerContext
 	fdeEnc    PointerEncoding
-	frames    *Frames
 }
 
 // NewInstructionReader returns a reader of the instructions in data, which
@@ -51,11 +50,21 @@ func NewInstructionReader(data []byte, cie *CIE, order binary.ByteOrder, ptr *Po
 }
 
 func (r *InstructionReader) reset(data []byte, base uint64, cie *CIE, order binary.ByteOrder, ptr *PointerContext) {
-	*r = InstructionReader{data: data, base: base, order: order, ptr: ptr}
+	*r = InstructionReader{data: data, base: base, order: order}
+	if ptr != nil {
+		r.ptr = *ptr
+	} else {
+		r.ptr = PointerContext{AddrSize: 8}
+	}
+	r.ptr.Order = order
+	r.codeAlign, r.dataAlign = 1, 1
 	if cie != nil {
 		r.codeAlign = cie.CodeAlign
 		r.dataAlign = cie.DataAlign
 		r.fdeEnc = PointerEncoding(cie.FDEEncoding)
+		if cie.AddressSize != 0 {
+			r.ptr.AddrSize = int(cie.AddressSize)
+		}
 	}
 }
 
@@ -81,7 +90,3 @@ func (f *Frames) FDEInstructions(fde *FDE) *InstructionReader {
 // the offset in data).
 func (r *InstructionReader) Offset() uint64 { return r.base + uint64(r.pos) }
 
-// Next decodes the next instruction. It returns io.EOF after the last one.
-func (r *InstructionReader) Next() (Instruction, error) {
-	panic("not implemented yet")
-}

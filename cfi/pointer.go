@@ -92,4 +92,141 @@ type PointerContext struct {
 	// Indirect reads an AddrSize-byte pointer at a loaded address for
 	// DW_EH_PE_indirect. Nil: indirect pointers are an error.
 	Indirect func(addr uint64) (uint64, error)
+
+	// rel holds the relocations of a relocatable object's CFI section, by
+	// section offset. With relocations, indirection is not followed.
+	rel map[uint64]relocation
+}
+
+// relocation is what a relocatable object's relocation puts at one offset
+// of the CFI section: the target's value S + A, relative to the start of
+// section shndx.
+type relocation struct {
+	value   uint64
+	shndx   int    // -1: an undefined or absolute symbol
+	badType uint32 // a relocation type CFI does not use, if not 0
+}
+
+// Decode decodes a pointer with encoding enc at data[pos:], where data[0]
+// is at section offset secBase. It returns the value and the position after
+// it.
+func (p *PointerContext) Decode(data []byte, pos int, enc PointerEncoding, secBase uint64) (uint64, int, error) {
+	v, _, next, err := p.decode(data, pos, enc, secBase)
+	return v, next, err
+}
+
+// decode is Decode that also returns the section index a relocation gave
+// the value (ET_REL), or -1.
+func (p *PointerContext) decode(data []byte, pos int, enc PointerEncoding, secBase uint64) (uint64, int, int, error) {
+	if enc == PEOmit {
+		return 0, -1, pos, nil
+	}
+	app := enc & 0x70
+	if app == PEAligned {
+		size := p.AddrSize
+		if size != 4 && size != 8 {
+			size = 8
+		}
+		addr := p.SectionAddr + secBase + uint64(pos)
+		pad := (uint64(size) - addr%uint64(size)) % uint64(size)
+		if pad > uint64(len(data)-pos) {
+			return 0, -1, pos, errTruncated
+		}
+		pos += int(pad)
+	}
+	start := pos
+	var v uint64
+	var size int
+	signed := false
+	switch enc & 0x0f {
+	case PEAbsPtr, PESigned:
+		size = p.AddrSize
+		signed = enc&0x0f == PESigned
+	case PEULEB128:
+		u, next, err := uleb(data, pos)
+		if err != nil {
+			return 0, -1, pos, err
+		}
+		v, pos = u, next
+	case PESLEB128:
+		s, next, err := sleb(data, pos)
+		if err != nil {
+			return 0, -1, pos, err
+		}
+		v, pos = uint64(s), next
+	case PEUData2:
+		size = 2
+	case PEUData4:
+		size = 4
+	case PEUData8:
+		size = 8
+	case PESData2:
+		size, signed = 2, true
+	case PESData4:
+		size, signed = 4, true
+	case PESData8:
+		size, signed = 8, true
+	default:
+		return 0, -1, pos, fmt.Errorf("unknown pointer encoding %#x", uint8(enc))
+	}
+	if size != 0 {
+		if size > len(data)-pos {
+			return 0, -1, pos, errTruncated
+		}
+		b := data[pos : pos+size]
+		switch size {
+		case 2:
+			v = uint64(p.Order.Uint16(b))
+			if signed {
+				v = uint64(int64(int16(v)))
+			}
+		case 4:
+			v = uint64(p.Order.Uint32(b))
+			if signed {
+				v = uint64(int64(int32(v)))
+			}
+		case 8:
+			v = p.Order.Uint64(b)
+		default:
+			return 0, -1, pos, fmt.Errorf("address size %d not supported", size)
+		}
+		pos += size
+	}
+	if p.rel != nil {
+		// A relocatable object: the relocation gives S + A, which is the
+		// final value whatever the application (pcrel: P + S + A - P).
+		if r, ok := p.rel[secBase+uint64(start)]; ok {
+			if r.badType != 0 {
+				return 0, -1, pos, fmt.Errorf("unsupported relocation type %d", r.badType)
+			}
+			return r.value, r.shndx, pos, nil
+		}
+	}
+	switch app {
+	case 0, PEAligned:
+	case PEPCRel:
+		v += p.SectionAddr + secBase + uint64(start)
+	case PETextRel:
+		v += p.TextAddr
+	case PEDataRel:
+		v += p.DataAddr
+	case PEFuncRel:
+		v += p.FuncAddr
+	default:
+		return 0, -1, pos, fmt.Errorf("unknown pointer encoding %#x", uint8(enc))
+	}
+	if p.AddrSize == 4 {
+		v &= 0xffffffff
+	}
+	if enc&PEIndirect != 0 && p.rel == nil {
+		if p.Indirect == nil {
+			return 0, -1, pos, fmt.Errorf("indirect pointer to %#x: no loaded data to read it from", v)
+		}
+		w, err := p.Indirect(v)
+		if err != nil {
+			return 0, -1, pos, fmt.Errorf("indirect pointer to %#x: %w", v, err)
+		}
+		v = w
+	}
+	return v, -1, pos, nil
 }

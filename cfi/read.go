@@ -2,13 +2,340 @@ package cfi
 
 import (
 	"debug/elf"
+	"encoding/binary"
 	"errors"
+	"fmt"
 )
 
 // Read reads the CIEs and FDEs of f's .eh_frame or .debug_frame section,
 // as src selects. Problems with single entries are collected in
 // Frames.Errors and do not stop the read; the error result is only for a
 // file where nothing can be read (no such section, unreadable data).
+//
+// Pointer bases: DW_EH_PE_pcrel is relative to the field's address,
+// DW_EH_PE_textrel to the .text section, DW_EH_PE_datarel to the .got
+// section (0 without one), DW_EH_PE_funcrel to the FDE's start.
+// DW_EH_PE_indirect pointers are read from the file's allocated sections
+// (not followed in relocatable objects).
 func Read(f *elf.File, src Source) (*Frames, error) {
-	return nil, errors.New("not implemented yet")
+	sec, which, err := findSection(f, src)
+	if err != nil {
+		return nil, err
+	}
+	data, err := sec.Data()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", sec.Name, err)
+	}
+	name := ".eh_frame"
+	if which == DebugFrame {
+		name = ".debug_frame"
+	}
+	ptr := PointerContext{
+		Order:       f.ByteOrder,
+		AddrSize:    addrSize(f),
+		SectionAddr: sec.Addr,
+	}
+	if s := f.Section(".text"); s != nil {
+		ptr.TextAddr = s.Addr
+	}
+	if s := f.Section(".got"); s != nil {
+		ptr.DataAddr = s.Addr
+	}
+	rel := f.Type == elf.ET_REL
+	if rel {
+		ptr.rel, err = relocations(f, sec)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+	} else {
+		ptr.Indirect = indirectReader(f)
+	}
+	fr := parse(data, name, which, ptr)
+	fr.Address = sec.Addr
+	fr.Relocatable = rel
+	return fr, nil
+}
+
+// ReadSection reads CFI section bytes without an ELF file around them: a
+// linked file's section at address ptr.SectionAddr (its relative pointers
+// decoded against ptr's bases). src must be EHFrame or DebugFrame.
+func ReadSection(data []byte, src Source, ptr PointerContext) (*Frames, error) {
+	if src != EHFrame && src != DebugFrame {
+		return nil, fmt.Errorf("cfi: ReadSection needs EHFrame or DebugFrame, not %v", src)
+	}
+	if ptr.Order == nil {
+		return nil, errors.New("cfi: ReadSection needs a byte order")
+	}
+	if ptr.AddrSize != 4 && ptr.AddrSize != 8 {
+		return nil, fmt.Errorf("cfi: address size %d not supported", ptr.AddrSize)
+	}
+	ptr.rel = nil
+	fr := parse(data, src.String(), src, ptr)
+	fr.Address = ptr.SectionAddr
+	return fr, nil
+}
+
+func addrSize(f *elf.File) int {
+	if f.Class == elf.ELFCLASS32 {
+		return 4
+	}
+	return 8
+}
+
+// findSection picks the CFI section src names.
+func findSection(f *elf.File, src Source) (*elf.Section, Source, error) {
+	usable := func(s *elf.Section) bool { return s != nil && s.Type != elf.SHT_NOBITS }
+	eh := f.Section(".eh_frame")
+	dbg := f.Section(".debug_frame")
+	if !usable(dbg) {
+		dbg = f.Section(".zdebug_frame")
+	}
+	switch src {
+	case EHFrame:
+		if usable(eh) {
+			return eh, EHFrame, nil
+		}
+		return nil, 0, errors.New("no .eh_frame section")
+	case DebugFrame:
+		if usable(dbg) {
+			return dbg, DebugFrame, nil
+		}
+		return nil, 0, errors.New("no .debug_frame section")
+	case Auto:
+		if usable(eh) && eh.Size > 0 {
+			return eh, EHFrame, nil
+		}
+		if usable(dbg) {
+			return dbg, DebugFrame, nil
+		}
+		if usable(eh) {
+			return eh, EHFrame, nil
+		}
+		return nil, 0, errors.New("no .eh_frame or .debug_frame section")
+	}
+	return nil, 0, fmt.Errorf("unknown CFI source %d", int(src))
+}
+
+// indirectReader returns the DW_EH_PE_indirect reader of a linked file:
+// it reads a pointer from the allocated section holding the address.
+func indirectReader(f *elf.File) func(uint64) (uint64, error) {
+	cache := map[*elf.Section][]byte{}
+	size := uint64(addrSize(f))
+	return func(addr uint64) (uint64, error) {
+		for _, s := range f.Sections {
+			if s.Flags&elf.SHF_ALLOC == 0 || s.Type == elf.SHT_NOBITS || addr < s.Addr || addr-s.Addr >= s.Size || s.Size-(addr-s.Addr) < size {
+				continue
+			}
+			d, ok := cache[s]
+			if !ok {
+				var err error
+				if d, err = s.Data(); err != nil {
+					return 0, fmt.Errorf("reading %s: %w", s.Name, err)
+				}
+				cache[s] = d
+			}
+			o := addr - s.Addr
+			if o+size > uint64(len(d)) {
+				break
+			}
+			if size == 4 {
+				return uint64(f.ByteOrder.Uint32(d[o:])), nil
+			}
+			return f.ByteOrder.Uint64(d[o:]), nil
+		}
+		return 0, errors.New("address not in a loaded section of the file")
+	}
+}
+
+// parser walks one CFI section.
+type parser struct {
+	data  []byte
+	name  string
+	eh    bool
+	order binary.ByteOrder
+	ptr   PointerContext
+	fr    *Frames
+
+	cies    map[uint64]*cieResult
+	lastOff uint64
+	last    *cieResult
+	slab    []FDE
+}
+
+type cieResult struct {
+	cie *CIE
+	err error
+}
+
+// parse reads every entry of a CFI section.
+func parse(data []byte, name string, src Source, ptr PointerContext) *Frames {
+	p := &parser{
+		data:  data,
+		name:  name,
+		eh:    src == EHFrame,
+		order: ptr.Order,
+		ptr:   ptr,
+		fr:    &Frames{Source: src, Name: name, Order: ptr.Order, ptr: ptr},
+		cies:  map[uint64]*cieResult{},
+	}
+	// An FDE takes at least 16 bytes: size the FDE list by that bound.
+	est := len(data) / 32
+	if est > 1<<16 {
+		est = 1 << 16
+	}
+	p.fr.FDEs = make([]*FDE, 0, est)
+	p.walk()
+	return p.fr
+}
+
+// header is the length and CIE id/pointer of one entry.
+type header struct {
+	off      uint64 // section offset of the entry
+	idOff    int    // section offset of the CIE id / pointer field
+	body     int    // section offset after the id field
+	end      int    // section offset after the entry
+	format64 bool
+	id       uint64
+}
+
+// errStop is returned by readHeader when the walk cannot go on.
+type stopError struct{ error }
+
+// readHeader reads the entry header at off. A nil header with a nil error
+// is a zero terminator of 4 bytes.
+func (p *parser) readHeader(off int) (*header, int, error) {
+	data := p.data
+	if len(data)-off < 4 {
+		return nil, len(data), stopError{fmt.Errorf("%d bytes left: too short for a length field", len(data)-off)}
+	}
+	length := uint64(p.order.Uint32(data[off:]))
+	h := &header{off: uint64(off)}
+	pos := off + 4
+	switch {
+	case length == 0:
+		return nil, pos, nil
+	case length == 0xffffffff:
+		if len(data)-pos < 8 {
+			return nil, len(data), stopError{errors.New("64-bit length field runs past the end of the section")}
+		}
+		length = p.order.Uint64(data[pos:])
+		pos += 8
+		h.format64 = true
+	case length >= 0xfffffff0:
+		return nil, len(data), stopError{fmt.Errorf("reserved length value %#x", length)}
+	}
+	if length > uint64(len(data)-pos) {
+		return nil, len(data), stopError{fmt.Errorf("length %#x runs past the end of the section (%#x bytes left)", length, len(data)-pos)}
+	}
+	h.end = pos + int(length)
+	idSize := 4
+	if h.format64 && !p.eh {
+		idSize = 8
+	}
+	if h.end-pos < idSize {
+		return nil, h.end, fmt.Errorf("length %#x too short for the CIE id", length)
+	}
+	h.idOff = pos
+	if idSize == 4 {
+		h.id = uint64(p.order.Uint32(data[pos:]))
+	} else {
+		h.id = p.order.Uint64(data[pos:])
+	}
+	h.body = pos + idSize
+	return h, h.end, nil
+}
+
+func (p *parser) isCIE(h *header) bool {
+	if p.eh {
+		return h.id == 0
+	}
+	if h.format64 {
+		return h.id == 0xffffffffffffffff
+	}
+	return h.id == 0xffffffff
+}
+
+// walk reads the entries in section order.
+func (p *parser) walk() {
+	off := 0
+	for off < len(p.data) {
+		h, next, err := p.readHeader(off)
+		if err != nil {
+			p.fail(uint64(off), err)
+			var stop stopError
+			if errors.As(err, &stop) {
+				return
+			}
+			off = next
+			continue
+		}
+		off = next
+		if h == nil {
+			continue // zero terminator
+		}
+		if p.isCIE(h) {
+			r := p.cieAt(h)
+			if r.err != nil {
+				p.fail(h.off, r.err)
+			} else {
+				p.fr.CIEs = append(p.fr.CIEs, r.cie)
+			}
+			continue
+		}
+		fde, err := p.parseFDE(h)
+		if err != nil {
+			p.fail(h.off, err)
+			continue
+		}
+		p.fr.FDEs = append(p.fr.FDEs, fde)
+	}
+}
+
+func (p *parser) fail(off uint64, err error) {
+	var stop stopError
+	if errors.As(err, &stop) {
+		err = stop.error
+	}
+	p.fr.Errors = append(p.fr.Errors, &EntryError{Section: p.name, Offset: off, Err: err})
+}
+
+// cieAt parses the CIE with header h, once.
+func (p *parser) cieAt(h *header) *cieResult {
+	if r, ok := p.cies[h.off]; ok {
+		return r
+	}
+	cie, err := p.parseCIE(h)
+	r := &cieResult{cie: cie, err: err}
+	p.cies[h.off] = r
+	return r
+}
+
+// lookupCIE finds the CIE an FDE's pointer names.
+func (p *parser) lookupCIE(off uint64) (*CIE, error) {
+	if p.last != nil && p.lastOff == off {
+		return p.last.cie, p.last.err
+	}
+	r, ok := p.cies[off]
+	if !ok {
+		if off >= uint64(len(p.data)) {
+			return nil, fmt.Errorf("CIE pointer to offset %#x, past the end of the section", off)
+		}
+		h, _, err := p.readHeader(int(off))
+		switch {
+		case err != nil:
+			r = &cieResult{err: err}
+		case h == nil:
+			r = &cieResult{err: errors.New("a zero terminator")}
+		case !p.isCIE(h):
+			r = &cieResult{err: errors.New("not a CIE")}
+		default:
+			r = p.cieAt(h)
+		}
+		p.cies[off] = r
+	}
+	p.last, p.lastOff = r, off
+	if r.err != nil {
+		return nil, fmt.Errorf("CIE at offset %#x: %w", off, r.err)
+	}
+	return r.cie, nil
 }

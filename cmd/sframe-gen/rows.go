@@ -1,8 +1,226 @@
 package main
 
-import "fmt"
+import (
+	"bufio"
+	"debug/elf"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
 
-// runRows prints CFI row tables (implemented with the cfi package).
+	"github.com/spf13/pflag"
+
+	"github.com/sframe-gen/sframe-gen/cfi"
+)
+
+// runRows prints the CFI row table of every FDE: with --json one JSON object
+// per FDE and line, else a readable text form. Entry errors go to stderr and
+// make the exit status 1; the other FDEs are still printed.
 func (c *cli) runRows(args []string) int {
-	return c.fail("", fmt.Errorf("rows: not implemented yet"))
+	fs := pflag.NewFlagSet("sframe-gen rows", pflag.ContinueOnError)
+	fs.SetOutput(c.stderr)
+	help := fs.BoolP("help", "h", false, "print this help and exit")
+	asJSON := fs.Bool("json", false, "print one JSON object per FDE and line")
+	eh := fs.Bool("eh-frame", false, "read .eh_frame (default when present)")
+	dbg := fs.Bool("debug-frame", false, "read .debug_frame")
+	fs.Usage = func() {
+		fmt.Fprintf(c.stdout, "Usage: sframe-gen rows [--json] [--eh-frame|--debug-frame] FILE\n\nFlags:\n%s", fs.FlagUsages())
+	}
+	if err := fs.Parse(args); err != nil {
+		return c.fail("", usageError{err.Error()})
+	}
+	if *help {
+		fs.Usage()
+		return exitOK
+	}
+	if fs.NArg() != 1 {
+		return c.fail("", usageError{"rows: expected exactly one FILE"})
+	}
+	src := cfi.Auto
+	switch {
+	case *eh && *dbg:
+		return c.fail("", usageError{"rows: --eh-frame and --debug-frame exclude each other"})
+	case *eh:
+		src = cfi.EHFrame
+	case *dbg:
+		src = cfi.DebugFrame
+	}
+	file := fs.Arg(0)
+	f, err := elf.Open(file)
+	if err != nil {
+		return c.fail(file, err)
+	}
+	defer f.Close()
+	frames, err := cfi.Read(f, src)
+	if err != nil {
+		return c.fail(file, err)
+	}
+	w := bufio.NewWriter(c.stdout)
+	status := printRows(w, c.stderr, file, frames, *asJSON)
+	if err := w.Flush(); err != nil {
+		return c.fail(file, err)
+	}
+	return status
+}
+
+// printRows prints every FDE's rows and, in section order with them, the
+// entry errors.
+func printRows(w *bufio.Writer, stderr io.Writer, file string, frames *cfi.Frames, asJSON bool) int {
+	status := exitOK
+	report := func(err error) {
+		w.Flush()
+		fmt.Fprintf(stderr, "sframe-gen: %s: %v\n", file, err)
+		status = exitFailure
+	}
+	errs := frames.Errors
+	var it cfi.RowIterator
+	var buf []byte
+	for _, fde := range frames.FDEs {
+		for len(errs) > 0 && errs[0].Offset < fde.Offset {
+			report(errs[0])
+			errs = errs[1:]
+		}
+		it.Reset(frames, fde)
+		var err error
+		if asJSON {
+			buf, err = appendFDEJSON(buf[:0], frames, fde, &it)
+		} else {
+			buf, err = appendFDEText(buf[:0], fde, &it)
+		}
+		w.Write(buf)
+		if err != nil {
+			report(err)
+		}
+	}
+	for _, e := range errs {
+		report(e)
+	}
+	return status
+}
+
+// appendFDEJSON appends the FDE's JSON line. On an error the rows read so
+// far are still printed.
+func appendFDEJSON(b []byte, frames *cfi.Frames, fde *cfi.FDE, it *cfi.RowIterator) ([]byte, error) {
+	b = append(b, `{"start":`...)
+	b = strconv.AppendUint(b, fde.Start, 10)
+	b = append(b, `,"end":`...)
+	b = strconv.AppendUint(b, fde.End(), 10)
+	if frames.Relocatable {
+		b = append(b, `,"section":`...)
+		b = strconv.AppendInt(b, int64(fde.Section), 10)
+	}
+	b = append(b, `,"rows":[`...)
+	var err error
+	for n := 0; ; n++ {
+		var row *cfi.Row
+		row, err = it.Next()
+		if err != nil {
+			break
+		}
+		if n > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"pc":`...)
+		b = strconv.AppendUint(b, row.PC, 10)
+		b = append(b, `,"cfa":`...)
+		if row.CFA.IsExpression() {
+			b = append(b, `{"expr":"`...)
+			b = hex.AppendEncode(b, row.CFA.Expr)
+			b = append(b, `"}`...)
+		} else {
+			b = append(b, `{"reg":`...)
+			b = strconv.AppendUint(b, row.CFA.Reg, 10)
+			b = append(b, `,"offset":`...)
+			b = strconv.AppendInt(b, row.CFA.Offset, 10)
+			b = append(b, '}')
+		}
+		b = append(b, `,"regs":{`...)
+		for i, r := range row.Regs {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, '"')
+			b = strconv.AppendUint(b, r.Column, 10)
+			b = append(b, `":{"rule":"`...)
+			b = append(b, r.Rule.Kind.String()...)
+			b = append(b, '"')
+			switch r.Rule.Kind {
+			case cfi.RuleOffset, cfi.RuleValOffset:
+				b = append(b, `,"offset":`...)
+				b = strconv.AppendInt(b, r.Rule.Offset, 10)
+			case cfi.RuleRegister:
+				b = append(b, `,"reg":`...)
+				b = strconv.AppendUint(b, r.Rule.Reg, 10)
+			case cfi.RuleExpression, cfi.RuleValExpression:
+				b = append(b, `,"expr":"`...)
+				b = hex.AppendEncode(b, r.Rule.Expr)
+				b = append(b, '"')
+			}
+			b = append(b, '}')
+		}
+		b = append(b, '}')
+		if row.RAMangled {
+			b = append(b, `,"ra_mangled":true`...)
+		}
+		b = append(b, '}')
+	}
+	b = append(b, "]}\n"...)
+	if errors.Is(err, io.EOF) {
+		err = nil
+	}
+	return b, err
+}
+
+// appendFDEText appends the FDE's rows in a readable form:
+//
+//	FDE 0x18 pc 0x1000..0x1040 CIE 0x0
+//	  0x1000  cfa r7+8  r16 c-8
+func appendFDEText(b []byte, fde *cfi.FDE, it *cfi.RowIterator) ([]byte, error) {
+	b = fmt.Appendf(b, "FDE %#x pc %#x..%#x CIE %#x", fde.Offset, fde.Start, fde.End(), fde.CIE.Offset)
+	if fde.Section != 0 {
+		b = fmt.Appendf(b, " section %d", fde.Section)
+	}
+	b = append(b, '\n')
+	var err error
+	for {
+		var row *cfi.Row
+		row, err = it.Next()
+		if err != nil {
+			break
+		}
+		b = fmt.Appendf(b, "  %#x  cfa ", row.PC)
+		if row.CFA.IsExpression() {
+			b = fmt.Appendf(b, "exp(%x)", row.CFA.Expr)
+		} else {
+			b = fmt.Appendf(b, "r%d%+d", row.CFA.Reg, row.CFA.Offset)
+		}
+		for _, r := range row.Regs {
+			b = fmt.Appendf(b, "  r%d ", r.Column)
+			switch r.Rule.Kind {
+			case cfi.RuleUndefined:
+				b = append(b, 'u')
+			case cfi.RuleSameValue:
+				b = append(b, 's')
+			case cfi.RuleOffset:
+				b = fmt.Appendf(b, "c%+d", r.Rule.Offset)
+			case cfi.RuleValOffset:
+				b = fmt.Appendf(b, "v%+d", r.Rule.Offset)
+			case cfi.RuleRegister:
+				b = fmt.Appendf(b, "r%d", r.Rule.Reg)
+			case cfi.RuleExpression:
+				b = fmt.Appendf(b, "exp(%x)", r.Rule.Expr)
+			case cfi.RuleValExpression:
+				b = fmt.Appendf(b, "vexp(%x)", r.Rule.Expr)
+			}
+		}
+		if row.RAMangled {
+			b = append(b, "  ra-mangled"...)
+		}
+		b = append(b, '\n')
+	}
+	if errors.Is(err, io.EOF) {
+		err = nil
+	}
+	return b, err
 }

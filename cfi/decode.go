@@ -1,0 +1,199 @@
+package cfi
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"math/bits"
+)
+
+// Next decodes the next instruction. It returns io.EOF after the last one;
+// any other error names the instruction's offset.
+func (r *InstructionReader) Next() (Instruction, error) {
+	var in Instruction
+	err := r.next(&in)
+	return in, err
+}
+
+// next decodes into in, which the caller may reuse.
+func (r *InstructionReader) next(in *Instruction) error {
+	data := r.data
+	start := r.pos
+	if start >= len(data) {
+		return io.EOF
+	}
+	b := data[start]
+	pos := start + 1
+	var err error
+	*in = Instruction{}
+	switch b >> 6 {
+	case 1:
+		in.Op = OpAdvanceLoc
+		in.Delta, err = r.advance(uint64(b & 0x3f))
+	case 2:
+		in.Op = OpOffset
+		in.Reg = uint64(b & 0x3f)
+		var u uint64
+		if u, pos, err = uleb(data, pos); err == nil {
+			in.Offset, err = r.factorU(u)
+		}
+	case 3:
+		in.Op = OpRestore
+		in.Reg = uint64(b & 0x3f)
+	default:
+		in.Op = Op(b)
+		pos, err = r.operands(in, pos)
+	}
+	if err != nil {
+		return r.errorf(start, in.Op, err)
+	}
+	in.Raw = data[start:pos]
+	r.pos = pos
+	return nil
+}
+
+// operands decodes the operands of the primary opcodes (high 2 bits zero).
+func (r *InstructionReader) operands(in *Instruction, pos int) (int, error) {
+	data := r.data
+	var err error
+	var u uint64
+	var s int64
+	switch in.Op {
+	case OpNop, OpRememberState, OpRestoreState, OpAArch64NegateRAStateWithPC, OpGNUWindowSave:
+	case OpSetLoc:
+		in.Delta, pos, err = r.ptr.Decode(data, pos, r.fdeEnc, r.base)
+	case OpAdvanceLoc1:
+		if pos >= len(data) {
+			return pos, errTruncated
+		}
+		in.Delta, err = r.advance(uint64(data[pos]))
+		pos++
+	case OpAdvanceLoc2:
+		if 2 > len(data)-pos {
+			return pos, errTruncated
+		}
+		in.Delta, err = r.advance(uint64(r.order.Uint16(data[pos:])))
+		pos += 2
+	case OpAdvanceLoc4:
+		if 4 > len(data)-pos {
+			return pos, errTruncated
+		}
+		in.Delta, err = r.advance(uint64(r.order.Uint32(data[pos:])))
+		pos += 4
+	case OpOffsetExtended, OpValOffset:
+		if in.Reg, pos, err = uleb(data, pos); err == nil {
+			if u, pos, err = uleb(data, pos); err == nil {
+				in.Offset, err = r.factorU(u)
+			}
+		}
+	case OpOffsetExtendedSF, OpValOffsetSF:
+		if in.Reg, pos, err = uleb(data, pos); err == nil {
+			if s, pos, err = sleb(data, pos); err == nil {
+				in.Offset, err = r.factorS(s)
+			}
+		}
+	case OpGNUNegativeOffsetExtended:
+		if in.Reg, pos, err = uleb(data, pos); err == nil {
+			if u, pos, err = uleb(data, pos); err == nil {
+				in.Offset, err = r.factorU(u)
+				in.Offset = -in.Offset
+			}
+		}
+	case OpRestoreExtended, OpUndefined, OpSameValue, OpDefCFARegister:
+		in.Reg, pos, err = uleb(data, pos)
+	case OpRegister:
+		if in.Reg, pos, err = uleb(data, pos); err == nil {
+			in.Reg2, pos, err = uleb(data, pos)
+		}
+	case OpDefCFA:
+		if in.Reg, pos, err = uleb(data, pos); err == nil {
+			if u, pos, err = uleb(data, pos); err == nil {
+				in.Offset, err = unsignedOffset(u)
+			}
+		}
+	case OpDefCFASF:
+		if in.Reg, pos, err = uleb(data, pos); err == nil {
+			if s, pos, err = sleb(data, pos); err == nil {
+				in.Offset, err = r.factorS(s)
+			}
+		}
+	case OpDefCFAOffset:
+		if u, pos, err = uleb(data, pos); err == nil {
+			in.Offset, err = unsignedOffset(u)
+		}
+	case OpDefCFAOffsetSF:
+		if s, pos, err = sleb(data, pos); err == nil {
+			in.Offset, err = r.factorS(s)
+		}
+	case OpGNUArgsSize:
+		if u, pos, err = uleb(data, pos); err == nil {
+			in.Offset, err = unsignedOffset(u)
+		}
+	case OpDefCFAExpression:
+		in.Expr, pos, err = block(data, pos)
+	case OpExpression, OpValExpression:
+		if in.Reg, pos, err = uleb(data, pos); err == nil {
+			in.Expr, pos, err = block(data, pos)
+		}
+	default:
+		return pos, errUnknownOp
+	}
+	return pos, err
+}
+
+var errUnknownOp = fmt.Errorf("unknown opcode")
+
+// block reads a ULEB128 length and that many bytes.
+func block(data []byte, pos int) ([]byte, int, error) {
+	n, pos, err := uleb(data, pos)
+	if err != nil {
+		return nil, pos, err
+	}
+	if n > uint64(len(data)-pos) {
+		return nil, pos, fmt.Errorf("expression of %d bytes runs past the end (%d left)", n, len(data)-pos)
+	}
+	end := pos + int(n)
+	return data[pos:end:end], end, nil
+}
+
+func (r *InstructionReader) advance(delta uint64) (uint64, error) {
+	hi, lo := bits.Mul64(delta, r.codeAlign)
+	if hi != 0 {
+		return 0, fmt.Errorf("advance %d * code alignment factor %d overflows", delta, r.codeAlign)
+	}
+	return lo, nil
+}
+
+func unsignedOffset(u uint64) (int64, error) {
+	if u > math.MaxInt64 {
+		return 0, fmt.Errorf("offset %#x too large", u)
+	}
+	return int64(u), nil
+}
+
+func (r *InstructionReader) factorU(u uint64) (int64, error) {
+	if u > math.MaxInt64 {
+		return 0, fmt.Errorf("offset %#x too large", u)
+	}
+	return r.factorS(int64(u))
+}
+
+func (r *InstructionReader) factorS(s int64) (int64, error) {
+	f := r.dataAlign
+	if s == int64(int32(s)) && f == int64(int32(f)) {
+		return s * f, nil
+	}
+	p := s * f
+	if s != 0 && (p/s != f || (s == -1 && f == math.MinInt64) || (f == -1 && s == math.MinInt64)) {
+		return 0, fmt.Errorf("offset %d * data alignment factor %d overflows", s, f)
+	}
+	return p, nil
+}
+
+// errorf reports a problem with the instruction at data[start].
+func (r *InstructionReader) errorf(start int, op Op, err error) error {
+	if err == errUnknownOp {
+		return fmt.Errorf("instruction at offset %#x: unknown opcode %#02x", r.base+uint64(start), r.data[start])
+	}
+	return fmt.Errorf("instruction at offset %#x: %v: %w", r.base+uint64(start), op, err)
+}

@@ -1,0 +1,155 @@
+package cfi
+
+import (
+	"debug/elf"
+	"fmt"
+)
+
+// relocations reads the relocations that apply to sec in a relocatable
+// object (.rela.eh_frame, .rela.debug_frame, or the REL forms), keyed by
+// the offset they patch. Only the relocation types CFI uses are accepted:
+// 32- and 64-bit absolute and PC-relative ones of x86-64, AArch64, s390x
+// (and i386 and 32-bit Arm REL). Each value is S + A: for a section symbol
+// or a symbol defined in a section, its st_value plus the addend, relative
+// to that section (its index st_shndx).
+func relocations(f *elf.File, sec *elf.Section) (map[uint64]relocation, error) {
+	idx := -1
+	for i, s := range f.Sections {
+		if s == sec {
+			idx = i
+		}
+	}
+	var rs []*elf.Section
+	for _, s := range f.Sections {
+		if (s.Type == elf.SHT_RELA || s.Type == elf.SHT_REL) && int(s.Info) == idx {
+			rs = append(rs, s)
+		}
+	}
+	m := map[uint64]relocation{}
+	if len(rs) == 0 {
+		return m, nil
+	}
+	syms, err := f.Symbols()
+	if err != nil {
+		return nil, fmt.Errorf("reading symbols: %w", err)
+	}
+	var secData []byte // for REL in-place addends
+	for _, rs := range rs {
+		data, err := rs.Data()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", rs.Name, err)
+		}
+		rela := rs.Type == elf.SHT_RELA
+		if !rela && secData == nil {
+			if secData, err = sec.Data(); err != nil {
+				return nil, err
+			}
+		}
+		var entSize int
+		switch {
+		case f.Class == elf.ELFCLASS64 && rela:
+			entSize = 24
+		case f.Class == elf.ELFCLASS64:
+			entSize = 16
+		case rela:
+			entSize = 12
+		default:
+			entSize = 8
+		}
+		if len(data)%entSize != 0 {
+			return nil, fmt.Errorf("%s: size %d is not a multiple of %d", rs.Name, len(data), entSize)
+		}
+		for i := 0; i < len(data); i += entSize {
+			var off, info uint64
+			var addend int64
+			var symIdx uint64
+			var typ uint32
+			e := data[i : i+entSize]
+			if f.Class == elf.ELFCLASS64 {
+				off, info = f.ByteOrder.Uint64(e), f.ByteOrder.Uint64(e[8:])
+				symIdx, typ = info>>32, uint32(info)
+				if rela {
+					addend = int64(f.ByteOrder.Uint64(e[16:]))
+				}
+			} else {
+				off, info = uint64(f.ByteOrder.Uint32(e)), uint64(f.ByteOrder.Uint32(e[4:]))
+				symIdx, typ = info>>8, uint32(info&0xff)
+				if rela {
+					addend = int64(int32(f.ByteOrder.Uint32(e[8:])))
+				}
+			}
+			size := relocSize(f.Machine, typ)
+			if size == 0 {
+				if typ != 0 { // not R_*_NONE
+					m[off] = relocation{shndx: -1, badType: typ}
+				}
+				continue
+			}
+			if !rela {
+				if off+uint64(size) > uint64(len(secData)) || off+uint64(size) < off {
+					return nil, fmt.Errorf("%s: relocation %d at offset %#x past the section", rs.Name, i/entSize, off)
+				}
+				if size == 4 {
+					addend = int64(int32(f.ByteOrder.Uint32(secData[off:])))
+				} else {
+					addend = int64(f.ByteOrder.Uint64(secData[off:]))
+				}
+			}
+			r := relocation{shndx: -1}
+			if symIdx == 0 {
+				r.value = uint64(addend)
+				r.shndx = 0
+			} else if symIdx-1 < uint64(len(syms)) {
+				s := syms[symIdx-1]
+				if s.Section != elf.SHN_UNDEF && s.Section < elf.SHN_LORESERVE {
+					r.shndx = int(s.Section)
+				}
+				r.value = s.Value + uint64(addend)
+			}
+			if size == 4 {
+				r.value &= 0xffffffff
+			}
+			m[off] = r
+		}
+	}
+	return m, nil
+}
+
+// relocSize returns the size in bytes of the field a relocation type of
+// machine patches, for the types CFI uses; 0 for others.
+func relocSize(m elf.Machine, typ uint32) int {
+	switch m {
+	case elf.EM_X86_64:
+		switch elf.R_X86_64(typ) {
+		case elf.R_X86_64_PC32, elf.R_X86_64_32, elf.R_X86_64_32S:
+			return 4
+		case elf.R_X86_64_PC64, elf.R_X86_64_64:
+			return 8
+		}
+	case elf.EM_AARCH64:
+		switch elf.R_AARCH64(typ) {
+		case elf.R_AARCH64_PREL32, elf.R_AARCH64_ABS32:
+			return 4
+		case elf.R_AARCH64_PREL64, elf.R_AARCH64_ABS64:
+			return 8
+		}
+	case elf.EM_S390:
+		switch elf.R_390(typ) {
+		case elf.R_390_PC32, elf.R_390_32:
+			return 4
+		case elf.R_390_PC64, elf.R_390_64:
+			return 8
+		}
+	case elf.EM_386:
+		switch elf.R_386(typ) {
+		case elf.R_386_PC32, elf.R_386_32:
+			return 4
+		}
+	case elf.EM_ARM:
+		switch elf.R_ARM(typ) {
+		case elf.R_ARM_REL32, elf.R_ARM_ABS32, elf.R_ARM_PREL31:
+			return 4
+		}
+	}
+	return 0
+}
