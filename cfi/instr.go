@@ -89,4 +89,3 @@ func (f *Frames) FDEInstructions(fde *FDE) *InstructionReader {
 // reader was made by Frames.CIEInstructions or Frames.FDEInstructions; else
 // the offset in data).
 func (r *InstructionReader) Offset() uint64 { return r.base + uint64(r.pos) }
-
