@@ -47,6 +47,7 @@ sframe_bytes() {
   rm -f "$4"
   if "$2" -SW "$3" | grep -q ' \.sframe '; then
     "$1" -O binary --only-section=.sframe "$3" "$4"
+    chmod 644 "$4"
   fi
 }
 
@@ -79,6 +80,64 @@ stage_gas() {
         gas_one "$a" "${s%.s}"
       done )
   done
+}
+
+# ---------------------------------------------------------------- stage link
+# testdata/link/src/{demo,main}.c -> testdata/link/ARCH/: objects with and
+# without --gsframe, linked with the reference ld into shared libraries (lazy
+# and -z now PLT; x86_64 also -z ibtplt) and PIE / non-PIE executables. X.gs.*
+# is GNU ld's SFrame reference; X (no .gs) has no .sframe: what sframe-gen patches.
+cc_for() { case $1 in x86_64) echo gcc ;; *) echo "$1-linux-gnu-gcc" ;; esac; }
+
+# link_dumps ARCH FILE: FILE.phdrs, FILE.sections, FILE.frames / FILE.objdump
+link_dumps() {
+  re=$(tool "$1" readelf) od=$(tool "$1" objdump)
+  "$re" -lW "$2" > "$2.phdrs"
+  "$re" -SW "$2" > "$2.sections"
+  case $2 in
+    *.gs.*) sframe_text "$od" "$2" > "$2.objdump"
+            sframe_bytes "$(tool "$1" objcopy)" "$re" "$2" "$2.sframe" ;;
+    *) "$re" --debug-dump=frames-interp "$2" > "$2.frames" 2>&1 ;;
+  esac
+}
+
+stage_link() {
+  for a in x86_64 aarch64 s390x; do
+    d=$TD/link/$a
+    mkdir -p "$d"
+    ( cd "$d"
+      cc=$(cc_for "$a")
+      B="-B $GCCB/gcc-$a"
+      CF="-O2 -g0 -fasynchronous-unwind-tables"
+      for gs in "" .gs; do
+        W=""; [ -n "$gs" ] && W=-Wa,--gsframe
+        $cc $B $CF $W -fPIC -c ../src/demo.c -o "demo.pic$gs.o"
+        $cc $B $CF $W -fPIE -DUSE_DEMO -c ../src/main.c -o "main.pie$gs.o"
+        $cc $B $CF $W -fno-PIE -DUSE_DEMO -c ../src/main.c -o "main.nopie$gs.o"
+        $cc $B -shared -Wl,-soname,libdemo.so -Wl,-z,lazy "demo.pic$gs.o" -o "lazy$gs.so"
+        $cc $B -shared -Wl,-soname,libdemo.so -Wl,-z,now "demo.pic$gs.o" -o "now$gs.so"
+        if [ "$a" = x86_64 ]; then
+          $cc $B -shared -Wl,-soname,libdemo.so -Wl,-z,lazy -Wl,-z,ibtplt "demo.pic$gs.o" -o "ibt$gs.so"
+        fi
+        $cc $B -pie "main.pie$gs.o" "lazy$gs.so" -o "pie$gs.exe"
+        $cc $B -no-pie "main.nopie$gs.o" "lazy$gs.so" -o "nopie$gs.exe"
+        "$(tool "$a" ld)" -r "demo.pic$gs.o" "main.pie$gs.o" -o "relocatable$gs.o"
+      done
+      sframe_relocs "$(tool "$a" readelf)" relocatable.gs.o > relocatable.gs.relocs
+      for f in *.so *.exe; do link_dumps "$a" "$f"; done
+      for f in *.gs.o; do sframe_text "$(tool "$a" objdump)" "$f" > "${f%.o}.objdump"; done )
+  done
+}
+
+# ---------------------------------------------------------------- stage sample
+# testdata/sample/hello.c -> hello-x86_64 (PIE, no SFrame: the `make run`
+# sample) and hello-x86_64.gs (the same built with GNU's SFrame) + its dump.
+stage_sample() {
+  ( cd "$TD/sample"
+    B="-B $GCCB/gcc-x86_64"
+    gcc $B -O2 -g0 -fPIE -pie hello.c -o hello-x86_64
+    gcc $B -O2 -g0 -fPIE -pie -Wa,--gsframe hello.c -o hello-x86_64.gs
+    sframe_text "$REF/x86_64-objdump" hello-x86_64.gs > hello-x86_64.gs.objdump )
 }
 
 # ---------------------------------------------------------------- main
