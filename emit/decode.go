@@ -150,7 +150,7 @@ func (d *decoder) fdeV3(f *FDE, i, off, freStart, freEnd int) error {
 	f.Info = d.data[attr+2]
 	f.Info2 = d.data[attr+3]
 	f.RepSize = d.data[attr+4]
-	return d.fres(f, i, attr, attr+FDEAttrSize, freEnd, n)
+	return d.fres(f, i, attr+2, attr+FDEAttrSize, freEnd, n)
 }
 
 func (d *decoder) fdeV2(f *FDE, i, off, freStart, freEnd int) error {
@@ -189,7 +189,7 @@ func (d *decoder) fres(f *FDE, i, infoOff, p, end, n int) error {
 	for j := range f.FREs {
 		e := &f.FREs[j]
 		if end-p < as+1 {
-			return formatErr(p, "FDE %d: FRE %d past end of the FRE sub-section (%#x)", i, j, end)
+			return formatErr(p, "FDE %d: FRE %d past the end of the FRE sub-section at %#x", i, j, end)
 		}
 		switch ft {
 		case FREAddr1:
@@ -211,7 +211,7 @@ func (d *decoder) fres(f *FDE, i, infoOff, p, end, n int) error {
 		}
 		p++
 		if count*size.Bytes() > end-p {
-			return formatErr(p, "FDE %d: FRE %d: %d data words of %d bytes past end of the FRE sub-section (%#x)",
+			return formatErr(p, "FDE %d: FRE %d: %d data words of %d bytes past the end of the FRE sub-section at %#x",
 				i, j, count, size.Bytes(), end)
 		}
 		if count == 0 {

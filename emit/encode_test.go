@@ -1,0 +1,244 @@
+package emit
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestEncodeExample(t *testing.T) {
+	want := example61(t)
+	sec, err := Decode(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := sec.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("Encode\n got %x\nwant %x", got, want)
+	}
+}
+
+// TestEncodeFREOrder checks that FRE data follows FREOffset order, ties in
+// index order, whatever the index order.
+func TestEncodeFREOrder(t *testing.T) {
+	sec, err := Decode(example61(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := sec.FDEs[0], sec.FDEs[1]
+	tests := []struct {
+		name       string
+		offA, offB uint32
+		wantA      uint32 // resulting FRE offsets
+		wantB      uint32
+	}{
+		{"index order", 0, 0x14, 0, 0x14},
+		{"ties", 5, 5, 0, 0x14},
+		{"reversed", 9, 3, 0x0e, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a.FREOffset, b.FREOffset = tt.offA, tt.offB
+			s := &Section{Header: sec.Header, FDEs: []FDE{a, b}}
+			enc, err := s.Encode()
+			if err != nil {
+				t.Fatal(err)
+			}
+			d, err := Decode(enc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.FDEs[0].FREOffset != tt.wantA || d.FDEs[1].FREOffset != tt.wantB {
+				t.Errorf("FRE offsets %#x %#x, want %#x %#x", d.FDEs[0].FREOffset, d.FDEs[1].FREOffset, tt.wantA, tt.wantB)
+			}
+			if !reflect.DeepEqual(d.FDEs[0].FREs, a.FREs) || !reflect.DeepEqual(d.FDEs[1].FREs, b.FREs) {
+				t.Errorf("FREs changed")
+			}
+		})
+	}
+}
+
+func TestEncodeErrors(t *testing.T) {
+	tests := []struct {
+		name   string
+		mutate func(s *Section)
+		want   string
+	}{
+		{"version 1", func(s *Section) { s.Header.Version = 1 }, "sframe: encode: unsupported version 1"},
+		{"unknown ABI", func(s *Section) { s.Header.ABI = 0 }, "sframe: encode: unknown ABI 0"},
+		{"v3 frame-pointer flag", func(s *Section) { s.Header.Flags |= FlagFramePointer },
+			"sframe: encode: flags 0x6 not valid in version 3"},
+		{"aux header", func(s *Section) { s.Header.AuxHeader = make([]byte, 256) },
+			"sframe: encode: auxiliary header of 256 bytes (at most 255)"},
+		{"FRE type", func(s *Section) { s.FDEs[1].Info = 3 }, "sframe: encode: FDE 1: invalid FRE type 3"},
+		{"count mismatch", func(s *Section) { s.FDEs[0].FREs[2].Words = []int32{16} },
+			"sframe: encode: FDE 0: FRE 2: info byte 0x04 says 2 data words, FRE has 1"},
+		{"size code 3", func(s *Section) { s.FDEs[0].FREs[1].Info = 0x65 },
+			"sframe: encode: FDE 0: FRE 1: invalid data-word size code 3"},
+		{"7 words", func(s *Section) {
+			s.FDEs[0].FREs[0].Info = FREInfo(true, 7, DataWord1B, false)
+			s.FDEs[0].FREs[0].Words = make([]int32, 7)
+		}, "sframe: encode: FDE 0: FRE 0: 7 data words (at most 6)"},
+		{"word too big", func(s *Section) { s.FDEs[1].FREs[1].Words[0] = 256 },
+			"sframe: encode: FDE 1: FRE 1: data word 0 (256) does not fit 1 bytes"},
+		{"word too small", func(s *Section) { s.FDEs[1].FREs[1].Words[0] = -129 },
+			"sframe: encode: FDE 1: FRE 1: data word 0 (-129) does not fit 1 bytes"},
+		{"2-byte word", func(s *Section) {
+			s.FDEs[1].FREs[1].Info = FREInfo(true, 1, DataWord2B, false)
+			s.FDEs[1].FREs[1].Words[0] = 70000
+		}, "sframe: encode: FDE 1: FRE 1: data word 0 (70000) does not fit 2 bytes"},
+		{"start address", func(s *Section) { s.FDEs[0].FREs[3].StartAddr = 0x100 },
+			"sframe: encode: FDE 0: FRE 3: start address 0x100 does not fit SFRAME_FRE_TYPE_ADDR1"},
+		{"too many FREs", func(s *Section) {
+			s.FDEs[0].Info = FuncInfo(PCInc, FREAddr4, false, false)
+			s.FDEs[0].FREs = make([]FRE, 65536)
+		}, "sframe: encode: FDE 0: 65536 FREs (at most 65535)"},
+		{"v2 flex", func(s *Section) { s.Header.Version = 2; s.FDEs[0].Info2 = 1 },
+			"sframe: encode: FDE 0: info2 0x1 cannot be written in version 2"},
+		{"v2 start offset", func(s *Section) { s.Header.Version = 2; s.FDEs[1].StartOffset = 1 << 40 },
+			"sframe: encode: FDE 1: start offset 0x10000000000 does not fit the 32-bit version 2 field"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sec, err := Decode(example61(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			tt.mutate(sec)
+			b, err := sec.Encode()
+			if err == nil {
+				t.Fatalf("Encode succeeded: %x", b)
+			}
+			if err.Error() != tt.want {
+				t.Errorf("error\n got %q\nwant %q", err, tt.want)
+			}
+		})
+	}
+	// Unsigned-range words (control words built by a producer) encode the
+	// same bytes as their sign-extended form.
+	sec, _ := Decode(example61(t))
+	sec.FDEs[1].FREs[1].Words[0] = 0x89
+	b, err := sec.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, _ := Decode(b)
+	if got := d.FDEs[1].FREs[1].Words[0]; got != -119 {
+		t.Errorf("0x89 decoded as %d, want -119", got)
+	}
+}
+
+func TestEncodeVersion2(t *testing.T) {
+	sec, err := Decode(example61(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sec.Header.Version = Version2
+	sec.Header.Flags |= FlagFramePointer
+	sec.FDEs[0].RepSize = 16
+	b, err := sec.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Header, 2 FDEs of 20 bytes, FREs without attribute records.
+	if want := HeaderSize + 2*FDEEntrySizeV2 + 0x22 - 2*FDEAttrSize; len(b) != want {
+		t.Fatalf("size %d, want %d", len(b), want)
+	}
+	d, err := Decode(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.FDEs[1].FREOffset != 0x0f {
+		t.Errorf("FDE 1 FRE offset %#x, want 0xf", d.FDEs[1].FREOffset)
+	}
+	sec.FDEs[1].FREOffset = 0x0f
+	if !reflect.DeepEqual(d, sec) {
+		t.Errorf("Decode(Encode(v2)) =\n%+v\nwant\n%+v", d, sec)
+	}
+	// The start fields are relative to 20-byte entries.
+	if got := d.FuncStart(1, 0); got != 0x7+0x14-0x10 {
+		t.Errorf("FuncStart(1) = %#x", got)
+	}
+}
+
+func TestSortByStart(t *testing.T) {
+	sec := &Section{Header: Header{Version: 3, Flags: FlagFDEFuncStartPCRel, ABI: ABIAMD64LittleEndian}}
+	starts := []uint64{0x1060, 0x1000, 0x1100, 0x1000, 0x0f00}
+	for i, a := range starts {
+		sec.FDEs = append(sec.FDEs, FDE{Size: uint32(i + 1), FREOffset: uint32(i)})
+		sec.SetFuncStart(i, a, 0x2000)
+	}
+	sec.SortByStart(0x2000)
+	wantSizes := []uint32{5, 2, 4, 1, 3} // ties (0x1000) in input order
+	for i, f := range sec.FDEs {
+		if f.Size != wantSizes[i] {
+			t.Errorf("FDE %d is the input FDE %d, want %d", i, f.Size-1, wantSizes[i]-1)
+		}
+		if got, want := sec.FuncStart(i, 0x2000), starts[wantSizes[i]-1]; got != want {
+			t.Errorf("FDE %d starts at %#x, want %#x", i, got, want)
+		}
+	}
+	if sec.Header.Flags != FlagFDESorted|FlagFDEFuncStartPCRel {
+		t.Errorf("flags %v", sec.Header.Flags)
+	}
+}
+
+// TestSortByStartLinked undoes ld's sort of each linked golden section by
+// shuffling its FDE index, then checks SortByStart and Encode give ld's
+// bytes back.
+func TestSortByStartLinked(t *testing.T) {
+	n := 0
+	for _, g := range goldenFiles(t) {
+		if strings.HasSuffix(g.elf, ".o") {
+			continue
+		}
+		raw, _, addr, ok := sframeOf(t, g.elf)
+		if !ok {
+			continue
+		}
+		sec, err := Decode(raw)
+		if err != nil {
+			t.Fatalf("%s: %v", g.elf, err)
+		}
+		if sec.Header.Flags&FlagFDESorted == 0 || hasTies(sec) {
+			continue
+		}
+		n++
+		abs := make([]uint64, len(sec.FDEs))
+		for i := range sec.FDEs {
+			abs[i] = sec.FuncStart(i, addr)
+		}
+		perm := rand.New(rand.NewPCG(1, uint64(len(raw)))).Perm(len(sec.FDEs))
+		shuffled := &Section{Header: sec.Header, Trailer: sec.Trailer, FDEs: make([]FDE, len(sec.FDEs))}
+		shuffled.Header.Flags &^= FlagFDESorted
+		for i, p := range perm {
+			shuffled.FDEs[i] = sec.FDEs[p]
+			shuffled.SetFuncStart(i, abs[p], addr)
+		}
+		shuffled.SortByStart(addr)
+		enc, err := shuffled.Encode()
+		if err != nil {
+			t.Fatalf("%s: %v", g.elf, err)
+		}
+		if !bytes.Equal(enc, raw) {
+			t.Errorf("%s: SortByStart of the shuffled index differs from ld's output", g.elf)
+		}
+	}
+	if n == 0 {
+		t.Fatal("no sorted linked golden section")
+	}
+}
+
+func hasTies(sec *Section) bool {
+	for i := 1; i < len(sec.FDEs); i++ {
+		if sec.FuncStart(i, 0) == sec.FuncStart(i-1, 0) {
+			return true
+		}
+	}
+	return false
+}
