@@ -1,0 +1,194 @@
+package lower
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/sframe-gen/sframe-gen/cfi"
+	"github.com/sframe-gen/sframe-gen/emit"
+)
+
+// Skip is a function that has no SFrame FDE, or (Emitted) a signal frame
+// whose CFI could not be translated and that gas emits anyway with no FREs.
+type Skip struct {
+	FDE *cfi.FDE
+	// Reason is gas's warning after "no SFrame FDE emitted; ", e.g.
+	// "non-SP/FP register 10 in .cfi_def_cfa", or, for input gas never
+	// produces, a reason of ours (listed in docs/lower.md).
+	Reason string
+	// Emitted is true when the function still got an FDE: a signal frame
+	// (CIE augmentation S) is kept with zero FREs, as gas keeps it.
+	Emitted bool
+}
+
+// Error returns "function at 0x...: reason".
+func (s *Skip) Error() string {
+	if s.FDE == nil {
+		return s.Reason
+	}
+	return fmt.Sprintf("function at %#x: %s", s.FDE.Start, s.Reason)
+}
+
+// Lowerer translates the functions of one CFI section for one target. It
+// keeps scratch state between calls, so it is not safe for concurrent use.
+type Lowerer struct {
+	target Target
+	regs   regs
+	frames *cfi.Frames
+	x      translator
+}
+
+// NewLowerer returns a Lowerer for the FDEs of frames.
+func NewLowerer(frames *cfi.Frames, t Target) (*Lowerer, error) {
+	if err := t.check(); err != nil {
+		return nil, err
+	}
+	return &Lowerer{target: t, regs: t.regs(), frames: frames}, nil
+}
+
+// Function translates one FDE. With skip == nil, or skip.Emitted, fde is
+// the SFrame FDE (StartOffset 0, FREOffset 0: the caller places it).
+// Otherwise the function has no SFrame FDE and skip says why.
+func (l *Lowerer) Function(f *cfi.FDE) (fde emit.FDE, skip *Skip) {
+	pauthB := l.regs.aarch64 && f.CIE != nil && f.CIE.BKey
+	signal := f.CIE != nil && f.CIE.Signal
+	if f.Size > 0xffffffff {
+		return fde, &Skip{FDE: f, Reason: fmt.Sprintf("function size %#x does not fit in 32 bits", f.Size)}
+	}
+	ft := emit.FRETypeFor(uint32(f.Size))
+	fde.Size = uint32(f.Size)
+
+	err := l.translate(f)
+	if err == nil {
+		err = l.encode(&fde)
+		if err == nil {
+			fde.Info = emit.FuncInfo(emit.PCInc, ft, pauthB, signal)
+			return fde, nil
+		}
+	}
+	var why *refusal
+	if !errors.As(err, &why) {
+		return fde, &Skip{FDE: f, Reason: "malformed CFI: " + err.Error()}
+	}
+	skip = &Skip{FDE: f, Reason: why.reason}
+	if signal && !why.late {
+		// gas emits a signal frame it could not translate with no FREs,
+		// info bit 7 set and the default FDE type.
+		fde.FREs = nil
+		fde.Info = emit.FuncInfo(emit.PCInc, ft, pauthB, true)
+		fde.Info2 = 0
+		skip.Emitted = true
+	}
+	return fde, skip
+}
+
+// translate runs the CIE's initial instructions then the FDE's through the
+// translator (gas's sframe_do_fde).
+func (l *Lowerer) translate(f *cfi.FDE) error {
+	x := &l.x
+	x.reset(l.regs, f.Size)
+	if f.CIE == nil {
+		return errors.New("FDE has no CIE")
+	}
+	if f.CIE.RAColumn != l.regs.ra {
+		return refuse("non-default RA register %d", uint32(f.CIE.RAColumn))
+	}
+	if err := l.run(l.frames.CIEInstructions(f.CIE), f, f.CIE.Initial, f.CIE.InitialOffset); err != nil {
+		return err
+	}
+	if err := l.run(l.frames.FDEInstructions(f), f, f.Instructions, f.InstructionsOffset); err != nil {
+		return err
+	}
+	if x.hasCur {
+		x.commit()
+		x.hasCur = false
+	}
+	if x.numFREs() > maxFREs {
+		return refuse("Number of FREs exceeds UINT16_MAX")
+	}
+	if l.regs.raTracking && !l.regs.s390x {
+		for i := range x.fres {
+			if x.fres[i].fpLoc == locStack && x.fres[i].raLoc != locStack {
+				return refuse("FP without RA on stack")
+			}
+		}
+	}
+	return nil
+}
+
+// run translates the instructions of r, which reads data (at section
+// offset base).
+func (l *Lowerer) run(r *cfi.InstructionReader, f *cfi.FDE, data []byte, base uint64) error {
+	for {
+		at := r.Offset()
+		ins, err := r.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			// An opcode gas has no directive for can only come from
+			// .cfi_escape, whose bytes need not form a valid instruction
+			// (e.g. a lone 0x2f); gas refuses it by its first byte.
+			if p := at - base; at >= base && p < uint64(len(data)) && escapeOnly(data[p], &l.regs) {
+				return refuse(".cfi_escape with op (%#x)", data[p])
+			}
+			return err
+		}
+		if err := l.x.step(&ins, f.Start); err != nil {
+			return err
+		}
+	}
+}
+
+// encode writes the committed FREs into fde (gas's output_sframe_row_entry).
+func (l *Lowerer) encode(fde *emit.FDE) error {
+	x := &l.x
+	r := &l.regs
+	fde.FREs = make([]emit.FRE, len(x.fres))
+	words := make([]int32, 0, 3*len(x.fres))
+	for i := range x.fres {
+		f := &x.fres[i]
+		e := &fde.FREs[i]
+		e.StartAddr = uint32(f.pc)
+		if f.raUndefined {
+			continue // info 0, no data words: "RA undefined"
+		}
+		size, ok := r.wordSize(f, x.flex)
+		if !ok {
+			return &refusal{reason: "SFrame unsupported FRE data word size", late: true}
+		}
+		n := len(words)
+		words = r.appendWords(words, f, x.flex, size)
+		e.Words = words[n:len(words):len(words)]
+		baseSP := f.cfaReg != r.fp
+		if x.flex {
+			baseSP = false
+		}
+		e.Info = emit.FREInfo(baseSP, len(e.Words), size, f.mangledRA)
+	}
+	if x.flex {
+		fde.Info2 = uint8(emit.FDEFlex)
+	}
+	return nil
+}
+
+// escapeOnly reports whether gas can only have emitted an instruction with
+// this first byte from .cfi_escape data: it has no directive for it.
+func escapeOnly(b byte, r *regs) bool {
+	switch cfi.Op(b & 0xc0) {
+	case cfi.OpAdvanceLoc, cfi.OpOffset, cfi.OpRestore:
+		return false
+	}
+	switch cfi.Op(b) {
+	case cfi.OpSetLoc, cfi.OpAdvanceLoc1, cfi.OpAdvanceLoc2, cfi.OpAdvanceLoc4,
+		cfi.OpOffsetExtended, cfi.OpRestoreExtended, cfi.OpUndefined, cfi.OpSameValue,
+		cfi.OpRegister, cfi.OpRememberState, cfi.OpRestoreState, cfi.OpDefCFA,
+		cfi.OpDefCFARegister, cfi.OpDefCFAOffset, cfi.OpOffsetExtendedSF, cfi.OpDefCFASF,
+		cfi.OpDefCFAOffsetSF, cfi.OpValOffset, cfi.OpValOffsetSF, cfi.OpGNUWindowSave:
+		return false
+	case cfi.OpAArch64NegateRAStateWithPC:
+		return !r.aarch64
+	}
+	return true
+}

@@ -1,0 +1,51 @@
+package lower
+
+// regInvalid is SFRAME_FRE_REG_INVALID: no register.
+const regInvalid = 0xffffffff
+
+// loc is where a tracked register (FP or RA) of the caller can be found
+// (SFRAME_FRE_ELEM_LOC_*).
+type loc uint8
+
+const (
+	locNone  loc = iota // not saved: the register still holds its value
+	locReg              // in another register (flex FDEs)
+	locStack            // at CFA + offset (or, flex, at reg + offset)
+)
+
+// row is gas's struct sframe_row_entry without the end label: the state
+// of one FRE while it is being built or once committed.
+type row struct {
+	pc uint64 // pc_begin, as an offset from the function start
+
+	mergeCandidate bool
+	mangledRA      bool // AArch64 RA signed (sticky)
+	raUndefined    bool // outermost frame (sticky)
+
+	cfaReg    uint64 // DWARF register, regInvalid if unset
+	cfaOffset int64  // s390x: already encoded as (off-160)/8
+	cfaDeref  bool
+
+	fpLoc    loc
+	fpReg    uint64
+	fpOffset int64
+	fpDeref  bool
+
+	raLoc    loc
+	raReg    uint64
+	raOffset int64
+	raDeref  bool
+}
+
+// newRow is sframe_row_entry_new: nothing known, a merge candidate.
+func newRow(pc uint64) row {
+	return row{pc: pc, mergeCandidate: true, cfaReg: regInvalid}
+}
+
+// inherit is sframe_row_entry_initialize: copy every tracked field of src,
+// but neither the PC nor merge_candidate.
+func (r *row) inherit(src *row) {
+	pc, mc := r.pc, r.mergeCandidate
+	*r = *src
+	r.pc, r.mergeCandidate = pc, mc
+}

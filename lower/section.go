@@ -1,0 +1,144 @@
+package lower
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/sframe-gen/sframe-gen/cfi"
+	"github.com/sframe-gen/sframe-gen/emit"
+)
+
+// Reloc is one relocation of the .sframe section of a relocatable object:
+// the PC-relative 64-bit reference from an FDE's start field to its
+// function, against the section symbol of the function's section.
+type Reloc struct {
+	Offset  uint64 // r_offset: 28 + 16*i for FDE i
+	Type    uint32 // R_X86_64_PC64, R_AARCH64_PREL64 or R_390_PC64
+	Section int    // ELF section index whose section symbol is referenced
+	Addend  int64  // the function's offset in that section
+}
+
+// Result is the SFrame section for a whole CFI section.
+type Result struct {
+	// Section has the header gas writes (version 3, FDE_FUNC_START_PCREL)
+	// and one FDE per kept function, in CFI order. FREOffset holds the
+	// insertion order as Encode's ordering key. For relocatable objects
+	// StartOffset is 0 (Relocs fill it at link time); for linked files
+	// call Place once the section address is known.
+	Section *emit.Section
+	// Skipped lists, in CFI order, the functions gas would warn about: left
+	// out, or (Emitted) kept with no FREs.
+	Skipped []Skip
+	// Relocs has, for relocatable objects, one relocation per FDE.
+	Relocs []Reloc
+	// Starts is, per FDE of Section, the function's start: the absolute
+	// address in a linked file, the offset in its section in an object.
+	Starts []uint64
+	// Sources is, per FDE of Section, the CFI FDE it was made from (nil
+	// for PLT FDEs).
+	Sources []*cfi.FDE
+}
+
+// Lower translates every FDE of frames, in section order, as GNU as
+// --gsframe does for the functions of one assembly file. It fails only
+// when the target is unusable; functions that cannot be represented are
+// listed in Result.Skipped.
+//
+// For a relocatable object (t.Relocatable) the result is what gas writes:
+// FDE start fields 0 with one relocation each, and on s390x the section
+// padded to a multiple of 8 bytes.
+func Lower(frames *cfi.Frames, t Target) (*Result, error) {
+	if frames == nil {
+		return nil, fmt.Errorf("lower: no CFI")
+	}
+	if frames.Relocatable != t.Relocatable {
+		return nil, fmt.Errorf("lower: CFI of a relocatable object is %v, target says %v", frames.Relocatable, t.Relocatable)
+	}
+	l, err := NewLowerer(frames, t)
+	if err != nil {
+		return nil, err
+	}
+	sec := &emit.Section{Header: t.Header(), FDEs: make([]emit.FDE, 0, len(frames.FDEs))}
+	res := &Result{Section: sec}
+	for _, f := range frames.FDEs {
+		fde, skip := l.Function(f)
+		if skip != nil {
+			res.Skipped = append(res.Skipped, *skip)
+			if !skip.Emitted {
+				continue
+			}
+		}
+		i := len(sec.FDEs)
+		fde.FREOffset = uint32(i)
+		sec.FDEs = append(sec.FDEs, fde)
+		res.Starts = append(res.Starts, f.Start)
+		res.Sources = append(res.Sources, f)
+		if t.Relocatable {
+			res.Relocs = append(res.Relocs, Reloc{
+				Offset:  uint64(sec.FieldOffset(i)),
+				Type:    t.RelocType(),
+				Section: f.Section,
+				Addend:  int64(f.Start),
+			})
+		}
+	}
+	if t.Relocatable && t.Arch == S390X {
+		// s390 gas rounds section sizes up to 8 (md_section_align).
+		if n := encodedSize(sec) % 8; n != 0 {
+			sec.Trailer = make([]byte, 8-n)
+		}
+	}
+	return res, nil
+}
+
+// encodedSize is the size Encode will give sec, without its Trailer.
+func encodedSize(sec *emit.Section) int {
+	n := emit.HeaderSize + len(sec.Header.AuxHeader) + emit.FDEIndexEntrySize*len(sec.FDEs)
+	for i := range sec.FDEs {
+		f := &sec.FDEs[i]
+		addr := 1 << f.FREType() // 1, 2 or 4 bytes
+		n += emit.FDEAttrSize + len(f.FREs)*(addr+1)
+		for j := range f.FREs {
+			n += len(f.FREs[j].Words) * (1 << f.FREs[j].DataWordSize())
+		}
+	}
+	return n
+}
+
+// Place sets the start fields of a linked file's section at sectionAddr
+// and sorts the FDE index by start address, as ld does (stable; FRE data
+// stays in insertion order), setting FDE_SORTED. Starts and Sources follow
+// the new order.
+func (r *Result) Place(sectionAddr uint64) {
+	sec := r.Section
+	perm := make([]int, len(sec.FDEs))
+	for i := range perm {
+		perm[i] = i
+	}
+	// ld compares starts as signed section-relative offsets.
+	rel := func(i int) int64 { return int64(r.Starts[i] - sectionAddr) }
+	slices.SortStableFunc(perm, func(a, b int) int {
+		ra, rb := rel(a), rel(b)
+		switch {
+		case ra < rb:
+			return -1
+		case ra > rb:
+			return 1
+		}
+		return 0
+	})
+	fdes := make([]emit.FDE, len(perm))
+	starts := make([]uint64, len(perm))
+	srcs := make([]*cfi.FDE, len(perm))
+	for i, p := range perm {
+		fdes[i], starts[i] = sec.FDEs[p], r.Starts[p]
+		if p < len(r.Sources) {
+			srcs[i] = r.Sources[p]
+		}
+	}
+	sec.FDEs, r.Starts, r.Sources = fdes, starts, srcs
+	for i := range sec.FDEs {
+		sec.SetFuncStart(i, r.Starts[i], sectionAddr)
+	}
+	sec.Header.Flags |= emit.FlagFDESorted
+}

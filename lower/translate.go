@@ -1,0 +1,378 @@
+package lower
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/sframe-gen/sframe-gen/cfi"
+	"github.com/sframe-gen/sframe-gen/emit"
+)
+
+// maxFREs is the most FREs one SFrame FDE can hold (sfda_func_num_fres is a u16).
+const maxFREs = math.MaxUint16
+
+// refusal is a reason the function has no SFrame FDE: the text gas prints
+// after "no SFrame FDE emitted; ", or one of ours for input gas can never
+// produce (documented in docs/lower.md).
+type refusal struct {
+	reason string
+	late   bool // found while encoding, after translation: no signal-frame fallback
+}
+
+func (r *refusal) Error() string { return r.reason }
+
+func refuse(format string, args ...any) error {
+	return &refusal{reason: fmt.Sprintf(format, args...)}
+}
+
+// translator is gas's sframe_xlate_ctx: it turns one function's CFI op
+// list into FREs. One translator is reused across functions.
+type translator struct {
+	r    regs
+	size uint64 // function size: FRE start addresses may not exceed it
+
+	fres        []row // committed FREs (first_fre .. last_fre)
+	dropped     int   // FREs committed beyond maxFREs+1 (not kept)
+	cur         row   // the scratch FRE
+	hasCur      bool
+	remember    row
+	hasRemember bool
+	flex        bool
+	pc          uint64 // location reached by the advances so far
+}
+
+func (x *translator) reset(r regs, size uint64) {
+	x.r = r
+	x.size = size
+	x.fres = x.fres[:0]
+	x.dropped = 0
+	x.hasCur = false
+	x.hasRemember = false
+	x.flex = false
+	x.pc = 0
+}
+
+// last returns the last committed FRE, or nil.
+func (x *translator) last() *row {
+	if len(x.fres) == 0 {
+		return nil
+	}
+	return &x.fres[len(x.fres)-1]
+}
+
+// needCur reports an op that gas handles by dereferencing the scratch FRE
+// (assertion or crash in gas when there is none: possible only for a CIE
+// that does not define the CFA).
+func (x *translator) needCur(op cfi.Op) error {
+	if !x.hasCur {
+		return refuse("%v before any CFA rule", op)
+	}
+	return nil
+}
+
+// commit is sframe_xlate_ctx_add_fre for the scratch FRE.
+func (x *translator) commit() {
+	if len(x.fres) > maxFREs {
+		// The function will be refused at the end (gas counts on and
+		// checks after the last op, so a later unsupported op still
+		// decides the warning). Only the last FRE is ever looked at
+		// again, so overwrite it instead of growing without bound.
+		x.fres[len(x.fres)-1] = x.cur
+		x.dropped++
+		return
+	}
+	x.fres = append(x.fres, x.cur)
+}
+
+// numFREs is num_xlate_fres.
+func (x *translator) numFREs() int { return len(x.fres) + x.dropped }
+
+// advance is sframe_xlate_do_advance_loc with the new location pc.
+func (x *translator) advance(pc uint64) error {
+	if pc > x.size {
+		return refuse("CFI advances to %#x, past the function end %#x", pc, x.size)
+	}
+	x.pc = pc
+	switch {
+	case !x.hasCur:
+		// Only after a CIE without def_cfa (.cfi_startproc simple).
+		x.cur = newRow(pc)
+		x.hasCur = true
+		return nil
+	case !x.cur.mergeCandidate:
+		x.commit()
+		prev := x.cur
+		x.cur = newRow(pc)
+		x.cur.inherit(&prev)
+	default:
+		// Nothing relevant changed since the last advance: the last
+		// committed FRE silently grows; only the scratch FRE moves.
+		x.cur.pc = pc
+	}
+	return nil
+}
+
+// step translates one instruction.
+func (x *translator) step(ins *cfi.Instruction, fdeStart uint64) error {
+	r := &x.r
+	switch ins.Op {
+	case cfi.OpAdvanceLoc, cfi.OpAdvanceLoc1, cfi.OpAdvanceLoc2, cfi.OpAdvanceLoc4:
+		pc := x.pc + ins.Delta
+		if pc < x.pc {
+			return refuse("CFI advances past the function end")
+		}
+		return x.advance(pc)
+	case cfi.OpSetLoc:
+		if ins.Delta < fdeStart {
+			return refuse("DW_CFA_set_loc to %#x, before the function start %#x", ins.Delta, fdeStart)
+		}
+		return x.advance(ins.Delta - fdeStart)
+
+	case cfi.OpDefCFA, cfi.OpDefCFASF:
+		return x.defCFA(ins.Reg, ins.Offset)
+	case cfi.OpDefCFARegister:
+		return x.defCFARegister(ins.Reg)
+	case cfi.OpDefCFAOffset, cfi.OpDefCFAOffsetSF:
+		return x.defCFAOffset(ins.Offset)
+
+	case cfi.OpOffset, cfi.OpOffsetExtended, cfi.OpOffsetExtendedSF:
+		return x.offset(ins.Op, ins.Reg, ins.Offset)
+	case cfi.OpValOffset, cfi.OpValOffsetSF:
+		return x.valOffset(ins.Reg, ins.Offset, ".cfi_val_offset")
+	case cfi.OpRegister:
+		return x.register(ins.Reg, ins.Reg2)
+
+	case cfi.OpRememberState:
+		if !x.hasCur {
+			return refuse(".cfi_remember_state without prior SFrame FRE state")
+		}
+		x.remember = newRow(0)
+		x.remember.inherit(&x.cur)
+		x.hasRemember = true
+		return nil
+	case cfi.OpRestoreState:
+		// gas asserts that remember_state came first and that no other op
+		// changed the scratch FRE since the last advance.
+		if !x.hasRemember {
+			return refuse("DW_CFA_restore_state without DW_CFA_remember_state")
+		}
+		if err := x.needCur(ins.Op); err != nil {
+			return err
+		}
+		x.cur.inherit(&x.remember)
+		x.cur.mergeCandidate = false
+		return nil
+	case cfi.OpRestore, cfi.OpRestoreExtended:
+		return x.restore(ins.Op, ins.Reg)
+
+	case cfi.OpUndefined:
+		switch ins.Reg {
+		case r.fp, r.sp:
+			return refuse("%s reg %d in .cfi_undefined", r.name(ins.Reg), uint32(ins.Reg))
+		case r.ra:
+			if err := x.needCur(ins.Op); err != nil {
+				return err
+			}
+			x.cur.raUndefined = true
+			x.cur.mergeCandidate = false
+		}
+		return nil
+	case cfi.OpSameValue:
+		switch {
+		case r.raTracking && ins.Reg == r.ra:
+			if err := x.needCur(ins.Op); err != nil {
+				return err
+			}
+			x.cur.raLoc, x.cur.raOffset, x.cur.raUndefined = locNone, 0, false
+			x.cur.mergeCandidate = false
+		case ins.Reg == r.fp:
+			if err := x.needCur(ins.Op); err != nil {
+				return err
+			}
+			x.cur.fpLoc, x.cur.fpOffset = locNone, 0
+			x.cur.mergeCandidate = false
+		}
+		return nil
+
+	case cfi.OpGNUWindowSave:
+		if !r.aarch64 {
+			return refuse(".cfi_window_save")
+		}
+		if err := x.needCur(ins.Op); err != nil {
+			return err
+		}
+		x.cur.mangledRA = !x.cur.mangledRA
+		x.cur.mergeCandidate = false
+		return nil
+	case cfi.OpAArch64NegateRAStateWithPC:
+		if r.aarch64 {
+			return refuse(".cfi_negate_ra_state_with_pc")
+		}
+		return x.escape(ins)
+
+	case cfi.OpNop, cfi.OpDefCFAExpression, cfi.OpExpression, cfi.OpValExpression,
+		cfi.OpGNUArgsSize, cfi.OpGNUNegativeOffsetExtended:
+		// gas has no directive for these: in its output they come from
+		// .cfi_escape, whose raw bytes decide.
+		return x.escape(ins)
+	}
+	return x.escape(ins)
+}
+
+// encodeCFAOffset applies the s390x CFA offset adjustment
+// (SFRAME_V2_S390X_CFA_OFFSET_ENCODE).
+func (x *translator) encodeCFAOffset(off int64) int64 {
+	if x.r.s390x {
+		return emit.S390XCFAOffsetEncode(off)
+	}
+	return off
+}
+
+func fitsInt32(v int64) bool { return v >= math.MinInt32 && v <= math.MaxInt32 }
+
+func (x *translator) defCFA(reg uint64, off int64) error {
+	if !x.hasCur {
+		x.cur = newRow(0)
+		x.hasCur = true
+	}
+	enc := x.encodeCFAOffset(off)
+	if !fitsInt32(enc) {
+		return refuse(".cfi_def_cfa with unsupported offset value")
+	}
+	if reg != x.r.sp && reg != x.r.fp {
+		if !x.r.flex {
+			return refuse("non-SP/FP register %d in .cfi_def_cfa", uint32(reg))
+		}
+		x.flex = true
+	}
+	x.cur.cfaReg, x.cur.cfaOffset, x.cur.cfaDeref = reg, enc, false
+	x.cur.mergeCandidate = false
+	return nil
+}
+
+func (x *translator) defCFARegister(reg uint64) error {
+	if err := x.needCur(cfi.OpDefCFARegister); err != nil {
+		return err
+	}
+	if reg != x.r.sp && reg != x.r.fp {
+		if !x.r.flex {
+			return refuse("non-SP/FP register %d in .cfi_def_cfa_register", uint32(reg))
+		}
+		x.flex = true
+	}
+	x.cur.cfaReg = reg
+	// Quirk: the offset comes from the last committed FRE, not from the
+	// scratch FRE, so a def_cfa_offset at the same PC is lost.
+	if last := x.last(); last != nil {
+		x.cur.cfaOffset = last.cfaOffset
+	}
+	x.cur.cfaDeref = false
+	x.cur.mergeCandidate = false
+	return nil
+}
+
+func (x *translator) defCFAOffset(off int64) error {
+	if err := x.needCur(cfi.OpDefCFAOffset); err != nil {
+		return err
+	}
+	if x.cur.cfaReg == regInvalid {
+		return refuse(".cfi_def_cfa_offset without CFA base register in effect")
+	}
+	enc := x.encodeCFAOffset(off)
+	if !fitsInt32(enc) {
+		return refuse(".cfi_def_cfa_offset with unsupported offset value")
+	}
+	// cfa_deref_p is kept: after a DRAP *(rbp-8) CFA, the new offset
+	// applies to the dereferenced rule.
+	x.cur.cfaOffset = enc
+	x.cur.mergeCandidate = false
+	return nil
+}
+
+func (x *translator) offset(op cfi.Op, reg uint64, off int64) error {
+	r := &x.r
+	if err := x.needCur(op); err != nil {
+		return err
+	}
+	if !r.flex && !r.raTracking && reg == r.ra && off != int64(r.fixedRA) {
+		return refuse("%s register %d in .cfi_offset", r.name(reg), uint32(reg))
+	}
+	c := &x.cur
+	switch reg {
+	case r.fp:
+		c.fpLoc, c.fpOffset, c.fpReg, c.fpDeref = locStack, off, regInvalid, true
+		c.mergeCandidate = false
+	case r.ra:
+		if !r.raTracking && off == int64(r.fixedRA) {
+			// Back to the ABI's fixed RA slot. ra_undefined_p stays.
+			c.raLoc, c.raReg, c.raDeref = locNone, regInvalid, false
+		} else {
+			c.raLoc, c.raOffset, c.raReg, c.raDeref = locStack, off, regInvalid, true
+			c.raUndefined = false
+			if !r.raTracking && r.flex {
+				x.flex = true
+			}
+		}
+		c.mergeCandidate = false
+	}
+	return nil
+}
+
+// valOffset is sframe_xlate_do_val_offset; what names the directive in the
+// warning.
+func (x *translator) valOffset(reg uint64, off int64, what string) error {
+	r := &x.r
+	if reg == r.fp || (r.raTracking && reg == r.ra) || (reg == r.sp && off != r.spValOff) {
+		return refuse("%s with %s reg %d", what, r.name(reg), uint32(reg))
+	}
+	return nil
+}
+
+func (x *translator) register(r1, r2 uint64) error {
+	r := &x.r
+	if r.flex && (r1 == r.fp || r1 == r.ra) {
+		if err := x.needCur(cfi.OpRegister); err != nil {
+			return err
+		}
+		c := &x.cur
+		if r1 == r.fp {
+			c.fpLoc, c.fpOffset, c.fpReg, c.fpDeref = locReg, 0, r2, false
+		} else {
+			c.raLoc, c.raOffset, c.raReg, c.raDeref = locReg, 0, r2, false
+			c.raUndefined = false
+		}
+		c.mergeCandidate = false
+		x.flex = true
+		return nil
+	}
+	if r1 == r.ra || r1 == r.fp || (r1 == r.sp && !r.s390x) {
+		return refuse("%s register %d in .cfi_register", r.name(r1), uint32(r1))
+	}
+	return nil
+}
+
+// restore is sframe_xlate_do_restore: the reference state is the first
+// committed FRE (the state at the first advance, FDE ops before it
+// included), or the scratch FRE when none is committed yet.
+func (x *translator) restore(op cfi.Op, reg uint64) error {
+	r := &x.r
+	if reg != r.fp && !(r.raTracking && reg == r.ra) {
+		return nil
+	}
+	if err := x.needCur(op); err != nil {
+		return err
+	}
+	cie := &x.cur
+	if len(x.fres) > 0 {
+		cie = &x.fres[0]
+	}
+	c := &x.cur
+	if reg == r.fp {
+		// Only the location and offset: fp_reg and fp_deref_p stay.
+		c.fpLoc, c.fpOffset = cie.fpLoc, cie.fpOffset
+	} else {
+		c.raLoc, c.raOffset, c.raUndefined = cie.raLoc, cie.raOffset, cie.raUndefined
+	}
+	c.mergeCandidate = false
+	return nil
+}
