@@ -1,0 +1,295 @@
+package elfpatch
+
+// builder turns one placement decision of a planner into a linkedPlan: the
+// new program and section header tables and the bytes to write.
+type builder struct {
+	pl     *planner
+	f      *file
+	plan   *linkedPlan
+	layout *Layout
+
+	grown map[int]uint64 // PT_LOAD index -> new p_filesz (= p_memsz)
+	rooms map[int]uint64 // PT_LOAD index -> free bytes after it in the input
+
+	phExtra   int    // program headers to add
+	phoff     uint64 // program header table offset and address
+	phaddr    uint64
+	phPending bool // the table goes into the new PT_LOAD
+
+	sfSet         bool
+	sfOff, sfAddr uint64
+	withLoad      bool
+}
+
+func newBuilder(pl *planner) *builder {
+	b := &builder{pl: pl, f: pl.f, plan: &linkedPlan{}, grown: map[int]uint64{}, rooms: map[int]uint64{}}
+	b.layout = &b.plan.layout
+	b.layout.GrownLoad = -1
+	b.layout.Size = pl.size
+	b.phoff = pl.f.hdr.phoff
+	for _, li := range pl.loads {
+		p := &pl.f.progs[li]
+		if b.phoff >= p.Off && b.phoff < p.Off+p.Filesz {
+			b.phaddr = p.Vaddr + (b.phoff - p.Off)
+			break
+		}
+	}
+	for _, p := range pl.f.progs {
+		if p.Type == ptPhdr {
+			b.phaddr = p.Vaddr
+		}
+	}
+	return b
+}
+
+func (b *builder) setSFrame(off, addr uint64) {
+	b.sfSet, b.sfOff, b.sfAddr = true, off, addr
+	b.layout.Offset, b.layout.Addr = off, addr
+}
+
+// newLoad asks for a new PT_LOAD at the end of the file; finish places it.
+func (b *builder) newLoad() { b.withLoad = true }
+
+// grow appends n bytes aligned to align to the image of PT_LOAD li, if the
+// free space after it allows, and returns their offset and address.
+func (b *builder) grow(li int, n, align uint64) (off, addr uint64, ok bool) {
+	p := &b.f.progs[li]
+	room, seen := b.rooms[li]
+	if !seen {
+		room = b.pl.room(li)
+		b.rooms[li] = room
+	}
+	filesz, seen := b.grown[li]
+	if !seen {
+		filesz = p.Filesz
+	}
+	start := alignUp(p.Off+filesz, align)
+	if start+n < start || start+n-(p.Off+p.Filesz) > room {
+		return 0, 0, false
+	}
+	b.grown[li] = start + n - p.Off
+	if b.layout.GrownLoad < 0 || b.layout.GrownLoad == li {
+		b.layout.GrownLoad = li
+	}
+	return start, p.Vaddr + (start - p.Off), true
+}
+
+// placePhdrs makes room for extra program headers: in place when the bytes
+// after the table are free and loaded, else at the end of the first
+// PT_LOAD. Otherwise it leaves the table to the new PT_LOAD.
+func (b *builder) placePhdrs(extra int) bool {
+	f := b.f
+	b.phExtra = extra
+	old := uint64(len(f.progs)) * phdrSize
+	sz := uint64(len(f.progs)+extra) * phdrSize
+	for _, li := range b.pl.loads {
+		p := &f.progs[li]
+		if f.hdr.phoff >= p.Off && f.hdr.phoff+sz <= p.Off+p.Filesz && b.pl.isFree(f.hdr.phoff+old, f.hdr.phoff+sz) {
+			b.phoff, b.phaddr = f.hdr.phoff, p.Vaddr+(f.hdr.phoff-p.Off)
+			b.phPending = false
+			return true
+		}
+	}
+	if off, addr, ok := b.grow(b.pl.loads[0], sz, 8); ok {
+		b.phoff, b.phaddr = off, addr
+		b.layout.PhdrsMoved = true
+		b.phPending = false
+		return true
+	}
+	b.phPending = true
+	return false
+}
+
+// finish lays out the appended data and builds the header tables.
+func (b *builder) finish() *linkedPlan {
+	f, pl, plan := b.f, b.pl, b.plan
+	size := uint64(f.size)
+	h := f.hdr
+
+	// Section headers.
+	sects := append([]sect(nil), f.sects...)
+	shstr := f.shstrtab
+	shstrGrows := false
+	sectsAppend := false
+	if len(sects) > 0 {
+		sf := sect{Type: shtGNUSFrame, Flags: shfAlloc, Addralign: 8}
+		if pl.sfIdx >= 0 {
+			sf.Name = sects[pl.sfIdx].Name
+		} else if i := findName(shstr, nameSFrame); i >= 0 && f.shstrndx != 0 {
+			sf.Name = uint32(i)
+		} else if f.shstrndx != 0 {
+			sf.Name = uint32(len(shstr))
+			shstr = append(append(append([]byte(nil), shstr...), nameSFrame...), 0)
+			shstrGrows = true
+		}
+		if pl.sfIdx >= 0 {
+			sects[pl.sfIdx] = sf
+		} else {
+			sects = append(sects, sf)
+			sectsAppend = true
+		}
+	}
+	appendMode := b.withLoad || sectsAppend
+
+	// What of the input is kept: all of it, or all but a section header
+	// table (and section-name table) at its end, which are rewritten.
+	plan.copyEnd = size
+	pos := size
+	shstrOff := uint64(0)
+	shstrInPlace := false
+	if f.shstrndx != 0 {
+		shstrOff = f.sects[f.shstrndx].Off
+	}
+	if appendMode && h.shoff != 0 {
+		content := uint64(0)
+		for _, u := range pl.used {
+			if u.start != h.shoff && u.end > content {
+				content = u.end
+			}
+		}
+		if h.shoff >= content && h.shoff+uint64(len(f.sects))*shdrSize == size {
+			plan.copyEnd, pos = h.shoff, h.shoff
+			if shstrGrows && f.shstrndx != 0 && shstrOff+f.sects[f.shstrndx].Size == content {
+				plan.copyEnd = shstrOff
+				pos = shstrOff + uint64(len(shstr))
+				shstrInPlace = true
+			}
+		}
+	}
+
+	// The new PT_LOAD, above every other one.
+	var newLoad prog
+	if b.withLoad {
+		ps := pl.pageSize
+		top := uint64(0)
+		for _, li := range pl.loads {
+			p := &f.progs[li]
+			top = max(top, p.Vaddr+p.Memsz)
+		}
+		v0 := alignUp(top, ps)
+		var fo, va uint64
+		first := &f.progs[pl.loads[0]]
+		delta := first.Vaddr - first.Off
+		if b.phPending && v0 >= delta {
+			// Keep vaddr - offset equal to the first PT_LOAD's, so that
+			// kernels before 5.18, which compute AT_PHDR as the first
+			// load's bias + e_phoff, still find the table.
+			fo = alignUp(max(pos, v0-delta), ps)
+			va = fo + delta
+		}
+		if !b.phPending || v0 < delta || fo-pos > maxPadding {
+			fo = pos + ((v0 - pos) & (ps - 1))
+			va = v0
+		}
+		cur := fo
+		if b.phPending {
+			b.phoff, b.phaddr = fo, va
+			b.layout.PhdrsMoved = true
+			cur += uint64(len(f.progs)+b.phExtra) * phdrSize
+		}
+		if !b.sfSet {
+			o := alignUp(cur, 8)
+			b.setSFrame(o, va+(o-fo))
+			cur = o + pl.size
+		}
+		newLoad = prog{Type: ptLoad, Flags: pfR, Off: fo, Vaddr: va, Paddr: va, Filesz: cur - fo, Memsz: cur - fo, Align: ps}
+		b.layout.NewLoad = true
+		pos = cur
+	}
+	b.layout.PhdrsOffset = b.phoff
+
+	if shstrGrows {
+		if shstrInPlace {
+			plan.chunks = append(plan.chunks, chunk{shstrOff, shstr})
+		} else {
+			shstrOff = pos
+			plan.chunks = append(plan.chunks, chunk{shstrOff, shstr})
+			pos += uint64(len(shstr))
+		}
+		sects[f.shstrndx].Off = shstrOff
+		sects[f.shstrndx].Size = uint64(len(shstr))
+	}
+	if len(sects) > 0 {
+		sf := &sects[len(sects)-1]
+		if pl.sfIdx >= 0 {
+			sf = &sects[pl.sfIdx]
+		}
+		sf.Addr, sf.Off, sf.Size = b.sfAddr, b.sfOff, pl.size
+		if appendMode {
+			h.shoff = alignUp(pos, 8)
+		}
+		tab := encodeSects(&h, sects, f.shstrndx)
+		plan.chunks = append(plan.chunks, chunk{h.shoff, tab})
+		pos = max(pos, h.shoff+uint64(len(tab)))
+	}
+
+	// Program headers.
+	progs := append([]prog(nil), f.progs...)
+	for li, sz := range b.grown {
+		progs[li].Filesz, progs[li].Memsz = sz, sz
+	}
+	n := len(f.progs) + b.phExtra
+	for i := range progs {
+		p := &progs[i]
+		switch {
+		case p.Type == ptPhdr:
+			p.Paddr += b.phaddr - p.Vaddr
+			p.Off, p.Vaddr = b.phoff, b.phaddr
+			p.Filesz, p.Memsz = uint64(n)*phdrSize, uint64(n)*phdrSize
+		case i == pl.ptIdx:
+			*p = b.sframeProg()
+		}
+	}
+	if b.withLoad {
+		last := pl.loads[len(pl.loads)-1]
+		progs = insertProg(progs, last+1, newLoad)
+	}
+	if pl.ptIdx < 0 {
+		progs = insertProg(progs, sframeSlot(progs), b.sframeProg())
+	}
+	h.phoff, h.phnum = b.phoff, uint16(len(progs))
+	pt := make([]byte, len(progs)*phdrSize)
+	for i := range progs {
+		encodeProg(h.order, pt[i*phdrSize:], &progs[i])
+	}
+	plan.chunks = append(plan.chunks, chunk{b.phoff, pt})
+	eh := make([]byte, ehdrSize)
+	encodeHeader(eh, &h)
+	plan.chunks = append(plan.chunks, chunk{0, eh})
+
+	if b.sfOff+pl.size > pos {
+		pos = b.sfOff + pl.size
+	}
+	plan.end = max(pos, plan.copyEnd)
+	return plan
+}
+
+func (b *builder) sframeProg() prog {
+	return prog{Type: ptGNUSFrame, Flags: pfR, Off: b.sfOff, Vaddr: b.sfAddr, Paddr: b.sfAddr,
+		Filesz: b.pl.size, Memsz: b.pl.size, Align: 8}
+}
+
+// sframeSlot is where ld puts PT_GNU_SFRAME: after PT_GNU_EH_FRAME, else
+// after PT_GNU_PROPERTY, else before PT_GNU_STACK / PT_GNU_RELRO, else last.
+func sframeSlot(progs []prog) int {
+	for _, t := range []uint32{ptGNUEHFrame, ptGNUProperty} {
+		for i := len(progs) - 1; i >= 0; i-- {
+			if progs[i].Type == t {
+				return i + 1
+			}
+		}
+	}
+	for i := range progs {
+		if progs[i].Type == ptGNUStack || progs[i].Type == ptGNURelro {
+			return i
+		}
+	}
+	return len(progs)
+}
+
+func insertProg(progs []prog, at int, p prog) []prog {
+	progs = append(progs, prog{})
+	copy(progs[at+1:], progs[at:])
+	progs[at] = p
+	return progs
+}

@@ -1,0 +1,374 @@
+package elfpatch
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+)
+
+// Layout says where PatchLinked put the SFrame section and what it changed.
+type Layout struct {
+	// Addr and Offset are the section's address and file offset; Size its
+	// length in bytes.
+	Addr, Offset, Size uint64
+	// InPlace is set when an existing .sframe was overwritten where it was.
+	InPlace bool
+	// GrownLoad is the index (in the input's program header table) of the
+	// PT_LOAD that was extended into the free space after it to hold the
+	// section and/or the moved program header table; -1 if none.
+	GrownLoad int
+	// NewLoad is set when a new read-only PT_LOAD was added at the end of
+	// the file.
+	NewLoad bool
+	// PhdrsMoved is set when the program header table was moved (to make
+	// room for the added entries); PhdrsOffset is its new file offset.
+	PhdrsMoved  bool
+	PhdrsOffset uint64
+}
+
+// maxPadding bounds the zero padding PatchLinked inserts before a new
+// PT_LOAD to keep the program header table at the address old kernels
+// compute; beyond it the padding is dropped (see docs/elfpatch.md).
+const maxPadding = 64 << 20
+
+// PatchLinked writes to out a copy of the linked ELF file in (ET_EXEC or
+// ET_DYN: executable, PIE or shared library) in which an SFrame section of
+// size bytes is loaded: inside a read-only PT_LOAD, covered exactly by a
+// PT_GNU_SFRAME program header (PF_R, align 8), with an SHT_GNU_SFRAME
+// section header named .sframe appended to the section header table.
+//
+// SFrame function start addresses are PC-relative, so the contents depend
+// on where the section lands: encode is called once with the section's
+// final virtual address and must return exactly size bytes.
+//
+// An existing .sframe (any version, or empty) is overwritten in place when
+// the new one fits in its slot (its section size, or the PT_GNU_SFRAME size
+// ld laid out), else moved; its section header index is kept and there is
+// never more than one PT_GNU_SFRAME. Patching the output again with the same
+// section therefore gives identical bytes. docs/elfpatch.md describes where
+// a new section and the program header table go, and why.
+//
+// Unchanged byte ranges are copied file to file (copy_file_range where the
+// kernel has it); only headers and the new section pass through memory.
+// out is truncated first; on error its contents are unspecified, so write
+// through [ReplaceFile].
+func PatchLinked(in, out *os.File, size int, encode func(addr uint64) ([]byte, error)) (Layout, error) {
+	st, err := in.Stat()
+	if err != nil {
+		return Layout{}, err
+	}
+	f, err := parse(in, st.Size())
+	if err != nil {
+		return Layout{}, err
+	}
+	p, err := planLinked(f, uint64(size))
+	if err != nil {
+		return Layout{}, err
+	}
+	data, err := encode(p.layout.Addr)
+	if err != nil {
+		return Layout{}, fmt.Errorf("encoding SFrame section for address %#x: %w", p.layout.Addr, err)
+	}
+	if len(data) != size {
+		return Layout{}, fmt.Errorf("encoded SFrame section is %d bytes, announced %d", len(data), size)
+	}
+	p.chunks = append(p.chunks, chunk{p.layout.Offset, data})
+	if err := p.write(in, out); err != nil {
+		return Layout{}, err
+	}
+	return p.layout, nil
+}
+
+// chunk is bytes to write at a file offset of the output.
+type chunk struct {
+	off  uint64
+	data []byte
+}
+
+// linkedPlan is the output file: a prefix of the input and chunks over it.
+type linkedPlan struct {
+	layout  Layout
+	copyEnd uint64 // input bytes [0, copyEnd) are copied
+	end     uint64 // output size
+	chunks  []chunk
+}
+
+func (p *linkedPlan) write(in, out *os.File) error {
+	if err := out.Truncate(0); err != nil {
+		return err
+	}
+	if _, err := out.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	if _, err := in.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	n, err := io.Copy(out, io.LimitReader(in, int64(p.copyEnd)))
+	if err != nil {
+		return fmt.Errorf("copying input: %w", err)
+	}
+	if uint64(n) != p.copyEnd {
+		return fmt.Errorf("copying input: got %d bytes, want %d", n, p.copyEnd)
+	}
+	for _, c := range p.chunks {
+		if _, err := out.WriteAt(c.data, int64(c.off)); err != nil {
+			return fmt.Errorf("writing output at offset %#x: %w", c.off, err)
+		}
+		if e := c.off + uint64(len(c.data)); e > p.end {
+			return fmt.Errorf("internal error: chunk at %#x past output end %#x", c.off, p.end)
+		}
+	}
+	if err := out.Truncate(int64(p.end)); err != nil {
+		return err
+	}
+	return nil
+}
+
+// span is a used byte range [start, end) of the input file.
+type span struct{ start, end uint64 }
+
+// planner holds the state of one layout decision.
+type planner struct {
+	f        *file
+	size     uint64 // SFrame section size
+	loads    []int  // indices of PT_LOAD headers, in address order
+	pageSize uint64
+	used     []span // file ranges in use (headers, sections, segments)
+	sfIdx    int    // existing .sframe section, or -1
+	ptIdx    int    // existing PT_GNU_SFRAME, or -1
+}
+
+func planLinked(f *file, size uint64) (*linkedPlan, error) {
+	if f.hdr.typ != etExec && f.hdr.typ != etDyn {
+		return nil, fmt.Errorf("ELF type %d is not ET_EXEC or ET_DYN (a linked executable or shared library)", f.hdr.typ)
+	}
+	pl := &planner{f: f, size: size, sfIdx: -1, ptIdx: -1, pageSize: 4096}
+	if err := pl.scan(); err != nil {
+		return nil, err
+	}
+	if p, ok := pl.tryInPlace(); ok {
+		return p, nil
+	}
+	if p, ok := pl.try(false); ok {
+		return p, nil
+	}
+	if p, ok := pl.try(true); ok {
+		return p, nil
+	}
+	return nil, errors.New("no room for the SFrame section or the program header table")
+}
+
+// scan finds the loads, the page size, the used file ranges and any
+// existing SFrame section and program header.
+func (pl *planner) scan() error {
+	f := pl.f
+	for i := range f.progs {
+		p := &f.progs[i]
+		switch p.Type {
+		case ptLoad:
+			if n := len(pl.loads); n > 0 {
+				q := &f.progs[pl.loads[n-1]]
+				if p.Vaddr < q.Vaddr {
+					return fmt.Errorf("program headers %d and %d: PT_LOAD segments are not sorted by address", pl.loads[n-1], i)
+				}
+				if p.Vaddr < q.Vaddr+q.Memsz {
+					return fmt.Errorf("program headers %d and %d: PT_LOAD segments overlap", pl.loads[n-1], i)
+				}
+			}
+			pl.loads = append(pl.loads, i)
+			if p.Align > pl.pageSize {
+				pl.pageSize = p.Align
+			}
+		case ptGNUSFrame:
+			if pl.ptIdx >= 0 {
+				return fmt.Errorf("program headers %d and %d: two PT_GNU_SFRAME", pl.ptIdx, i)
+			}
+			pl.ptIdx = i
+		}
+		if p.Filesz > 0 {
+			pl.used = append(pl.used, span{p.Off, p.Off + p.Filesz})
+		}
+	}
+	if len(pl.loads) == 0 {
+		return errors.New("no PT_LOAD program header")
+	}
+	pl.used = append(pl.used, span{0, ehdrSize}, span{f.hdr.phoff, f.hdr.phoff + uint64(len(f.progs))*phdrSize})
+	if f.hdr.shoff != 0 {
+		pl.used = append(pl.used, span{f.hdr.shoff, f.hdr.shoff + uint64(len(f.sects))*shdrSize})
+	}
+	for i := range f.sects {
+		s := &f.sects[i]
+		if s.hasContent() {
+			pl.used = append(pl.used, span{s.Off, s.Off + s.Size})
+		}
+		if s.Type == shtGNUSFrame || (s.Type != shtNull && f.name(s) == nameSFrame) {
+			if pl.sfIdx >= 0 {
+				return fmt.Errorf("sections %d and %d: two SFrame sections", pl.sfIdx, i)
+			}
+			pl.sfIdx = i
+		}
+	}
+	return nil
+}
+
+// loadOf returns the index of the PT_LOAD whose file image holds
+// [off, off+n) at address addr, or -1.
+func (pl *planner) loadOf(off, addr, n uint64) int {
+	for _, i := range pl.loads {
+		p := &pl.f.progs[i]
+		if off >= p.Off && off+n <= p.Off+p.Filesz && addr-off == p.Vaddr-p.Off {
+			return i
+		}
+	}
+	return -1
+}
+
+// room returns how many bytes may be appended to PT_LOAD li's image: free
+// in the file up to the next used byte, and in memory up to the page of the
+// next PT_LOAD. Loads with a zero-fill part cannot grow.
+func (pl *planner) room(li int) uint64 {
+	p := &pl.f.progs[li]
+	if p.Filesz != p.Memsz {
+		return 0
+	}
+	end := p.Off + p.Filesz
+	limit := uint64(pl.f.size)
+	for _, u := range pl.used {
+		if u.end <= end || u.start >= limit {
+			continue
+		}
+		if u.start <= end {
+			return 0
+		}
+		limit = u.start
+	}
+	room := limit - end
+	vend := p.Vaddr + p.Memsz
+	for k, i := range pl.loads {
+		if i != li || k+1 == len(pl.loads) {
+			continue
+		}
+		next := pl.f.progs[pl.loads[k+1]].Vaddr &^ (pl.pageSize - 1)
+		if next <= vend {
+			return 0
+		}
+		if next-vend < room {
+			room = next - vend
+		}
+	}
+	return room
+}
+
+// isFree reports whether [start, end) overlaps no used range other than the
+// PT_LOAD and PT_PHDR segments.
+func (pl *planner) isFree(start, end uint64) bool {
+	for _, s := range pl.f.sects {
+		if s.hasContent() && s.Off < end && s.Off+s.Size > start {
+			return false
+		}
+	}
+	for _, p := range pl.f.progs {
+		if p.Type != ptLoad && p.Type != ptPhdr && p.Filesz > 0 && p.Off < end && p.Off+p.Filesz > start {
+			return false
+		}
+	}
+	h := &pl.f.hdr
+	return h.shoff == 0 || h.shoff >= end || h.shoff+uint64(len(pl.f.sects))*shdrSize <= start
+}
+
+// existing returns the slot of an existing loaded SFrame section: offset,
+// address and the bytes available, and the PT_LOAD holding it.
+func (pl *planner) existing() (off, addr, slot uint64, load int, ok bool) {
+	f := pl.f
+	var pt *prog
+	if pl.ptIdx >= 0 {
+		pt = &f.progs[pl.ptIdx]
+	}
+	switch {
+	case pl.sfIdx >= 0:
+		s := &f.sects[pl.sfIdx]
+		if s.Flags&shfAlloc == 0 || s.Type == shtNobits {
+			return 0, 0, 0, -1, false
+		}
+		off, addr, slot = s.Off, s.Addr, s.Size
+		if pt != nil && pt.Off == off && pt.Vaddr == addr && pt.Filesz > slot {
+			slot = pt.Filesz
+		}
+	case pt != nil:
+		off, addr, slot = pt.Off, pt.Vaddr, pt.Filesz
+	default:
+		return 0, 0, 0, -1, false
+	}
+	load = pl.loadOf(off, addr, slot)
+	if load < 0 {
+		// ld's laid-out slot may run past the end of the load image.
+		slot = min(slot, pl.sectSize())
+		load = pl.loadOf(off, addr, slot)
+	}
+	if load < 0 || f.progs[load].Flags&pfW != 0 {
+		return 0, 0, 0, -1, false
+	}
+	return off, addr, slot, load, true
+}
+
+func (pl *planner) sectSize() uint64 {
+	if pl.sfIdx >= 0 {
+		return pl.f.sects[pl.sfIdx].Size
+	}
+	return 0
+}
+
+// tryInPlace overwrites an existing SFrame section when the new one fits.
+func (pl *planner) tryInPlace() (*linkedPlan, bool) {
+	off, addr, slot, _, ok := pl.existing()
+	if !ok || pl.size > slot {
+		return nil, false
+	}
+	b := newBuilder(pl)
+	b.setSFrame(off, addr)
+	if slot > pl.size {
+		b.plan.chunks = append(b.plan.chunks, chunk{off + pl.size, make([]byte, slot-pl.size)})
+	}
+	b.layout.InPlace = true
+	if pl.ptIdx < 0 {
+		// A PT_GNU_SFRAME must be added: the table grows by one entry.
+		if !b.placePhdrs(1) {
+			if !b.placePhdrs(2) {
+				return nil, false
+			}
+			b.newLoad()
+		}
+	}
+	return b.finish(), true
+}
+
+// try places the section in the free space after a read-only PT_LOAD
+// (withLoad false) or in a new PT_LOAD at the end of the file.
+func (pl *planner) try(withLoad bool) (*linkedPlan, bool) {
+	b := newBuilder(pl)
+	extra := 0
+	if pl.ptIdx < 0 {
+		extra++
+	}
+	if withLoad {
+		extra++
+	}
+	if extra > 0 && !b.placePhdrs(extra) && !withLoad {
+		return nil, false
+	}
+	if !withLoad {
+		for _, li := range pl.loads {
+			if pl.f.progs[li].Flags != pfR {
+				continue
+			}
+			if off, addr, ok := b.grow(li, pl.size, 8); ok {
+				b.setSFrame(off, addr)
+				return b.finish(), true
+			}
+		}
+		return nil, false
+	}
+	b.newLoad()
+	return b.finish(), true
+}
