@@ -1,0 +1,70 @@
+package emit
+
+import (
+	"bytes"
+	"io"
+	"reflect"
+	"testing"
+)
+
+// FuzzDecode checks that Decode never panics, that whatever decodes can be
+// dumped and either encodes or fails cleanly, and that an encoded section
+// decodes back to the same content (FRE offsets are recomputed by Encode,
+// so they are compared only through a second Encode).
+func FuzzDecode(f *testing.F) {
+	f.Add(example61(f))
+	for _, g := range goldenFiles(f) {
+		raw, rel, _, ok := sframeOf(f, g.elf)
+		if ok {
+			f.Add(raw)
+			f.Add(rel)
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		sec, err := Decode(data)
+		if err != nil {
+			if _, ok := err.(*FormatError); !ok {
+				t.Fatalf("error %T is not a *FormatError: %v", err, err)
+			}
+			return
+		}
+		if err := Dump(io.Discard, sec, 0x1000, ".sframe"); err != nil {
+			t.Fatalf("Dump: %v", err)
+		}
+		if err := DumpJSON(io.Discard, sec, 0, ".sframe"); err != nil {
+			t.Fatalf("DumpJSON: %v", err)
+		}
+		enc, err := sec.Encode()
+		if err != nil {
+			return
+		}
+		sec2, err := Decode(enc)
+		if err != nil {
+			t.Fatalf("Decode(Encode(x)): %v\n%x", err, enc)
+		}
+		if !equalIgnoringFREOffsets(sec, sec2) {
+			t.Fatalf("Decode(Encode(x)) != x\n got %+v\nwant %+v", sec2, sec)
+		}
+		enc2, err := sec2.Encode()
+		if err != nil {
+			t.Fatalf("Encode(Decode(Encode(x))): %v", err)
+		}
+		if !bytes.Equal(enc, enc2) {
+			t.Fatalf("Encode is not stable\n got %x\nwant %x", enc2, enc)
+		}
+	})
+}
+
+func equalIgnoringFREOffsets(a, b *Section) bool {
+	if !reflect.DeepEqual(a.Header, b.Header) || !bytes.Equal(a.Trailer, b.Trailer) || len(a.FDEs) != len(b.FDEs) {
+		return false
+	}
+	for i := range a.FDEs {
+		fa, fb := a.FDEs[i], b.FDEs[i]
+		fa.FREOffset, fb.FREOffset = 0, 0
+		if !reflect.DeepEqual(fa, fb) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,181 @@
+package emit
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"testing"
+)
+
+// gnuTool returns the path of a GNU reference tool (arch-name), from
+// $GNU_SFRAME_REF or /root/.cache/gnu-sframe-ref/bin. It skips the test when
+// the tool is missing, unless $CI is "true".
+func gnuTool(t *testing.T, arch, name string) string {
+	t.Helper()
+	dir := os.Getenv("GNU_SFRAME_REF")
+	if dir == "" {
+		dir = "/root/.cache/gnu-sframe-ref/bin"
+	}
+	p := filepath.Join(dir, arch+"-"+name)
+	if _, err := os.Stat(p); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("GNU reference tool missing: %v", err)
+		}
+		t.Skipf("GNU reference tool missing: %v", err)
+	}
+	return p
+}
+
+// randomSection makes a section objdump can dump: any version 2 or 3
+// layout, flags, fixed offsets, FDE and FRE types, data-word counts and
+// sizes, with the constraints libsframe asserts on (FRE start within the
+// function, flex FREs with 0 or at least 2 words).
+func randomSection(r *rand.Rand, abi ABI) *Section {
+	s := &Section{Header: Header{Version: Version3, ABI: abi}}
+	h := &s.Header
+	if r.IntN(4) == 0 {
+		h.Version = Version2
+	}
+	h.Flags = Flags(r.IntN(8))
+	if h.Version == Version3 {
+		h.Flags &^= FlagFramePointer
+	}
+	if r.IntN(3) == 0 {
+		h.CFAFixedFPOffset = int8(r.IntN(256))
+	}
+	if r.IntN(2) == 0 {
+		h.CFAFixedRAOffset = int8(r.IntN(256))
+	}
+	nfde := r.IntN(5)
+	for i := 0; i < nfde; i++ {
+		ft := FREType(r.IntN(3))
+		f := FDE{
+			StartOffset: int64(int32(r.Uint32())),
+			Info:        FuncInfo(PCType(r.IntN(2)), ft, r.IntN(2) == 0, r.IntN(3) == 0) | uint8(r.IntN(2))<<6,
+			RepSize:     uint8(r.IntN(256)),
+			FREOffset:   uint32(r.IntN(4)),
+		}
+		if h.Version == Version3 && r.IntN(2) == 0 {
+			f.Info2 = uint8(FDEFlex)
+		}
+		f.Size = uint32(r.Int64N(int64(ft.Limit())))
+		nfre := r.IntN(5)
+		start := uint32(0)
+		for j := 0; j < nfre && start <= f.Size; j++ {
+			size := DataWordSize(r.IntN(3))
+			count := r.IntN(MaxDataWords + 1)
+			if f.Type() == FDEFlex && count == 1 {
+				count = 2
+			}
+			e := FRE{StartAddr: start, Info: FREInfo(r.IntN(2) == 0, count, size, r.IntN(3) == 0)}
+			for k := 0; k < count; k++ {
+				var w int32
+				switch r.IntN(4) {
+				case 0:
+					w = 0
+				case 1:
+					w = int32(FlexControlWord(uint32(r.IntN(40)), r.IntN(2) == 0, r.IntN(2) == 0))
+				default:
+					w = int32(r.Uint32())
+				}
+				e.Words = append(e.Words, SignExtend(uint32(w), size))
+			}
+			f.FREs = append(f.FREs, e)
+			start += uint32(r.IntN(20))
+		}
+		s.FDEs = append(s.FDEs, f)
+	}
+	if r.IntN(4) == 0 {
+		s.Trailer = make([]byte, r.IntN(8))
+	}
+	return s
+}
+
+var fileHeader = regexp.MustCompile(`\n([^\n]*):     file format [^\n]*\n\n`)
+
+// TestDumpMatchesObjdump compares Dump with objdump --sframe on random
+// sections of every ABI and both versions, placed in a relocatable object
+// (no relocations: the stored start offsets are dumped as they are).
+func TestDumpMatchesObjdump(t *testing.T) {
+	arches := []struct {
+		arch string
+		abis []ABI
+	}{
+		{"x86_64", []ABI{ABIAMD64LittleEndian}},
+		{"aarch64", []ABI{ABIAArch64LittleEndian, ABIAArch64BigEndian}},
+		{"s390x", []ABI{ABIS390XBigEndian}},
+	}
+	n := 120
+	if testing.Short() {
+		n = 20
+	}
+	for _, a := range arches {
+		t.Run(a.arch, func(t *testing.T) {
+			as := gnuTool(t, a.arch, "as")
+			objcopy := gnuTool(t, a.arch, "objcopy")
+			objdump := gnuTool(t, a.arch, "objdump")
+			dir := t.TempDir()
+			carrier := filepath.Join(dir, "carrier.o")
+			run(t, exec.Command(as, "-o", carrier, "/dev/null"))
+			r := rand.New(rand.NewPCG(uint64(len(a.arch)), 7))
+			var objs []string
+			secs := map[string]*Section{}
+			for i := 0; i < n; i++ {
+				sec := randomSection(r, a.abis[i%len(a.abis)])
+				b, err := sec.Encode()
+				if err != nil {
+					t.Fatalf("Encode: %v", err)
+				}
+				bin := filepath.Join(dir, fmt.Sprintf("s%d.bin", i))
+				obj := fmt.Sprintf("s%d.o", i)
+				if err := os.WriteFile(bin, b, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				run(t, exec.Command(objcopy, "--add-section", ".sframe="+bin, carrier, filepath.Join(dir, obj)))
+				// Compare with what Decode reads back, as the dump does.
+				if secs[obj], err = Decode(b); err != nil {
+					t.Fatalf("Decode(Encode): %v", err)
+				}
+				objs = append(objs, obj)
+			}
+			cmd := exec.Command(objdump, append([]string{"--sframe"}, objs...)...)
+			cmd.Dir = dir
+			out := run(t, cmd)
+			locs := fileHeader.FindAllSubmatchIndex(out, -1)
+			if len(locs) != len(objs) {
+				t.Fatalf("objdump printed %d files, want %d", len(locs), len(objs))
+			}
+			for i, loc := range locs {
+				name := string(out[loc[2]:loc[3]])
+				end := len(out)
+				if i+1 < len(locs) {
+					end = locs[i+1][0]
+				}
+				want := out[loc[1]:end]
+				var got bytes.Buffer
+				if err := Dump(&got, secs[name], 0, ".sframe"); err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(got.Bytes(), want) {
+					b, _ := secs[name].Encode()
+					t.Errorf("%s (section %x):\n%s", name, b, firstDiff(got.String(), string(want)))
+				}
+			}
+		})
+	}
+}
+
+func run(t *testing.T, cmd *exec.Cmd) []byte {
+	t.Helper()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%v: %v\n%s", cmd.Args, err, stderr.Bytes())
+	}
+	return out
+}
