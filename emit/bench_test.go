@@ -1,0 +1,60 @@
+package emit
+
+import (
+	"io"
+	"testing"
+)
+
+// largestGolden returns the biggest raw .sframe section among the golden
+// files.
+func largestGolden(b *testing.B) []byte {
+	var best []byte
+	for _, g := range goldenFiles(b) {
+		raw, _, _, ok := sframeOf(b, g.elf)
+		if ok && len(raw) > len(best) {
+			best = raw
+		}
+	}
+	return best
+}
+
+func BenchmarkDecode(b *testing.B) {
+	data := largestGolden(b)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Decode(data); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkEncode(b *testing.B) {
+	sec, err := Decode(largestGolden(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	enc, _ := sec.Encode()
+	b.SetBytes(int64(len(enc)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := sec.Encode(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkDump(b *testing.B) {
+	data := largestGolden(b)
+	sec, err := Decode(data)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := Dump(io.Discard, sec, 0, ".sframe"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
