@@ -201,31 +201,31 @@ type header struct {
 // errStop is returned by readHeader when the walk cannot go on.
 type stopError struct{ error }
 
-// readHeader reads the entry header at off. A nil header with a nil error
-// is a zero terminator of 4 bytes.
-func (p *parser) readHeader(off int) (*header, int, error) {
+// readHeader reads the entry header at off. A zero terminator (4 bytes)
+// gives h.end == 0 and a nil error.
+func (p *parser) readHeader(off int) (h header, next int, err error) {
 	data := p.data
 	if len(data)-off < 4 {
-		return nil, len(data), stopError{fmt.Errorf("%d bytes left: too short for a length field", len(data)-off)}
+		return h, len(data), stopError{fmt.Errorf("%d bytes left: too short for a length field", len(data)-off)}
 	}
 	length := uint64(p.order.Uint32(data[off:]))
-	h := &header{off: uint64(off)}
+	h.off = uint64(off)
 	pos := off + 4
 	switch {
 	case length == 0:
-		return nil, pos, nil
+		return h, pos, nil
 	case length == 0xffffffff:
 		if len(data)-pos < 8 {
-			return nil, len(data), stopError{errors.New("64-bit length field runs past the end of the section")}
+			return h, len(data), stopError{errors.New("64-bit length field runs past the end of the section")}
 		}
 		length = p.order.Uint64(data[pos:])
 		pos += 8
 		h.format64 = true
 	case length >= 0xfffffff0:
-		return nil, len(data), stopError{fmt.Errorf("reserved length value %#x", length)}
+		return h, len(data), stopError{fmt.Errorf("reserved length value %#x", length)}
 	}
 	if length > uint64(len(data)-pos) {
-		return nil, len(data), stopError{fmt.Errorf("length %#x runs past the end of the section (%#x bytes left)", length, len(data)-pos)}
+		return h, len(data), stopError{fmt.Errorf("length %#x runs past the end of the section (%#x bytes left)", length, len(data)-pos)}
 	}
 	h.end = pos + int(length)
 	idSize := 4
@@ -233,7 +233,7 @@ func (p *parser) readHeader(off int) (*header, int, error) {
 		idSize = 8
 	}
 	if h.end-pos < idSize {
-		return nil, h.end, fmt.Errorf("length %#x too short for the CIE id", length)
+		return h, h.end, fmt.Errorf("length %#x too short for the CIE id", length)
 	}
 	h.idOff = pos
 	if idSize == 4 {
@@ -270,11 +270,11 @@ func (p *parser) walk() {
 			continue
 		}
 		off = next
-		if h == nil {
+		if h.end == 0 {
 			continue // zero terminator
 		}
-		if p.isCIE(h) {
-			r := p.cieAt(h)
+		if p.isCIE(&h) {
+			r := p.cieAt(&h)
 			if r.err != nil {
 				p.fail(h.off, r.err)
 			} else {
@@ -282,7 +282,7 @@ func (p *parser) walk() {
 			}
 			continue
 		}
-		fde, err := p.parseFDE(h)
+		fde, err := p.parseFDE(&h)
 		if err != nil {
 			p.fail(h.off, err)
 			continue
@@ -324,12 +324,12 @@ func (p *parser) lookupCIE(off uint64) (*CIE, error) {
 		switch {
 		case err != nil:
 			r = &cieResult{err: err}
-		case h == nil:
+		case h.end == 0:
 			r = &cieResult{err: errors.New("a zero terminator")}
-		case !p.isCIE(h):
+		case !p.isCIE(&h):
 			r = &cieResult{err: errors.New("not a CIE")}
 		default:
-			r = p.cieAt(h)
+			r = p.cieAt(&h)
 		}
 		p.cies[off] = r
 	}

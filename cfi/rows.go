@@ -22,11 +22,7 @@ type RowIterator struct {
 	err                    error
 	pc                     uint64
 
-	// The current state.
-	cfa       CFARule
-	regs      []RegisterRule
-	raMangled bool
-	argsSize  uint64
+	// The current state is it.row's CFA, Regs, RAMangled and ArgsSize.
 
 	// The state after the CIE's initial instructions, which DW_CFA_restore
 	// returns to; cached for consecutive FDEs of one CIE.
@@ -82,6 +78,9 @@ func (it *RowIterator) Next() (*Row, error) {
 		}
 	}
 	for {
+		if row, ok := it.fast(); ok {
+			return row, nil
+		}
 		err := it.r.next(&it.in)
 		if err != nil {
 			if err == io.EOF {
@@ -115,6 +114,87 @@ func (it *RowIterator) Next() (*Row, error) {
 	}
 }
 
+// fast executes the most common instructions in place, without building
+// an Instruction: DW_CFA_advance_loc, offset, restore, nop,
+// def_cfa_offset, def_cfa_register, def_cfa, remember_state and
+// restore_state with one-byte operands. It returns a row when an advance
+// ends one; it leaves anything else (and every error) to the general path.
+func (it *RowIterator) fast() (*Row, bool) {
+	r := &it.r
+	data := r.data
+	pos := r.pos
+	ca, da := r.codeAlign, r.dataAlign
+	if ca > 1<<24 || da > 1<<24 || da < -(1<<24) {
+		return nil, false
+	}
+	for pos < len(data) {
+		b := data[pos]
+		switch b >> 6 {
+		case 1: // advance_loc
+			pos++
+			d := uint64(b&0x3f) * ca
+			if d == 0 {
+				continue
+			}
+			next := it.pc + d
+			if next < it.pc {
+				r.pos = pos - 1
+				return nil, false
+			}
+			r.pos = pos
+			return it.emit(next), true
+		case 2: // offset
+			if pos+1 >= len(data) || data[pos+1] >= 0x80 {
+				r.pos = pos
+				return nil, false
+			}
+			it.set(uint64(b&0x3f), Rule{Kind: RuleOffset, Offset: int64(data[pos+1]) * da})
+			pos += 2
+			continue
+		case 3: // restore
+			it.restore(uint64(b & 0x3f))
+			pos++
+			continue
+		}
+		switch Op(b) {
+		case OpNop:
+			pos++
+			continue
+		case OpDefCFAOffset:
+			if pos+1 < len(data) && data[pos+1] < 0x80 {
+				it.row.CFA.Offset = int64(data[pos+1])
+				pos += 2
+				continue
+			}
+		case OpDefCFARegister:
+			if pos+1 < len(data) && data[pos+1] < 0x80 {
+				it.row.CFA.Reg, it.row.CFA.Expr = uint64(data[pos+1]), nil
+				pos += 2
+				continue
+			}
+		case OpDefCFA:
+			if pos+2 < len(data) && data[pos+1] < 0x80 && data[pos+2] < 0x80 {
+				it.row.CFA = CFARule{Reg: uint64(data[pos+1]), Offset: int64(data[pos+2])}
+				pos += 3
+				continue
+			}
+		case OpRememberState:
+			it.remember()
+			pos++
+			continue
+		case OpRestoreState:
+			if len(it.stack) > 0 {
+				it.restoreState()
+				pos++
+				continue
+			}
+		}
+		break
+	}
+	r.pos = pos
+	return nil, false
+}
+
 // start runs the CIE's initial instructions (or takes their cached result)
 // and positions the reader on the FDE's instructions.
 func (it *RowIterator) start() error {
@@ -126,9 +206,9 @@ func (it *RowIterator) start() error {
 	}
 	if it.initCIE != cie {
 		it.initCIE = nil
-		it.cfa = CFARule{}
-		it.regs = it.regs[:0]
-		it.raMangled = false
+		it.row.CFA = CFARule{}
+		it.row.Regs = it.row.Regs[:0]
+		it.row.RAMangled = false
 		it.initRegs = it.initRegs[:0]
 		it.r.reset(cie.Initial, cie.InitialOffset, cie, f.Order, &f.ptr)
 		for {
@@ -147,19 +227,23 @@ func (it *RowIterator) start() error {
 				return fmt.Errorf("CIE at offset %#x: %w", cie.Offset, err)
 			}
 		}
-		it.initCFA = it.cfa
-		it.initRegs = append(it.initRegs, it.regs...)
-		it.initRAMangled = it.raMangled
+		it.initCFA = it.row.CFA
+		it.initRegs = append(it.initRegs, it.row.Regs...)
+		it.initRAMangled = it.row.RAMangled
 		// A CIE that leaves state on the stack is run again for every FDE.
 		if len(it.stack) == 0 {
 			it.initCIE = cie
 		}
 	} else {
-		it.cfa = it.initCFA
-		it.regs = append(it.regs[:0], it.initRegs...)
-		it.raMangled = it.initRAMangled
+		it.row.CFA = it.initCFA
+		regs := it.row.Regs[:0]
+		for _, r := range it.initRegs {
+			regs = append(regs, r)
+		}
+		it.row.Regs = regs
+		it.row.RAMangled = it.initRAMangled
 	}
-	it.argsSize = 0
+	it.row.ArgsSize = 0
 	ptr := &f.ptr
 	if ptr.FuncAddr != fde.Start {
 		// set_loc with DW_EH_PE_funcrel needs the function's start.
@@ -174,14 +258,7 @@ func (it *RowIterator) start() error {
 
 // emit returns the current state as the row [it.pc, end) and moves to end.
 func (it *RowIterator) emit(end uint64) *Row {
-	it.row = Row{
-		PC:        it.pc,
-		End:       end,
-		CFA:       it.cfa,
-		Regs:      it.regs,
-		RAMangled: it.raMangled,
-		ArgsSize:  it.argsSize,
-	}
+	it.row.PC, it.row.End = it.pc, end
 	it.pc = end
 	it.yielded = true
 	return &it.row
@@ -232,53 +309,68 @@ func (it *RowIterator) execute(in *Instruction) error {
 	case OpValExpression:
 		it.set(in.Reg, Rule{Kind: RuleValExpression, Expr: in.Expr})
 	case OpRememberState:
-		lo := len(it.stackRegs)
-		it.stackRegs = append(it.stackRegs, it.regs...)
-		it.stack = append(it.stack, savedState{cfa: it.cfa, raMangled: it.raMangled, lo: lo, hi: len(it.stackRegs)})
+		it.remember()
 	case OpRestoreState:
-		n := len(it.stack)
-		if n == 0 {
+		if len(it.stack) == 0 {
 			return it.instrErr("DW_CFA_restore_state with no remembered state")
 		}
-		s := it.stack[n-1]
-		it.stack = it.stack[:n-1]
-		it.cfa, it.raMangled = s.cfa, s.raMangled
-		it.regs = append(it.regs[:0], it.stackRegs[s.lo:s.hi]...)
-		it.stackRegs = it.stackRegs[:s.lo]
+		it.restoreState()
 	case OpDefCFA, OpDefCFASF:
-		it.cfa = CFARule{Reg: in.Reg, Offset: in.Offset}
+		it.row.CFA = CFARule{Reg: in.Reg, Offset: in.Offset}
 	case OpDefCFARegister:
 		// Keeps the offset; an expression CFA becomes register-based.
-		it.cfa.Reg, it.cfa.Expr = in.Reg, nil
+		it.row.CFA.Reg, it.row.CFA.Expr = in.Reg, nil
 	case OpDefCFAOffset, OpDefCFAOffsetSF:
-		it.cfa.Offset = in.Offset
+		it.row.CFA.Offset = in.Offset
 	case OpDefCFAExpression:
-		it.cfa = CFARule{Expr: in.Expr}
+		it.row.CFA = CFARule{Expr: in.Expr}
 	case OpGNUArgsSize:
-		it.argsSize = uint64(in.Offset)
+		it.row.ArgsSize = uint64(in.Offset)
 	case OpGNUWindowSave, OpAArch64NegateRAStateWithPC:
-		it.raMangled = !it.raMangled
+		it.row.RAMangled = !it.row.RAMangled
 	default:
 		return it.instrErr("%v not allowed here", in.Op)
 	}
 	return nil
 }
 
-// set gives register col the rule r, keeping it.regs sorted.
+// remember pushes the current rules.
+func (it *RowIterator) remember() {
+	lo := len(it.stackRegs)
+	it.stackRegs = append(it.stackRegs, it.row.Regs...)
+	it.stack = append(it.stack, savedState{cfa: it.row.CFA, raMangled: it.row.RAMangled, lo: lo, hi: len(it.stackRegs)})
+}
+
+// restoreState pops the rules remember pushed last; the stack is not
+// empty.
+func (it *RowIterator) restoreState() {
+	n := len(it.stack)
+	s := it.stack[n-1]
+	it.stack = it.stack[:n-1]
+	it.row.CFA, it.row.RAMangled = s.cfa, s.raMangled
+	it.row.Regs = append(it.row.Regs[:0], it.stackRegs[s.lo:s.hi]...)
+	it.stackRegs = it.stackRegs[:s.lo]
+}
+
+// set gives register col the rule r, keeping it.row.Regs sorted. The
+// element moves are written out: for the few registers of a row they are
+// cheaper than copy's typed memmove.
 func (it *RowIterator) set(col uint64, r Rule) {
-	regs := it.regs
-	i := 0
-	for i < len(regs) && regs[i].Column < col {
-		i++
+	regs := it.row.Regs
+	i := len(regs)
+	for i > 0 && regs[i-1].Column > col {
+		i--
 	}
-	if i < len(regs) && regs[i].Column == col {
-		regs[i].Rule = r
+	if i > 0 && regs[i-1].Column == col {
+		regs[i-1].Rule = r
 		return
 	}
 	regs = append(regs, RegisterRule{})
-	copy(regs[i+1:], regs[i:])
+	for j := len(regs) - 1; j > i; j-- {
+		regs[j] = regs[j-1]
+	}
 	regs[i] = RegisterRule{Column: col, Rule: r}
-	it.regs = regs
+	it.row.Regs = regs
 }
 
 // restore gives register col its rule after the CIE's initial
@@ -290,9 +382,9 @@ func (it *RowIterator) restore(col uint64) {
 			return
 		}
 	}
-	for i, r := range it.regs {
+	for i, r := range it.row.Regs {
 		if r.Column == col {
-			it.regs = append(it.regs[:i], it.regs[i+1:]...)
+			it.row.Regs = append(it.row.Regs[:i], it.row.Regs[i+1:]...)
 			return
 		}
 	}
