@@ -16,13 +16,20 @@ type builder struct {
 	phaddr    uint64
 	phPending bool // the table goes into the new PT_LOAD
 
+	// moved are the sections (by index) moved to make room after the
+	// program header table, and how far; movedProgs the same for program
+	// headers.
+	moved      map[int]uint64
+	movedProgs map[int]uint64
+
 	sfSet         bool
 	sfOff, sfAddr uint64
 	withLoad      bool
 }
 
 func newBuilder(pl *planner) *builder {
-	b := &builder{pl: pl, f: pl.f, plan: &linkedPlan{}, grown: map[int]uint64{}, rooms: map[int]uint64{}}
+	b := &builder{pl: pl, f: pl.f, plan: &linkedPlan{}, grown: map[int]uint64{}, rooms: map[int]uint64{},
+		moved: map[int]uint64{}, movedProgs: map[int]uint64{}}
 	b.layout = &b.plan.layout
 	b.layout.GrownLoad = -1
 	b.layout.Size = pl.size
@@ -74,9 +81,12 @@ func (b *builder) grow(li int, n, align uint64) (off, addr uint64, ok bool) {
 	return start, p.Vaddr + (start - p.Off), true
 }
 
-// placePhdrs makes room for extra program headers: in place when the bytes
-// after the table are free and loaded, else at the end of the first
-// PT_LOAD. Otherwise it leaves the table to the new PT_LOAD.
+// placePhdrs makes room for extra program headers in place, when the bytes
+// after the table are free and loaded. Otherwise the table is left to the
+// new PT_LOAD, at whose start it goes: BFD (strip, objcopy) moves a table
+// that is inside the first PT_LOAD but not right after the ELF header back
+// there, shifting the sections after it, while it keeps a table that starts
+// its own PT_LOAD.
 func (b *builder) placePhdrs(extra int) bool {
 	f := b.f
 	b.phExtra = extra
@@ -90,9 +100,7 @@ func (b *builder) placePhdrs(extra int) bool {
 			return true
 		}
 	}
-	if off, addr, ok := b.grow(b.pl.loads[0], sz, 8); ok {
-		b.phoff, b.phaddr = off, addr
-		b.layout.PhdrsMoved = true
+	if b.moveAfterPhdrs(sz) {
 		b.phPending = false
 		return true
 	}
@@ -209,6 +217,11 @@ func (b *builder) finish() *linkedPlan {
 		sects[f.shstrndx].Off = shstrOff
 		sects[f.shstrndx].Size = uint64(len(shstr))
 	}
+	for i, d := range b.moved {
+		sects[i].Off += d
+		sects[i].Addr += d
+	}
+	plan.moved = b.moved
 	if len(sects) > 0 {
 		sf := &sects[len(sects)-1]
 		if pl.sfIdx >= 0 {
@@ -225,6 +238,11 @@ func (b *builder) finish() *linkedPlan {
 
 	// Program headers.
 	progs := append([]prog(nil), f.progs...)
+	for i, d := range b.movedProgs {
+		progs[i].Off += d
+		progs[i].Vaddr += d
+		progs[i].Paddr += d
+	}
 	for li, sz := range b.grown {
 		progs[li].Filesz, progs[li].Memsz = sz, sz
 	}

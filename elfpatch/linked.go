@@ -25,6 +25,10 @@ type Layout struct {
 	// room for the added entries); PhdrsOffset is its new file offset.
 	PhdrsMoved  bool
 	PhdrsOffset uint64
+	// MovedSections is the number of note/.interp sections moved from
+	// after the program header table to the end of the first PT_LOAD so
+	// that the table could grow where it is.
+	MovedSections int
 }
 
 // maxPadding bounds the zero padding PatchLinked inserts before a new
@@ -62,8 +66,11 @@ func PatchLinked(in, out *os.File, size int, encode func(addr uint64) ([]byte, e
 	if err != nil {
 		return Layout{}, err
 	}
-	p, err := planLinked(f, uint64(size))
+	p, err := planLinked(f, in, uint64(size))
 	if err != nil {
+		return Layout{}, err
+	}
+	if err := p.fixSymbols(f, in); err != nil {
 		return Layout{}, err
 	}
 	data, err := encode(p.layout.Addr)
@@ -92,6 +99,9 @@ type linkedPlan struct {
 	copyEnd uint64 // input bytes [0, copyEnd) are copied
 	end     uint64 // output size
 	chunks  []chunk
+	// moved are sections moved by the layout (index -> address delta),
+	// whose symbols must follow.
+	moved map[int]uint64
 }
 
 func (p *linkedPlan) write(in, out *os.File) error {
@@ -131,6 +141,7 @@ type span struct{ start, end uint64 }
 // planner holds the state of one layout decision.
 type planner struct {
 	f        *file
+	in       io.ReaderAt
 	size     uint64 // SFrame section size
 	loads    []int  // indices of PT_LOAD headers, in address order
 	pageSize uint64
@@ -139,24 +150,21 @@ type planner struct {
 	ptIdx    int    // existing PT_GNU_SFRAME, or -1
 }
 
-func planLinked(f *file, size uint64) (*linkedPlan, error) {
+func planLinked(f *file, in io.ReaderAt, size uint64) (*linkedPlan, error) {
 	if f.hdr.typ != etExec && f.hdr.typ != etDyn {
 		return nil, fmt.Errorf("ELF type %d is not ET_EXEC or ET_DYN (a linked executable or shared library)", f.hdr.typ)
 	}
-	pl := &planner{f: f, size: size, sfIdx: -1, ptIdx: -1, pageSize: 4096}
+	pl := &planner{f: f, in: in, size: size, sfIdx: -1, ptIdx: -1, pageSize: 4096}
 	if err := pl.scan(); err != nil {
 		return nil, err
 	}
 	if p, ok := pl.tryInPlace(); ok {
 		return p, nil
 	}
-	if p, ok := pl.try(false); ok {
+	if p, ok := pl.tryGap(); ok {
 		return p, nil
 	}
-	if p, ok := pl.try(true); ok {
-		return p, nil
-	}
-	return nil, errors.New("no room for the SFrame section or the program header table")
+	return pl.tryNewLoad(), nil
 }
 
 // scan finds the loads, the page size, the used file ranges and any
@@ -332,43 +340,46 @@ func (pl *planner) tryInPlace() (*linkedPlan, bool) {
 	}
 	b.layout.InPlace = true
 	if pl.ptIdx < 0 {
-		// A PT_GNU_SFRAME must be added: the table grows by one entry.
+		// A PT_GNU_SFRAME must be added: the table grows by one entry,
+		// or moves to a new PT_LOAD (two entries).
 		if !b.placePhdrs(1) {
-			if !b.placePhdrs(2) {
-				return nil, false
-			}
+			b.placePhdrs(2)
 			b.newLoad()
 		}
 	}
 	return b.finish(), true
 }
 
-// try places the section in the free space after a read-only PT_LOAD
-// (withLoad false) or in a new PT_LOAD at the end of the file.
-func (pl *planner) try(withLoad bool) (*linkedPlan, bool) {
+// tryGap places the section in the free space after a read-only PT_LOAD,
+// when the program header table can take a PT_GNU_SFRAME without a new
+// PT_LOAD (it exists, or the table can grow in place).
+func (pl *planner) tryGap() (*linkedPlan, bool) {
 	b := newBuilder(pl)
-	extra := 0
+	if pl.ptIdx < 0 && !b.placePhdrs(1) {
+		return nil, false
+	}
+	for _, li := range pl.loads {
+		if pl.f.progs[li].Flags != pfR {
+			continue
+		}
+		if off, addr, ok := b.grow(li, pl.size, 8); ok {
+			b.setSFrame(off, addr)
+			return b.finish(), true
+		}
+	}
+	return nil, false
+}
+
+// tryNewLoad places the section in a new read-only PT_LOAD at the end of
+// the file, with the program header table at its start unless the table
+// can grow in place.
+func (pl *planner) tryNewLoad() *linkedPlan {
+	b := newBuilder(pl)
+	extra := 1
 	if pl.ptIdx < 0 {
 		extra++
 	}
-	if withLoad {
-		extra++
-	}
-	if extra > 0 && !b.placePhdrs(extra) && !withLoad {
-		return nil, false
-	}
-	if !withLoad {
-		for _, li := range pl.loads {
-			if pl.f.progs[li].Flags != pfR {
-				continue
-			}
-			if off, addr, ok := b.grow(li, pl.size, 8); ok {
-				b.setSFrame(off, addr)
-				return b.finish(), true
-			}
-		}
-		return nil, false
-	}
+	b.placePhdrs(extra)
 	b.newLoad()
-	return b.finish(), true
+	return b.finish()
 }

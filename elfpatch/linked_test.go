@@ -1,0 +1,226 @@
+package elfpatch
+
+import (
+	"bytes"
+	"debug/elf"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const helloC = `#include <stdio.h>
+static int fact(int n) { return n <= 1 ? 1 : n * fact(n - 1); }
+int main(int argc, char **argv) { printf("hello %d\n", fact(argc + 4)); return 0; }
+`
+
+// manyC returns a C program with n functions, whose SFrame section does not
+// fit in the free space after any PT_LOAD.
+func manyC(n int) string {
+	var b strings.Builder
+	b.WriteString("#include <stdio.h>\n")
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&b, "__attribute__((noinline)) int f%d(int x) { volatile int a[4]; a[0] = x; return a[0] + %d; }\n", i, i)
+	}
+	b.WriteString("int main(void) { int s = 0;\n")
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&b, "s += f%d(%d);\n", i, i)
+	}
+	b.WriteString("printf(\"hello %d\\n\", s); return 0; }\n")
+	return b.String()
+}
+
+type target struct {
+	arch, gcc string
+	qemu      []string // runner prefix; nil for native
+	tool      string   // reference tool prefix
+}
+
+func targets(t *testing.T) []target {
+	return []target{
+		{arch: "x86_64", gcc: "gcc", tool: "x86_64"},
+		{arch: "aarch64", gcc: "aarch64-linux-gnu-gcc", qemu: []string{"qemu-aarch64", "-L", "/usr/aarch64-linux-gnu"}, tool: "aarch64"},
+		{arch: "s390x", gcc: "s390x-linux-gnu-gcc", qemu: []string{"qemu-s390x", "-L", "/usr/s390x-linux-gnu"}, tool: "s390x"},
+	}
+}
+
+func refDir() string {
+	if d := os.Getenv("GNU_SFRAME_REF"); d != "" {
+		return d
+	}
+	return "/root/.cache/gnu-sframe-ref/bin"
+}
+
+// build compiles src with the reference binutils, with and without
+// --gsframe, and returns both outputs.
+func (tg target) build(t *testing.T, dir, name, src string, flags ...string) (gs, plain string) {
+	t.Helper()
+	lookTool(t, tg.gcc)
+	bdir := filepath.Join(filepath.Dir(refDir()), "gcc-"+tg.arch)
+	if _, err := os.Stat(bdir); err != nil {
+		need(t, bdir)
+	}
+	c := filepath.Join(dir, name+".c")
+	if err := os.WriteFile(c, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gs, plain = filepath.Join(dir, name+".gs"), filepath.Join(dir, name)
+	base := append([]string{"-B", bdir, "-O1", "-Wl,-z,separate-code"}, flags...)
+	run(t, tg.gcc, append(base, "-Wa,--gsframe", "-o", gs, c)...)
+	run(t, tg.gcc, append(base, "-o", plain, c)...)
+	return gs, plain
+}
+
+func (tg target) exec(t *testing.T, bin string, args ...string) string {
+	t.Helper()
+	if tg.qemu != nil {
+		lookTool(t, tg.qemu[0])
+		args = append(append(append([]string(nil), tg.qemu[1:]...), bin), args...)
+		bin = tg.qemu[0]
+	}
+	out, _ := run(t, bin, args...)
+	return out
+}
+
+// patchFile patches in to out with sec (valid at secAddr), re-anchored to
+// wherever PatchLinked puts it.
+func patchFile(t *testing.T, in, out string, sec []byte, secAddr uint64) Layout {
+	t.Helper()
+	fi, err := os.Open(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fi.Close()
+	fo, err := os.OpenFile(out, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o755)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fo.Close()
+	lay, err := PatchLinked(fi, fo, len(sec), func(addr uint64) ([]byte, error) {
+		return Rebase(sec, secAddr, addr)
+	})
+	if err != nil {
+		t.Fatalf("PatchLinked %s: %v", in, err)
+	}
+	return lay
+}
+
+// sectionOf returns the bytes and address of a section of an ELF file.
+func sectionOf(t *testing.T, path, name string) ([]byte, uint64) {
+	t.Helper()
+	f, err := elf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	s := f.Section(name)
+	if s == nil {
+		t.Fatalf("%s: no %s", path, name)
+	}
+	b, err := s.Data()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b, s.Addr
+}
+
+// checkELF runs readelf -lW -SW and fails on any warning.
+func checkELF(t *testing.T, tg target, path string) {
+	t.Helper()
+	out, errs := run(t, refTool(t, tg.tool, "readelf"), "-lSW", path)
+	if errs != "" || strings.Contains(strings.ToLower(out), "warning") {
+		t.Errorf("readelf -lSW %s warns:\n%s%s", path, errs, out)
+	}
+	if n := strings.Count(out, "GNU_SFRAME"); n != 2 { // program header + section type
+		t.Errorf("readelf -lSW %s: %d GNU_SFRAME lines, want 2\n%s", path, n, out)
+	}
+}
+
+// elflintCount returns the number of eu-elflint findings for path.
+func elflintCount(t *testing.T, path string) int {
+	cmd := exec.Command("eu-elflint", "--gnu-ld", path)
+	out, _ := cmd.CombinedOutput()
+	n := 0
+	for _, l := range strings.Split(string(out), "\n") {
+		if l != "" && !strings.HasPrefix(l, "No errors") {
+			n++
+		}
+	}
+	return n
+}
+
+func TestPatchLinkedTwins(t *testing.T) {
+	kinds := []struct {
+		name, src string
+		flags     []string
+		newLoad   bool
+	}{
+		{"pie", helloC, []string{"-fPIE", "-pie"}, false},
+		{"exec", helloC, []string{"-no-pie"}, false},
+		{"many", manyC(300), []string{"-fPIE", "-pie"}, true},
+	}
+	for _, tg := range targets(t) {
+		for _, k := range kinds {
+			t.Run(tg.arch+"/"+k.name, func(t *testing.T) {
+				dir := t.TempDir()
+				gs, plain := tg.build(t, dir, k.name, k.src, k.flags...)
+				sec, addr := sectionOf(t, gs, ".sframe")
+				ours := filepath.Join(dir, k.name+".ours")
+				lay := patchFile(t, plain, ours, sec, addr)
+				t.Logf("%+v", lay)
+				if lay.NewLoad != k.newLoad && tg.arch != "aarch64" { // 64 KiB pages leave room
+					t.Errorf("NewLoad = %v, want %v", lay.NewLoad, k.newLoad)
+				}
+				want := tg.exec(t, plain)
+				if got := tg.exec(t, ours); got != want {
+					t.Errorf("patched program prints %q, want %q", got, want)
+				}
+				checkELF(t, tg, ours)
+				od := refTool(t, tg.tool, "objdump")
+				if got, want := sframeText(t, od, ours), sframeText(t, od, gs); got != want {
+					t.Errorf("objdump --sframe differs:\n got:\n%s\nwant:\n%s", got, want)
+				}
+				// Second patch of our output: byte-identical.
+				again := filepath.Join(dir, k.name+".again")
+				lay2 := patchFile(t, ours, again, sec, addr)
+				if !lay2.InPlace {
+					t.Errorf("second patch not in place: %+v", lay2)
+				}
+				b1, _ := os.ReadFile(ours)
+				b2, _ := os.ReadFile(again)
+				if !bytes.Equal(b1, b2) {
+					t.Errorf("second patch differs from the first")
+				}
+				// strip and objcopy round trips still run and keep SFrame.
+				for _, tool := range []string{"strip", "objcopy"} {
+					if lay.PhdrsMoved && tg.qemu != nil {
+						// BFD re-lays out a moved table so that only the
+						// kernel's (>= 5.18) AT_PHDR finds it, not qemu's;
+						// see docs/elfpatch.md.
+						continue
+					}
+					rt := filepath.Join(dir, k.name+"."+tool)
+					if tool == "strip" {
+						run(t, refTool(t, tg.tool, tool), "-o", rt, ours)
+					} else {
+						run(t, refTool(t, tg.tool, tool), ours, rt)
+					}
+					if got := tg.exec(t, rt); got != want {
+						t.Errorf("after %s the program prints %q, want %q", tool, got, want)
+					}
+					checkELF(t, tg, rt)
+				}
+				if _, err := exec.LookPath("eu-elflint"); err == nil {
+					// elflint does not know the SFrame types: compare with
+					// GNU's own build, which has the same two findings.
+					if a, b := elflintCount(t, gs), elflintCount(t, ours); b > a {
+						out, _ := exec.Command("eu-elflint", "--gnu-ld", ours).CombinedOutput()
+						t.Errorf("eu-elflint: %d findings, GNU build %d:\n%s", b, a, out)
+					}
+				}
+			})
+		}
+	}
+}
