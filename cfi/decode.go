@@ -61,7 +61,7 @@ func (r *InstructionReader) operands(in *Instruction, pos int) (int, error) {
 	switch in.Op {
 	case OpNop, OpRememberState, OpRestoreState, OpAArch64NegateRAStateWithPC, OpGNUWindowSave:
 	case OpSetLoc:
-		in.Delta, pos, err = r.ptr.Decode(data, pos, r.fdeEnc, r.base)
+		in.Delta, pos, err = r.setLoc(pos)
 	case OpAdvanceLoc1:
 		if pos >= len(data) {
 			return pos, errTruncated

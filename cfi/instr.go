@@ -36,52 +36,60 @@ type InstructionReader struct {
 	codeAlign uint64
 	dataAlign int64
 	order     binary.ByteOrder
-	ptr       PointerContext
 	fdeEnc    PointerEncoding
+	// ptr, with addrSize and funcAddr in place of its own, decodes
+	// DW_CFA_set_loc operands.
+	ptr      *PointerContext
+	addrSize int
+	funcAddr uint64
 }
 
 // NewInstructionReader returns a reader of the instructions in data, which
 // belong to an entry of cie. ptr decodes DW_CFA_set_loc operands (with the
-// CIE's FDE encoding); nil means absolute 8-byte addresses in order.
+// CIE's FDE encoding); nil means absolute addresses of the CIE's address
+// size. Offsets in errors count from data[0].
 func NewInstructionReader(data []byte, cie *CIE, order binary.ByteOrder, ptr *PointerContext) *InstructionReader {
+	if ptr == nil {
+		ptr = &PointerContext{Order: order, AddrSize: 8}
+	}
 	r := &InstructionReader{}
-	r.reset(data, 0, cie, order, ptr)
+	r.reset(data, 0, cie, order, ptr, ptr.FuncAddr)
 	return r
 }
 
-func (r *InstructionReader) reset(data []byte, base uint64, cie *CIE, order binary.ByteOrder, ptr *PointerContext) {
-	*r = InstructionReader{data: data, base: base, order: order}
-	if ptr != nil {
-		r.ptr = *ptr
-	} else {
-		r.ptr = PointerContext{AddrSize: 8}
-	}
-	r.ptr.Order = order
-	r.codeAlign, r.dataAlign = 1, 1
+func (r *InstructionReader) reset(data []byte, base uint64, cie *CIE, order binary.ByteOrder, ptr *PointerContext, funcAddr uint64) {
+	r.data, r.pos, r.base, r.order = data, 0, base, order
+	r.ptr, r.addrSize, r.funcAddr = ptr, ptr.AddrSize, funcAddr
+	r.codeAlign, r.dataAlign, r.fdeEnc = 1, 1, PEAbsPtr
 	if cie != nil {
 		r.codeAlign = cie.CodeAlign
 		r.dataAlign = cie.DataAlign
 		r.fdeEnc = PointerEncoding(cie.FDEEncoding)
 		if cie.AddressSize != 0 {
-			r.ptr.AddrSize = int(cie.AddressSize)
+			r.addrSize = int(cie.AddressSize)
 		}
 	}
+}
+
+// setLoc decodes a DW_CFA_set_loc operand at data[pos:].
+func (r *InstructionReader) setLoc(pos int) (uint64, int, error) {
+	p := *r.ptr
+	p.Order, p.AddrSize, p.FuncAddr = r.order, r.addrSize, r.funcAddr
+	return p.Decode(r.data, pos, r.fdeEnc, r.base)
 }
 
 // CIEInstructions returns a reader of cie's initial instructions.
 func (f *Frames) CIEInstructions(cie *CIE) *InstructionReader {
 	r := &InstructionReader{}
-	r.reset(cie.Initial, cie.InitialOffset, cie, f.Order, &f.ptr)
+	r.reset(cie.Initial, cie.InitialOffset, cie, f.Order, &f.ptr, 0)
 	return r
 }
 
 // FDEInstructions returns a reader of fde's instructions (not including its
 // CIE's initial instructions).
 func (f *Frames) FDEInstructions(fde *FDE) *InstructionReader {
-	ptr := f.ptr
-	ptr.FuncAddr = fde.Start
 	r := &InstructionReader{}
-	r.reset(fde.Instructions, fde.InstructionsOffset, fde.CIE, f.Order, &ptr)
+	r.reset(fde.Instructions, fde.InstructionsOffset, fde.CIE, f.Order, &f.ptr, fde.Start)
 	return r
 }
 

@@ -210,7 +210,7 @@ func (it *RowIterator) start() error {
 		it.row.Regs = it.row.Regs[:0]
 		it.row.RAMangled = false
 		it.initRegs = it.initRegs[:0]
-		it.r.reset(cie.Initial, cie.InitialOffset, cie, f.Order, &f.ptr)
+		it.r.reset(cie.Initial, cie.InitialOffset, cie, f.Order, &f.ptr, 0)
 		for {
 			err := it.r.next(&it.in)
 			if err == io.EOF {
@@ -244,14 +244,7 @@ func (it *RowIterator) start() error {
 		it.row.RAMangled = it.initRAMangled
 	}
 	it.row.ArgsSize = 0
-	ptr := &f.ptr
-	if ptr.FuncAddr != fde.Start {
-		// set_loc with DW_EH_PE_funcrel needs the function's start.
-		p := *ptr
-		p.FuncAddr = fde.Start
-		ptr = &p
-	}
-	it.r.reset(fde.Instructions, fde.InstructionsOffset, cie, f.Order, ptr)
+	it.r.reset(fde.Instructions, fde.InstructionsOffset, cie, f.Order, &f.ptr, fde.Start)
 	it.pc = fde.Start
 	return nil
 }

@@ -1,0 +1,128 @@
+package cfi
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// TestCompiledFrames compiles testdata/prog.c (and exc.cc) with the native
+// and cross compilers and compares our rows with readelf's tables.
+func TestCompiledFrames(t *testing.T) {
+	if testing.Short() {
+		t.Skip("compiles programs")
+	}
+	refTool(t, "x86_64-readelf")
+	ref := filepath.Dir(refTool(t, "x86_64-ld"))
+	ref = filepath.Dir(ref) // .../gnu-sframe-ref
+	type build struct {
+		name, cc string
+		args     []string
+		src      Source
+	}
+	linkX86 := []string{"-B", filepath.Join(ref, "gcc-x86_64")}
+	linkA64 := []string{"-B", filepath.Join(ref, "gcc-aarch64")}
+	linkS390 := []string{"-B", filepath.Join(ref, "gcc-s390x")}
+	noEH := []string{"-g", "-fno-asynchronous-unwind-tables", "-fno-unwind-tables"}
+	builds := []build{
+		{"x86_64-O0.o", "gcc", []string{"-O0", "-c"}, Auto},
+		{"x86_64-O2.o", "gcc", []string{"-O2", "-c"}, Auto},
+		{"x86_64-Os.o", "gcc", []string{"-Os", "-c"}, Auto},
+		{"x86_64-O2-fs.o", "gcc", []string{"-O2", "-c", "-ffunction-sections"}, Auto},
+		{"x86_64-O2-debug.o", "gcc", append([]string{"-O2", "-c"}, noEH...), DebugFrame},
+		{"x86_64-O2.exe", "gcc", append([]string{"-O2"}, linkX86...), Auto},
+		{"x86_64-O0.exe", "gcc", append([]string{"-O0"}, linkX86...), Auto},
+		{"x86_64-O2-debug.exe", "gcc", append(append([]string{"-O2"}, noEH...), linkX86...), DebugFrame},
+		{"x86_64-exc.o", "g++", []string{"-O2", "-c"}, Auto},
+		{"x86_64-exc.exe", "g++", append([]string{"-O2"}, linkX86...), Auto},
+		{"aarch64-O2.o", "aarch64-linux-gnu-gcc", []string{"-O2", "-c"}, Auto},
+		{"aarch64-O0.o", "aarch64-linux-gnu-gcc", []string{"-O0", "-c"}, Auto},
+		{"aarch64-pac-b.o", "aarch64-linux-gnu-gcc", []string{"-O2", "-c", "-mbranch-protection=pac-ret+b-key"}, Auto},
+		{"aarch64-pac-b.exe", "aarch64-linux-gnu-gcc", append([]string{"-O2", "-mbranch-protection=pac-ret+b-key"}, linkA64...), Auto},
+		{"aarch64-O2-debug.o", "aarch64-linux-gnu-gcc", append([]string{"-O2", "-c"}, noEH...), DebugFrame},
+		{"s390x-O2.o", "s390x-linux-gnu-gcc", []string{"-O2", "-c"}, Auto},
+		{"s390x-Os.o", "s390x-linux-gnu-gcc", []string{"-Os", "-c"}, Auto},
+		{"s390x-O2.exe", "s390x-linux-gnu-gcc", append([]string{"-O2"}, linkS390...), Auto},
+		{"s390x-O2-debug.o", "s390x-linux-gnu-gcc", append([]string{"-O2", "-c"}, noEH...), DebugFrame},
+	}
+	dir := t.TempDir()
+	for _, b := range builds {
+		t.Run(b.name, func(t *testing.T) {
+			if _, err := exec.LookPath(b.cc); err != nil {
+				needTool(t, b.cc)
+			}
+			src := "testdata/prog.c"
+			if b.cc == "g++" {
+				src = "testdata/exc.cc"
+			}
+			out := filepath.Join(dir, b.name)
+			args := append(append([]string{}, b.args...), "-o", out, src)
+			if msg, err := exec.Command(b.cc, args...).CombinedOutput(); err != nil {
+				t.Fatalf("%s %s: %v\n%s", b.cc, strings.Join(args, " "), err, msg)
+			}
+			n := checkFileAgainst(t, out, "", b.src)
+			if n == 0 {
+				t.Errorf("no rows compared")
+			}
+			t.Logf("%d rows", n)
+		})
+	}
+}
+
+// TestSystemFrames compares the .eh_frame of installed binaries.
+func TestSystemFrames(t *testing.T) {
+	if testing.Short() {
+		t.Skip("reads large files")
+	}
+	refTool(t, "x86_64-readelf")
+	if runtime.GOARCH != "amd64" {
+		t.Skip("paths of an x86-64 Debian system")
+	}
+	for _, p := range []string{"/usr/bin/ls", "/usr/lib/x86_64-linux-gnu/libstdc++.so.6"} {
+		if _, err := os.Stat(p); err != nil {
+			t.Logf("%s: %v", p, err)
+			continue
+		}
+		t.Run(filepath.Base(p), func(t *testing.T) {
+			t.Logf("%d rows", checkFileAgainst(t, p, "", EHFrame))
+		})
+	}
+}
+
+// TestGoBinary builds a Go program (whose .debug_frame the linker
+// compresses) and compares its rows with readelf's.
+func TestGoBinary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a Go program")
+	}
+	refTool(t, "x86_64-readelf")
+	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	dir := t.TempDir()
+	src := filepath.Join(dir, "main.go")
+	prog := "package main\n\nimport \"fmt\"\n\nfunc main() { fmt.Println(\"hello\") }\n"
+	if err := os.WriteFile(src, []byte(prog), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module hello\n\ngo 1.21\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, goarch := range []string{"amd64", "arm64"} {
+		t.Run(goarch, func(t *testing.T) {
+			out := filepath.Join(dir, "hello-"+goarch)
+			cmd := exec.Command(gobin, "build", "-o", out, ".")
+			cmd.Dir = dir
+			cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH="+goarch, "CGO_ENABLED=0", "GOFLAGS=")
+			if msg, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("go build: %v\n%s", err, msg)
+			}
+			n := checkFileAgainst(t, out, "", DebugFrame)
+			if n == 0 {
+				t.Errorf("no rows compared")
+			}
+			t.Logf("%d rows", n)
+		})
+	}
+}
