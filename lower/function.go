@@ -51,15 +51,25 @@ func NewLowerer(frames *cfi.Frames, t Target) (*Lowerer, error) {
 // the SFrame FDE (StartOffset 0, FREOffset 0: the caller places it).
 // Otherwise the function has no SFrame FDE and skip says why.
 func (l *Lowerer) Function(f *cfi.FDE) (fde emit.FDE, skip *Skip) {
-	pauthB := l.regs.aarch64 && f.CIE != nil && f.CIE.BKey
 	signal := f.CIE != nil && f.CIE.Signal
-	if f.Size > 0xffffffff {
-		return fde, &Skip{FDE: f, Reason: fmt.Sprintf("function size %#x does not fit in 32 bits", f.Size)}
+	pauthB := l.regs.aarch64 && f.CIE != nil && f.CIE.BKey
+	fde, skip = l.lower(f.Size, signal, pauthB, func() error { return l.translate(f) })
+	if skip != nil {
+		skip.FDE = f
 	}
-	ft := emit.FRETypeFor(uint32(f.Size))
-	fde.Size = uint32(f.Size)
+	return fde, skip
+}
 
-	err := l.translate(f)
+// lower translates one function of the given size with run, which feeds
+// its instructions to l.x, then encodes it (gas's sframe_do_fde and the
+// signal-frame fallback of create_sframe_all).
+func (l *Lowerer) lower(size uint64, signal, pauthB bool, run func() error) (fde emit.FDE, skip *Skip) {
+	if size > 0xffffffff {
+		return fde, &Skip{Reason: fmt.Sprintf("function size %#x does not fit in 32 bits", size)}
+	}
+	ft := emit.FRETypeFor(uint32(size))
+	fde.Size = uint32(size)
+	err := run()
 	if err == nil {
 		err = l.encode(&fde)
 		if err == nil {
@@ -69,9 +79,9 @@ func (l *Lowerer) Function(f *cfi.FDE) (fde emit.FDE, skip *Skip) {
 	}
 	var why *refusal
 	if !errors.As(err, &why) {
-		return fde, &Skip{FDE: f, Reason: "malformed CFI: " + err.Error()}
+		return emit.FDE{}, &Skip{Reason: "malformed CFI: " + err.Error()}
 	}
-	skip = &Skip{FDE: f, Reason: why.reason}
+	skip = &Skip{Reason: why.reason}
 	if signal && !why.late {
 		// gas emits a signal frame it could not translate with no FREs,
 		// info bit 7 set and the default FDE type.
@@ -100,21 +110,7 @@ func (l *Lowerer) translate(f *cfi.FDE) error {
 	if err := l.run(l.frames.FDEInstructions(f), f, f.Instructions, f.InstructionsOffset); err != nil {
 		return err
 	}
-	if x.hasCur {
-		x.commit()
-		x.hasCur = false
-	}
-	if x.numFREs() > maxFREs {
-		return refuse("Number of FREs exceeds UINT16_MAX")
-	}
-	if l.regs.raTracking && !l.regs.s390x {
-		for i := range x.fres {
-			if x.fres[i].fpLoc == locStack && x.fres[i].raLoc != locStack {
-				return refuse("FP without RA on stack")
-			}
-		}
-	}
-	return nil
+	return x.finish()
 }
 
 // run translates the instructions of r, which reads data (at section

@@ -112,6 +112,27 @@ func (x *translator) advance(pc uint64) error {
 	return nil
 }
 
+// finish commits the scratch FRE, even when it is still a merge candidate
+// (which gives the trailing duplicate FRE), then makes gas's function-level
+// checks.
+func (x *translator) finish() error {
+	if x.hasCur {
+		x.commit()
+		x.hasCur = false
+	}
+	if x.numFREs() > maxFREs {
+		return refuse("Number of FREs exceeds UINT16_MAX")
+	}
+	if x.r.raTracking && !x.r.s390x {
+		for i := range x.fres {
+			if x.fres[i].fpLoc == locStack && x.fres[i].raLoc != locStack {
+				return refuse("FP without RA on stack")
+			}
+		}
+	}
+	return nil
+}
+
 // step translates one instruction.
 func (x *translator) step(ins *cfi.Instruction, fdeStart uint64) error {
 	r := &x.r
