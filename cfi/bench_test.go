@@ -35,7 +35,7 @@ func BenchmarkRows(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	ptr := PointerContext{Order: f.ByteOrder, AddrSize: 8, SectionAddr: sec.Addr}
+	ptr := PointerContext{Order: f.ByteOrder, AddrSize: 8, SectionAddr: sec.Addr, Indirect: indirectReader(f)}
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	b.ResetTimer()
