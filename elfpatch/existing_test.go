@@ -1,0 +1,138 @@
+package elfpatch
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sframe-gen/sframe-gen/emit"
+)
+
+// TestPatchLinkedExisting patches GNU-built files that already have .sframe
+// and PT_GNU_SFRAME: with the same section (in place), and with a bigger
+// one (moved; still one PT_GNU_SFRAME, same section index).
+func TestPatchLinkedExisting(t *testing.T) {
+	for _, tg := range targets(t)[:3] {
+		if tg.arch == "aarch64" {
+			continue // covered by x86_64 (LE) and s390x (BE)
+		}
+		t.Run(tg.arch, func(t *testing.T) {
+			dir := t.TempDir()
+			gs, _ := tg.build(t, dir, "hello", helloC, "-fPIE", "-pie")
+			sec, addr := sectionOf(t, gs, ".sframe")
+			want := tg.exec(t, gs)
+			od := refTool(t, tg.tool, "objdump")
+
+			same := filepath.Join(dir, "same")
+			lay := patchFile(t, gs, same, sec, addr)
+			if !lay.InPlace || lay.Addr != addr {
+				t.Errorf("same section: %+v, want in place at %#x", lay, addr)
+			}
+			if got, w := sframeText(t, od, same), sframeText(t, od, gs); got != w {
+				t.Errorf("objdump --sframe differs:\n%s\nwant\n%s", got, w)
+			}
+			checkELF(t, tg, same)
+
+			// A bigger section: every FDE twice (decoded and re-encoded by emit).
+			s, err := emit.Decode(sec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := len(s.FDEs)
+			starts := make([]uint64, n)
+			for i := range s.FDEs {
+				starts[i] = s.FuncStart(i, addr)
+			}
+			s.FDEs = append(s.FDEs, s.FDEs...)
+			big := func(a uint64) ([]byte, error) {
+				c := *s
+				c.FDEs = append([]emit.FDE(nil), s.FDEs...)
+				for i := range c.FDEs {
+					c.SetFuncStart(i, starts[i%n], a)
+				}
+				return c.Encode()
+			}
+			b0, err := big(0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			moved := filepath.Join(dir, "moved")
+			fi, _ := os.Open(gs)
+			defer fi.Close()
+			fo, _ := os.OpenFile(moved, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o755)
+			defer fo.Close()
+			lay, err = PatchLinked(fi, fo, len(b0), big)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fo.Close()
+			if lay.InPlace {
+				t.Errorf("bigger section patched in place: %+v", lay)
+			}
+			t.Logf("%+v", lay)
+			if got := tg.exec(t, moved); got != want {
+				t.Errorf("moved: prints %q, want %q", got, want)
+			}
+			checkELF(t, tg, moved)
+			out := sframeText(t, od, moved)
+			if c := strings.Count(out, "func idx"); c != 2*n {
+				t.Errorf("moved: %d functions in objdump, want %d\n%s", c, 2*n, out)
+			}
+			again := filepath.Join(dir, "again")
+			fi2, _ := os.Open(moved)
+			defer fi2.Close()
+			fo2, _ := os.OpenFile(again, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o755)
+			defer fo2.Close()
+			if _, err := PatchLinked(fi2, fo2, len(b0), big); err != nil {
+				t.Fatal(err)
+			}
+			if !sameFile(t, moved, again) {
+				t.Errorf("second patch of the moved file differs")
+			}
+		})
+	}
+}
+
+// TestPatchLinkedShared patches a shared library and runs a program that
+// loads the patched copy.
+func TestPatchLinkedShared(t *testing.T) {
+	const libC = `int twice(int x) { return 2 * x; }
+int thrice(int x) { return twice(x) + x; }
+`
+	const mainC = `#include <stdio.h>
+int thrice(int);
+int main(void) { printf("%d\n", thrice(14)); return 0; }
+`
+	for _, tg := range targets(t) {
+		t.Run(tg.arch, func(t *testing.T) {
+			dir := t.TempDir()
+			gs, plain := tg.build(t, dir, "libt", libC, "-shared", "-fPIC")
+			// The program links against libt.so.
+			so := filepath.Join(dir, "libt.so")
+			if err := os.Rename(plain, so); err != nil {
+				t.Fatal(err)
+			}
+			mc := filepath.Join(dir, "main.c")
+			os.WriteFile(mc, []byte(mainC), 0o644)
+			exe := filepath.Join(dir, "main")
+			bdir := filepath.Join(filepath.Dir(refDir()), "gcc-"+tg.arch)
+			run(t, tg.gcc, "-B", bdir, "-o", exe, mc, "-L"+dir, "-lt")
+			pdir := filepath.Join(dir, "patched")
+			os.Mkdir(pdir, 0o755)
+			sec, addr := sectionOf(t, gs, ".sframe")
+			lay := patchFile(t, so, filepath.Join(pdir, "libt.so"), sec, addr)
+			t.Logf("%+v", lay)
+			checkELF(t, tg, filepath.Join(pdir, "libt.so"))
+			od := refTool(t, tg.tool, "objdump")
+			if got, w := sframeText(t, od, filepath.Join(pdir, "libt.so")), sframeText(t, od, gs); got != w {
+				t.Errorf("objdump --sframe differs:\n%s\nwant\n%s", got, w)
+			}
+			os.Setenv("LD_LIBRARY_PATH", pdir)
+			defer os.Unsetenv("LD_LIBRARY_PATH")
+			if got := tg.exec(t, exe); got != "42\n" {
+				t.Errorf("program with patched library prints %q", got)
+			}
+		})
+	}
+}

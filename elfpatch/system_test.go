@@ -1,0 +1,136 @@
+package elfpatch
+
+import (
+	"debug/elf"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"github.com/sframe-gen/sframe-gen/emit"
+)
+
+// oneFDE returns an x86-64 SFrame v3 section with one FDE covering
+// [start, start+size): CFA = SP+8 from the first instruction.
+func oneFDE(start uint64, size uint32) func(addr uint64) ([]byte, error) {
+	return func(addr uint64) ([]byte, error) {
+		s := &emit.Section{
+			Header: emit.Header{Version: emit.Version3, Flags: emit.FlagFDESorted | emit.FlagFDEFuncStartPCRel,
+				ABI: emit.ABIAMD64LittleEndian, CFAFixedRAOffset: -8},
+			FDEs: []emit.FDE{{Size: size, Info: emit.FuncInfo(emit.PCInc, emit.FREAddr4, false, false),
+				FREs: []emit.FRE{{StartAddr: 0, Info: emit.FREInfo(true, 1, emit.DataWord1B, false), Words: []int32{8}}}}},
+		}
+		s.SetFuncStart(0, start, addr)
+		return s.Encode()
+	}
+}
+
+// TestPatchSystemPrograms patches copies of real programs and libraries of
+// this machine with a hand-made section covering the entry point, runs the
+// programs, and checks that patching needs little memory.
+func TestPatchSystemPrograms(t *testing.T) {
+	if runtime.GOARCH != "amd64" {
+		t.Skip("x86-64 host only")
+	}
+	readelf := refTool(t, "x86_64", "readelf")
+	cases := []struct {
+		path string
+		args []string // run with these; nil: do not run (library)
+	}{
+		{"/bin/ls", []string{"--version"}},
+		{"/usr/bin/python3.11", []string{"--version"}},
+		{"/usr/lib/x86_64-linux-gnu/libLLVM-15.so.1", nil},
+	}
+	for _, c := range cases {
+		t.Run(filepath.Base(c.path), func(t *testing.T) {
+			if _, err := os.Stat(c.path); err != nil {
+				t.Skipf("%s not on this machine", c.path)
+			}
+			f, err := elf.Open(c.path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			entry := f.Entry
+			f.Close()
+			if entry == 0 {
+				entry = 0x1000
+			}
+			dir := t.TempDir()
+			out := filepath.Join(dir, filepath.Base(c.path))
+			enc, _ := oneFDE(entry, 16)(0)
+			var ms0, ms1 runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&ms0)
+			lay := patchPath(t, c.path, out, len(enc), oneFDE(entry, 16))
+			runtime.ReadMemStats(&ms1)
+			st, _ := os.Stat(c.path)
+			alloc := ms1.TotalAlloc - ms0.TotalAlloc
+			t.Logf("%s (%d bytes): %+v, %d bytes allocated", c.path, st.Size(), lay, alloc)
+			if alloc > 4<<20 {
+				t.Errorf("patching allocated %d bytes", alloc)
+			}
+			if out, errs := run(t, readelf, "-lSW", out); errs != "" {
+				t.Errorf("readelf warns: %s\n%s", errs, out)
+			}
+			if c.args == nil {
+				return
+			}
+			want, _ := exec.Command(c.path, c.args...).CombinedOutput()
+			got, err := exec.Command(out, c.args...).CombinedOutput()
+			if err != nil || string(got) != string(want) {
+				t.Errorf("patched %s %v: %v\n%s\nwant\n%s", c.path, c.args, err, got, want)
+			}
+			// Second patch: byte-identical.
+			again := filepath.Join(dir, "again")
+			patchPath(t, out, again, len(enc), oneFDE(entry, 16))
+			if !sameFile(t, out, again) {
+				t.Errorf("second patch differs")
+			}
+		})
+	}
+}
+
+func patchPath(t *testing.T, in, out string, size int, enc func(uint64) ([]byte, error)) Layout {
+	t.Helper()
+	fi, err := os.Open(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fi.Close()
+	fo, err := os.OpenFile(out, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o755)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fo.Close()
+	lay, err := PatchLinked(fi, fo, size, enc)
+	if err != nil {
+		t.Fatalf("PatchLinked %s: %v", in, err)
+	}
+	return lay
+}
+
+func sameFile(t *testing.T, a, b string) bool {
+	fa, err := os.Open(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fa.Close()
+	fb, err := os.Open(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fb.Close()
+	ba, bb := make([]byte, 1<<16), make([]byte, 1<<16)
+	for {
+		na, ea := io.ReadFull(fa, ba)
+		nb, _ := io.ReadFull(fb, bb)
+		if na != nb || string(ba[:na]) != string(bb[:nb]) {
+			return false
+		}
+		if ea != nil {
+			return true
+		}
+	}
+}
