@@ -1,0 +1,184 @@
+package lower
+
+import (
+	"fmt"
+
+	"github.com/sframe-gen/sframe-gen/cfi"
+	"github.com/sframe-gen/sframe-gen/emit"
+)
+
+// PLTVariant is the procedure linkage table layout GNU ld chose for an
+// x86-64 output (lazy binding or not, IBT-enabled or not). s390x has one
+// layout; AArch64 ld makes no PLT SFrame.
+type PLTVariant uint8
+
+// x86-64 PLT layouts (bfd/elf64-x86-64.c elf_x86_64_sframe_*plt).
+const (
+	PLTLazy       PLTVariant = iota // lazy binding: PLT0 then 16-byte entries
+	PLTLazyIBT                      // lazy binding with IBT: .plt plus .plt.sec
+	PLTNonLazy                      // -z now without IBT: no PLT0
+	PLTNonLazyIBT                   // -z now with IBT
+)
+
+// PLTKind names a linker PLT section.
+type PLTKind uint8
+
+// PLT sections that get SFrame FDEs, in the order ld adds them.
+const (
+	PLTMain PLTKind = iota // .plt
+	PLTSec                 // .plt.sec
+	PLTGot                 // .plt.got
+)
+
+// String returns the section name.
+func (k PLTKind) String() string {
+	switch k {
+	case PLTMain:
+		return ".plt"
+	case PLTSec:
+		return ".plt.sec"
+	case PLTGot:
+		return ".plt.got"
+	}
+	return fmt.Sprintf("PLTKind(%d)", uint8(k))
+}
+
+// PLTSection is one PLT section of a linked file.
+type PLTSection struct {
+	Kind PLTKind
+	Addr uint64
+	Size uint64
+}
+
+// PLTFDE is one SFrame FDE ld synthesizes for a PLT: the FDE (StartOffset
+// and FREOffset unset) and the absolute address of the code it covers.
+type PLTFDE struct {
+	FDE   emit.FDE
+	Start uint64
+}
+
+// pltFRE is one entry of ld's fixed FRE tables: SP-based CFA, one
+// one-byte data word (info 0x03).
+type pltFRE struct {
+	start uint32
+	cfa   int32 // stored value (s390x: encoded)
+}
+
+// pltLayout is ld's struct elf_x86_sframe_plt (and the s390x equivalent).
+type pltLayout struct {
+	plt0Size  uint64 // 0: no PLT0
+	plt0FREs  []pltFRE
+	pltnSize  uint64
+	pltnFREs  []pltFRE
+	secSize   uint64 // 0: no .plt.sec FDE
+	secFREs   []pltFRE
+	gotSize   uint64
+	gotFREs   []pltFRE
+	allowSecs []PLTKind
+}
+
+var (
+	x86PLT0     = []pltFRE{{0, 16}, {6, 24}}
+	x86PLTn     = []pltFRE{{0, 8}, {11, 16}}
+	x86IBTPLTn  = []pltFRE{{0, 8}, {9, 16}}
+	x86SecPLTn  = []pltFRE{{0, 8}}
+	x86PLTGot   = []pltFRE{{0, 16}} // ld's value; .eh_frame says rsp+8
+	s390xPLTFRE = []pltFRE{{0, int32(emit.S390XCFAOffsetEncode(160))}}
+)
+
+func pltLayoutFor(t Target, v PLTVariant) (pltLayout, error) {
+	switch t.Arch {
+	case AMD64:
+		switch v {
+		case PLTLazy:
+			return pltLayout{16, x86PLT0, 16, x86PLTn, 8, x86SecPLTn, 8, x86PLTGot, nil}, nil
+		case PLTLazyIBT:
+			return pltLayout{16, x86PLT0, 16, x86IBTPLTn, 16, x86SecPLTn, 16, x86PLTGot, nil}, nil
+		case PLTNonLazy:
+			return pltLayout{0, nil, 16, x86SecPLTn, 0, nil, 8, x86PLTGot, nil}, nil
+		case PLTNonLazyIBT:
+			return pltLayout{0, nil, 16, x86SecPLTn, 0, nil, 16, x86PLTGot, nil}, nil
+		}
+		return pltLayout{}, fmt.Errorf("lower: unknown x86-64 PLT variant %d", v)
+	case S390X:
+		return pltLayout{32, s390xPLTFRE, 32, s390xPLTFRE, 0, nil, 0, nil, []PLTKind{PLTMain}}, nil
+	}
+	return pltLayout{}, fmt.Errorf("lower: GNU ld makes no PLT SFrame for %v", t)
+}
+
+// PLT returns the SFrame FDEs GNU ld adds for the PLT sections of a linked
+// file (bfd/elfxx-x86.c _bfd_x86_elf_create_sframe_plt, bfd/elf64-s390.c),
+// in the order ld merges them: .plt (PLT0, then the entries as one
+// PCMASK FDE), .plt.sec, .plt.got. Each section's FRE type comes from its
+// whole size; a PCMASK FDE is made only if the section holds at least one
+// entry. variant is ignored on s390x, which only has .plt.
+func PLT(t Target, variant PLTVariant, secs []PLTSection) ([]PLTFDE, error) {
+	lay, err := pltLayoutFor(t, variant)
+	if err != nil {
+		return nil, err
+	}
+	var out []PLTFDE
+	for _, kind := range []PLTKind{PLTMain, PLTSec, PLTGot} {
+		for _, s := range secs {
+			if s.Kind != kind {
+				continue
+			}
+			if lay.allowSecs != nil && kind != PLTMain {
+				return nil, fmt.Errorf("lower: %v has no SFrame for %v", t, kind)
+			}
+			out = lay.appendFDEs(out, s)
+		}
+	}
+	return out, nil
+}
+
+func (lay *pltLayout) appendFDEs(out []PLTFDE, s PLTSection) []PLTFDE {
+	ft := emit.FRETypeFor(uint32(min(s.Size, 0xffffffff)))
+	var head uint64
+	var entry uint64
+	var fres []pltFRE
+	switch s.Kind {
+	case PLTMain:
+		head, entry, fres = lay.plt0Size, lay.pltnSize, lay.pltnFREs
+		if head != 0 && s.Size >= head {
+			out = append(out, PLTFDE{Start: s.Addr, FDE: pltFDE(head, emit.PCInc, 0, ft, lay.plt0FREs)})
+		}
+	case PLTSec:
+		entry, fres = lay.secSize, lay.secFREs
+	case PLTGot:
+		entry, fres = lay.gotSize, lay.gotFREs
+	}
+	if entry == 0 || s.Size < head || (s.Size-head)/entry == 0 {
+		return out
+	}
+	return append(out, PLTFDE{Start: s.Addr + head, FDE: pltFDE(s.Size-head, emit.PCMask, uint8(entry), ft, fres)})
+}
+
+func pltFDE(size uint64, pc emit.PCType, rep uint8, ft emit.FREType, tab []pltFRE) emit.FDE {
+	f := emit.FDE{
+		Size:    uint32(size),
+		Info:    emit.FuncInfo(pc, ft, false, false),
+		RepSize: rep,
+		FREs:    make([]emit.FRE, len(tab)),
+	}
+	for i, e := range tab {
+		f.FREs[i] = emit.FRE{
+			StartAddr: e.start,
+			Info:      emit.FREInfo(true, 1, emit.DataWord1B, false),
+			Words:     []int32{e.cfa},
+		}
+	}
+	return f
+}
+
+// AppendPLT adds PLT FDEs after the functions of a linked file's result,
+// as ld merges them after all input sections: their FRE data comes last.
+// Call Place afterwards.
+func (r *Result) AppendPLT(plt []PLTFDE) {
+	for _, p := range plt {
+		p.FDE.FREOffset = uint32(len(r.Section.FDEs))
+		r.Section.FDEs = append(r.Section.FDEs, p.FDE)
+		r.Starts = append(r.Starts, p.Start)
+		r.Sources = append(r.Sources, (*cfi.FDE)(nil))
+	}
+}
