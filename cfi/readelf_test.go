@@ -390,6 +390,7 @@ func checkFileAgainst(t *testing.T, path, golden string, src Source) int {
 	for _, e := range frames.Errors {
 		t.Errorf("%s: %v", path, e)
 	}
+	checkSections(t, f, frames)
 	var want []*readelfFDE
 	if golden != "" {
 		g, err := os.Open(golden)
@@ -436,4 +437,28 @@ func TestGoldenFrames(t *testing.T) {
 		})
 	}
 	t.Logf("%d files, %d rows compared", len(files), total)
+}
+
+// checkSections checks that every FDE of a relocatable object names an
+// executable section and lies inside it.
+func checkSections(t *testing.T, f *elf.File, frames *Frames) {
+	t.Helper()
+	if f.Type != elf.ET_REL {
+		for _, fde := range frames.FDEs {
+			if fde.Section != 0 {
+				t.Fatalf("FDE %#x of a linked file names section %d", fde.Offset, fde.Section)
+			}
+		}
+		return
+	}
+	for _, fde := range frames.FDEs {
+		if fde.Section <= 0 || fde.Section >= len(f.Sections) {
+			t.Errorf("FDE %#x: section index %d", fde.Offset, fde.Section)
+			continue
+		}
+		s := f.Sections[fde.Section]
+		if s.Flags&elf.SHF_EXECINSTR == 0 || fde.End() > s.Size {
+			t.Errorf("FDE %#x: %#x..%#x not inside code section %s (size %#x)", fde.Offset, fde.Start, fde.End(), s.Name, s.Size)
+		}
+	}
 }
