@@ -37,6 +37,31 @@ type Lowerer struct {
 	regs   regs
 	frames *cfi.Frames
 	x      translator
+
+	// Chunks the FREs and data words of results are cut from, so that a
+	// section costs a few allocations instead of two per function.
+	freArena  []emit.FRE
+	wordArena []int32
+}
+
+const arenaChunk = 4096
+
+func (l *Lowerer) allocFREs(n int) []emit.FRE {
+	if n > cap(l.freArena)-len(l.freArena) {
+		l.freArena = make([]emit.FRE, 0, max(n, arenaChunk))
+	}
+	s := l.freArena[len(l.freArena) : len(l.freArena)+n : len(l.freArena)+n]
+	l.freArena = l.freArena[:len(l.freArena)+n]
+	return s
+}
+
+// wordsFor returns the word arena with room for n more data words; the
+// caller appends to it and stores it back.
+func (l *Lowerer) wordsFor(n int) []int32 {
+	if n > cap(l.wordArena)-len(l.wordArena) {
+		l.wordArena = make([]int32, 0, max(n, 4*arenaChunk))
+	}
+	return l.wordArena
 }
 
 // NewLowerer returns a Lowerer for the FDEs of frames.
@@ -141,8 +166,9 @@ func (l *Lowerer) run(r *cfi.InstructionReader, f *cfi.FDE, data []byte, base ui
 func (l *Lowerer) encode(fde *emit.FDE) error {
 	x := &l.x
 	r := &l.regs
-	fde.FREs = make([]emit.FRE, len(x.fres))
-	words := make([]int32, 0, 3*len(x.fres))
+	fde.FREs = l.allocFREs(len(x.fres))
+	// At most 6 words per FRE (flex: CFA, RA and FP pairs).
+	words := l.wordsFor(emit.MaxDataWords * len(x.fres))
 	for i := range x.fres {
 		f := &x.fres[i]
 		e := &fde.FREs[i]
@@ -157,6 +183,7 @@ func (l *Lowerer) encode(fde *emit.FDE) error {
 		n := len(words)
 		words = r.appendWords(words, f, x.flex, size)
 		e.Words = words[n:len(words):len(words)]
+		l.wordArena = words
 		baseSP := f.cfaReg != r.fp
 		if x.flex {
 			baseSP = false
