@@ -28,6 +28,10 @@ type decoder struct {
 	order binary.ByteOrder
 	// words is a slab the FREs' data words are cut from.
 	words []int32
+	// freBudget is how many FREs the header's count still allows, and
+	// freSlab as many FREs to cut the FDEs' FREs from.
+	freBudget uint64
+	freSlab   []FRE
 }
 
 func (d *decoder) u16(off int) uint16 { return d.order.Uint16(d.data[off:]) }
@@ -102,6 +106,13 @@ func (d *decoder) decode() (*Section, error) {
 		return nil, formatErr(8, "%d FDEs (%#x bytes at %#x) overlap the FRE sub-section at %#x",
 			numFDEs, numFDEs*entSize, fdeOff, freOff)
 	}
+	// Every FRE takes at least 2 bytes, so this bounds the FREs (and data
+	// words) decoded, even when FDEs share FRE data.
+	if uint64(numFREs) > freLen/2 {
+		return nil, formatErr(12, "%d FREs cannot fit in the FRE sub-section (%#x bytes)", numFREs, freLen)
+	}
+	d.freBudget = uint64(numFREs)
+	d.freSlab = make([]FRE, numFREs)
 	fdeStart := hdrEnd + int(fdeOff)
 	freStart := hdrEnd + int(freOff)
 	freEnd := freStart + int(freLen)
@@ -185,7 +196,12 @@ func (d *decoder) fres(f *FDE, i, infoOff, p, end, n int) error {
 	if n > (end-p)/(as+1) {
 		return formatErr(p, "FDE %d: %d FREs cannot fit in the %#x bytes left in the FRE sub-section", i, n, end-p)
 	}
-	f.FREs = make([]FRE, n)
+	if uint64(n) > d.freBudget {
+		return formatErr(p, "FDE %d: %d FREs exceed the header's FRE count", i, n)
+	}
+	d.freBudget -= uint64(n)
+	f.FREs = d.freSlab[:n:n]
+	d.freSlab = d.freSlab[n:]
 	for j := range f.FREs {
 		e := &f.FREs[j]
 		if end-p < as+1 {

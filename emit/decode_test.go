@@ -100,8 +100,12 @@ func TestDecodeErrors(t *testing.T) {
 			"sframe: offset 0x42: FDE 0: FRE 0: 7 data words (at most 6)"},
 		{"words past end", func(b []byte) []byte { b[0x5c] = 0x07; return b },
 			"sframe: offset 0x5d: FDE 1: FRE 2: 3 data words of 1 bytes past the end of the FRE sub-section at 0x5e"},
-		{"FRE past end", func(b []byte) []byte { b[0x50] = 0x04; return b },
+		{"FRE past end", func(b []byte) []byte { b[0x50], b[12] = 0x04, 8; return b },
 			"sframe: offset 0x5e: FDE 1: FRE 3 past the end of the FRE sub-section at 0x5e"},
+		{"FRE count over the header's", func(b []byte) []byte { b[12] = 6; return b },
+			"sframe: offset 0x55: FDE 1: 3 FREs exceed the header's FRE count"},
+		{"header FRE count too big", func(b []byte) []byte { b[12] = 18; return b },
+			"sframe: offset 0xc: 18 FREs cannot fit in the FRE sub-section (0x22 bytes)"},
 		{"FRE total", func(b []byte) []byte { b[12] = 8; return b },
 			"sframe: offset 0xc: header counts 8 FREs, the FDEs have 7"},
 	}
