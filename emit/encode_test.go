@@ -242,3 +242,44 @@ func hasTies(sec *Section) bool {
 	}
 	return false
 }
+
+func TestSetVersion(t *testing.T) {
+	sec, err := Decode(example61(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []uint64{sec.FuncStart(0, 0x4000), sec.FuncStart(1, 0x4000)}
+	if err := sec.SetVersion(Version2); err != nil {
+		t.Fatal(err)
+	}
+	b, err := sec.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	v2, err := Decode(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, w := range want {
+		if got := v2.FuncStart(i, 0x4000); got != w || v2.Header.Version != Version2 {
+			t.Errorf("v2 FDE %d starts at %#x, want %#x", i, got, w)
+		}
+	}
+	if err := v2.SetVersion(Version3); err != nil {
+		t.Fatal(err)
+	}
+	b3, err := v2.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(b3, example61(t)) {
+		t.Errorf("v3 -> v2 -> v3 changed the bytes\n got %x\nwant %x", b3, example61(t))
+	}
+	v2.FDEs[1].Info2 = uint8(FDEFlex)
+	if err := v2.SetVersion(Version2); err == nil || err.Error() != "sframe: FDE 1: SFRAME_FDE_TYPE_FLEX cannot be written in version 2" {
+		t.Errorf("flex to v2: %v", err)
+	}
+	if v2.Header.Version != Version3 {
+		t.Errorf("failed SetVersion changed the version")
+	}
+}
