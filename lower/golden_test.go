@@ -267,7 +267,7 @@ func explain(t *testing.T, f *elf.File, res *Result, want []byte) {
 			secIdx = res.Relocs[i].Section
 		}
 		t.Errorf("function %d (%s, start %#x, size %#x) differs; first differing FRE %d\n--- got:\n%s--- gas:\n%s",
-			i, symbolAt(f, secIdx, start), start, g.Size, firstDiff(g, w), dumpOne(gs.Header, g), dumpOne(ws.Header, w))
+			i, symbolAt(f, secIdx, start), start, g.Size, firstDiff(g, w), dumpOne(gs.Header, g, start), dumpOne(ws.Header, w, start))
 		return
 	}
 	if !bytes.Equal(gs.Trailer, ws.Trailer) {
@@ -287,8 +287,11 @@ func firstDiff(g, w emit.FDE) int {
 	return -1 // the attribute record differs
 }
 
-func dumpOne(h emit.Header, f emit.FDE) string {
+// dumpOne prints one function as objdump --sframe would, at address start.
+func dumpOne(h emit.Header, f emit.FDE, start uint64) string {
 	var b bytes.Buffer
+	h.Flags &^= emit.FlagFDEFuncStartPCRel
+	f.StartOffset = int64(start)
 	sec := &emit.Section{Header: h, FDEs: []emit.FDE{f}}
 	if err := emit.Dump(&b, sec, 0, ".sframe"); err != nil {
 		fmt.Fprintf(&b, "dump: %v\n", err)

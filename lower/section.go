@@ -61,6 +61,12 @@ func Lower(frames *cfi.Frames, t Target) (*Result, error) {
 	sec := &emit.Section{Header: t.Header(), FDEs: make([]emit.FDE, 0, len(frames.FDEs))}
 	res := &Result{Section: sec}
 	for _, f := range frames.FDEs {
+		if t.Relocatable && f.Section <= 0 {
+			// Without the section of the function there is nothing for
+			// the start field's relocation to refer to.
+			res.Skipped = append(res.Skipped, Skip{FDE: f, Reason: "function start has no relocation to a section"})
+			continue
+		}
 		fde, skip := l.Function(f)
 		if skip != nil {
 			res.Skipped = append(res.Skipped, *skip)
