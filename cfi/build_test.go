@@ -44,9 +44,15 @@ type secBuilder struct {
 	b     []byte
 }
 
-func (s *secBuilder) u16(v uint16) []byte { return s.order.(binary.AppendByteOrder).AppendUint16(nil, v) }
-func (s *secBuilder) u32(v uint32) []byte { return s.order.(binary.AppendByteOrder).AppendUint32(nil, v) }
-func (s *secBuilder) u64(v uint64) []byte { return s.order.(binary.AppendByteOrder).AppendUint64(nil, v) }
+func (s *secBuilder) u16(v uint16) []byte {
+	return s.order.(binary.AppendByteOrder).AppendUint16(nil, v)
+}
+func (s *secBuilder) u32(v uint32) []byte {
+	return s.order.(binary.AppendByteOrder).AppendUint32(nil, v)
+}
+func (s *secBuilder) u64(v uint64) []byte {
+	return s.order.(binary.AppendByteOrder).AppendUint64(nil, v)
+}
 
 // entry appends an entry with the given id field and body; 64 selects
 // the 64-bit DWARF format. It returns the entry's offset.

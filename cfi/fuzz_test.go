@@ -1,0 +1,146 @@
+package cfi
+
+import (
+	"debug/elf"
+	"encoding/binary"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// fuzzSeeds adds the CFI sections of a few real inputs to the corpus (the
+// committed seeds under testdata/fuzz are small real sections too).
+func fuzzSeeds(f *testing.F) {
+	paths, _ := filepath.Glob("../testdata/gas/*/*.o")
+	more, _ := filepath.Glob("../testdata/link/*/*.so")
+	paths = append(paths, more...)
+	for i, p := range paths {
+		if i >= 12 {
+			break
+		}
+		ef, err := elf.Open(p)
+		if err != nil {
+			continue
+		}
+		for _, name := range []string{".eh_frame", ".debug_frame"} {
+			if s := ef.Section(name); s != nil {
+				if d, err := s.Data(); err == nil {
+					f.Add(d, name == ".eh_frame", ef.ByteOrder == binary.BigEndian)
+				}
+			}
+		}
+		ef.Close()
+	}
+}
+
+// walk reads every row of every FDE; it must not panic, loop or allocate
+// beyond the input's size.
+func walkAll(fr *Frames) int {
+	n := 0
+	var it RowIterator
+	for _, fde := range fr.FDEs {
+		it.Reset(fr, fde)
+		for {
+			r, err := it.Next()
+			if err != nil {
+				if err != io.EOF && fr.Errors == nil {
+					_ = err.Error()
+				}
+				break
+			}
+			if r.End < r.PC {
+				panic("row ends before it starts")
+			}
+			n++
+		}
+		r := fr.FDEInstructions(fde)
+		for {
+			if _, err := r.Next(); err != nil {
+				break
+			}
+		}
+	}
+	return n
+}
+
+// FuzzRead reads arbitrary section bytes as .eh_frame or .debug_frame.
+func FuzzRead(f *testing.F) {
+	fuzzSeeds(f)
+	f.Fuzz(func(t *testing.T, data []byte, eh, big bool) {
+		var order binary.ByteOrder = binary.LittleEndian
+		if big {
+			order = binary.BigEndian
+		}
+		src := DebugFrame
+		if eh {
+			src = EHFrame
+		}
+		fr, err := ReadSection(data, src, PointerContext{Order: order, AddrSize: 8, SectionAddr: 0x1000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range fr.Errors {
+			if e.Offset > uint64(len(data)) {
+				t.Fatalf("error offset %#x past the section (%d bytes)", e.Offset, len(data))
+			}
+		}
+		for _, fde := range fr.FDEs {
+			if fde.Offset >= uint64(len(data)) || fde.CIE == nil {
+				t.Fatalf("bad FDE %+v", fde)
+			}
+		}
+		walkAll(fr)
+	})
+}
+
+// FuzzRows runs arbitrary instruction bytes after a fixed CIE, in both
+// byte orders, with 4- and 8-byte addresses.
+func FuzzRows(f *testing.F) {
+	f.Add([]byte{0x41, 0x0e, 16, 0x86, 2, 0x0a, 0x41, 0x0b}, []byte{0x0c, 7, 8, 0x90, 1}, false)
+	f.Add([]byte{0x2d, 0x44, 0x0e, 0x20, 0x9d, 0x04, 0x9e, 0x03, 0x2d}, []byte{0x0c, 31, 0}, true)
+	f.Add([]byte{0x0f, 2, 0x77, 8, 0x10, 6, 2, 0x76, 0, 0x16, 3, 1, 0x9c, 0x01, 0, 0, 0, 0, 0, 0, 0, 0}, []byte{}, false)
+	f.Fuzz(func(t *testing.T, instrs, initial []byte, big bool) {
+		var order binary.ByteOrder = binary.LittleEndian
+		if big {
+			order = binary.BigEndian
+		}
+		s := &secBuilder{order: order, eh: true}
+		c := s.simpleCIE(1, -8, 16, PEUData8, initial)
+		s.simpleFDE(c, 0x1000, 0x100, instrs)
+		fr, err := ReadSection(s.b, EHFrame, PointerContext{Order: order, AddrSize: 8})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(fr.FDEs) != 1 {
+			t.Fatalf("FDE not read: %v", fr.Errors)
+		}
+		walkAll(fr)
+		// The same program through the instruction reader must end.
+		r := NewInstructionReader(instrs, fr.CIEs[0], order, nil)
+		for i := 0; ; i++ {
+			if i > len(instrs) {
+				t.Fatal("more instructions than bytes")
+			}
+			in, err := r.Next()
+			if err != nil {
+				break
+			}
+			if len(in.Raw) == 0 {
+				t.Fatal("empty instruction")
+			}
+		}
+	})
+}
+
+// TestFuzzSeedsExist keeps the committed corpus honest.
+func TestFuzzSeedsExist(t *testing.T) {
+	for _, name := range []string{"FuzzRead", "FuzzRows"} {
+		m, _ := filepath.Glob(filepath.Join("testdata", "fuzz", name, "*"))
+		if len(m) == 0 {
+			if _, err := os.Stat("testdata/fuzz"); err == nil {
+				t.Errorf("no committed seeds for %s", name)
+			}
+		}
+	}
+}
