@@ -1,6 +1,7 @@
 package cfi
 
 import (
+	"debug/elf"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -68,7 +69,44 @@ func TestCompiledFrames(t *testing.T) {
 				t.Errorf("no rows compared")
 			}
 			t.Logf("%d rows", n)
+			if strings.Contains(b.name, "pac-b") {
+				checkPAC(t, out)
+			}
 		})
+	}
+}
+
+// checkPAC checks that pac-ret+b-key code has 'B' CIEs and rows with the
+// return address signed (readelf's table does not show that state).
+func checkPAC(t *testing.T, path string) {
+	f, err := elf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fr, err := Read(f, EHFrame)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bkey, mangled, unmangledAtEnd := 0, 0, 0
+	for _, fde := range fr.FDEs {
+		if fde.CIE.BKey {
+			bkey++
+		}
+		var last *Row
+		it := fr.Rows(fde)
+		for r, err := it.Next(); err == nil; r, err = it.Next() {
+			if r.RAMangled {
+				mangled++
+			}
+			last = r
+		}
+		if last != nil && !last.RAMangled {
+			unmangledAtEnd++
+		}
+	}
+	if bkey == 0 || mangled == 0 || unmangledAtEnd == 0 {
+		t.Errorf("B-key FDEs %d, rows with a signed RA %d, FDEs ending unsigned %d", bkey, mangled, unmangledAtEnd)
 	}
 }
 
