@@ -164,3 +164,50 @@ func TestGoBinary(t *testing.T) {
 		})
 	}
 }
+
+// TestCompressedDebugFrame compresses a .debug_frame with objcopy (the
+// old .zdebug_frame form, SHF_COMPRESSED zlib and zstd) and compares the
+// rows with readelf's.
+func TestCompressedDebugFrame(t *testing.T) {
+	if testing.Short() {
+		t.Skip("compiles programs")
+	}
+	refTool(t, "x86_64-readelf")
+	objcopy, err := exec.LookPath("objcopy")
+	if err != nil {
+		needTool(t, "objcopy")
+	}
+	if _, err := exec.LookPath("gcc"); err != nil {
+		needTool(t, "gcc")
+	}
+	dir := t.TempDir()
+	exe := filepath.Join(dir, "dbg.exe")
+	ref := filepath.Dir(filepath.Dir(refTool(t, "x86_64-ld")))
+	args := []string{"-O2", "-g", "-fno-asynchronous-unwind-tables", "-B", filepath.Join(ref, "gcc-x86_64"), "-o", exe, "testdata/prog.c"}
+	if msg, err := exec.Command("gcc", args...).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, msg)
+	}
+	for _, mode := range []string{"zlib-gnu", "zlib", "zstd"} {
+		t.Run(mode, func(t *testing.T) {
+			out := filepath.Join(dir, "dbg-"+mode)
+			if msg, err := exec.Command(objcopy, "--compress-debug-sections="+mode, exe, out).CombinedOutput(); err != nil {
+				t.Skipf("objcopy cannot write %s: %v %s", mode, err, msg)
+			}
+			f, err := elf.Open(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			compressed := f.Section(".zdebug_frame") != nil
+			if s := f.Section(".debug_frame"); s != nil && s.Flags&elf.SHF_COMPRESSED != 0 {
+				compressed = true
+			}
+			f.Close()
+			if !compressed {
+				t.Fatalf("objcopy left .debug_frame uncompressed")
+			}
+			if n := checkFileAgainst(t, out, "", DebugFrame); n == 0 {
+				t.Errorf("no rows compared")
+			}
+		})
+	}
+}
