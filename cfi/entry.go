@@ -81,6 +81,7 @@ func (p *parser) parseCIE(h *header) (*CIE, error) {
 		if pos, err = p.augmentation(c, aug[1:], pos, data); err != nil {
 			return nil, err
 		}
+		c.hasAugData = true
 	}
 	c.Initial = data[pos:h.end:h.end]
 	c.InitialOffset = uint64(pos)
@@ -185,7 +186,7 @@ func (p *parser) parseFDE(h *header) (*FDE, error) {
 		return nil, err
 	}
 	if len(p.slab) == 0 {
-		p.slab = make([]FDE, 256)
+		p.slab = make([]FDE, 1024)
 	}
 	f := &p.slab[0]
 	p.slab = p.slab[1:]
@@ -205,31 +206,21 @@ func (p *parser) parseFDE(h *header) (*FDE, error) {
 			}
 		}
 	}
-	var shndx int
-	locOff := pos
-	f.Start, shndx, pos, err = ptr.decode(data, pos, enc, 0)
-	if err != nil {
-		return nil, fmt.Errorf("initial location: %w", err)
-	}
-	if ptr.rel != nil {
-		if _, ok := ptr.rel[uint64(locOff)]; !ok {
-			return nil, fmt.Errorf("initial location at offset %#x has no relocation", locOff)
+	if enc == PEPCRel|PESData4 && ptr.rel == nil && len(data)-pos >= 8 {
+		// The usual .eh_frame encoding, decoded in line.
+		f.Start = ptr.SectionAddr + uint64(pos) + uint64(int64(int32(p.order.Uint32(data[pos:]))))
+		f.Size = uint64(p.order.Uint32(data[pos+4:]))
+		if ptr.AddrSize == 4 {
+			f.Start &= 0xffffffff
 		}
-		if shndx <= 0 {
-			return nil, fmt.Errorf("initial location at offset %#x is relocated against a symbol not defined in a section", locOff)
-		}
-		f.Section = shndx
-	}
-	// The address range has the format of the encoding, no application,
-	// and no relocation.
-	rp := PointerContext{Order: ptr.Order, AddrSize: ptr.AddrSize}
-	if f.Size, pos, err = rp.Decode(data, pos, enc&0x0f, 0); err != nil {
-		return nil, fmt.Errorf("address range: %w", err)
+		pos += 8
+	} else if pos, err = p.location(f, data, pos, enc, ptr); err != nil {
+		return nil, err
 	}
 	if end := f.Start + f.Size; end < f.Start || ptr.AddrSize == 4 && end > 1<<32 {
 		return nil, fmt.Errorf("address range %#x..+%#x wraps around", f.Start, f.Size)
 	}
-	if strings.HasPrefix(cie.Augmentation, "z") || strings.HasPrefix(cie.Augmentation, "ehz") {
+	if cie.hasAugData {
 		n, next, err := uleb(data, pos)
 		if err != nil {
 			return nil, fmt.Errorf("augmentation data length: %w", err)
@@ -250,4 +241,31 @@ func (p *parser) parseFDE(h *header) (*FDE, error) {
 	f.Instructions = data[pos:h.end:h.end]
 	f.InstructionsOffset = uint64(pos)
 	return f, nil
+}
+
+// location decodes an FDE's initial location and address range.
+func (p *parser) location(f *FDE, data []byte, pos int, enc PointerEncoding, ptr *PointerContext) (int, error) {
+	var shndx int
+	var err error
+	locOff := pos
+	f.Start, shndx, pos, err = ptr.decode(data, pos, enc, 0)
+	if err != nil {
+		return pos, fmt.Errorf("initial location: %w", err)
+	}
+	if ptr.rel != nil {
+		if _, ok := ptr.rel[uint64(locOff)]; !ok {
+			return pos, fmt.Errorf("initial location at offset %#x has no relocation", locOff)
+		}
+		if shndx <= 0 {
+			return pos, fmt.Errorf("initial location at offset %#x is relocated against a symbol not defined in a section", locOff)
+		}
+		f.Section = shndx
+	}
+	// The address range has the format of the encoding, no application,
+	// and no relocation.
+	rp := PointerContext{Order: ptr.Order, AddrSize: ptr.AddrSize}
+	if f.Size, pos, err = rp.Decode(data, pos, enc&0x0f, 0); err != nil {
+		return pos, fmt.Errorf("address range: %w", err)
+	}
+	return pos, nil
 }

@@ -54,6 +54,8 @@ type CIE struct {
 	Format64 bool
 	// InitialOffset is the section offset of Initial[0].
 	InitialOffset uint64
+
+	hasAugData bool // the augmentation starts with 'z': FDEs have augmentation data
 }
 
 // FDE is a Frame Description Entry.
