@@ -19,6 +19,7 @@ type RowIterator struct {
 	row    Row
 
 	started, done, yielded bool
+	tooMany                bool // a limit was hit
 	err                    error
 	pc                     uint64
 
@@ -37,6 +38,13 @@ type RowIterator struct {
 	stackRegs []RegisterRule
 }
 
+// Limits that keep hostile input from costing time or memory quadratic in
+// its size; real CFI stays far below them.
+const (
+	maxRegisters = 1024 // registers with a rule in one row
+	maxStack     = 1024 // remember_state depth
+)
+
 type savedState struct {
 	cfa       CFARule
 	raMangled bool
@@ -53,7 +61,7 @@ func (f *Frames) Rows(fde *FDE) *RowIterator {
 // Reset makes it iterate over the rows of fde, keeping its storage.
 func (it *RowIterator) Reset(f *Frames, fde *FDE) {
 	it.frames, it.fde = f, fde
-	it.started, it.done, it.yielded = false, false, false
+	it.started, it.done, it.yielded, it.tooMany = false, false, false, false
 	it.err = nil
 	it.stack = it.stack[:0]
 	it.stackRegs = it.stackRegs[:0]
@@ -78,7 +86,11 @@ func (it *RowIterator) Next() (*Row, error) {
 		}
 	}
 	for {
-		if row, ok := it.fast(); ok {
+		row, ok := it.fast()
+		if it.tooMany {
+			return nil, it.fail(it.limitErr())
+		}
+		if ok {
 			return row, nil
 		}
 		err := it.r.next(&it.in)
@@ -111,7 +123,14 @@ func (it *RowIterator) Next() (*Row, error) {
 		if err := it.execute(in); err != nil {
 			return nil, it.fail(err)
 		}
+		if it.tooMany {
+			return nil, it.fail(it.limitErr())
+		}
 	}
+}
+
+func (it *RowIterator) limitErr() error {
+	return fmt.Errorf("instruction before offset %#x: more than %d registers with rules or %d remembered states", it.r.Offset(), maxRegisters, maxStack)
 }
 
 // fast executes the most common instructions in place, without building
@@ -226,6 +245,9 @@ func (it *RowIterator) start() error {
 			if err := it.execute(&it.in); err != nil {
 				return fmt.Errorf("CIE at offset %#x: %w", cie.Offset, err)
 			}
+			if it.tooMany {
+				return fmt.Errorf("CIE at offset %#x: %w", cie.Offset, it.limitErr())
+			}
 		}
 		it.initCFA = it.row.CFA
 		it.initRegs = append(it.initRegs, it.row.Regs...)
@@ -329,6 +351,10 @@ func (it *RowIterator) execute(in *Instruction) error {
 
 // remember pushes the current rules.
 func (it *RowIterator) remember() {
+	if len(it.stack) >= maxStack {
+		it.tooMany = true
+		return
+	}
 	lo := len(it.stackRegs)
 	it.stackRegs = append(it.stackRegs, it.row.Regs...)
 	it.stack = append(it.stack, savedState{cfa: it.row.CFA, raMangled: it.row.RAMangled, lo: lo, hi: len(it.stackRegs)})
@@ -356,6 +382,10 @@ func (it *RowIterator) set(col uint64, r Rule) {
 	}
 	if i > 0 && regs[i-1].Column == col {
 		regs[i-1].Rule = r
+		return
+	}
+	if len(regs) >= maxRegisters {
+		it.tooMany = true
 		return
 	}
 	regs = append(regs, RegisterRule{})

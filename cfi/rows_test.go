@@ -226,3 +226,27 @@ func TestRowOps(t *testing.T) {
 		}
 	}
 }
+
+func TestRowLimits(t *testing.T) {
+	var regs, stack []byte
+	for i := 0; i <= maxRegisters; i++ {
+		// Descending register numbers: the costly order for a sorted list.
+		regs = append(regs, 0x05)
+		regs = append(regs, ulebBytes(uint64(5000-i))...)
+		regs = append(regs, 1)
+	}
+	for i := 0; i <= maxStack; i++ {
+		stack = append(stack, 0x0a)
+	}
+	for name, instrs := range map[string][]byte{"registers": regs, "stack": stack} {
+		t.Run(name, func(t *testing.T) {
+			s := &secBuilder{order: binary.LittleEndian, eh: true}
+			c := s.simpleCIE(1, -8, 16, PEUData8, x86CIE)
+			s.simpleFDE(c, 0x1000, 0x10, instrs)
+			_, err := allRows(t, s.b, EHFrame, binary.LittleEndian)
+			if err == nil || !strings.Contains(err.Error(), "more than 1024 registers with rules or 1024 remembered states") {
+				t.Errorf("error %v", err)
+			}
+		})
+	}
+}
