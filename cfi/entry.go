@@ -21,14 +21,20 @@ func (p *parser) parseCIE(h *header) (*CIE, error) {
 	default:
 		return nil, fmt.Errorf("unsupported CIE version %d", c.Version)
 	}
+	// The string is short in real CIEs; bounding the scan keeps FDEs that
+	// point into a long forged "CIE" from costing quadratic time.
+	const maxAug = 256
 	nul := -1
-	for i := pos; i < len(data); i++ {
+	for i := pos; i < len(data) && i <= pos+maxAug; i++ {
 		if data[i] == 0 {
 			nul = i
 			break
 		}
 	}
 	if nul < 0 {
+		if len(data)-pos > maxAug {
+			return nil, fmt.Errorf("augmentation string longer than %d bytes", maxAug)
+		}
 		return nil, errors.New("augmentation string not terminated")
 	}
 	c.Augmentation = string(data[pos:nul])
