@@ -9,6 +9,7 @@ type FormatError struct {
 	Msg string // what is wrong
 }
 
+// Error formats the error as "sframe: offset 0x..: what is wrong".
 func (e *FormatError) Error() string {
 	return fmt.Sprintf("sframe: offset %#x: %s", e.Off, e.Msg)
 }
