@@ -26,11 +26,11 @@ type RowIterator struct {
 	// The current state is it.row's CFA, Regs, RAMangled and ArgsSize.
 
 	// The state after the CIE's initial instructions, which DW_CFA_restore
-	// returns to; cached for consecutive FDEs of one CIE.
-	initCIE       *CIE
-	initCFA       CFARule
-	initRegs      []RegisterRule
-	initRAMangled bool
+	// returns to, cached per CIE of cacheFrames.
+	initCIE     *CIE
+	init        *cieState
+	cieCache    map[*CIE]*cieState
+	cacheFrames *Frames
 
 	// The remember_state stack: one frame per push, whose registers are
 	// stackRegs[lo:hi].
@@ -44,6 +44,16 @@ const (
 	maxRegisters = 1024 // registers with a rule in one row
 	maxStack     = 1024 // remember_state depth
 )
+
+// cieState is the state after a CIE's initial instructions.
+type cieState struct {
+	cfa       CFARule
+	regs      []RegisterRule
+	raMangled bool
+	stack     []savedState
+	stackRegs []RegisterRule
+	err       error
+}
 
 type savedState struct {
 	cfa       CFARule
@@ -223,52 +233,79 @@ func (it *RowIterator) start() error {
 	if cie == nil {
 		return errors.New("FDE without a CIE")
 	}
-	if it.initCIE != cie {
-		it.initCIE = nil
-		it.row.CFA = CFARule{}
-		it.row.Regs = it.row.Regs[:0]
-		it.row.RAMangled = false
-		it.initRegs = it.initRegs[:0]
-		it.r.reset(cie.Initial, cie.InitialOffset, cie, f.Order, &f.ptr, 0)
-		for {
-			err := it.r.next(&it.in)
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				return fmt.Errorf("CIE at offset %#x: %w", cie.Offset, err)
-			}
-			switch it.in.Op {
-			case OpAdvanceLoc, OpAdvanceLoc1, OpAdvanceLoc2, OpAdvanceLoc4, OpSetLoc:
-				return fmt.Errorf("CIE at offset %#x: %v in the initial instructions", cie.Offset, it.in.Op)
-			}
-			if err := it.execute(&it.in); err != nil {
-				return fmt.Errorf("CIE at offset %#x: %w", cie.Offset, err)
-			}
-			if it.tooMany {
-				return fmt.Errorf("CIE at offset %#x: %w", cie.Offset, it.limitErr())
-			}
+	if it.initCIE != cie || it.init == nil {
+		if it.cacheFrames != f || it.cieCache == nil {
+			it.cieCache = map[*CIE]*cieState{}
+			it.cacheFrames = f
 		}
-		it.initCFA = it.row.CFA
-		it.initRegs = append(it.initRegs, it.row.Regs...)
-		it.initRAMangled = it.row.RAMangled
-		// A CIE that leaves state on the stack is run again for every FDE.
-		if len(it.stack) == 0 {
-			it.initCIE = cie
+		st := it.cieCache[cie]
+		if st == nil {
+			st = it.runCIE(cie)
+			it.cieCache[cie] = st
 		}
-	} else {
-		it.row.CFA = it.initCFA
-		regs := it.row.Regs[:0]
-		for _, r := range it.initRegs {
-			regs = append(regs, r)
-		}
-		it.row.Regs = regs
-		it.row.RAMangled = it.initRAMangled
+		it.init, it.initCIE = st, cie
 	}
+	st := it.init
+	if st.err != nil {
+		return st.err
+	}
+	it.row.CFA = st.cfa
+	regs := it.row.Regs[:0]
+	for _, r := range st.regs {
+		regs = append(regs, r)
+	}
+	it.row.Regs = regs
+	it.row.RAMangled = st.raMangled
 	it.row.ArgsSize = 0
+	if len(st.stack) > 0 {
+		it.stack = append(it.stack[:0], st.stack...)
+		it.stackRegs = append(it.stackRegs[:0], st.stackRegs...)
+	}
 	it.r.reset(fde.Instructions, fde.InstructionsOffset, cie, f.Order, &f.ptr, fde.Start)
 	it.pc = fde.Start
 	return nil
+}
+
+// runCIE executes cie's initial instructions and returns the resulting
+// state (or error), which start caches per CIE: every FDE of a CIE begins
+// from it, and DW_CFA_restore returns to its rules.
+func (it *RowIterator) runCIE(cie *CIE) *cieState {
+	f := it.frames
+	it.row.CFA = CFARule{}
+	it.row.Regs = it.row.Regs[:0]
+	it.row.RAMangled = false
+	it.stack, it.stackRegs = it.stack[:0], it.stackRegs[:0]
+	it.init = &cieState{} // restore in the initial instructions: no rule
+	fail := func(err error) *cieState {
+		return &cieState{err: fmt.Errorf("CIE at offset %#x: %w", cie.Offset, err)}
+	}
+	it.r.reset(cie.Initial, cie.InitialOffset, cie, f.Order, &f.ptr, 0)
+	for {
+		err := it.r.next(&it.in)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return fail(err)
+		}
+		switch it.in.Op {
+		case OpAdvanceLoc, OpAdvanceLoc1, OpAdvanceLoc2, OpAdvanceLoc4, OpSetLoc:
+			return fail(fmt.Errorf("%v in the initial instructions", it.in.Op))
+		}
+		if err := it.execute(&it.in); err != nil {
+			return fail(err)
+		}
+		if it.tooMany {
+			return fail(it.limitErr())
+		}
+	}
+	return &cieState{
+		cfa:       it.row.CFA,
+		regs:      append([]RegisterRule(nil), it.row.Regs...),
+		raMangled: it.row.RAMangled,
+		stack:     append([]savedState(nil), it.stack...),
+		stackRegs: append([]RegisterRule(nil), it.stackRegs...),
+	}
 }
 
 // emit returns the current state as the row [it.pc, end) and moves to end.
@@ -399,7 +436,7 @@ func (it *RowIterator) set(col uint64, r Rule) {
 // restore gives register col its rule after the CIE's initial
 // instructions, or none.
 func (it *RowIterator) restore(col uint64) {
-	for _, r := range it.initRegs {
+	for _, r := range it.init.regs {
 		if r.Column == col {
 			it.set(col, r.Rule)
 			return
