@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"strconv"
 )
 
 // Dump writes the text objdump --sframe (GNU binutils 2.46+, libsframe
@@ -107,7 +108,8 @@ func dumpFunc(w *bufio.Writer, sec *Section, i int, sectionAddr uint64) {
 		if mask {
 			frePC = uint64(e.StartAddr)
 		}
-		fmt.Fprintf(w, "\n    %016x", frePC)
+		w.WriteString("\n    ")
+		writeHex16(w, frePC)
 		if e.RAUndefined() {
 			w.WriteString("  RA undefined")
 			continue
@@ -118,13 +120,15 @@ func dumpFunc(w *bufio.Writer, sec *Section, i int, sectionAddr uint64) {
 		} else {
 			cfa, fp, ra = defaultColumns(sec, e)
 		}
-		fmt.Fprintf(w, "  %-10s%-10s", cfa, fp)
+		w.WriteString("  ")
+		writePadded(w, cfa, 10)
+		writePadded(w, fp, 10)
 		if e.MangledRA() {
 			ra += "[s]"
 		} else {
 			ra += "   "
 		}
-		fmt.Fprintf(w, "%-13s", ra)
+		writePadded(w, ra, 13)
 	}
 }
 
@@ -170,7 +174,7 @@ func defaultColumns(sec *Section, e *FRE) (cfa, fp, ra string) {
 		base = "sp"
 	}
 	c, _ := cfaOffset(sec, e, CFAWordIndex)
-	cfa = fmt.Sprintf("%s+%d", base, c)
+	cfa = base + "+" + strconv.Itoa(int(c))
 
 	fpIdx := FPWordIndex
 	if h.CFAFixedRAOffset != 0 {
@@ -184,9 +188,9 @@ func defaultColumns(sec *Section, e *FRE) (cfa, fp, ra string) {
 	case !fpOK:
 		fp = "u"
 	case isReg:
-		fp = fmt.Sprintf("r%d", r)
+		fp = "r" + strconv.Itoa(int(r))
 	default:
-		fp = fmt.Sprintf("c%+d", fpv)
+		fp = "c" + signed(fpv)
 	}
 
 	rav, raOK := word(e, RAWordIndex)
@@ -196,9 +200,9 @@ func defaultColumns(sec *Section, e *FRE) (cfa, fp, ra string) {
 	case raOK && rav == RAOffsetInvalid:
 		ra = "U"
 	case raOK && isReg:
-		ra = fmt.Sprintf("r%d", r)
+		ra = "r" + strconv.Itoa(int(r))
 	case raOK:
-		ra = fmt.Sprintf("c%+d", rav)
+		ra = "c" + signed(rav)
 	default:
 		ra = "u"
 	}
@@ -273,9 +277,9 @@ func flexRule(abi ABI, ctl uint32, off int32) string {
 		deref = false
 	}
 	if deref {
-		return fmt.Sprintf("(%s%+d)", name, off)
+		return "(" + name + signed(off) + ")"
 	}
-	return fmt.Sprintf("%s%+d", name, off)
+	return name + signed(off)
 }
 
 // RegName is the name objdump gives DWARF register reg of abi in flex FDE
@@ -291,7 +295,7 @@ func RegName(abi ABI, reg uint32) string {
 	case abi == ABIS390XBigEndian:
 		sp, fp = 15, 11
 	default:
-		return fmt.Sprintf("r%d", reg)
+		return "r" + strconv.FormatUint(uint64(reg), 10)
 	}
 	switch reg {
 	case sp:
@@ -299,5 +303,31 @@ func RegName(abi ABI, reg uint32) string {
 	case fp:
 		return "fp"
 	}
-	return fmt.Sprintf("r%d", reg)
+	return "r" + strconv.FormatUint(uint64(reg), 10)
+}
+
+// signed formats v as C's "%+d" does.
+func signed(v int32) string {
+	if v >= 0 {
+		return "+" + strconv.Itoa(int(v))
+	}
+	return strconv.Itoa(int(v))
+}
+
+// writeHex16 writes v as C's "%016" PRIx64 does.
+func writeHex16(w *bufio.Writer, v uint64) {
+	var buf [16]byte
+	for i := 15; i >= 0; i-- {
+		buf[i] = "0123456789abcdef"[v&0xf]
+		v >>= 4
+	}
+	w.Write(buf[:])
+}
+
+// writePadded writes s left-aligned in width columns, as C's "%-Ns" does.
+func writePadded(w *bufio.Writer, s string, width int) {
+	w.WriteString(s)
+	for i := len(s); i < width; i++ {
+		w.WriteByte(' ')
+	}
 }
