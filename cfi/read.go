@@ -7,6 +7,10 @@ import (
 	"fmt"
 )
 
+// ErrNoCFI is returned by Read for a file with no call-frame information
+// section to read.
+var ErrNoCFI = errors.New("no .eh_frame or .debug_frame section")
+
 // Read reads the CIEs and FDEs of f's .eh_frame or .debug_frame section,
 // as src selects. Problems with single entries are collected in
 // Frames.Errors and do not stop the read; the error result is only for a
@@ -100,7 +104,7 @@ func findSection(f *elf.File, src Source) (*elf.Section, Source, error) {
 		if usable(dbg) {
 			return dbg, DebugFrame, nil
 		}
-		return nil, 0, errors.New("no .debug_frame section")
+		return nil, 0, fmt.Errorf("no .debug_frame section: %w", ErrNoCFI)
 	case Auto:
 		if usable(eh) && eh.Size > 0 {
 			return eh, EHFrame, nil
@@ -111,7 +115,7 @@ func findSection(f *elf.File, src Source) (*elf.Section, Source, error) {
 		if usable(eh) {
 			return eh, EHFrame, nil
 		}
-		return nil, 0, errors.New("no .eh_frame or .debug_frame section")
+		return nil, 0, ErrNoCFI
 	}
 	return nil, 0, fmt.Errorf("unknown CFI source %d", int(src))
 }

@@ -1,19 +1,51 @@
 package main
 
 import (
+	"bufio"
+	"debug/elf"
+	"errors"
 	"fmt"
+	"io"
+	"os"
 
 	"github.com/spf13/pflag"
+
+	"github.com/sframe-gen/sframe-gen/cfi"
+	"github.com/sframe-gen/sframe-gen/elfpatch"
+	"github.com/sframe-gen/sframe-gen/lower"
 )
+
+// generateOptions are the flags of the default command.
+type generateOptions struct {
+	output  string
+	raw     bool
+	addr    uint64
+	arch    string
+	verbose bool
+	strict  bool
+	source  cfi.Source
+}
 
 // runGenerate is the default command: generate SFrame for FILE.
 func (c *cli) runGenerate(args []string) int {
 	fs := pflag.NewFlagSet("sframe-gen", pflag.ContinueOnError)
 	fs.SetOutput(c.stderr)
+	var o generateOptions
 	help := fs.BoolP("help", "h", false, "print this help and exit")
 	version := fs.Bool("version", false, "print the version and exit")
+	fs.StringVarP(&o.output, "output", "o", "", "write the result to `OUT` instead of replacing FILE")
+	fs.BoolVar(&o.raw, "raw", false, "write only the .sframe section bytes (to OUT, or standard output)")
+	fs.Uint64Var(&o.addr, "section-addr", 0, "with --raw on a linked file: the section address the PC-relative fields assume")
+	fs.StringVar(&o.arch, "arch", "", "require FILE to be for `ARCH` (x86_64/amd64, aarch64/arm64, aarch64_be, s390x)")
+	fs.BoolVarP(&o.verbose, "verbose", "v", false, "list the functions left without an SFrame FDE, with the reason")
+	fs.BoolVar(&o.strict, "strict", false, "fail when any function cannot be represented or any CFI entry is broken")
+	eh := fs.Bool("eh-frame", false, "read .eh_frame (default when present)")
+	dbg := fs.Bool("debug-frame", false, "read .debug_frame")
 	fs.Usage = func() {
-		fmt.Fprintf(c.stdout, "Usage: sframe-gen [flags] FILE\n       sframe-gen COMMAND [flags] FILE\n\nCommands:\n")
+		fmt.Fprintf(c.stdout, "Usage: sframe-gen [flags] FILE\n       sframe-gen COMMAND [flags] FILE\n\n"+
+			"Generate an SFrame section from FILE's call-frame information and write it into FILE\n"+
+			"(or OUT): .sframe + .rela.sframe in relocatable objects, .sframe with PT_GNU_SFRAME in\n"+
+			"executables and shared libraries.\n\nCommands:\n")
 		for _, cmd := range commands() {
 			fmt.Fprintf(c.stdout, "  %-8s %s\n", cmd.name, cmd.short)
 		}
@@ -33,5 +65,187 @@ func (c *cli) runGenerate(args []string) int {
 	if fs.NArg() != 1 {
 		return c.fail("", usageError{"expected exactly one FILE"})
 	}
-	return c.fail(fs.Arg(0), fmt.Errorf("generating SFrame is not implemented yet"))
+	switch {
+	case *eh && *dbg:
+		return c.fail("", usageError{"--eh-frame and --debug-frame exclude each other"})
+	case *eh:
+		o.source = cfi.EHFrame
+	case *dbg:
+		o.source = cfi.DebugFrame
+	}
+	if fs.Changed("section-addr") && !o.raw {
+		return c.fail("", usageError{"--section-addr goes with --raw"})
+	}
+	file := fs.Arg(0)
+	if err := c.generate(file, o); err != nil {
+		return c.fail(file, err)
+	}
+	return exitOK
+}
+
+// generate runs the pipeline on one file: cfi → lower → emit → elfpatch.
+func (c *cli) generate(file string, o generateOptions) error {
+	in, err := os.Open(file)
+	if err != nil {
+		return errors.Unwrap(err) // the path is printed by fail
+	}
+	defer in.Close()
+	st, err := in.Stat()
+	if err != nil {
+		return err
+	}
+	if !st.Mode().IsRegular() {
+		return errors.New("not a regular file")
+	}
+	ef, err := elf.NewFile(in)
+	if err != nil {
+		return err
+	}
+	target, err := lower.TargetForELF(ef)
+	if err != nil {
+		return err
+	}
+	if o.arch != "" {
+		want, err := lower.TargetByName(o.arch)
+		if err != nil {
+			return usageError{err.Error()}
+		}
+		if want.Arch != target.Arch || want.BigEndian != target.BigEndian {
+			return fmt.Errorf("file is for %s, not %s (--arch)", target, want)
+		}
+	}
+	frames, err := cfi.Read(ef, o.source)
+	if errors.Is(err, cfi.ErrNoCFI) || err == nil && len(frames.FDEs) == 0 && len(frames.Errors) == 0 {
+		// Nothing describes any code (as for gas, which makes no .sframe
+		// without .cfi_startproc): the output is the input unchanged.
+		if o.verbose {
+			fmt.Fprintf(c.stderr, "sframe-gen: %s: no call-frame information; nothing to generate\n", file)
+		}
+		if o.raw {
+			return errors.New("no call-frame information")
+		}
+		if o.output == "" {
+			return nil
+		}
+		return replace(file, o.output, st.Mode().Perm(), func(tmp *os.File) error {
+			_, err := io.Copy(tmp, io.NewSectionReader(in, 0, st.Size()))
+			return err
+		})
+	}
+	if err != nil {
+		return err
+	}
+	res, _, err := lower.LowerFile(ef, frames, target)
+	if err != nil {
+		return err
+	}
+	if err := c.report(file, ef, frames, res, o); err != nil {
+		return err
+	}
+
+	if target.Relocatable {
+		data, err := res.Section.Encode()
+		if err != nil {
+			return fmt.Errorf("encoding .sframe: %w", err)
+		}
+		if o.raw {
+			return writeRaw(o.output, c.stdout, data)
+		}
+		relocs := make([]elfpatch.Reloc, len(res.Relocs))
+		for i, r := range res.Relocs {
+			relocs[i] = elfpatch.Reloc{Offset: r.Offset, Type: r.Type, Section: uint32(r.Section), Addend: r.Addend}
+		}
+		return replace(file, o.output, st.Mode().Perm(), func(tmp *os.File) error {
+			return elfpatch.PatchObject(in, st.Size(), tmp, data, relocs)
+		})
+	}
+
+	encode := func(addr uint64) ([]byte, error) {
+		res.Place(addr)
+		data, err := res.Section.Encode()
+		if err != nil {
+			return nil, fmt.Errorf("encoding .sframe: %w", err)
+		}
+		return data, nil
+	}
+	if o.raw {
+		data, err := encode(o.addr)
+		if err != nil {
+			return err
+		}
+		return writeRaw(o.output, c.stdout, data)
+	}
+	if len(res.Section.FDEs) == 0 {
+		return errors.New("no function has an SFrame representation (see -v); nothing written")
+	}
+	probe, err := encode(0)
+	if err != nil {
+		return err
+	}
+	return replace(file, o.output, st.Mode().Perm(), func(tmp *os.File) error {
+		_, err := elfpatch.PatchLinked(in, tmp, len(probe), encode)
+		return err
+	})
+}
+
+// replace writes the result over file, or to output when one is given.
+func replace(file, output string, perm os.FileMode, write func(*os.File) error) error {
+	dst := file
+	if output != "" {
+		dst = output
+	}
+	if err := elfpatch.ReplaceFile(dst, perm, write); err != nil {
+		if dst != file {
+			return fmt.Errorf("writing %s: %w", dst, err)
+		}
+		return err
+	}
+	return nil
+}
+
+// writeRaw writes section bytes to output, or to stdout when output is empty.
+func writeRaw(output string, stdout io.Writer, data []byte) error {
+	if output == "" {
+		_, err := stdout.Write(data)
+		return err
+	}
+	return elfpatch.ReplaceFile(output, 0o644, func(tmp *os.File) error {
+		_, err := tmp.Write(data)
+		return err
+	})
+}
+
+// report prints, with -v, one line per function left without an SFrame FDE,
+// and with --strict turns any such function or broken CFI entry into an error.
+func (c *cli) report(file string, ef *elf.File, frames *cfi.Frames, res *lower.Result, o generateOptions) error {
+	var names *symbolizer
+	w := bufio.NewWriter(c.stderr)
+	defer w.Flush()
+	problems := 0
+	for _, e := range frames.Errors {
+		problems++
+		fmt.Fprintf(w, "sframe-gen: %s: %v\n", file, e)
+	}
+	for _, s := range res.Skipped {
+		if s.Emitted {
+			if o.verbose {
+				if names == nil {
+					names = newSymbolizer(ef)
+				}
+				fmt.Fprintf(w, "sframe-gen: %s: %s: SFrame FDE without FREs (signal frame): %s\n", file, names.name(s.FDE), s.Reason)
+			}
+			continue
+		}
+		problems++
+		if o.verbose || o.strict {
+			if names == nil {
+				names = newSymbolizer(ef)
+			}
+			fmt.Fprintf(w, "sframe-gen: %s: %s: no SFrame FDE: %s\n", file, names.name(s.FDE), s.Reason)
+		}
+	}
+	if o.strict && problems > 0 {
+		return fmt.Errorf("--strict: %d functions or CFI entries could not be represented", problems)
+	}
+	return nil
 }

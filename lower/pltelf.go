@@ -1,0 +1,124 @@
+package lower
+
+import (
+	"debug/elf"
+	"fmt"
+	"io"
+
+	"github.com/sframe-gen/sframe-gen/cfi"
+)
+
+// endbr64 is the x86-64 IBT landing pad that starts every IBT PLT entry.
+var endbr64 = [4]byte{0xf3, 0x0f, 0x1e, 0xfa}
+
+// PLTForELF finds the PLT sections of a linked file for which GNU ld makes
+// SFrame FDEs, and the x86-64 layout ld used for them, so PLT can rebuild
+// ld's FDEs. AArch64 (ld makes none) and relocatable objects give no
+// sections.
+//
+// The layout is read from the code, as ld chose it: a .plt.sec section or an
+// IBT landing pad at the start of .plt.got means IBT; a .plt beginning with
+// PLT0's "pushq GOT+8(%rip)" (ff 35) means lazy binding.
+func PLTForELF(f *elf.File, t Target) (PLTVariant, []PLTSection, error) {
+	if t.Relocatable || t.Arch == AArch64 {
+		return PLTLazy, nil, nil
+	}
+	var secs []PLTSection
+	add := func(kind PLTKind) *elf.Section {
+		s := f.Section(kind.String())
+		if s == nil || s.Type != elf.SHT_PROGBITS || s.Flags&elf.SHF_EXECINSTR == 0 || s.Size == 0 {
+			return nil
+		}
+		secs = append(secs, PLTSection{Kind: kind, Addr: s.Addr, Size: s.Size})
+		return s
+	}
+	plt := add(PLTMain)
+	if t.Arch == S390X {
+		return PLTLazy, secs, nil
+	}
+	sec := add(PLTSec)
+	got := add(PLTGot)
+
+	ibt := sec != nil
+	if !ibt && got != nil {
+		head, err := sectionHead(got, 4)
+		if err != nil {
+			return 0, nil, err
+		}
+		ibt = [4]byte(head) == endbr64
+	}
+	lazy := true
+	if plt != nil {
+		head, err := sectionHead(plt, 2)
+		if err != nil {
+			return 0, nil, err
+		}
+		lazy = head[0] == 0xff && head[1] == 0x35
+	}
+	switch {
+	case lazy && ibt:
+		return PLTLazyIBT, secs, nil
+	case lazy:
+		return PLTLazy, secs, nil
+	case ibt:
+		return PLTNonLazyIBT, secs, nil
+	}
+	return PLTNonLazy, secs, nil
+}
+
+// sectionHead reads the first n bytes of s.
+func sectionHead(s *elf.Section, n int) ([]byte, error) {
+	if s.Size < uint64(n) {
+		return make([]byte, n), nil
+	}
+	buf := make([]byte, n)
+	if _, err := io.ReadFull(s.Open(), buf); err != nil {
+		return nil, fmt.Errorf("reading %s: %w", s.Name, err)
+	}
+	return buf, nil
+}
+
+// LowerFile is Lower for a whole ELF file as GNU ld would lay its SFrame
+// out: for a linked file, the FDEs that .eh_frame has for the PLT sections
+// ld describes are replaced by ld's fixed PLT FDEs, added after the
+// functions. It returns the PLT sections so callers can tell those FDEs
+// apart in reports.
+func LowerFile(f *elf.File, frames *cfi.Frames, t Target) (*Result, []PLTSection, error) {
+	variant, plt, err := PLTForELF(f, t)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(plt) > 0 {
+		kept := frames.FDEs[:0:0]
+		for _, fde := range frames.FDEs {
+			if !InPLT(plt, fde.Start) {
+				kept = append(kept, fde)
+			}
+		}
+		only := *frames
+		only.FDEs = kept
+		frames = &only
+	}
+	res, err := Lower(frames, t)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(plt) > 0 {
+		fdes, err := PLT(t, variant, plt)
+		if err != nil {
+			return nil, nil, err
+		}
+		res.AppendPLT(fdes)
+	}
+	return res, plt, nil
+}
+
+// InPLT reports whether addr lies in one of the PLT sections.
+func InPLT(plt []PLTSection, addr uint64) bool {
+	for _, s := range plt {
+		if addr >= s.Addr && addr-s.Addr < s.Size {
+			return true
+		}
+	}
+	return false
+}
