@@ -10,8 +10,14 @@ all: build
 build:
 	$(GO) build -o $(BIN) ./cmd/sframe-gen
 
+# run: patch a copy of the sample program, show the new section, run it.
 run: build
-	./scripts/run-sample.sh $(BIN) $(SAMPLE)
+	@mkdir -p bin/sample
+	cp $(SAMPLE) bin/sample/
+	./$(BIN) -v bin/sample/$(notdir $(SAMPLE))
+	./$(BIN) dump bin/sample/$(notdir $(SAMPLE))
+	@echo "--- running the patched program:"
+	./bin/sample/$(notdir $(SAMPLE))
 
 test: vet
 	$(GO) test -count=1 ./...
@@ -21,11 +27,17 @@ vet:
 	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
+# fuzz: every fuzz target for FUZZTIME each (default 1m).
+FUZZTIME ?= 1m
 fuzz:
-	./scripts/fuzz.sh $(FUZZTIME)
+	@for pkg in ./cfi ./emit ./lower ./elfpatch; do \
+	  for t in $$($(GO) test -list 'Fuzz.*' $$pkg | grep '^Fuzz'); do \
+	    echo "== $$pkg $$t"; $(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	  done; \
+	done
 
 bench:
-	./scripts/bench.sh
+	./testdata/bench.sh
 
 regen:
 	./testdata/regen.sh

@@ -155,9 +155,13 @@ func (c *cli) generate(file string, o generateOptions) error {
 		for i, r := range res.Relocs {
 			relocs[i] = elfpatch.Reloc{Offset: r.Offset, Type: r.Type, Section: uint32(r.Section), Addend: r.Addend}
 		}
-		return replace(file, o.output, st.Mode().Perm(), func(tmp *os.File) error {
+		err = replace(file, o.output, st.Mode().Perm(), func(tmp *os.File) error {
 			return elfpatch.PatchObject(in, st.Size(), tmp, data, relocs)
 		})
+		if err == nil && o.verbose {
+			c.summary(file, o, res, len(data), "with .rela.sframe")
+		}
+		return err
 	}
 
 	encode := func(addr uint64) ([]byte, error) {
@@ -182,10 +186,28 @@ func (c *cli) generate(file string, o generateOptions) error {
 	if err != nil {
 		return err
 	}
-	return replace(file, o.output, st.Mode().Perm(), func(tmp *os.File) error {
-		_, err := elfpatch.PatchLinked(in, tmp, len(probe), encode)
+	var layout elfpatch.Layout
+	err = replace(file, o.output, st.Mode().Perm(), func(tmp *os.File) error {
+		layout, err = elfpatch.PatchLinked(in, tmp, len(probe), encode)
 		return err
 	})
+	if err == nil && o.verbose {
+		c.summary(file, o, res, len(probe), fmt.Sprintf("at %#x, PT_GNU_SFRAME", layout.Addr))
+	}
+	return err
+}
+
+// summary prints, with -v, what was written.
+func (c *cli) summary(file string, o generateOptions, res *lower.Result, size int, where string) {
+	fres := 0
+	for _, f := range res.Section.FDEs {
+		fres += len(f.FREs)
+	}
+	dst := file
+	if o.output != "" {
+		dst = o.output
+	}
+	fmt.Fprintf(c.stderr, "sframe-gen: %s: wrote .sframe (%d bytes, %d FDEs, %d FREs) %s\n", dst, size, len(res.Section.FDEs), fres, where)
 }
 
 // replace writes the result over file, or to output when one is given.
