@@ -115,6 +115,10 @@ type file struct {
 // allocation beyond what the file itself holds.
 const maxTableBytes = 1 << 28
 
+// maxAlign is the largest section or segment alignment accepted; real
+// files use at most a large page (2 MiB, some 1 GiB-aligned kernels aside).
+const maxAlign = 1 << 30
+
 // readFull reads n bytes at off, checking the range against size.
 func readFull(r io.ReaderAt, size int64, off, n uint64, what string) ([]byte, error) {
 	if n > maxTableBytes {
@@ -280,8 +284,8 @@ func (f *file) check() error {
 			return fmt.Errorf("program header %d (LOAD): address range overflows", i)
 		}
 		if p.Align > 1 {
-			if p.Align&(p.Align-1) != 0 {
-				return fmt.Errorf("program header %d (LOAD): p_align %#x is not a power of two", i, p.Align)
+			if p.Align&(p.Align-1) != 0 || p.Align > maxAlign {
+				return fmt.Errorf("program header %d (LOAD): p_align %#x is not a power of two up to %#x", i, p.Align, maxAlign)
 			}
 			if (p.Off-p.Vaddr)&(p.Align-1) != 0 {
 				return fmt.Errorf("program header %d (LOAD): p_offset %#x and p_vaddr %#x differ modulo p_align %#x", i, p.Off, p.Vaddr, p.Align)
@@ -290,6 +294,9 @@ func (f *file) check() error {
 	}
 	for i := range f.sects {
 		s := &f.sects[i]
+		if s.Addralign&(s.Addralign-1) != 0 || s.Addralign > maxAlign {
+			return fmt.Errorf("section %d (%s): sh_addralign %#x is not a power of two up to %#x", i, f.name(s), s.Addralign, maxAlign)
+		}
 		if s.hasContent() && (s.Off > sz || s.Size > sz-s.Off) {
 			return fmt.Errorf("section %d (%s) at offset %#x size %#x extends past end of file (%#x bytes)", i, f.name(s), s.Off, s.Size, sz)
 		}

@@ -201,6 +201,10 @@ func (pl *planner) scan() error {
 	if len(pl.loads) == 0 {
 		return errors.New("no PT_LOAD program header")
 	}
+	last := &f.progs[pl.loads[len(pl.loads)-1]]
+	if last.Vaddr+last.Memsz > 1<<62 {
+		return fmt.Errorf("program header %d (LOAD): ends at %#x, leaving no address space above it", pl.loads[len(pl.loads)-1], last.Vaddr+last.Memsz)
+	}
 	pl.used = append(pl.used, span{0, ehdrSize}, span{f.hdr.phoff, f.hdr.phoff + uint64(len(f.progs))*phdrSize})
 	if f.hdr.shoff != 0 {
 		pl.used = append(pl.used, span{f.hdr.shoff, f.hdr.shoff + uint64(len(f.sects))*shdrSize})

@@ -51,10 +51,8 @@ func PatchObject(in io.ReaderAt, size int64, out io.Writer, sframe []byte, reloc
 		return fmt.Errorf("object size %d out of range", size)
 	}
 	data := make([]byte, size)
-	if _, err := in.ReadAt(data, 0); err != nil && int64(len(data)) != 0 {
-		if n, _ := in.ReadAt(data, 0); int64(n) != size {
-			return fmt.Errorf("reading object: %w", err)
-		}
+	if n, err := in.ReadAt(data, 0); int64(n) != size {
+		return fmt.Errorf("reading object: %w", err)
 	}
 	b, err := patchObject(data, sframe, relocs)
 	if err != nil {
@@ -234,10 +232,10 @@ func (o *object) layout() []byte {
 	}
 	for _, i := range order {
 		s := &o.sects[i]
-		a := s.Addralign
-		if a == 0 {
-			a = 1
-		}
+		// File offsets need not honour sh_addralign in an object (the
+		// linker reads the bytes); aligning to more than a page would only
+		// waste space.
+		a := min(max(s.Addralign, 1), 4096)
 		pos := alignUp(uint64(len(out)), a)
 		if s.Type == shtNobits || s.Type == shtNull {
 			s.Off = pos

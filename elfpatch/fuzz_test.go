@@ -1,0 +1,86 @@
+package elfpatch
+
+import (
+	"bytes"
+	"debug/elf"
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func addObjectSeeds(f *testing.F) {
+	paths, _ := filepath.Glob("../testdata/gas/*/*.o")
+	for _, p := range paths {
+		// Small inputs only: the mutator stalls on big ones.
+		if b, err := os.ReadFile(p); err == nil && len(b) <= 4096 {
+			f.Add(b)
+		}
+	}
+}
+
+// FuzzPatchLinked: no panic on any input; a successful patch satisfies the
+// loader invariants and patches again in place.
+func FuzzPatchLinked(f *testing.F) {
+	f.Add(synthExec(binary.LittleEndian))
+	f.Add(synthExec(binary.BigEndian))
+	addObjectSeeds(f)
+	sf := bytes.Repeat([]byte{0x5a}, 120)
+	f.Fuzz(func(t *testing.T, in []byte) {
+		if pf, err := parse(bytes.NewReader(in), int64(len(in))); err == nil {
+			for _, p := range pf.progs {
+				if p.Type == ptLoad && p.Align > 1<<16 {
+					return // valid, but makes big sparse outputs: slow
+				}
+			}
+		}
+		out, _, err := patchBytes(t, in, sf)
+		if err != nil {
+			return
+		}
+		if _, err := elf.NewFile(bytes.NewReader(in)); err != nil {
+			return // debug/elf cannot check what it cannot read
+		}
+		if err := checkInvariants(out, len(sf)); err != nil {
+			t.Fatalf("patched output: %v", err)
+		}
+		again, lay, err := patchBytes(t, out, sf)
+		if err != nil {
+			t.Fatalf("second patch: %v", err)
+		}
+		if !lay.InPlace || !bytes.Equal(again, out) {
+			t.Fatalf("second patch not identical: %+v", lay)
+		}
+	})
+}
+
+// FuzzPatchObject: no panic on any input; a successful patch has the new
+// .sframe readable by debug/elf.
+func FuzzPatchObject(f *testing.F) {
+	addObjectSeeds(f)
+	sf := bytes.Repeat([]byte{0x5a}, 44)
+	relocs := []Reloc{{Offset: 28, Type: 1, Section: 1, Addend: 4}}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		var out bytes.Buffer
+		if err := PatchObject(bytes.NewReader(in), int64(len(in)), &out, sf, relocs); err != nil {
+			if out.Len() != 0 {
+				t.Fatalf("output written on error")
+			}
+			return
+		}
+		if _, err := elf.NewFile(bytes.NewReader(in)); err != nil {
+			return
+		}
+		ef, err := elf.NewFile(bytes.NewReader(out.Bytes()))
+		if err != nil {
+			t.Fatalf("output unreadable: %v", err)
+		}
+		s := ef.Section(".sframe")
+		if s == nil {
+			t.Fatalf("no .sframe in output")
+		}
+		if b, err := s.Data(); err != nil || !bytes.Equal(b, sf) {
+			t.Fatalf(".sframe contents wrong: %v", err)
+		}
+	})
+}

@@ -1,0 +1,270 @@
+package elfpatch
+
+import (
+	"bytes"
+	"debug/elf"
+	"encoding/binary"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// synthExec builds a small linked ET_DYN image (not runnable): PT_PHDR,
+// two PT_LOADs (R with a note after the headers, R+X text), PT_NOTE,
+// PT_GNU_STACK, and section headers.
+func synthExec(o binary.ByteOrder) []byte {
+	const (
+		nph     = 5
+		noteOff = ehdrSize + nph*phdrSize
+		noteLen = 0x40
+		dataOff = noteOff + noteLen
+		dataLen = 0x48
+		textOff = 0x1000
+		textLen = 0x40
+	)
+	shstr := []byte("\x00.note.gnu.build-id\x00.text\x00.shstrtab\x00.dynsym\x00")
+	strOff := uint64(textOff + textLen)
+	shoff := alignUp(strOff+uint64(len(shstr)), 8)
+	b := make([]byte, shoff+5*shdrSize)
+	h := header{order: o, typ: etDyn, machine: 62, version: 1, entry: textOff, phoff: ehdrSize, shoff: shoff,
+		ehsize: ehdrSize, phentsize: phdrSize, phnum: nph, shentsize: shdrSize, shnum: 5, shstrndx: 3}
+	copy(h.ident[:], "\x7fELF\x02\x01\x01")
+	if o == binary.BigEndian {
+		h.ident[5] = 2
+		h.machine = 22
+	}
+	encodeHeader(b, &h)
+	progs := []prog{
+		{Type: ptPhdr, Flags: pfR, Off: ehdrSize, Vaddr: ehdrSize, Paddr: ehdrSize, Filesz: nph * phdrSize, Memsz: nph * phdrSize, Align: 8},
+		{Type: ptLoad, Flags: pfR, Off: 0, Filesz: dataOff + dataLen, Memsz: dataOff + dataLen, Align: 0x1000},
+		{Type: ptLoad, Flags: pfR | pfX, Off: textOff, Vaddr: textOff, Paddr: textOff, Filesz: textLen, Memsz: textLen, Align: 0x1000},
+		{Type: 4, Flags: pfR, Off: noteOff, Vaddr: noteOff, Paddr: noteOff, Filesz: noteLen, Memsz: noteLen, Align: 4},
+		{Type: ptGNUStack, Flags: pfR | pfW, Align: 16},
+	}
+	for i := range progs {
+		encodeProg(o, b[ehdrSize+i*phdrSize:], &progs[i])
+	}
+	o.PutUint32(b[noteOff:], 4)
+	o.PutUint32(b[noteOff+4:], noteLen-16)
+	o.PutUint32(b[noteOff+8:], 3)
+	copy(b[noteOff+12:], "GNU\x00")
+	for i := textOff; i < textOff+textLen; i++ {
+		b[i] = 0xc3
+	}
+	copy(b[strOff:], shstr)
+	sects := []sect{
+		{},
+		{Name: 1, Type: 7, Flags: shfAlloc, Addr: noteOff, Off: noteOff, Size: noteLen, Addralign: 4},
+		{Name: 20, Type: 1, Flags: shfAlloc | 4, Addr: textOff, Off: textOff, Size: textLen, Addralign: 16},
+		{Name: 26, Type: shtStrtab, Off: strOff, Size: uint64(len(shstr)), Addralign: 1},
+		{Name: 36, Type: 11, Flags: shfAlloc, Addr: dataOff, Off: dataOff, Size: dataLen, Addralign: 8, Entsize: symSize},
+	}
+	for i := range sects {
+		encodeSect(o, b[shoff+uint64(i)*shdrSize:], &sects[i])
+	}
+	return b
+}
+
+// patchBytes runs PatchLinked on in (through temporary files) and returns
+// the output.
+func patchBytes(t testing.TB, in []byte, sf []byte) ([]byte, Layout, error) {
+	dir := t.TempDir()
+	ip, op := filepath.Join(dir, "in"), filepath.Join(dir, "out")
+	if err := os.WriteFile(ip, in, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Open(ip)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fi.Close()
+	fo, err := os.Create(op)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fo.Close()
+	lay, err := PatchLinked(fi, fo, len(sf), func(uint64) ([]byte, error) { return sf, nil })
+	if err != nil {
+		return nil, lay, err
+	}
+	out, err := os.ReadFile(op)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out, lay, nil
+}
+
+// checkInvariants checks what loaders need of a patched file.
+func checkInvariants(b []byte, sfLen int) error {
+	f, err := elf.NewFile(bytes.NewReader(b))
+	if err != nil {
+		return err
+	}
+	var sf *elf.Prog
+	var loads []*elf.Prog
+	for _, p := range f.Progs {
+		switch p.Type {
+		case elf.PT_LOAD:
+			if n := len(loads); n > 0 && p.Vaddr < loads[n-1].Vaddr+loads[n-1].Memsz {
+				return fmt.Errorf("PT_LOAD at %#x overlaps or is out of order", p.Vaddr)
+			}
+			if p.Align > 1 && (p.Off-p.Vaddr)%p.Align != 0 {
+				return fmt.Errorf("PT_LOAD at %#x: offset and address differ modulo align", p.Vaddr)
+			}
+			loads = append(loads, p)
+		case ProgramType:
+			if sf != nil {
+				return fmt.Errorf("two PT_GNU_SFRAME")
+			}
+			sf = p
+		}
+	}
+	if sf == nil || sf.Filesz != uint64(sfLen) || sf.Memsz != uint64(sfLen) || sf.Flags != elf.PF_R || sf.Align != 8 {
+		return fmt.Errorf("bad PT_GNU_SFRAME %+v", sf)
+	}
+	in := false
+	for _, l := range loads {
+		if sf.Vaddr >= l.Vaddr && sf.Vaddr+sf.Memsz <= l.Vaddr+l.Filesz && sf.Off-l.Off == sf.Vaddr-l.Vaddr {
+			if l.Flags != elf.PF_R {
+				return fmt.Errorf("PT_GNU_SFRAME in a PT_LOAD with flags %v", l.Flags)
+			}
+			in = true
+		}
+	}
+	if !in {
+		return fmt.Errorf("PT_GNU_SFRAME not inside a PT_LOAD")
+	}
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_PHDR {
+			if p.Off != binary.LittleEndian.Uint64(b[32:]) && p.Off != binary.BigEndian.Uint64(b[32:]) {
+				return fmt.Errorf("PT_PHDR offset %#x is not e_phoff", p.Off)
+			}
+			ok := false
+			for _, l := range loads {
+				ok = ok || (p.Off >= l.Off && p.Off+p.Filesz <= l.Off+l.Filesz)
+			}
+			if !ok {
+				return fmt.Errorf("PT_PHDR not inside a PT_LOAD")
+			}
+		}
+	}
+	s := f.Section(".sframe")
+	if s == nil || s.Type != SectionType || s.Addr != sf.Vaddr || s.Offset != sf.Off || s.Size != uint64(sfLen) {
+		return fmt.Errorf("bad .sframe section header %+v", s)
+	}
+	data, err := s.Data()
+	if err != nil {
+		return err
+	}
+	if len(data) != sfLen {
+		return fmt.Errorf(".sframe has %d bytes", len(data))
+	}
+	return nil
+}
+
+func TestPatchLinkedSynthetic(t *testing.T) {
+	for _, o := range []binary.ByteOrder{binary.LittleEndian, binary.BigEndian} {
+		for _, n := range []int{28, 200, 5000} {
+			t.Run(fmt.Sprintf("%v/%d", o, n), func(t *testing.T) {
+				sf := bytes.Repeat([]byte{0xa5}, n)
+				out, lay, err := patchBytes(t, synthExec(o), sf)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Logf("%+v", lay)
+				if err := checkInvariants(out, n); err != nil {
+					t.Fatal(err)
+				}
+				if lay.PhdrsMoved != (n > 1000) {
+					t.Errorf("PhdrsMoved %v: the note after the table should make room for one entry, not two", lay.PhdrsMoved)
+				}
+				if got := out[lay.Offset : lay.Offset+uint64(n)]; !bytes.Equal(got, sf) {
+					t.Errorf("section bytes not written")
+				}
+				again, lay2, err := patchBytes(t, out, sf)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !lay2.InPlace || !bytes.Equal(again, out) {
+					t.Errorf("second patch: %+v, identical %v", lay2, bytes.Equal(again, out))
+				}
+			})
+		}
+	}
+}
+
+func TestPatchLinkedBadInput(t *testing.T) {
+	o := binary.LittleEndian
+	good := synthExec(o)
+	mod := func(f func(b []byte)) []byte {
+		b := append([]byte(nil), good...)
+		f(b)
+		return b
+	}
+	phdr := func(i int) int { return ehdrSize + i*phdrSize }
+	cases := []struct {
+		name, want string
+		in         []byte
+	}{
+		{"empty", "not an ELF file", nil},
+		{"magic", "bad magic", mod(func(b []byte) { b[1] = 'X' })},
+		{"class32", "ELFCLASS32", mod(func(b []byte) { b[4] = 1 })},
+		{"reloc", "not ET_EXEC or ET_DYN", mod(func(b []byte) { o.PutUint16(b[16:], etRel) })},
+		{"truncated phdrs", "program header table at offset 0x40 size 0x118 extends past end of file", good[:200]},
+		{"phdr past end", "program header 2 (LOAD) at offset 0x1000 size 0x10000040 extends past end of file", mod(func(b []byte) { o.PutUint64(b[phdr(2)+32:], 0x10000040); o.PutUint64(b[phdr(2)+40:], 0x10000040) })},
+		{"shdrs past end", "section header", mod(func(b []byte) { o.PutUint64(b[40:], 1<<40) })},
+		{"section past end", "section 2 (.text) at offset 0x1000 size 0x100000 extends past end of file", mod(func(b []byte) {
+			sh := int(o.Uint64(b[40:]))
+			o.PutUint64(b[sh+2*shdrSize+32:], 0x100000)
+		})},
+		{"overlap", "PT_LOAD segments overlap", mod(func(b []byte) { o.PutUint64(b[phdr(1)+40:], 0x2000) })},
+		{"unsorted", "not sorted", mod(func(b []byte) { o.PutUint64(b[phdr(1)+16:], 0x2000) })},
+		{"filesz>memsz", "p_filesz", mod(func(b []byte) { o.PutUint64(b[phdr(2)+40:], 1) })},
+		{"congruence", "differ modulo p_align", mod(func(b []byte) { o.PutUint64(b[phdr(2)+16:], 0x1100) })},
+		{"two sframe phdrs", "two PT_GNU_SFRAME", mod(func(b []byte) {
+			o.PutUint32(b[phdr(3):], ptGNUSFrame)
+			o.PutUint32(b[phdr(4):], ptGNUSFrame)
+		})},
+		{"shstrndx", "section-name table index", mod(func(b []byte) { o.PutUint16(b[62:], 9) })},
+		{"no loads", "no PT_LOAD", mod(func(b []byte) { o.PutUint32(b[phdr(1):], 4); o.PutUint32(b[phdr(2):], 4) })},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, _, err := patchBytes(t, c.in, make([]byte, 64))
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("error %v, want one containing %q", err, c.want)
+			}
+		})
+	}
+}
+
+func TestPatchObjectBadInput(t *testing.T) {
+	in, err := os.ReadFile("../testdata/gas/x86_64/basic.o")
+	if err != nil {
+		t.Skip(err)
+	}
+	cases := []struct {
+		name, want string
+		in         []byte
+		relocs     []Reloc
+	}{
+		{"linked", "not ET_REL", synthExec(binary.LittleEndian), nil},
+		{"section range", "section index 999 out of range", in, []Reloc{{Offset: 28, Type: 24, Section: 999}}},
+		{"offset range", "outside the 36-byte .sframe", in, []Reloc{{Offset: 30, Type: 24, Section: 1}}},
+		{"truncated", "extends past end of file", in[:len(in)-100], nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var out bytes.Buffer
+			err := PatchObject(bytes.NewReader(c.in), int64(len(c.in)), &out, make([]byte, 36), c.relocs)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("error %v, want one containing %q", err, c.want)
+			}
+			if out.Len() != 0 {
+				t.Errorf("%d bytes written on error", out.Len())
+			}
+		})
+	}
+}
