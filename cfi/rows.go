@@ -177,7 +177,7 @@ func (it *RowIterator) fast() (*Row, bool) {
 				r.pos = pos
 				return nil, false
 			}
-			it.set(uint64(b&0x3f), Rule{Kind: RuleOffset, Offset: int64(data[pos+1]) * da})
+			it.setOffset(uint64(b&0x3f), int64(data[pos+1])*da)
 			pos += 2
 			continue
 		case 3: // restore
@@ -384,6 +384,36 @@ func (it *RowIterator) execute(in *Instruction) error {
 		return it.instrErr("%v not allowed here", in.Op)
 	}
 	return nil
+}
+
+// setOffset is set for RuleOffset, writing no pointer field unless a stale
+// expression must be cleared (pointer stores cost write barriers).
+func (it *RowIterator) setOffset(col uint64, off int64) {
+	regs := it.row.Regs
+	i := len(regs)
+	for i > 0 && regs[i-1].Column > col {
+		i--
+	}
+	if i > 0 && regs[i-1].Column == col {
+		r := &regs[i-1].Rule
+		r.Kind, r.Reg, r.Offset = RuleOffset, 0, off
+		if r.Expr != nil {
+			r.Expr = nil
+		}
+		return
+	}
+	if i == len(regs) && len(regs) < cap(regs) && len(regs) < maxRegisters {
+		regs = regs[:i+1]
+		e := &regs[i]
+		e.Column = col
+		e.Rule.Kind, e.Rule.Reg, e.Rule.Offset = RuleOffset, 0, off
+		if e.Rule.Expr != nil {
+			e.Rule.Expr = nil
+		}
+		it.row.Regs = regs
+		return
+	}
+	it.set(col, Rule{Kind: RuleOffset, Offset: off})
 }
 
 // remember pushes the current rules.
