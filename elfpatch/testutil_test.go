@@ -3,6 +3,7 @@ package elfpatch
 import (
 	"bytes"
 	"debug/elf"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -115,4 +116,13 @@ func objectSFrame(t *testing.T, path string) ([]byte, []Reloc) {
 		})
 	}
 	return data, relocs
+}
+
+// runCmd runs a command and returns its combined output.
+func runCmd(name string, args ...string) ([]byte, error) {
+	out, err := exec.Command(name, args...).CombinedOutput()
+	if err != nil {
+		return out, fmt.Errorf("%s: %v\n%s", name, err, out)
+	}
+	return out, nil
 }
