@@ -36,6 +36,7 @@ type InstructionReader struct {
 	codeAlign uint64
 	dataAlign int64
 	order     binary.ByteOrder
+	big       bool // order is big-endian
 	fdeEnc    PointerEncoding
 	// ptr, with addrSize and funcAddr in place of its own, decodes
 	// DW_CFA_set_loc operands.
@@ -59,6 +60,7 @@ func NewInstructionReader(data []byte, cie *CIE, order binary.ByteOrder, ptr *Po
 
 func (r *InstructionReader) reset(data []byte, base uint64, cie *CIE, order binary.ByteOrder, ptr *PointerContext, funcAddr uint64) {
 	r.data, r.pos, r.base, r.order = data, 0, base, order
+	r.big = order.Uint16([]byte{0, 1}) == 1
 	r.ptr, r.addrSize, r.funcAddr = ptr, ptr.AddrSize, funcAddr
 	r.codeAlign, r.dataAlign, r.fdeEnc = 1, 1, PEAbsPtr
 	if cie != nil {

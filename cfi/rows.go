@@ -195,6 +195,36 @@ func (it *RowIterator) fast() (*Row, bool) {
 				pos += 2
 				continue
 			}
+			if pos+2 < len(data) && data[pos+2] < 0x80 {
+				it.row.CFA.Offset = int64(data[pos+1]&0x7f) | int64(data[pos+2])<<7
+				pos += 3
+				continue
+			}
+		case OpAdvanceLoc1, OpAdvanceLoc2:
+			n := 1 + int(b) - int(OpAdvanceLoc1) // operand size
+			if len(data)-pos <= n {
+				break
+			}
+			d := uint64(data[pos+1])
+			if n == 2 {
+				if r.big {
+					d = d<<8 | uint64(data[pos+2])
+				} else {
+					d |= uint64(data[pos+2]) << 8
+				}
+			}
+			d *= ca
+			pos += 1 + n
+			if d == 0 {
+				continue
+			}
+			next := it.pc + d
+			if next < it.pc {
+				r.pos = pos - 1 - n
+				return nil, false
+			}
+			r.pos = pos
+			return it.emit(next), true
 		case OpDefCFARegister:
 			if pos+1 < len(data) && data[pos+1] < 0x80 {
 				it.row.CFA.Reg, it.row.CFA.Expr = uint64(data[pos+1]), nil
