@@ -60,7 +60,7 @@ func NewInstructionReader(data []byte, cie *CIE, order binary.ByteOrder, ptr *Po
 
 func (r *InstructionReader) reset(data []byte, base uint64, cie *CIE, order binary.ByteOrder, ptr *PointerContext, funcAddr uint64) {
 	r.data, r.pos, r.base, r.order = data, 0, base, order
-	r.big = order.Uint16([]byte{0, 1}) == 1
+	r.big = isBigEndian(order)
 	r.ptr, r.addrSize, r.funcAddr = ptr, ptr.AddrSize, funcAddr
 	r.codeAlign, r.dataAlign, r.fdeEnc = 1, 1, PEAbsPtr
 	if cie != nil {
@@ -99,3 +99,17 @@ func (f *Frames) FDEInstructions(fde *FDE) *InstructionReader {
 // reader was made by Frames.CIEInstructions or Frames.FDEInstructions; else
 // the offset in data).
 func (r *InstructionReader) Offset() uint64 { return r.base + uint64(r.pos) }
+
+// isBigEndian reports whether order is big-endian, without allocating for
+// the standard library's orders.
+func isBigEndian(order binary.ByteOrder) bool {
+	switch order {
+	case binary.BigEndian:
+		return true
+	case binary.LittleEndian:
+		return false
+	}
+	var b [2]byte
+	b[1] = 1
+	return order.Uint16(b[:]) == 1
+}
