@@ -250,3 +250,34 @@ func TestRowLimits(t *testing.T) {
 		})
 	}
 }
+
+// TestRowsNoAlloc checks that walking rows allocates nothing once the
+// iterator's storage has grown.
+func TestRowsNoAlloc(t *testing.T) {
+	s := &secBuilder{order: binary.LittleEndian, eh: true}
+	c := s.simpleCIE(1, -8, 16, PEUData8, x86CIE)
+	for i := 0; i < 50; i++ {
+		s.simpleFDE(c, uint64(0x1000+0x100*i), 0x100, []byte{0x41, 0x0e, 16, 0x86, 2, 0x0a, 0x02, 3, 0x0e, 0xa0, 0x01, 0x41, 0xc6, 0x0b, 0x03, 1, 0, 0x0e, 8, 0x10, 3, 1, 0x70, 0x41})
+	}
+	fr, err := ReadSection(s.b, EHFrame, PointerContext{Order: binary.LittleEndian, AddrSize: 8})
+	if err != nil || len(fr.FDEs) != 50 {
+		t.Fatal(err, fr.Errors)
+	}
+	var it RowIterator
+	rows := 0
+	walk := func() {
+		for _, fde := range fr.FDEs {
+			it.Reset(fr, fde)
+			for {
+				if _, err := it.Next(); err != nil {
+					break
+				}
+				rows++
+			}
+		}
+	}
+	walk()
+	if n := testing.AllocsPerRun(10, walk); n != 0 {
+		t.Errorf("%v allocations per walk of %d rows", n, rows)
+	}
+}
