@@ -178,6 +178,11 @@ func TestPatchLinkedTwins(t *testing.T) {
 					t.Errorf("patched program prints %q, want %q", got, want)
 				}
 				checkELF(t, tg, ours)
+				// Program header order as ld makes it (one more PT_LOAD
+				// when the section needed a new one).
+				if got, want := progTypes(t, ours, lay.NewLoad), progTypes(t, gs, false); got != want {
+					t.Errorf("program headers\n got %s\nwant %s", got, want)
+				}
 				od := refTool(t, tg.tool, "objdump")
 				if got, want := sframeText(t, od, ours), sframeText(t, od, gs); got != want {
 					t.Errorf("objdump --sframe differs:\n got:\n%s\nwant:\n%s", got, want)
@@ -223,4 +228,29 @@ func TestPatchLinkedTwins(t *testing.T) {
 			})
 		}
 	}
+}
+
+// progTypes lists the program header types of path, dropping the last
+// PT_LOAD if dropLoad.
+func progTypes(t *testing.T, path string, dropLoad bool) string {
+	t.Helper()
+	f, err := elf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	last := -1
+	for i, p := range f.Progs {
+		if p.Type == elf.PT_LOAD {
+			last = i
+		}
+	}
+	var b strings.Builder
+	for i, p := range f.Progs {
+		if dropLoad && i == last {
+			continue
+		}
+		fmt.Fprintf(&b, "%#x ", uint32(p.Type))
+	}
+	return b.String()
 }

@@ -66,30 +66,36 @@ func (b *builder) moveAfterPhdrs(sz uint64) bool {
 		end = max(end, s.Off+s.Size)
 		align = max(align, s.Addralign)
 	}
-	if len(block) == 0 || end-start > maxMoveBlock {
+	if len(block) == 0 || end-start > maxMoveBlock || end > load.Off+load.Filesz {
 		return false
 	}
-	// Any other section or segment must lie wholly inside or outside.
+	// Everything else in the bytes the table grows into or the block
+	// leaves must be part of the block.
+	tableEnd := phoff + uint64(len(f.progs))*phdrSize
+	lo, hi := tableEnd, max(want, end)
 	for i := range f.sects {
 		s := &f.sects[i]
 		in := false
 		for _, j := range block {
 			in = in || i == j
 		}
-		if !in && s.hasContent() && s.Off < end && s.Off+s.Size > start {
+		if !in && s.hasContent() && s.Off < hi && s.Off+s.Size > lo {
 			return false
 		}
 	}
 	var inside []int
 	for i := range f.progs {
 		p := &f.progs[i]
-		if p.Type == ptLoad || p.Type == ptPhdr || p.Filesz == 0 || p.Off >= end || p.Off+p.Filesz <= start {
+		if p.Type == ptLoad || p.Type == ptPhdr || p.Filesz == 0 || p.Off >= hi || p.Off+p.Filesz <= lo {
 			continue
 		}
 		if p.Off < start || p.Off+p.Filesz > end {
 			return false
 		}
 		inside = append(inside, i)
+	}
+	if h := &f.hdr; h.shoff != 0 && h.shoff < hi && h.shoff+uint64(len(f.sects))*shdrSize > lo {
+		return false
 	}
 	// Destination: the free space after the load, keeping every section's
 	// alignment (the block moves by a multiple of the largest).
@@ -101,11 +107,11 @@ func (b *builder) moveAfterPhdrs(sz uint64) bool {
 	if dst < load.Off+filesz {
 		dst += align
 	}
-	if _, _, ok := b.grow(li, dst+(end-start)-(load.Off+filesz), 1); !ok {
-		return false
-	}
 	data := make([]byte, end-start)
 	if _, err := b.pl.in.ReadAt(data, int64(start)); err != nil {
+		return false
+	}
+	if _, _, ok := b.grow(li, dst+(end-start)-(load.Off+filesz), 1); !ok {
 		return false
 	}
 	d := dst - start
