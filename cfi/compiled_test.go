@@ -211,3 +211,28 @@ func TestCompressedDebugFrame(t *testing.T) {
 		})
 	}
 }
+
+// TestCCObjects compares the compiled C/C++ objects of testdata/cc (real
+// projects: leveldb, tree-sitter; several arches and options) with
+// readelf run now, when no golden .frames file is beside them.
+func TestCCObjects(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs readelf on many files")
+	}
+	files, _ := filepath.Glob("../testdata/cc/*/*/*.o")
+	n := 0
+	for _, path := range files {
+		base := strings.TrimSuffix(path, ".o")
+		if strings.HasSuffix(base, ".gs") {
+			continue
+		}
+		if _, err := os.Stat(base + ".frames"); err == nil {
+			continue // TestGoldenFrames covers it
+		}
+		refTool(t, "x86_64-readelf")
+		t.Run(strings.TrimPrefix(base, "../testdata/cc/"), func(t *testing.T) {
+			n += checkFileAgainst(t, path, "", Auto)
+		})
+	}
+	t.Logf("%d files, %d rows", len(files), n)
+}
