@@ -3,6 +3,7 @@ package cfi
 import (
 	"debug/elf"
 	"encoding/binary"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -116,6 +117,9 @@ func FuzzRows(f *testing.F) {
 			t.Fatalf("FDE not read: %v", fr.Errors)
 		}
 		walkAll(fr)
+		if msg := compareFastSlow(fr); msg != "" {
+			t.Fatal(msg)
+		}
 		// The same program through the instruction reader must end.
 		r := NewInstructionReader(instrs, fr.CIEs[0], order, nil)
 		for i := 0; ; i++ {
@@ -143,4 +147,29 @@ func TestFuzzSeedsExist(t *testing.T) {
 			}
 		}
 	}
+}
+
+// compareFastSlow checks that the rows of the fast path equal the rows of
+// the general decoder for every FDE, and that both fail alike.
+func compareFastSlow(fr *Frames) string {
+	var fast, slow RowIterator
+	slow.slow = true
+	for _, fde := range fr.FDEs {
+		fast.Reset(fr, fde)
+		slow.Reset(fr, fde)
+		for {
+			a, errA := fast.Next()
+			b, errB := slow.Next()
+			if (errA == nil) != (errB == nil) || (errA == io.EOF) != (errB == io.EOF) {
+				return fmt.Sprintf("FDE %#x: fast path error %v, general %v", fde.Offset, errA, errB)
+			}
+			if errA != nil {
+				break
+			}
+			if sa, sb := rowString(a), rowString(b); sa != sb {
+				return fmt.Sprintf("FDE %#x: fast path row %s, general %s", fde.Offset, sa, sb)
+			}
+		}
+	}
+	return ""
 }

@@ -20,6 +20,7 @@ type RowIterator struct {
 
 	started, done, yielded bool
 	tooMany                bool // a limit was hit
+	slow                   bool // tests: decode everything through InstructionReader
 	err                    error
 	pc                     uint64
 
@@ -96,12 +97,14 @@ func (it *RowIterator) Next() (*Row, error) {
 		}
 	}
 	for {
-		row, ok := it.fast()
-		if it.tooMany {
-			return nil, it.fail(it.limitErr())
-		}
-		if ok {
-			return row, nil
+		if !it.slow {
+			row, ok := it.fast()
+			if it.tooMany {
+				return nil, it.fail(it.limitErr())
+			}
+			if ok {
+				return row, nil
+			}
 		}
 		err := it.r.next(&it.in)
 		if err != nil {

@@ -1,9 +1,11 @@
 package cfi
 
 import (
+	"debug/elf"
 	"encoding/binary"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -279,5 +281,40 @@ func TestRowsNoAlloc(t *testing.T) {
 	walk()
 	if n := testing.AllocsPerRun(10, walk); n != 0 {
 		t.Errorf("%v allocations per walk of %d rows", n, rows)
+	}
+}
+
+// TestFastPathAgrees runs the fast path and the general decoder side by
+// side on every golden input.
+func TestFastPathAgrees(t *testing.T) {
+	var files []string
+	for _, pat := range []string{"../testdata/gas/*/*.o", "../testdata/link/*/*", "../testdata/cc/*/*/*.o"} {
+		m, _ := filepath.Glob(pat)
+		files = append(files, m...)
+	}
+	if !testing.Short() {
+		m, _ := filepath.Glob("/root/.rustup/toolchains/stable-*/lib/libLLVM*.so*")
+		files = append(files, m...)
+	}
+	n := 0
+	for _, path := range files {
+		f, err := elf.Open(path)
+		if err != nil {
+			continue
+		}
+		for _, src := range []Source{EHFrame, DebugFrame} {
+			fr, err := Read(f, src)
+			if err != nil {
+				continue
+			}
+			if msg := compareFastSlow(fr); msg != "" {
+				t.Errorf("%s: %s", path, msg)
+			}
+			n++
+		}
+		f.Close()
+	}
+	if n == 0 {
+		t.Skip("no golden inputs")
 	}
 }
