@@ -4,6 +4,7 @@ import (
 	"debug/elf"
 	"io"
 	"path/filepath"
+	"runtime"
 	"syscall"
 	"testing"
 	"time"
@@ -107,6 +108,8 @@ func BenchmarkRowsOnly(b *testing.B) {
 	var it RowIterator
 	b.ResetTimer()
 	cpu0 := cpuTime()
+	var ms0, ms1 runtime.MemStats
+	runtime.ReadMemStats(&ms0)
 	rows := 0
 	for i := 0; i < b.N; i++ {
 		rows = 0
@@ -122,5 +125,7 @@ func BenchmarkRowsOnly(b *testing.B) {
 		}
 	}
 	reportCPU(b, cpu0, int64(sec.Size))
+	runtime.ReadMemStats(&ms1)
 	b.ReportMetric(float64(rows), "rows/op")
+	b.ReportMetric(float64(ms1.Mallocs-ms0.Mallocs)/float64(rows*b.N), "allocs/row")
 }
