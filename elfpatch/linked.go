@@ -15,8 +15,8 @@ type Layout struct {
 	// InPlace is set when an existing .sframe was overwritten where it was.
 	InPlace bool
 	// GrownLoad is the index (in the input's program header table) of the
-	// PT_LOAD that was extended into the free space after it to hold the
-	// section and/or the moved program header table; -1 if none.
+	// first PT_LOAD that was extended into the free space after it, to
+	// hold the section or moved notes; -1 if none.
 	GrownLoad int
 	// NewLoad is set when a new read-only PT_LOAD was added at the end of
 	// the file.
@@ -55,8 +55,8 @@ const maxPadding = 64 << 20
 //
 // Unchanged byte ranges are copied file to file (copy_file_range where the
 // kernel has it); only headers and the new section pass through memory.
-// out is truncated first; on error its contents are unspecified, so write
-// through [ReplaceFile].
+// in and out must be different files. out is truncated first; on error its
+// contents are unspecified, so write through [ReplaceFile].
 func PatchLinked(in, out *os.File, size int, encode func(addr uint64) ([]byte, error)) (Layout, error) {
 	st, err := in.Stat()
 	if err != nil {

@@ -74,6 +74,12 @@ func TestPatchSystemPrograms(t *testing.T) {
 			if out, errs := run(t, readelf, "-lSW", out); errs != "" {
 				t.Errorf("readelf warns: %s\n%s", errs, out)
 			}
+			if _, err := exec.LookPath("eu-elflint"); err == nil {
+				// The two SFrame types are unknown to elflint.
+				if a, b := elflintCount(t, c.path), elflintCount(t, out); b > a+2 {
+					t.Errorf("eu-elflint: %d findings, original %d", b, a)
+				}
+			}
 			if c.args == nil {
 				return
 			}
@@ -81,6 +87,11 @@ func TestPatchSystemPrograms(t *testing.T) {
 			got, err := exec.Command(out, c.args...).CombinedOutput()
 			if err != nil || string(got) != string(want) {
 				t.Errorf("patched %s %v: %v\n%s\nwant\n%s", c.path, c.args, err, got, want)
+			}
+			stripped := filepath.Join(dir, "stripped")
+			run(t, refTool(t, "x86_64", "strip"), "-o", stripped, out)
+			if got, err := exec.Command(stripped, c.args...).CombinedOutput(); err != nil || string(got) != string(want) {
+				t.Errorf("stripped patched %s %v: %v\n%s", c.path, c.args, err, got)
 			}
 			// Second patch: byte-identical.
 			again := filepath.Join(dir, "again")
