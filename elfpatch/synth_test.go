@@ -70,6 +70,11 @@ func synthExec(o binary.ByteOrder) []byte {
 // patchBytes runs PatchLinked on in (through temporary files) and returns
 // the output.
 func patchBytes(t testing.TB, in []byte, sf []byte) ([]byte, Layout, error) {
+	return patchBytesFunc(t, in, len(sf), func(uint64) ([]byte, error) { return sf, nil })
+}
+
+// patchBytesFunc is patchBytes with an encode callback.
+func patchBytesFunc(t testing.TB, in []byte, size int, enc func(uint64) ([]byte, error)) ([]byte, Layout, error) {
 	dir := t.TempDir()
 	ip, op := filepath.Join(dir, "in"), filepath.Join(dir, "out")
 	if err := os.WriteFile(ip, in, 0o644); err != nil {
@@ -85,7 +90,7 @@ func patchBytes(t testing.TB, in []byte, sf []byte) ([]byte, Layout, error) {
 		t.Fatal(err)
 	}
 	defer fo.Close()
-	lay, err := PatchLinked(fi, fo, len(sf), func(uint64) ([]byte, error) { return sf, nil })
+	lay, err := PatchLinked(fi, fo, size, enc)
 	if err != nil {
 		return nil, lay, err
 	}
