@@ -53,7 +53,7 @@ sframe_bytes() {
 
 # ---------------------------------------------------------------- stage gas
 # testdata/gas/ARCH/NAME.s -> NAME.o, NAME.gs.o, NAME.gs.objdump,
-# NAME.gs.warnings, NAME.frames, NAME.gs.relocs, NAME.gs.sframe
+# NAME.gs.warnings, NAME.frames, NAME.frames-raw, NAME.gs.relocs, NAME.gs.sframe
 gas_one() { # arch name
   a=$1 n=$2
   as=$(tool "$a" as) od=$(tool "$a" objdump) re=$(tool "$a" readelf) oc=$(tool "$a" objcopy)
@@ -66,7 +66,8 @@ gas_one() { # arch name
   sframe_bytes "$oc" "$re" "$n.gs.o" "$n.gs.sframe"
   case $n in
     many-fres) rm -f "$n.frames" ;;   # 66k rows: too big to keep as text
-    *) "$re" --debug-dump=frames-interp "$n.o" > "$n.frames" 2>&1 ;;
+    *) "$re" --debug-dump=frames-interp "$n.o" > "$n.frames" 2>&1
+       "$re" --debug-dump=frames "$n.o" > "$n.frames-raw" 2>&1 ;;
   esac
 }
 
@@ -140,13 +141,75 @@ stage_sample() {
     sframe_text "$REF/x86_64-objdump" hello-x86_64.gs > hello-x86_64.gs.objdump )
 }
 
-# ---------------------------------------------------------------- main
-stages=${*:-gas link sample cc}
-for st in $stages; do
-  case $st in
-    gas) stage_gas ;;
-    link|sample|cc)
-      if command -v "stage_$st" >/dev/null 2>&1; then "stage_$st"; fi ;;
-    *) echo "regen.sh: unknown stage $st (gas link sample cc)" >&2; exit 2 ;;
+# ---------------------------------------------------------------- stage cc
+# Real compiled code: testdata/cc/src/{tree-sitter,leveldb,misc} compiled per
+# ARCH/VARIANT into testdata/cc/ARCH/VARIANT/NAME.{o,gs.o,gs.objdump,
+# gs.warnings,gs.relocs,gs.sframe}. leveldb (C++, x86_64 only: no cross g++
+# here) is compiled per file and combined with `ld -r` (reference ld).
+# -pipe keeps temporary file names out of the warnings ("{standard input}").
+cc_variants() {
+  case $1 in
+    x86_64) echo "O0:-O0 O2:-O2 Os:-Os O2-omit-fp:-O2,-fomit-frame-pointer O2-fp:-O2,-fno-omit-frame-pointer O2-stackrealign:-O2,-mstackrealign" ;;
+    aarch64) echo "O2:-O2 O2-pac-ret:-O2,-mbranch-protection=pac-ret O2-pac-ret-b-key:-O2,-mbranch-protection=pac-ret+b-key O2-be:-O2,-mbig-endian,-I../../src/be-include" ;;
+    s390x) echo "O2:-O2 O2-backchain:-O2,-mbackchain O2-soft-float:-O2,-msoft-float" ;;
   esac
-done
+}
+
+# cc_dumps ARCH NAME: the text and bytes of NAME.gs.o
+cc_dumps() {
+  t=$1; case $VARIANT in *-be) t=aarch64_be ;; esac
+  sframe_text "$(tool "$t" objdump)" "$2.gs.o" > "$2.gs.objdump"
+  sframe_relocs "$(tool "$t" readelf)" "$2.gs.o" > "$2.gs.relocs"
+  sframe_bytes "$(tool "$t" objcopy)" "$(tool "$t" readelf)" "$2.gs.o" "$2.gs.sframe"
+}
+
+stage_cc() {
+  for a in x86_64 aarch64 s390x; do
+    cc=$(cc_for "$a")
+    for v in $(cc_variants "$a"); do
+      VARIANT=${v%%:*}
+      flags=$(echo "${v#*:}" | tr , ' ')
+      d=$TD/cc/$a/$VARIANT
+      mkdir -p "$d"
+      ( cd "$d"
+        C="$cc -B $GCCB/gcc-$a -pipe -g0 $flags"
+        TS="-I../../src/tree-sitter/include -I../../src/tree-sitter/src"
+        $C $TS -c ../../src/tree-sitter/src/lib.c -o tree-sitter.o
+        $C $TS -Wa,--gsframe -c ../../src/tree-sitter/src/lib.c -o tree-sitter.gs.o 2> tree-sitter.gs.warnings
+        cc_dumps "$a" tree-sitter
+        $C -c ../../src/misc/drap.c -o drap.o
+        $C -Wa,--gsframe -c ../../src/misc/drap.c -o drap.gs.o 2> drap.gs.warnings
+        cc_dumps "$a" drap
+        if [ "$a" = x86_64 ] && { [ "$VARIANT" = O2 ] || [ "$VARIANT" = O0 ]; }; then
+          L=../../src/leveldb
+          CXX="g++ -B $GCCB/gcc-$a -pipe -g0 $flags -std=gnu++11 -DLEVELDB_PLATFORM_POSIX -DOS_LINUX -DLEVELDB_ATOMIC_PRESENT -I$L -I$L/include"
+          rm -rf tmp.leveldb; mkdir tmp.leveldb
+          : > leveldb.gs.warnings
+          for f in $L/db/*.cc $L/table/*.cc $L/util/*.cc $L/port/*.cc; do
+            b=$(basename "$f" .cc)
+            $CXX -c "$f" -o "tmp.leveldb/$b.o"
+            $CXX -Wa,--gsframe -c "$f" -o "tmp.leveldb/$b.gs.o" 2>> leveldb.gs.warnings
+          done
+          ld=$(tool "$a" ld)
+          "$ld" -r -o leveldb.o $(ls tmp.leveldb/*.o | grep -v '\.gs\.o$')
+          "$ld" -r -o leveldb.gs.o tmp.leveldb/*.gs.o
+          rm -rf tmp.leveldb
+          cc_dumps "$a" leveldb
+        fi )
+    done
+  done
+}
+
+# ---------------------------------------------------------------- main
+# (all in one function called on the last line, so editing this file while it
+# runs cannot change what the running shell reads next)
+main() {
+  stages=${*:-gas link sample cc}
+  for st in $stages; do
+    case $st in
+      gas|link|sample|cc) "stage_$st" ;;
+      *) echo "regen.sh: unknown stage $st (gas link sample cc)" >&2; exit 2 ;;
+    esac
+  done
+}
+main "$@"; exit $?
