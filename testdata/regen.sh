@@ -102,6 +102,14 @@ link_dumps() {
   esac
 }
 
+gasmix_inputs() {
+  case $1 in
+    x86_64) echo basic addr2 dataword fp drap flex signal undefined remember quirks restore sections empty argsize ;;
+    aarch64) echo basic addr2 dataword pauth signal undefined remember quirks sections empty ;;
+    s390x) echo basic addr2 dataword fpra flex signal undefined remember quirks sections empty ;;
+  esac
+}
+
 stage_link() {
   for a in x86_64 aarch64 s390x; do
     d=$TD/link/$a
@@ -125,6 +133,14 @@ stage_link() {
         "$(tool "$a" ld)" -r "demo.pic$gs.o" "main.pie$gs.o" -o "relocatable$gs.o"
       done
       sframe_relocs "$(tool "$a" readelf)" relocatable.gs.o > relocatable.gs.relocs
+      # the hand-written gas inputs linked into one shared object by ld alone
+      # (no libc): ld's merge of flex, signal, 0-FRE, RA-undefined and
+      # multi-section FDEs. Without SFrame: the same from the plain .o files.
+      for gs in "" .gs; do
+        objs=""
+        for n in $(gasmix_inputs "$a"); do objs="$objs ../../gas/$a/$n$gs.o"; done
+        "$(tool "$a" ld)" -shared -soname gasmix.so $objs -o "gasmix$gs.so"
+      done
       for f in *.so *.exe; do link_dumps "$a" "$f"; done
       for f in *.gs.o; do sframe_text "$(tool "$a" objdump)" "$f" > "${f%.o}.objdump"; done )
   done
