@@ -128,6 +128,13 @@ func regNames(m elf.Machine) map[string]uint64 {
 			names[n] = uint64(50 + i)
 		}
 		names["fs.base"], names["gs.base"] = 58, 59
+		names["tr"], names["ldtr"], names["mxcsr"], names["fcw"], names["fsw"] = 62, 63, 64, 65, 66
+		for i := 16; i < 32; i++ {
+			names[fmt.Sprintf("xmm%d", i)] = uint64(67 + i - 16)
+		}
+		for i := 0; i < 8; i++ {
+			names[fmt.Sprintf("k%d", i)] = uint64(118 + i)
+		}
 	case elf.EM_AARCH64:
 		for i := 0; i < 31; i++ {
 			names[fmt.Sprintf("x%d", i)] = uint64(i)

@@ -284,8 +284,12 @@ func (it *RowIterator) start() error {
 	}
 	it.row.CFA = st.cfa
 	regs := it.row.Regs[:0]
-	for _, r := range st.regs {
-		regs = append(regs, r)
+	if cap(regs) < len(st.regs) {
+		regs = make([]RegisterRule, 0, len(st.regs)+8)
+	}
+	regs = regs[:len(st.regs)]
+	for i := range st.regs {
+		moveRule(&regs[i], &st.regs[i])
 	}
 	it.row.Regs = regs
 	it.row.RAMangled = st.raMangled
@@ -419,36 +423,6 @@ func (it *RowIterator) execute(in *Instruction) error {
 	return nil
 }
 
-// setOffset is set for RuleOffset, writing no pointer field unless a stale
-// expression must be cleared (pointer stores cost write barriers).
-func (it *RowIterator) setOffset(col uint64, off int64) {
-	regs := it.row.Regs
-	i := len(regs)
-	for i > 0 && regs[i-1].Column > col {
-		i--
-	}
-	if i > 0 && regs[i-1].Column == col {
-		r := &regs[i-1].Rule
-		r.Kind, r.Reg, r.Offset = RuleOffset, 0, off
-		if r.Expr != nil {
-			r.Expr = nil
-		}
-		return
-	}
-	if i == len(regs) && len(regs) < cap(regs) && len(regs) < maxRegisters {
-		regs = regs[:i+1]
-		e := &regs[i]
-		e.Column = col
-		e.Rule.Kind, e.Rule.Reg, e.Rule.Offset = RuleOffset, 0, off
-		if e.Rule.Expr != nil {
-			e.Rule.Expr = nil
-		}
-		it.row.Regs = regs
-		return
-	}
-	it.set(col, Rule{Kind: RuleOffset, Offset: off})
-}
-
 // remember pushes the current rules.
 func (it *RowIterator) remember() {
 	if len(it.stack) >= maxStack {
@@ -471,29 +445,69 @@ func (it *RowIterator) restoreState() {
 	it.stackRegs = it.stackRegs[:s.lo]
 }
 
-// set gives register col the rule r, keeping it.row.Regs sorted. The
-// element moves are written out: for the few registers of a row they are
-// cheaper than copy's typed memmove.
+// set gives register col the rule r.
 func (it *RowIterator) set(col uint64, r Rule) {
+	e := it.slot(col)
+	if e == nil {
+		return
+	}
+	e.Rule.Kind, e.Rule.Reg, e.Rule.Offset = r.Kind, r.Reg, r.Offset
+	if e.Rule.Expr != nil || r.Expr != nil {
+		e.Rule.Expr = r.Expr
+	}
+}
+
+// setOffset is set for RuleOffset.
+func (it *RowIterator) setOffset(col uint64, off int64) {
+	e := it.slot(col)
+	if e == nil {
+		return
+	}
+	e.Rule.Kind, e.Rule.Reg, e.Rule.Offset = RuleOffset, 0, off
+	if e.Rule.Expr != nil {
+		e.Rule.Expr = nil
+	}
+}
+
+// slot returns the entry of register col in it.row.Regs, inserted in
+// column order if new; nil when the row has too many registers. Entries
+// move field by field so that a pointer is written only where an
+// expression is: pointer stores cost write barriers.
+func (it *RowIterator) slot(col uint64) *RegisterRule {
 	regs := it.row.Regs
 	i := len(regs)
 	for i > 0 && regs[i-1].Column > col {
 		i--
 	}
 	if i > 0 && regs[i-1].Column == col {
-		regs[i-1].Rule = r
-		return
+		return &regs[i-1]
 	}
 	if len(regs) >= maxRegisters {
 		it.tooMany = true
-		return
+		return nil
 	}
-	regs = append(regs, RegisterRule{})
+	if len(regs) < cap(regs) {
+		regs = regs[:len(regs)+1]
+	} else {
+		regs = append(regs, RegisterRule{})
+	}
 	for j := len(regs) - 1; j > i; j-- {
-		regs[j] = regs[j-1]
+		moveRule(&regs[j], &regs[j-1])
 	}
-	regs[i] = RegisterRule{Column: col, Rule: r}
+	e := &regs[i]
+	e.Column = col
 	it.row.Regs = regs
+	return e
+}
+
+// moveRule copies *src to *dst, storing the Expr pointer only if either
+// has one.
+func moveRule(dst, src *RegisterRule) {
+	dst.Column = src.Column
+	dst.Rule.Kind, dst.Rule.Reg, dst.Rule.Offset = src.Rule.Kind, src.Rule.Reg, src.Rule.Offset
+	if dst.Rule.Expr != nil || src.Rule.Expr != nil {
+		dst.Rule.Expr = src.Rule.Expr
+	}
 }
 
 // restore gives register col its rule after the CIE's initial
@@ -505,9 +519,13 @@ func (it *RowIterator) restore(col uint64) {
 			return
 		}
 	}
-	for i, r := range it.row.Regs {
-		if r.Column == col {
-			it.row.Regs = append(it.row.Regs[:i], it.row.Regs[i+1:]...)
+	regs := it.row.Regs
+	for i := range regs {
+		if regs[i].Column == col {
+			for j := i; j+1 < len(regs); j++ {
+				moveRule(&regs[j], &regs[j+1])
+			}
+			it.row.Regs = regs[:len(regs)-1]
 			return
 		}
 	}
