@@ -214,8 +214,8 @@ func (p *parser) parseFDE(h *header) (*FDE, error) {
 	}
 	if enc == PEPCRel|PESData4 && ptr.rel == nil && len(data)-pos >= 8 {
 		// The usual .eh_frame encoding, decoded in line.
-		f.Start = ptr.SectionAddr + uint64(pos) + uint64(int64(int32(p.order.Uint32(data[pos:]))))
-		f.Size = uint64(p.order.Uint32(data[pos+4:]))
+		f.Start = ptr.SectionAddr + uint64(pos) + uint64(int64(int32(p.u32(data[pos:]))))
+		f.Size = uint64(p.u32(data[pos+4:]))
 		if ptr.AddrSize == 4 {
 			f.Start &= 0xffffffff
 		}

@@ -157,6 +157,7 @@ type parser struct {
 	name  string
 	eh    bool
 	order binary.ByteOrder
+	big   bool // order is big-endian: u32 and u64 avoid interface calls
 	ptr   PointerContext
 	fr    *Frames
 
@@ -178,6 +179,7 @@ func parse(data []byte, name string, src Source, ptr PointerContext) *Frames {
 		name:  name,
 		eh:    src == EHFrame,
 		order: ptr.Order,
+		big:   isBigEndian(ptr.Order),
 		ptr:   ptr,
 		fr:    &Frames{Source: src, Name: name, Order: ptr.Order, ptr: ptr},
 		cies:  map[uint64]*cieResult{},
@@ -212,7 +214,7 @@ func (p *parser) readHeader(off int) (h header, next int, err error) {
 	if len(data)-off < 4 {
 		return h, len(data), stopError{fmt.Errorf("%d bytes left: too short for a length field", len(data)-off)}
 	}
-	length := uint64(p.order.Uint32(data[off:]))
+	length := uint64(p.u32(data[off:]))
 	h.off = uint64(off)
 	pos := off + 4
 	switch {
@@ -222,7 +224,7 @@ func (p *parser) readHeader(off int) (h header, next int, err error) {
 		if len(data)-pos < 8 {
 			return h, len(data), stopError{errors.New("64-bit length field runs past the end of the section")}
 		}
-		length = p.order.Uint64(data[pos:])
+		length = p.u64(data[pos:])
 		pos += 8
 		h.format64 = true
 	case length >= 0xfffffff0:
@@ -241,9 +243,9 @@ func (p *parser) readHeader(off int) (h header, next int, err error) {
 	}
 	h.idOff = pos
 	if idSize == 4 {
-		h.id = uint64(p.order.Uint32(data[pos:]))
+		h.id = uint64(p.u32(data[pos:]))
 	} else {
-		h.id = p.order.Uint64(data[pos:])
+		h.id = p.u64(data[pos:])
 	}
 	h.body = pos + idSize
 	return h, h.end, nil
@@ -342,4 +344,18 @@ func (p *parser) lookupCIE(off uint64) (*CIE, error) {
 		return nil, fmt.Errorf("CIE at offset %#x: %w", off, r.err)
 	}
 	return r.cie, nil
+}
+
+func (p *parser) u32(b []byte) uint32 {
+	if p.big {
+		return binary.BigEndian.Uint32(b)
+	}
+	return binary.LittleEndian.Uint32(b)
+}
+
+func (p *parser) u64(b []byte) uint64 {
+	if p.big {
+		return binary.BigEndian.Uint64(b)
+	}
+	return binary.LittleEndian.Uint64(b)
 }
