@@ -92,6 +92,9 @@ func FuzzRead(f *testing.F) {
 			}
 		}
 		walkAll(fr)
+		if msg := compareFastSlow(fr); msg != "" {
+			t.Fatal(msg)
+		}
 	})
 }
 
