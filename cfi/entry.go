@@ -191,11 +191,12 @@ func (p *parser) parseFDE(h *header) (*FDE, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(p.slab) == 0 {
-		p.slab = make([]FDE, 1024)
+	// FDEs are allocated in blocks: one allocation per 1024 FDEs.
+	if p.slabUsed == len(p.slab) {
+		p.slab, p.slabUsed = make([]FDE, 1024), 0
 	}
-	f := &p.slab[0]
-	p.slab = p.slab[1:]
+	f := &p.slab[p.slabUsed]
+	p.slabUsed++
 	f.Offset, f.CIE, f.Format64 = h.off, cie, h.format64
 	data := p.data[:h.end]
 	pos := h.body

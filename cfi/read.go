@@ -161,10 +161,11 @@ type parser struct {
 	ptr   PointerContext
 	fr    *Frames
 
-	cies    map[uint64]*cieResult
-	lastOff uint64
-	last    *cieResult
-	slab    []FDE
+	cies     map[uint64]*cieResult
+	lastOff  uint64
+	last     *cieResult
+	slab     []FDE
+	slabUsed int
 }
 
 type cieResult struct {
