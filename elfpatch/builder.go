@@ -21,6 +21,9 @@ type builder struct {
 	// headers.
 	moved      map[int]uint64
 	movedProgs map[int]uint64
+	dropProgs  map[int]bool   // PT_NOTEs merged into another
+	noteGrow   map[int]uint64 // PT_NOTE index -> bytes it grows by
+	phDropped  int
 
 	sfSet         bool
 	sfOff, sfAddr uint64
@@ -29,7 +32,7 @@ type builder struct {
 
 func newBuilder(pl *planner) *builder {
 	b := &builder{pl: pl, f: pl.f, plan: &linkedPlan{}, grown: map[int]uint64{}, rooms: map[int]uint64{},
-		moved: map[int]uint64{}, movedProgs: map[int]uint64{}}
+		moved: map[int]uint64{}, movedProgs: map[int]uint64{}, dropProgs: map[int]bool{}, noteGrow: map[int]uint64{}}
 	b.layout = &b.plan.layout
 	b.layout.GrownLoad = -1
 	b.layout.Size = pl.size
@@ -100,7 +103,7 @@ func (b *builder) placePhdrs(extra int) bool {
 			return true
 		}
 	}
-	if b.moveAfterPhdrs(sz) {
+	if b.moveAfterPhdrs(extra) {
 		b.phPending = false
 		return true
 	}
@@ -193,7 +196,7 @@ func (b *builder) finish() *linkedPlan {
 		if b.phPending {
 			b.phoff, b.phaddr = fo, va
 			b.layout.PhdrsMoved = true
-			cur += uint64(len(f.progs)+b.phExtra) * phdrSize
+			cur += uint64(len(f.progs)-b.phDropped+b.phExtra) * phdrSize
 		}
 		if !b.sfSet {
 			o := alignUp(cur, 8)
@@ -246,7 +249,11 @@ func (b *builder) finish() *linkedPlan {
 	for li, sz := range b.grown {
 		progs[li].Filesz, progs[li].Memsz = sz, sz
 	}
-	n := len(f.progs) + b.phExtra
+	for i, g := range b.noteGrow {
+		progs[i].Filesz += g
+		progs[i].Memsz += g
+	}
+	n := len(f.progs) - b.phDropped + b.phExtra
 	for i := range progs {
 		p := &progs[i]
 		switch {
@@ -258,10 +265,17 @@ func (b *builder) finish() *linkedPlan {
 			*p = b.sframeProg()
 		}
 	}
-	if b.withLoad {
-		last := pl.loads[len(pl.loads)-1]
-		progs = insertProg(progs, last+1, newLoad)
+	// Drop merged notes; insert the new load after the last one.
+	kept := progs[:0:0]
+	for i := range progs {
+		if !b.dropProgs[i] {
+			kept = append(kept, progs[i])
+		}
+		if b.withLoad && i == pl.loads[len(pl.loads)-1] {
+			kept = append(kept, newLoad)
+		}
 	}
+	progs = kept
 	if pl.ptIdx < 0 {
 		progs = insertProg(progs, sframeSlot(progs), b.sframeProg())
 	}

@@ -37,7 +37,13 @@ func TestPatchLinkedGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			t.Logf("%+v", lay)
+			t.Logf("%s: %+v", plain, lay)
+			// Executables (whose table old kernels and qemu locate from
+			// the first PT_LOAD) keep the table after the ELF header:
+			// notes and .interp move out of the way instead.
+			if strings.HasSuffix(plain, ".exe") && lay.PhdrsMoved {
+				t.Errorf("program header table moved in an executable: %+v", lay)
+			}
 			if err := checkInvariants(out, len(sec)); err != nil {
 				t.Fatal(err)
 			}

@@ -29,6 +29,9 @@ type Layout struct {
 	// after the program header table to the end of the first PT_LOAD so
 	// that the table could grow where it is.
 	MovedSections int
+	// MergedNotes is the number of PT_NOTE headers dropped because their
+	// moved notes joined another PT_NOTE.
+	MergedNotes int
 }
 
 // maxPadding bounds the zero padding PatchLinked inserts before a new
