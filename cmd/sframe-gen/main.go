@@ -43,6 +43,7 @@ func commands() []command {
 	return []command{
 		{"dump", "print the .sframe section as objdump --sframe does", (*cli).runDump},
 		{"rows", "print the CFI row tables of every FDE", (*cli).runRows},
+		{"verify", "check .sframe against the CFI at every address", (*cli).runVerify},
 	}
 }
 

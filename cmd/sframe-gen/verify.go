@@ -1,0 +1,261 @@
+package main
+
+import (
+	"bufio"
+	"debug/elf"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/ianlancetaylor/demangle"
+	"github.com/spf13/pflag"
+
+	"github.com/sframe-gen/sframe-gen/cfi"
+	"github.com/sframe-gen/sframe-gen/emit/verify"
+)
+
+// runVerify implements "sframe-gen verify [--json] [-v] FILE": the .sframe
+// section checked against the file's CFI at every address and against the
+// rules of its strictest consumers (docs/verify.md). Exit status 0 when
+// clean, 1 when any problem was found, 2 when the file cannot be checked.
+func (c *cli) runVerify(args []string) int {
+	fs := pflag.NewFlagSet("sframe-gen verify", pflag.ContinueOnError)
+	fs.SetOutput(c.stderr)
+	help := fs.BoolP("help", "h", false, "print this help and exit")
+	asJSON := fs.Bool("json", false, "print the report as one JSON object")
+	verbose := fs.BoolP("verbose", "v", false, "also list the functions the CFI describes and the section does not cover")
+	eh := fs.Bool("eh-frame", false, "compare with .eh_frame (default when present)")
+	dbg := fs.Bool("debug-frame", false, "compare with .debug_frame")
+	fs.Usage = func() {
+		fmt.Fprintf(c.stdout, "Usage: sframe-gen verify [--json] [-v] FILE\n\n"+
+			"Check the .sframe section of FILE against its call-frame information at every\n"+
+			"address, and against the rules of the Linux kernel, libsframe and GNU ld.\n"+
+			"Exit status: 0 clean, 1 problems found, 2 FILE cannot be checked.\n\nFlags:\n%s", fs.FlagUsages())
+	}
+	if err := fs.Parse(args); err != nil {
+		return c.fail("", usageError{err.Error()})
+	}
+	if *help {
+		fs.Usage()
+		return exitOK
+	}
+	if fs.NArg() != 1 {
+		return c.fail("", usageError{"verify: expected exactly one FILE"})
+	}
+	var opt verify.Options
+	switch {
+	case *eh && *dbg:
+		return c.fail("", usageError{"verify: --eh-frame and --debug-frame exclude each other"})
+	case *eh:
+		opt.Source = cfi.EHFrame
+	case *dbg:
+		opt.Source = cfi.DebugFrame
+	}
+	file := fs.Arg(0)
+	f, err := elf.Open(file)
+	if err != nil {
+		c.fail(file, err)
+		return exitUsage
+	}
+	defer f.Close()
+	rep, err := verify.File(f, opt)
+	if err != nil {
+		c.fail(file, err)
+		return exitUsage
+	}
+	names := newVerifyNames(f)
+	w := bufio.NewWriter(c.stdout)
+	if *asJSON {
+		err = writeVerifyJSON(w, file, rep, names)
+	} else {
+		writeVerifyText(w, file, rep, names, *verbose)
+	}
+	if ferr := w.Flush(); err == nil {
+		err = ferr
+	}
+	if err != nil {
+		c.fail(file, err)
+		return exitUsage
+	}
+	if len(rep.Problems) > 0 {
+		return exitFailure
+	}
+	return exitOK
+}
+
+// verifyNames names functions in reports: the demangled symbol at the
+// function's start, else the section and offset ("function at .plt+0x10").
+type verifyNames struct {
+	f    *elf.File
+	syms *symbolizer
+}
+
+func newVerifyNames(f *elf.File) *verifyNames {
+	return &verifyNames{f: f, syms: newSymbolizer(f)}
+}
+
+func (n *verifyNames) name(section int, start uint64) string {
+	sec := elf.SectionIndex(0)
+	if n.syms.rel {
+		sec = elf.SectionIndex(section)
+	}
+	ss := n.syms.syms
+	i := sort.Search(len(ss), func(i int) bool {
+		y := ss[i]
+		return y.section > sec || y.section == sec && y.value >= start
+	})
+	if i < len(ss) && ss[i].section == sec && ss[i].value == start {
+		return demangle.Filter(ss[i].name)
+	}
+	if n.syms.rel {
+		if section > 0 && section < len(n.f.Sections) {
+			return fmt.Sprintf("function at %s+%#x", n.f.Sections[section].Name, start)
+		}
+		return fmt.Sprintf("function at section %d+%#x", section, start)
+	}
+	for _, s := range n.f.Sections {
+		if s.Flags&elf.SHF_ALLOC != 0 && s.Type != elf.SHT_NOBITS && start >= s.Addr && start-s.Addr < s.Size {
+			if start == s.Addr {
+				return "function at " + s.Name
+			}
+			return fmt.Sprintf("function at %s+%#x", s.Name, start-s.Addr)
+		}
+	}
+	return fmt.Sprintf("function at %#x", start)
+}
+
+// where is the "FUNCTION@0xADDR" of a finding, "" for section-wide ones.
+func (n *verifyNames) where(fd *verify.Finding) string {
+	if !fd.InFunction {
+		return ""
+	}
+	return fmt.Sprintf("%s@%#x", n.name(fd.Section, fd.Func), fd.Addr)
+}
+
+func findingText(fd *verify.Finding) string {
+	s := fd.Msg
+	if fd.End > fd.Addr+1 || fd.Bytes > 1 {
+		s += fmt.Sprintf(" [%#x, %#x)", fd.Addr, fd.End)
+		if fd.Bytes != fd.End-fd.Addr {
+			s += fmt.Sprintf(", %d addresses", fd.Bytes)
+		}
+	}
+	return s
+}
+
+func writeVerifyText(w io.Writer, file string, rep *verify.Report, names *verifyNames, verbose bool) {
+	line := func(prefix string, fd *verify.Finding) {
+		if at := names.where(fd); at != "" {
+			fmt.Fprintf(w, "sframe-gen: %s: %s%s: %s\n", file, prefix, at, findingText(fd))
+		} else {
+			fmt.Fprintf(w, "sframe-gen: %s: %s%s\n", file, prefix, findingText(fd))
+		}
+	}
+	for i := range rep.Problems {
+		line("", &rep.Problems[i])
+	}
+	for i := range rep.Notes {
+		line("note: ", &rep.Notes[i])
+	}
+	if verbose {
+		for _, u := range rep.Uncovered {
+			sig := ""
+			if u.Signal {
+				sig = " (signal frame)"
+			}
+			fmt.Fprintf(w, "sframe-gen: %s: %s: not covered by SFrame%s: CFI describes [%#x, %#x)\n",
+				file, names.name(u.Section, u.Start), sig, u.Start, u.Start+u.Size)
+		}
+	}
+	fmt.Fprintf(w, "sframe-gen: %s: %s\n", file, verifySummary(rep))
+}
+
+func verifySummary(rep *verify.Report) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d functions checked, %d addresses covered, %d problems", rep.Functions, rep.Addresses, len(rep.Problems))
+	fmt.Fprintf(&b, " (%d notes; %d of %d CFI functions not covered by SFrame", len(rep.Notes), len(rep.Uncovered), rep.CFIFunctions)
+	if rep.SignalNoFREs > 0 {
+		fmt.Fprintf(&b, "; %d signal frames without FREs not compared", rep.SignalNoFREs)
+	}
+	b.WriteString(")")
+	return b.String()
+}
+
+type verifyFindingJSON struct {
+	Kind     string  `json:"kind"`
+	Function *string `json:"function"`
+	Section  int     `json:"section,omitempty"`
+	Start    *uint64 `json:"start"`
+	Addr     *uint64 `json:"addr"`
+	End      *uint64 `json:"end"`
+	Bytes    uint64  `json:"bytes,omitempty"`
+	FDE      *int    `json:"fde"`
+	Message  string  `json:"message"`
+	Line     string  `json:"line"`
+}
+
+type verifyUncoveredJSON struct {
+	Function string `json:"function"`
+	Section  int    `json:"section,omitempty"`
+	Start    uint64 `json:"start"`
+	Size     uint64 `json:"size"`
+	Signal   bool   `json:"signal"`
+}
+
+type verifyJSON struct {
+	File         string                `json:"file"`
+	OK           bool                  `json:"ok"`
+	ABI          string                `json:"abi"`
+	Version      uint8                 `json:"version"`
+	Flags        string                `json:"flags"`
+	Relocatable  bool                  `json:"relocatable"`
+	Functions    int                   `json:"functions"`
+	Addresses    uint64                `json:"addresses"`
+	FREs         int                   `json:"fres"`
+	CFIFunctions int                   `json:"cfi_functions"`
+	SignalNoFREs int                   `json:"signal_without_fres"`
+	Problems     []verifyFindingJSON   `json:"problems"`
+	Notes        []verifyFindingJSON   `json:"notes"`
+	Uncovered    []verifyUncoveredJSON `json:"uncovered"`
+	Summary      string                `json:"summary"`
+}
+
+func findingsJSON(fds []verify.Finding, names *verifyNames) []verifyFindingJSON {
+	out := make([]verifyFindingJSON, 0, len(fds))
+	for i := range fds {
+		fd := &fds[i]
+		j := verifyFindingJSON{Kind: string(fd.Kind), Message: fd.Msg, Line: findingText(fd)}
+		if fd.InFunction {
+			name := names.name(fd.Section, fd.Func)
+			start, addr, end := fd.Func, fd.Addr, fd.End
+			j.Function, j.Section, j.Start, j.Addr, j.End, j.Bytes = &name, fd.Section, &start, &addr, &end, fd.Bytes
+		}
+		if fd.FDE >= 0 {
+			k := fd.FDE
+			j.FDE = &k
+		}
+		out = append(out, j)
+	}
+	return out
+}
+
+func writeVerifyJSON(w io.Writer, file string, rep *verify.Report, names *verifyNames) error {
+	v := verifyJSON{
+		File: file, OK: len(rep.Problems) == 0, ABI: rep.ABI.String(), Version: rep.Version,
+		Flags: rep.Flags.String(), Relocatable: rep.Relocatable, Functions: rep.Functions,
+		Addresses: rep.Addresses, FREs: rep.FREs, CFIFunctions: rep.CFIFunctions,
+		SignalNoFREs: rep.SignalNoFREs,
+		Problems:     findingsJSON(rep.Problems, names),
+		Notes:        findingsJSON(rep.Notes, names),
+		Uncovered:    []verifyUncoveredJSON{},
+		Summary:      verifySummary(rep),
+	}
+	for _, u := range rep.Uncovered {
+		v.Uncovered = append(v.Uncovered, verifyUncoveredJSON{names.name(u.Section, u.Start), u.Section, u.Start, u.Size, u.Signal})
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
