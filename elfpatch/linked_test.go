@@ -185,6 +185,11 @@ func TestPatchLinkedTwins(t *testing.T) {
 				if k.newLoad != "any" && lay.NewLoad != (k.newLoad == "yes") && tg.arch != "aarch64" {
 					t.Errorf("NewLoad = %v, want %v", lay.NewLoad, k.newLoad)
 				}
+				if b, err := os.ReadFile(ours); err != nil {
+					t.Fatal(err)
+				} else if err := checkInvariants(b, len(sec)); err != nil {
+					t.Error(err)
+				}
 				want := tg.exec(t, plain)
 				if got := tg.exec(t, ours); got != want {
 					t.Errorf("patched program prints %q, want %q", got, want)
