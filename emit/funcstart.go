@@ -38,10 +38,15 @@ func (s *Section) SetFuncStart(i int, addr, sectionAddr uint64) {
 
 // SortByStart sorts the FDE index by function start, as ld's
 // sframe_sort_funcdesc does for linked outputs: starts are compared as
-// signed section-relative offsets, the sort is stable (ld's qsort leaves
-// ties unspecified), StartOffsets are recomputed for the new positions,
+// signed section-relative offsets, the sort is stable, StartOffsets are
+// recomputed for the new positions,
 // and FlagFDESorted is set. FRE data order is unchanged: FREOffset keys are
 // kept, so Encode keeps the functions' data in insertion order.
+//
+// ld's qsort is glibc's merge sort, stable in practice: functions with
+// equal starts keep their insertion order. So with s.FDEs in ld's insertion
+// order (input sections in link order, then PLT), the result is ld's byte
+// for byte, ties included (checked on testdata/link).
 func (s *Section) SortByStart(sectionAddr uint64) {
 	type ent struct {
 		rel int64 // section-relative start
