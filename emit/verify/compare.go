@@ -230,6 +230,8 @@ func (c *checker) compareFDE(i int, frames *cfi.Frames, fdes []*cfi.FDE, side *c
 		case sp.fre < 0 || w.bad[sp.fre]:
 			// no FRE (first FRE not at 0) or broken data words: reported
 			// by checkFDEs
+		case cp.row == nil && c.inPLT(cur):
+			w.add(KindNote, "SFrame describes these PLT addresses, no CFI FDE does: not compared", cur, hi)
 		case cp.row == nil:
 			w.add(KindCoverage, "SFrame describes these addresses, no CFI FDE does", cur, hi)
 		case cp.row.cfaExpr != nil:
@@ -253,6 +255,10 @@ func (c *checker) compareFDE(i int, frames *cfi.Frames, fdes []*cfi.FDE, side *c
 	pltGot := c.isPLTGot(fde, S, E)
 	for _, f := range w.acc {
 		f.InFunction, f.Section, f.Func, f.FDE = true, key.section, S, i
+		if f.Kind == KindNote {
+			c.r.Notes = append(c.r.Notes, f)
+			continue
+		}
 		if pltGot && f.Msg == "CFA: SFrame says sp+16, CFI says sp+8" {
 			f.Kind = KindNote
 			f.Msg += " (GNU ld's fixed .plt.got FRE, bfd/elfxx-x86.c; the CFI is right: .plt.got entries run with the return address at sp)"
@@ -278,6 +284,23 @@ func (c *checker) isPLTGot(fde *emit.FDE, S, E uint64) bool {
 	}
 	s := c.f.Section(".plt.got")
 	return s != nil && s.Type == elf.SHT_PROGBITS && s.Addr == S && s.Addr+s.Size == E
+}
+
+// inPLT reports whether addr lies in a linker PLT section (.plt,
+// .plt.sec, .plt.got, .iplt) of a linked file.
+func (c *checker) inPLT(addr uint64) bool {
+	if c.rel {
+		return false
+	}
+	for _, s := range c.f.Sections {
+		switch s.Name {
+		case ".plt", ".plt.sec", ".plt.got", ".iplt":
+			if addr >= s.Addr && addr-s.Addr < s.Size {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // add records a finding for [lo, hi), merged with an earlier one of the

@@ -64,7 +64,7 @@ func (l loc) format(abi emit.ABI) string {
 		base = regName(abi, l.reg)
 	}
 	s := base
-	if l.off != 0 || !l.deref && !l.regP {
+	if l.off != 0 || !l.regP {
 		s = fmt.Sprintf("%s%+d", base, l.off)
 	}
 	if l.deref {

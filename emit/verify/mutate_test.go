@@ -1,0 +1,268 @@
+package verify
+
+import (
+	"bytes"
+	"debug/elf"
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sframe-gen/sframe-gen/emit"
+)
+
+// mutateSection writes a copy of src into dir whose .sframe was decoded,
+// changed by fn and encoded again in place (the encoding must keep the
+// section's size). fn gets the section and its address.
+func mutateSection(t *testing.T, src, dir string, fn func(s *emit.Section, addr uint64)) string {
+	t.Helper()
+	raw, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := elf.NewFile(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sec := FindSection(f)
+	if sec == nil {
+		t.Fatalf("%s: no .sframe", src)
+	}
+	data := raw[sec.Offset : sec.Offset+sec.Size]
+	s, err := emit.Decode(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := sec.Addr
+	if f.Type == elf.ET_REL {
+		addr = 0
+	}
+	fn(s, addr)
+	out, err := s.Encode()
+	if err != nil {
+		t.Fatalf("encode: %v", err)
+	}
+	if len(out) != len(data) {
+		t.Fatalf("mutation changed the section size from %d to %d", len(data), len(out))
+	}
+	copy(data, out)
+	return writeCopy(t, dir, src, raw)
+}
+
+func writeCopy(t *testing.T, dir, src string, raw []byte) string {
+	t.Helper()
+	p := filepath.Join(dir, filepath.Base(src))
+	if err := os.WriteFile(p, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// mutateProg writes a copy of src with fn applied to the ELF64 program
+// header of type typ (its 56 bytes, little-endian fields).
+func mutateProg(t *testing.T, src, dir string, typ elf.ProgType, fn func(ph []byte, bo binary.ByteOrder)) string {
+	t.Helper()
+	raw, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := elf.NewFile(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bo := f.ByteOrder
+	phoff := bo.Uint64(raw[32:])
+	for i := range f.Progs {
+		if f.Progs[i].Type == typ {
+			off := phoff + uint64(i)*56
+			fn(raw[off:off+56], bo)
+			return writeCopy(t, dir, src, raw)
+		}
+	}
+	t.Fatalf("%s: no program header of type %v", src, typ)
+	return ""
+}
+
+// firstFDE returns the index of the first PCINC FDE with at least n FREs
+// whose data words are 1 byte, and of a default type.
+func firstFDE(t *testing.T, s *emit.Section, n int) int {
+	t.Helper()
+	for i, f := range s.FDEs {
+		if f.PCType() == emit.PCInc && f.Type() == emit.FDEDefault && len(f.FREs) >= n && f.FREs[1].DataWordSize() == emit.DataWord1B &&
+			f.FREs[1].StartAddr+2 < f.FREs[2].StartAddr {
+			return i
+		}
+	}
+	t.Fatal("no suitable FDE")
+	return -1
+}
+
+func TestMutations(t *testing.T) {
+	const linked = "../../testdata/link/x86_64/pie.gs.exe"
+	const object = "../../testdata/cc/x86_64/O2/leveldb.gs.o"
+	const aarch = "../../testdata/link/aarch64/pie.gs.exe"
+	type tc struct {
+		name   string
+		src    string
+		mutate func(t *testing.T, dir, src string) (path string, fde int)
+		kind   Kind
+		want   string
+	}
+	section := func(fn func(t *testing.T, s *emit.Section, addr uint64) int) func(t *testing.T, dir, src string) (string, int) {
+		return func(t *testing.T, dir, src string) (string, int) {
+			var fde int
+			p := mutateSection(t, src, dir, func(s *emit.Section, addr uint64) { fde = fn(t, s, addr) })
+			return p, fde
+		}
+	}
+	cfaChanged := section(func(t *testing.T, s *emit.Section, _ uint64) int {
+		i := firstFDE(t, s, 3)
+		s.FDEs[i].FREs[1].Words[0] += 8
+		return i
+	})
+	freMoved := section(func(t *testing.T, s *emit.Section, _ uint64) int {
+		i := firstFDE(t, s, 3)
+		s.FDEs[i].FREs[1].StartAddr++
+		return i
+	})
+	tests := []tc{
+		{"CFA offset changed", linked, cfaChanged, KindMismatch, "CFA: SFrame says sp+"},
+		{"CFA offset changed, object", object, cfaChanged, KindMismatch, "CFA: SFrame says sp+"},
+		{"FRE start moved", linked, freMoved, KindMismatch, "CFA: SFrame says sp+"},
+		{"FRE start moved, object", object, freMoved, KindMismatch, ", CFI says sp+"},
+		{"FRE starts not increasing", linked, section(func(t *testing.T, s *emit.Section, _ uint64) int {
+			i := firstFDE(t, s, 3)
+			s.FDEs[i].FREs[2].StartAddr = s.FDEs[i].FREs[1].StartAddr
+			return i
+		}), KindConsumer, "FRE starts must be strictly increasing"},
+		{"first FRE not at 0", linked, section(func(t *testing.T, s *emit.Section, _ uint64) int {
+			i := firstFDE(t, s, 3)
+			s.FDEs[i].FREs[0].StartAddr = 1
+			return i
+		}), KindConsumer, "first FRE starts at 0x1"},
+		{"FRE past the function", object, section(func(t *testing.T, s *emit.Section, _ uint64) int {
+			i := firstFDE(t, s, 3)
+			f := &s.FDEs[i]
+			f.FREs[len(f.FREs)-1].StartAddr = f.Size + 1
+			return i
+		}), KindConsumer, "past the function's size"},
+		{"FDE_SORTED cleared", linked, section(func(t *testing.T, s *emit.Section, _ uint64) int {
+			s.Header.Flags &^= emit.FlagFDESorted
+			return -1
+		}), KindConsumer, "lack SFRAME_F_FDE_SORTED"},
+		{"PCREL cleared, object", object, section(func(t *testing.T, s *emit.Section, _ uint64) int {
+			s.Header.Flags &^= emit.FlagFDEFuncStartPCRel
+			return -1
+		}), KindConsumer, "lack SFRAME_F_FDE_FUNC_START_PCREL"},
+		{"FDE start out of order", linked, section(func(t *testing.T, s *emit.Section, addr uint64) int {
+			a, b := s.FuncStart(3, addr), s.FuncStart(4, addr)
+			s.FDEs[3], s.FDEs[4] = s.FDEs[4], s.FDEs[3]
+			s.SetFuncStart(3, b, addr)
+			s.SetFuncStart(4, a, addr)
+			return 4
+		}), KindConsumer, "FDE starts must be strictly increasing"},
+		{"FDE moved outside the text", linked, section(func(t *testing.T, s *emit.Section, addr uint64) int {
+			s.SetFuncStart(4, 0x10, addr)
+			s.SortByStart(addr)
+			return 0
+		}), KindConsumer, "not inside an executable PT_LOAD"},
+		{"fixed RA offset changed", linked, section(func(t *testing.T, s *emit.Section, _ uint64) int {
+			s.Header.CFAFixedRAOffset = -16
+			return 0
+		}), KindMismatch, "RA: SFrame says *(CFA-16), CFI says *(CFA-8)"},
+		{"mangled RA on x86-64", linked, section(func(t *testing.T, s *emit.Section, _ uint64) int {
+			i := firstFDE(t, s, 3)
+			s.FDEs[i].FREs[0].Info |= 0x80
+			return i
+		}), KindMismatch, "which only AArch64 defines"},
+		{"mangled RA cleared on aarch64", aarch, section(func(t *testing.T, s *emit.Section, _ uint64) int {
+			for i := range s.FDEs {
+				for j := range s.FDEs[i].FREs {
+					if s.FDEs[i].FREs[j].MangledRA() {
+						t.Fatal("aarch64 input has signed RAs: pick another mutation")
+					}
+				}
+			}
+			s.FDEs[1].FREs[0].Info |= 0x80
+			return 1
+		}), KindMismatch, "RA signing: SFrame says signed, CFI says not signed"},
+		{"PLT FRE changed", linked, section(func(t *testing.T, s *emit.Section, _ uint64) int {
+			s.FDEs[1].FREs[1].Words[0] = 24
+			return 1
+		}), KindMismatch, "CFA: SFrame says sp+24, CFI says sp+16"},
+		{"PLT FRE start moved", linked, section(func(t *testing.T, s *emit.Section, _ uint64) int {
+			s.FDEs[1].FREs[1].StartAddr = 10
+			return 1
+		}), KindMismatch, "CFA: SFrame says sp+16, CFI says sp+8"},
+		{"PCMASK rep_size 0", linked, section(func(t *testing.T, s *emit.Section, _ uint64) int {
+			s.FDEs[1].RepSize = 0
+			return 1
+		}), KindConsumer, "rep_size 0"},
+		{"leftover data word", linked, section(func(t *testing.T, s *emit.Section, _ uint64) int {
+			// [CFA, FP] -> [CFA, FP, 0]: 3 words on AMD64, one too many; a
+			// later [CFA, FP] loses its FP word to keep the size.
+			i := firstFDE(t, s, 3)
+			f := &s.FDEs[i]
+			grown := -1
+			for j := range f.FREs {
+				e := &f.FREs[j]
+				if len(e.Words) != 2 || e.DataWordSize() != emit.DataWord1B {
+					continue
+				}
+				if grown < 0 {
+					e.Words = append(e.Words, 0)
+					e.Info = emit.FREInfo(e.BaseRegSP(), 3, emit.DataWord1B, false)
+					grown = j
+					continue
+				}
+				e.Words = e.Words[:1]
+				e.Info = emit.FREInfo(e.BaseRegSP(), 1, emit.DataWord1B, false)
+				return i
+			}
+			t.Fatal("no FREs to change")
+			return i
+		}), KindConsumer, "left over for a default FDE"},
+		{"PT_GNU_SFRAME shrunk", linked, func(t *testing.T, dir, src string) (string, int) {
+			return mutateProg(t, src, dir, ProgramType, func(ph []byte, bo binary.ByteOrder) {
+				bo.PutUint64(ph[32:], 0x20)
+				bo.PutUint64(ph[40:], 0x20)
+			}), -1
+		}, KindConsumer, "the section is cut"},
+		{"PT_GNU_SFRAME moved", linked, func(t *testing.T, dir, src string) (string, int) {
+			return mutateProg(t, src, dir, ProgramType, func(ph []byte, bo binary.ByteOrder) {
+				bo.PutUint64(ph[16:], bo.Uint64(ph[16:])+8)
+			}), -1
+		}, KindConsumer, "PT_GNU_SFRAME at address"},
+		{"PF_X on PT_GNU_SFRAME", linked, func(t *testing.T, dir, src string) (string, int) {
+			return mutateProg(t, src, dir, ProgramType, func(ph []byte, bo binary.ByteOrder) {
+				bo.PutUint32(ph[4:], bo.Uint32(ph[4:])|uint32(elf.PF_X))
+			}), -1
+		}, KindConsumer, "has PF_X"},
+		{"no PT_GNU_SFRAME", linked, func(t *testing.T, dir, src string) (string, int) {
+			return mutateProg(t, src, dir, ProgramType, func(ph []byte, bo binary.ByteOrder) {
+				bo.PutUint32(ph[0:], uint32(elf.PT_NULL))
+			}), -1
+		}, KindConsumer, "no PT_GNU_SFRAME"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			// The unmodified input must be clean, so that the finding comes
+			// from the mutation.
+			if r := checkFile(t, tt.src); len(r.Problems) != 0 {
+				t.Fatalf("unmodified %s has problems:\n%s", tt.src, describe(r))
+			}
+			path, fde := tt.mutate(t, t.TempDir(), tt.src)
+			r := checkFile(t, path)
+			for _, p := range r.Problems {
+				if p.Kind == tt.kind && strings.Contains(p.Msg, tt.want) && (fde < 0 || p.FDE == fde) {
+					if fde >= 0 && !p.InFunction {
+						t.Errorf("finding does not name its function: %+v", p)
+					}
+					return
+				}
+			}
+			t.Errorf("no %s finding %q (FDE %d); got:\n%s", tt.kind, tt.want, fde, describe(r))
+		})
+	}
+}
