@@ -2,6 +2,7 @@ package emit
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -92,6 +93,11 @@ func randomSection(r *rand.Rand, abi ABI) *Section {
 	}
 	if r.IntN(4) == 0 {
 		s.Trailer = make([]byte, r.IntN(8))
+	}
+	if abi.ByteOrder() == binary.LittleEndian && r.IntN(8) == 0 {
+		// libsframe refuses an auxiliary header only when it must swap
+		// the section's byte order.
+		s.Header.AuxHeader = make([]byte, 1+r.IntN(12))
 	}
 	return s
 }
