@@ -185,12 +185,9 @@ func parse(data []byte, name string, src Source, ptr PointerContext) *Frames {
 		fr:    &Frames{Source: src, Name: name, Order: ptr.Order, ptr: ptr},
 		cies:  map[uint64]*cieResult{},
 	}
-	// An FDE takes at least 16 bytes: size the FDE list by that bound.
-	est := len(data) / 32
-	if est > 1<<16 {
-		est = 1 << 16
-	}
-	p.fr.FDEs = make([]*FDE, 0, est)
+	// Real FDEs take 24 to 64 bytes: a list of len/32 pointers (a quarter
+	// of the section's size) rarely has to grow.
+	p.fr.FDEs = make([]*FDE, 0, len(data)/32)
 	p.walk()
 	return p.fr
 }
