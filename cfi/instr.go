@@ -54,13 +54,12 @@ func NewInstructionReader(data []byte, cie *CIE, order binary.ByteOrder, ptr *Po
 		ptr = &PointerContext{Order: order, AddrSize: 8}
 	}
 	r := &InstructionReader{}
-	r.reset(data, 0, cie, order, ptr, ptr.FuncAddr)
+	r.reset(data, 0, cie, order, isBigEndian(order), ptr, ptr.FuncAddr)
 	return r
 }
 
-func (r *InstructionReader) reset(data []byte, base uint64, cie *CIE, order binary.ByteOrder, ptr *PointerContext, funcAddr uint64) {
-	r.data, r.pos, r.base, r.order = data, 0, base, order
-	r.big = isBigEndian(order)
+func (r *InstructionReader) reset(data []byte, base uint64, cie *CIE, order binary.ByteOrder, big bool, ptr *PointerContext, funcAddr uint64) {
+	r.data, r.pos, r.base, r.order, r.big = data, 0, base, order, big
 	r.ptr, r.addrSize, r.funcAddr = ptr, ptr.AddrSize, funcAddr
 	r.codeAlign, r.dataAlign, r.fdeEnc = 1, 1, PEAbsPtr
 	if cie != nil {
@@ -83,7 +82,7 @@ func (r *InstructionReader) setLoc(pos int) (uint64, int, error) {
 // CIEInstructions returns a reader of cie's initial instructions.
 func (f *Frames) CIEInstructions(cie *CIE) *InstructionReader {
 	r := &InstructionReader{}
-	r.reset(cie.Initial, cie.InitialOffset, cie, f.Order, &f.ptr, 0)
+	r.reset(cie.Initial, cie.InitialOffset, cie, f.Order, f.big, &f.ptr, 0)
 	return r
 }
 
@@ -91,7 +90,7 @@ func (f *Frames) CIEInstructions(cie *CIE) *InstructionReader {
 // CIE's initial instructions).
 func (f *Frames) FDEInstructions(fde *FDE) *InstructionReader {
 	r := &InstructionReader{}
-	r.reset(fde.Instructions, fde.InstructionsOffset, fde.CIE, f.Order, &f.ptr, fde.Start)
+	r.reset(fde.Instructions, fde.InstructionsOffset, fde.CIE, f.Order, f.big, &f.ptr, fde.Start)
 	return r
 }
 

@@ -187,7 +187,7 @@ func (it *RowIterator) start() error {
 		it.stack = append(it.stack[:0], st.stack...)
 		it.stackRegs = append(it.stackRegs[:0], st.stackRegs...)
 	}
-	it.r.reset(fde.Instructions, fde.InstructionsOffset, cie, f.Order, &f.ptr, fde.Start)
+	it.r.reset(fde.Instructions, fde.InstructionsOffset, cie, f.Order, f.big, &f.ptr, fde.Start)
 	it.pc = fde.Start
 	return nil
 }
@@ -205,7 +205,7 @@ func (it *RowIterator) runCIE(cie *CIE) *cieState {
 	fail := func(err error) *cieState {
 		return &cieState{err: fmt.Errorf("CIE at offset %#x: %w", cie.Offset, err)}
 	}
-	it.r.reset(cie.Initial, cie.InitialOffset, cie, f.Order, &f.ptr, 0)
+	it.r.reset(cie.Initial, cie.InitialOffset, cie, f.Order, f.big, &f.ptr, 0)
 	for {
 		err := it.r.next(&it.in)
 		if err == io.EOF {

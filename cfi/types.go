@@ -98,6 +98,7 @@ type Frames struct {
 	Relocatable bool
 
 	ptr PointerContext // the section-wide part of pointer decoding
+	big bool           // Order is big-endian
 }
 
 // EntryError is a problem with one CIE or FDE.
