@@ -58,6 +58,8 @@ gas_one() { # arch name
   a=$1 n=$2
   as=$(tool "$a" as) od=$(tool "$a" objdump) re=$(tool "$a" readelf) oc=$(tool "$a" objcopy)
   eb=""; [ "$a" = aarch64_be ] && eb=-EB
+  # extra assembler flags for one input: a line "# as-flags: ..." in NAME.s
+  eb="$eb $(sed -n 's/^# as-flags: //p' "$n.s")"
   "$as" $eb -o "$n.o" "$n.s"
   "$as" $eb --gsframe -o "$n.gs.o" "$n.s" 2> "$n.gs.warnings" || {
     echo "regen.sh: $a/$n.s: as --gsframe failed:" >&2; cat "$n.gs.warnings" >&2; exit 1; }
