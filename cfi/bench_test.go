@@ -129,3 +129,29 @@ func BenchmarkRowsOnly(b *testing.B) {
 	b.ReportMetric(float64(rows), "rows/op")
 	b.ReportMetric(float64(ms1.Mallocs-ms0.Mallocs)/float64(rows*b.N), "allocs/row")
 }
+
+// BenchmarkRead reads libLLVM.so's .eh_frame into CIEs and FDEs only.
+func BenchmarkRead(b *testing.B) {
+	path := largestEHFrame(b)
+	f, err := elf.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	sec := f.Section(".eh_frame")
+	data, err := sec.Data()
+	if err != nil {
+		b.Fatal(err)
+	}
+	ptr := PointerContext{Order: f.ByteOrder, AddrSize: 8, SectionAddr: sec.Addr, Indirect: indirectReader(f)}
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0 := cpuTime()
+	for i := 0; i < b.N; i++ {
+		if _, err := ReadSection(data, EHFrame, ptr); err != nil {
+			b.Fatal(err)
+		}
+	}
+	reportCPU(b, cpu0, int64(len(data)))
+}
