@@ -234,7 +234,11 @@ func (c *checker) compareFDE(i int, frames *cfi.Frames, fdes []*cfi.FDE, side *c
 			w.add(KindNote, "SFrame describes these PLT addresses, no CFI FDE does: not compared", cur, hi)
 		case cp.row == nil:
 			w.add(KindCoverage, "SFrame describes these addresses, no CFI FDE does", cur, hi)
+		case cp.row.cfaExpr != nil && hi-cur > c.exprBudget:
+			c.exprBudget = 0
+			w.add(KindNote, "CFA expression reads the PC over more addresses than are evaluated one by one: not compared", cur, hi)
 		case cp.row.cfaExpr != nil:
+			c.exprBudget -= hi - cur
 			for pc := cur; pc < hi; pc++ {
 				cf := cp.row.f
 				cf.cfa = side.cfaAt(cp.row.cfaExpr, pc)

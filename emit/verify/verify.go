@@ -112,6 +112,11 @@ const ProgramType elf.ProgType = 0x6474e554
 // billions of intervals).
 const maxMaskBlocks = 1 << 20
 
+// maxExprAddresses bounds the addresses at which PC-dependent CFA
+// expressions are evaluated one by one, per file (a PLT has a few
+// thousand; 16 Mi take about a second).
+const maxExprAddresses = 1 << 24
+
 // FindSection returns the .sframe section of f (by name, or by type
 // SHT_GNU_SFRAME), or nil.
 func FindSection(f *elf.File) *elf.Section {
@@ -141,7 +146,7 @@ func File(f *elf.File, opt Options) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("section %s: %w", sec.Name, err)
 	}
-	c := &checker{f: f, sec: sec, data: data, rel: f.Type == elf.ET_REL}
+	c := &checker{f: f, sec: sec, data: data, rel: f.Type == elf.ET_REL, exprBudget: maxExprAddresses}
 	c.r = &Report{Relocatable: c.rel}
 	c.run(opt)
 	return c.r, nil
@@ -159,6 +164,9 @@ type checker struct {
 	// ok[i] false when it is unknown (no relocation).
 	starts []funcKey
 	ok     []bool
+	// exprBudget is how many more addresses a PC-dependent CFA expression
+	// may be evaluated at (one at a time); a hostile FDE could ask for 2^64.
+	exprBudget uint64
 }
 
 // funcKey is a code address: the section index in a relocatable object
