@@ -50,6 +50,38 @@ func mutateSection(t *testing.T, src, dir string, fn func(s *emit.Section, addr 
 	return writeCopy(t, dir, src, raw)
 }
 
+// mutateRaw writes a copy of src whose .sframe bytes fn changed in place.
+func mutateRaw(t *testing.T, src, dir string, fn func(data []byte, s *emit.Section)) string {
+	t.Helper()
+	raw, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := elf.NewFile(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sec := FindSection(f)
+	data := raw[sec.Offset : sec.Offset+sec.Size]
+	s, err := emit.Decode(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fn(data, s)
+	return writeCopy(t, dir, src, raw)
+}
+
+// freStartPos is the section offset of the start address of FRE j of FDE
+// i (version 3 layout, no auxiliary header).
+func freStartPos(s *emit.Section, i, j int) int {
+	p := emit.HeaderSize + len(s.FDEs)*emit.FDEIndexEntrySize + int(s.FDEs[i].FREOffset) + emit.FDEAttrSize
+	f := &s.FDEs[i]
+	for k := 0; k < j; k++ {
+		p += f.FREType().AddrSize() + 1 + len(f.FREs[k].Words)*f.FREs[k].DataWordSize().Bytes()
+	}
+	return p
+}
+
 func writeCopy(t *testing.T, dir, src string, raw []byte) string {
 	t.Helper()
 	p := filepath.Join(dir, filepath.Base(src))
@@ -141,12 +173,20 @@ func TestMutations(t *testing.T) {
 			s.FDEs[i].FREs[0].StartAddr = 1
 			return i
 		}), KindConsumer, "first FRE starts at 0x1"},
-		{"FRE past the function", object, section(func(t *testing.T, s *emit.Section, _ uint64) int {
-			i := firstFDE(t, s, 3)
-			f := &s.FDEs[i]
-			f.FREs[len(f.FREs)-1].StartAddr = f.Size + 1
-			return i
-		}), KindConsumer, "past the function's size"},
+		{"FRE past the function", object, func(t *testing.T, dir, src string) (string, int) {
+			// emit.Encode refuses this: patch the bytes.
+			var fde int
+			p := mutateRaw(t, src, dir, func(data []byte, s *emit.Section) {
+				fde = firstFDE(t, s, 3)
+				f := &s.FDEs[fde]
+				if f.FREType() != emit.FREAddr1 || f.Size+1 > 0xff {
+					t.Fatal("FDE with 1-byte FRE starts needed")
+				}
+				data[freStartPos(s, fde, len(f.FREs)-1)] = byte(f.Size + 1)
+			})
+			_ = fde
+			return p, -1 // emit.Decode refuses the section (naming FDE and FRE)
+		}, KindFormat, "past the function size"},
 		{"FDE_SORTED cleared", linked, section(func(t *testing.T, s *emit.Section, _ uint64) int {
 			s.Header.Flags &^= emit.FlagFDESorted
 			return -1
