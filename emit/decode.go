@@ -1,7 +1,9 @@
 package emit
 
 import (
+	"cmp"
 	"encoding/binary"
+	"slices"
 )
 
 // Decode reads an SFrame section of version 3 or 2, in the byte order its
@@ -17,7 +19,13 @@ import (
 // has no flex FDEs) and FREOffset points at the first FRE, since v2 has no
 // attribute record. The v2 padding bytes are not kept.
 //
-// Bytes after the FRE sub-section go to Section.Trailer.
+// Like libsframe, Decode also requires the functions' FRE data to cover
+// the FRE sub-section exactly (no gaps, no FDEs sharing data), FRE start
+// addresses not past the function size, and only zero bytes after the FRE
+// sub-section (s390x gas pads the section with them); those bytes go to
+// Section.Trailer. So Encode reproduces any section Decode accepts byte for
+// byte, as long as its header offsets have GNU's layout (fdeoff 0, FRE
+// sub-section right after the FDE index).
 func Decode(data []byte) (*Section, error) {
 	d := decoder{data: data}
 	return d.decode()
@@ -32,6 +40,9 @@ type decoder struct {
 	// freSlab as many FREs to cut the FDEs' FREs from.
 	freBudget uint64
 	freSlab   []FRE
+	// regions are the FRE sub-section ranges each FDE's data (attribute
+	// record and FREs) takes.
+	regions []region
 }
 
 func (d *decoder) u16(off int) uint16 { return d.order.Uint16(d.data[off:]) }
@@ -118,6 +129,7 @@ func (d *decoder) decode() (*Section, error) {
 	freEnd := freStart + int(freLen)
 
 	sec.FDEs = make([]FDE, numFDEs)
+	d.regions = make([]region, 0, numFDEs)
 	var total uint64
 	for i := range sec.FDEs {
 		off := fdeStart + i*int(entSize)
@@ -135,8 +147,16 @@ func (d *decoder) decode() (*Section, error) {
 	if total != uint64(numFREs) {
 		return nil, formatErr(12, "header counts %d FREs, the FDEs have %d", numFREs, total)
 	}
+	if err := d.checkTiling(fdeStart, int(entSize), freStart, freEnd); err != nil {
+		return nil, err
+	}
 	if freEnd < len(data) {
 		sec.Trailer = append([]byte(nil), data[freEnd:]...)
+		for i, c := range sec.Trailer {
+			if c != 0 {
+				return nil, formatErr(freEnd+i, "non-zero byte %#02x after the FRE sub-section (only zero padding may follow it)", c)
+			}
+		}
 	}
 	return &sec, nil
 }
@@ -161,7 +181,7 @@ func (d *decoder) fdeV3(f *FDE, i, off, freStart, freEnd int) error {
 	f.Info = d.data[attr+2]
 	f.Info2 = d.data[attr+3]
 	f.RepSize = d.data[attr+4]
-	return d.fres(f, i, attr+2, attr+FDEAttrSize, freEnd, n)
+	return d.fres(f, i, attr+2, attr, attr+FDEAttrSize, freEnd, n)
 }
 
 func (d *decoder) fdeV2(f *FDE, i, off, freStart, freEnd int) error {
@@ -179,25 +199,71 @@ func (d *decoder) fdeV2(f *FDE, i, off, freStart, freEnd int) error {
 		// Each FRE takes at least two bytes; this only keeps n in int range.
 		return formatErr(off+12, "FDE %d: %d FREs cannot fit in the FRE sub-section (%#x bytes)", i, n, freLen)
 	}
-	return d.fres(f, i, off+16, freStart+int(f.FREOffset), freEnd, int(n))
+	p := freStart + int(f.FREOffset)
+	return d.fres(f, i, off+16, p, p, freEnd, int(n))
 }
 
 // fres reads n FREs of FDE i starting at p; infoOff is where the FDE's
-// info byte is (for the error offset).
-func (d *decoder) fres(f *FDE, i, infoOff, p, end, n int) error {
+// info byte is (for the error offset), dataStart where its FRE data starts.
+func (d *decoder) fres(f *FDE, i, infoOff, dataStart, p, end, n int) error {
+	dataEnd, err := d.freList(f, i, infoOff, p, end, n)
+	if err != nil {
+		return err
+	}
+	if dataEnd > dataStart {
+		d.regions = append(d.regions, region{dataStart, dataEnd, i})
+	}
+	return nil
+}
+
+type region struct {
+	start, end int // offsets in the section
+	fde        int
+}
+
+// checkTiling requires the functions' FRE data to cover the FRE
+// sub-section exactly, each byte belonging to one function, as GNU writes
+// it. libsframe converts the byte order of a section in place, function by
+// function, and rejects a section whose FRE data do not add up to fre_len
+// (unless zero padding follows); with overlapping data it would read
+// bytes it has already converted.
+func (d *decoder) checkTiling(fdeStart, entSize, freStart, freEnd int) error {
+	slices.SortFunc(d.regions, func(a, b region) int {
+		return cmp.Or(cmp.Compare(a.start, b.start), cmp.Compare(a.fde, b.fde))
+	})
+	at := freStart
+	for k, r := range d.regions {
+		if r.start < at && k > 0 {
+			a := d.regions[k-1]
+			return formatErr(fdeStart+r.fde*entSize, "FDE %d: FRE data at %#x overlaps FDE %d's (%#x-%#x)",
+				r.fde, r.start-freStart, a.fde, a.start-freStart, a.end-freStart)
+		}
+		if r.start > at {
+			return formatErr(at, "bytes %#x-%#x of the FRE sub-section belong to no FDE", at-freStart, r.start-freStart)
+		}
+		at = r.end
+	}
+	if at < freEnd {
+		return formatErr(at, "bytes %#x-%#x of the FRE sub-section belong to no FDE", at-freStart, freEnd-freStart)
+	}
+	return nil
+}
+
+// freList reads the FREs and returns the offset just past them.
+func (d *decoder) freList(f *FDE, i, infoOff, p, end, n int) (int, error) {
 	ft := f.FREType()
 	as := ft.AddrSize()
 	if as == 0 {
-		return formatErr(infoOff, "FDE %d: invalid FRE type %d", i, uint8(ft))
+		return 0, formatErr(infoOff, "FDE %d: invalid FRE type %d", i, uint8(ft))
 	}
 	if n == 0 {
-		return nil
+		return p, nil
 	}
 	if n > (end-p)/(as+1) {
-		return formatErr(p, "FDE %d: %d FREs cannot fit in the %#x bytes left in the FRE sub-section", i, n, end-p)
+		return 0, formatErr(p, "FDE %d: %d FREs cannot fit in the %#x bytes left in the FRE sub-section", i, n, end-p)
 	}
 	if uint64(n) > d.freBudget {
-		return formatErr(p, "FDE %d: %d FREs exceed the header's FRE count", i, n)
+		return 0, formatErr(p, "FDE %d: %d FREs exceed the header's FRE count", i, n)
 	}
 	d.freBudget -= uint64(n)
 	f.FREs = d.freSlab[:n:n]
@@ -205,7 +271,7 @@ func (d *decoder) fres(f *FDE, i, infoOff, p, end, n int) error {
 	for j := range f.FREs {
 		e := &f.FREs[j]
 		if end-p < as+1 {
-			return formatErr(p, "FDE %d: FRE %d past the end of the FRE sub-section at %#x", i, j, end)
+			return 0, formatErr(p, "FDE %d: FRE %d past the end of the FRE sub-section at %#x", i, j, end)
 		}
 		switch ft {
 		case FREAddr1:
@@ -215,19 +281,23 @@ func (d *decoder) fres(f *FDE, i, infoOff, p, end, n int) error {
 		default:
 			e.StartAddr = d.u32(p)
 		}
+		if e.StartAddr > f.Size {
+			// libsframe asserts this (objdump aborts).
+			return 0, formatErr(p, "FDE %d: FRE %d: start address %#x past the function size %#x", i, j, e.StartAddr, f.Size)
+		}
 		p += as
 		e.Info = d.data[p]
 		size := e.DataWordSize()
 		count := e.DataWordCount()
 		if size.Bytes() == 0 {
-			return formatErr(p, "FDE %d: FRE %d: invalid data-word size code %d", i, j, uint8(size))
+			return 0, formatErr(p, "FDE %d: FRE %d: invalid data-word size code %d", i, j, uint8(size))
 		}
 		if count > MaxDataWords {
-			return formatErr(p, "FDE %d: FRE %d: %d data words (at most %d)", i, j, count, MaxDataWords)
+			return 0, formatErr(p, "FDE %d: FRE %d: %d data words (at most %d)", i, j, count, MaxDataWords)
 		}
 		p++
 		if count*size.Bytes() > end-p {
-			return formatErr(p, "FDE %d: FRE %d: %d data words of %d bytes past the end of the FRE sub-section at %#x",
+			return 0, formatErr(p, "FDE %d: FRE %d: %d data words of %d bytes past the end of the FRE sub-section at %#x",
 				i, j, count, size.Bytes(), end)
 		}
 		if count == 0 {
@@ -246,7 +316,7 @@ func (d *decoder) fres(f *FDE, i, infoOff, p, end, n int) error {
 			p += size.Bytes()
 		}
 	}
-	return nil
+	return p, nil
 }
 
 // alloc returns n words from the slab, refilling it with a chunk no bigger

@@ -106,6 +106,21 @@ func TestDecodeErrors(t *testing.T) {
 			"sframe: offset 0x55: FDE 1: 3 FREs exceed the header's FRE count"},
 		{"header FRE count too big", func(b []byte) []byte { b[12] = 18; return b },
 			"sframe: offset 0xc: 18 FREs cannot fit in the FRE sub-section (0x22 bytes)"},
+		{"shared FRE data", func(b []byte) []byte { b[0x38], b[12] = 0, 8; return b },
+			"sframe: offset 0x2c: FDE 1: FRE data at 0x0 overlaps FDE 0's (0x0-0x14)"},
+		{"gap at the end", func(b []byte) []byte { b[16] = 0x23; return append(b, 0) },
+			"sframe: offset 0x5e: bytes 0x22-0x23 of the FRE sub-section belong to no FDE"},
+		{"gap between", func(b []byte) []byte {
+			// FDE 1's data moves one byte up, into the FRE sub-section's
+			// last byte, made one longer.
+			b = append(b[:0x50], append([]byte{0}, b[0x50:]...)...)
+			b[16], b[0x38] = 0x23, 0x15
+			return b
+		}, "sframe: offset 0x50: bytes 0x14-0x15 of the FRE sub-section belong to no FDE"},
+		{"FRE start past function end", func(b []byte) []byte { b[0x4c] = 8; return b },
+			"sframe: offset 0x4c: FDE 0: FRE 3: start address 0x8 past the function size 0x7"},
+		{"non-zero trailer", func(b []byte) []byte { return append(b, 0, 0, 7) },
+			"sframe: offset 0x60: non-zero byte 0x07 after the FRE sub-section (only zero padding may follow it)"},
 		{"FRE total", func(b []byte) []byte { b[12] = 8; return b },
 			"sframe: offset 0xc: header counts 8 FREs, the FDEs have 7"},
 	}
@@ -131,12 +146,12 @@ func TestDecodeTrailerAndAux(t *testing.T) {
 	// Auxiliary header of 2 bytes: shift everything after the header.
 	aux := append(append(append([]byte(nil), b[:HeaderSize]...), 0xaa, 0xbb), b[HeaderSize:]...)
 	aux[7] = 2
-	aux = append(aux, 0, 0, 0, 9)
+	aux = append(aux, 0, 0, 0, 0)
 	sec, err := Decode(aux)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(sec.Header.AuxHeader, []byte{0xaa, 0xbb}) || !bytes.Equal(sec.Trailer, []byte{0, 0, 0, 9}) {
+	if !bytes.Equal(sec.Header.AuxHeader, []byte{0xaa, 0xbb}) || !bytes.Equal(sec.Trailer, []byte{0, 0, 0, 0}) {
 		t.Errorf("aux %x trailer %x", sec.Header.AuxHeader, sec.Trailer)
 	}
 	// The start fields are 2 bytes further from the start: same offsets,

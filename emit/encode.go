@@ -21,7 +21,8 @@ import (
 // reader would misread: the ABI is known, flags are valid for the version,
 // each FRE's data-word count equals len(Words) and is at most 6, its size
 // code is valid, every word fits its size (signed or unsigned range), every
-// start address fits the FDE's FRE type, and counts fit their fields.
+// start address fits the FDE's FRE type and is not past the function size,
+// the trailer is zero padding, and counts fit their fields.
 func (s *Section) Encode() ([]byte, error) {
 	h := &s.Header
 	v2 := false
@@ -42,6 +43,11 @@ func (s *Section) Encode() ([]byte, error) {
 	}
 	if h.Flags&^allFlags != 0 {
 		return nil, fmt.Errorf("sframe: encode: flags %#x not valid in version %d", uint8(h.Flags), h.Version)
+	}
+	for i, c := range s.Trailer {
+		if c != 0 {
+			return nil, fmt.Errorf("sframe: encode: trailer byte %d is %#02x (only zero padding may follow the FRE sub-section)", i, c)
+		}
 	}
 	if len(h.AuxHeader) > math.MaxUint8 {
 		return nil, fmt.Errorf("sframe: encode: auxiliary header of %d bytes (at most 255)", len(h.AuxHeader))
@@ -163,6 +169,9 @@ func fdeDataSize(f *FDE, v2 bool) (int, error) {
 		e := &f.FREs[j]
 		if uint64(e.StartAddr) >= ft.Limit() {
 			return 0, fmt.Errorf("FRE %d: start address %#x does not fit %s", j, e.StartAddr, ft)
+		}
+		if e.StartAddr > f.Size {
+			return 0, fmt.Errorf("FRE %d: start address %#x past the function size %#x", j, e.StartAddr, f.Size)
 		}
 		size := e.DataWordSize()
 		if size.Bytes() == 0 {

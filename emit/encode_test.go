@@ -95,8 +95,13 @@ func TestEncodeErrors(t *testing.T) {
 		}, "sframe: encode: FDE 1: FRE 1: data word 0 (70000) does not fit 2 bytes"},
 		{"start address", func(s *Section) { s.FDEs[0].FREs[3].StartAddr = 0x100 },
 			"sframe: encode: FDE 0: FRE 3: start address 0x100 does not fit SFRAME_FRE_TYPE_ADDR1"},
+		{"start past function end", func(s *Section) { s.FDEs[1].FREs[2].StartAddr = 11 },
+			"sframe: encode: FDE 1: FRE 2: start address 0xb past the function size 0xa"},
+		{"trailer", func(s *Section) { s.Trailer = []byte{0, 1} },
+			"sframe: encode: trailer byte 1 is 0x01 (only zero padding may follow the FRE sub-section)"},
 		{"too many FREs", func(s *Section) {
 			s.FDEs[0].Info = FuncInfo(PCInc, FREAddr4, false, false)
+			s.FDEs[0].Size = 100
 			s.FDEs[0].FREs = make([]FRE, 65536)
 		}, "sframe: encode: FDE 0: 65536 FREs (at most 65535)"},
 		{"v2 flex", func(s *Section) { s.Header.Version = 2; s.FDEs[0].Info2 = 1 },
