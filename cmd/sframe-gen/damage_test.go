@@ -1,0 +1,396 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestDamage runs every command of the CLI on a few hundred damaged variants
+// of real files of all three ABIs (bit flips, truncations, overlapping and
+// out-of-file sections, absurd counts and sizes, forged CFI entries; see
+// mutators) and checks that sframe-gen fails cleanly: no panic, no hang, exit
+// status 0 or 1, one "sframe-gen: FILE: ..." line per problem, the input
+// untouched, no temporary file left, no allocation out of proportion to the
+// input.
+//
+// By default half the variants are made (about 900, 20 s on two busy
+// cores); SFRAME_DAMAGE_LONG=N makes all of them N times over (different
+// seeds).
+func TestDamage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	factor := 1
+	if s := os.Getenv("SFRAME_DAMAGE_LONG"); s != "" {
+		fmt.Sscan(s, &factor)
+		if factor < 1 {
+			factor = 1
+		}
+	}
+	bases := damageBases(t)
+	work := t.TempDir()
+	var stats damageStats
+	stats.byKind = map[string]int{}
+	start := time.Now()
+	for bi, base := range bases {
+		orig, err := os.ReadFile(base)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := layoutOf(orig)
+		if err != nil {
+			t.Fatalf("%s: %v", base, err)
+		}
+		for mi, m := range mutators() {
+			for k := 0; k < m.n*factor; k++ {
+				if factor == 1 && (bi+mi+k)%2 != 0 {
+					continue // the default run makes every other variant
+				}
+				seed := int64(bi)<<32 | int64(mi)<<16 | int64(k)
+				r := rand.New(rand.NewSource(seed))
+				d := m.fn(r, append([]byte(nil), orig...), l)
+				if d == nil {
+					continue
+				}
+				name := fmt.Sprintf("%s.%s.%d", strings.ReplaceAll(relBase(base), "/", "_"), m.kind, k)
+				stats.byKind[m.kind]++
+				stats.variants++
+				problems, hung, err := checkDamaged(cliRunner, filepath.Join(work, name), d, &stats)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(problems) > 0 {
+					keep := keepInput(name, d)
+					for _, p := range problems {
+						t.Errorf("%s\n\tinput kept as %s", p, keep)
+					}
+				}
+				stats.failures += len(problems)
+				if hung {
+					t.Fatalf("a run hangs; stopping (its goroutine still runs)")
+				}
+				if stats.failures > 20 {
+					t.Fatalf("too many failures; stopping")
+				}
+			}
+		}
+	}
+	t.Logf("%d variants of %d files, %d CLI runs in %v; exit 0: %d, exit 1: %d, exit 2 (verify): %d; largest allocation %d MiB",
+		stats.variants, len(bases), stats.runs, time.Since(start).Round(time.Millisecond),
+		stats.exit[0], stats.exit[1], stats.exit[2], stats.maxAlloc>>20)
+	if testing.Verbose() {
+		for _, m := range mutators() {
+			t.Logf("  %-20s %4d  %s", m.kind, stats.byKind[m.kind], m.doc)
+		}
+	}
+	if stats.variants < 500 {
+		t.Errorf("only %d variants; the test data shrank?", stats.variants)
+	}
+}
+
+// keepInput saves a damaged input that made a check fail where it outlives
+// the test: $TMPDIR/sframe-gen-damage/NAME.
+func keepInput(name string, d []byte) string {
+	dir := filepath.Join(os.TempDir(), "sframe-gen-damage")
+	p := filepath.Join(dir, name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Sprintf("(not kept: %v)", err)
+	}
+	if err := os.WriteFile(p, d, 0o644); err != nil {
+		return fmt.Sprintf("(not kept: %v)", err)
+	}
+	return p
+}
+
+type damageStats struct {
+	variants, runs, failures int
+	exit                     [3]int
+	maxAlloc                 uint64
+	byKind                   map[string]int
+}
+
+// damageBases lists the sound files the variants are made from: linked
+// executables and shared libraries, gas and compiler objects, with and
+// without .sframe, little and big endian, for x86_64, aarch64 and s390x.
+func damageBases(t *testing.T) []string {
+	td := testdataDir()
+	var out []string
+	for _, arch := range []string{"x86_64", "aarch64", "s390x"} {
+		perArch := 0
+		for _, rel := range []string{
+			"link/%s/pie.exe", "link/%s/lazy.so", "link/%s/nopie.gs.exe", "link/%s/relocatable.o",
+			"link/%s/demo.pic.gs.o", "gas/%s/encodings.o", "gas/%s/debugframe.o", "gas/%s/personality.o",
+			"cc/%s/O2/drap.o",
+		} {
+			p := filepath.Join(td, fmt.Sprintf(rel, arch))
+			if _, err := os.Stat(p); err == nil {
+				out = append(out, p)
+				perArch++
+			}
+		}
+		if perArch < 4 {
+			t.Fatalf("%s: only %d base files under %s", arch, perArch, td)
+		}
+	}
+	if p := filepath.Join(td, "cc/aarch64/O2-be/drap.gs.o"); fileExists(p) {
+		out = append(out, p)
+	}
+	return out
+}
+
+func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+func relBase(p string) string {
+	if r, err := filepath.Rel(testdataDir(), p); err == nil {
+		return r
+	}
+	return filepath.Base(p)
+}
+
+// entryDiag matches a per-entry diagnostic (after "sframe-gen: FILE: "):
+// a cfi.EntryError or a function left without an SFrame FDE.
+var entryDiag = regexp.MustCompile(`^(\.eh_frame|\.debug_frame|\.zdebug_frame): offset 0x[0-9a-f]+: |: no SFrame FDE: `)
+
+// runTimeout is how long one CLI run on a small damaged file may take.
+const runTimeout = 20 * time.Second
+
+// cliResult is one in-process CLI run.
+type cliResult struct {
+	stdout, stderr string
+	code           int
+	panicked       any
+	stack          []byte
+	alloc          uint64
+}
+
+// runner is what checkDamaged runs: the CLI's main, or in
+// TestDamageCheckerFails a broken stand-in.
+type runner struct {
+	main    func(c *cli, args []string) int
+	timeout time.Duration
+}
+
+// cliRunner runs the real CLI.
+var cliRunner = runner{main: (*cli).main, timeout: runTimeout}
+
+// run runs main in a goroutine with a deadline, recovering a panic and
+// measuring the bytes allocated.
+func (rn runner) run(args ...string) (res cliResult, hung bool) {
+	done := make(chan cliResult, 1)
+	go func() {
+		var r cliResult
+		var o, e bytes.Buffer
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		before := ms.TotalAlloc
+		defer func() {
+			if p := recover(); p != nil {
+				r.panicked = p
+				r.stack = debug.Stack()
+			}
+			runtime.ReadMemStats(&ms)
+			r.alloc = ms.TotalAlloc - before
+			r.stdout, r.stderr = o.String(), e.String()
+			done <- r
+		}()
+		r.code = rn.main(&cli{stdout: &o, stderr: &e}, args)
+	}()
+	select {
+	case r := <-done:
+		return r, false
+	case <-time.After(rn.timeout):
+		return cliResult{}, true
+	}
+}
+
+// checkDamaged writes the damaged file d to dir/in, runs every command on it
+// with rn and returns what went wrong. hung is true when a run did not end:
+// its goroutine still runs, so the caller should stop.
+func checkDamaged(rn runner, dir string, d []byte, st *damageStats) (problems []string, hung bool, err error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, false, err
+	}
+	in := filepath.Join(dir, "in")
+	if err := os.WriteFile(in, d, 0o644); err != nil {
+		return nil, false, err
+	}
+	// Memory bound: a forged size must not turn into an allocation.
+	limit := 64*uint64(len(d)) + 64<<20
+
+	fail := func(cmd string, format string, args ...any) {
+		problems = append(problems, fmt.Sprintf("%s on %s: %s", cmd, in, fmt.Sprintf(format, args...)))
+	}
+	// check applies the rules to one run. multi allows several stderr
+	// lines; report says exit 1 means "problems reported on stdout" (verify),
+	// where status 2 is the failure status.
+	check := func(cmd string, file string, res cliResult, timedOut bool, multi bool, report bool) bool {
+		st.runs++
+		if timedOut {
+			fail(cmd, "no result after %v (hang)", rn.timeout)
+			hung = true
+			return false
+		}
+		if res.panicked != nil {
+			fail(cmd, "panic: %v\n%s", res.panicked, res.stack)
+			return false
+		}
+		if res.alloc > st.maxAlloc {
+			st.maxAlloc = res.alloc
+		}
+		if res.alloc > limit {
+			fail(cmd, "allocated %d MiB for a %d-byte input", res.alloc>>20, len(d))
+		}
+		if res.code >= 0 && res.code <= 2 {
+			st.exit[res.code]++
+		}
+		switch {
+		case res.code == 0, res.code == 1 && report && res.stderr == "":
+		case res.code == 1, res.code == 2 && report:
+			lines := strings.Split(strings.TrimSuffix(res.stderr, "\n"), "\n")
+			if !strings.HasSuffix(res.stderr, "\n") || res.stderr == "" {
+				fail(cmd, "exit %d with stderr %q: want lines ending in a newline", res.code, res.stderr)
+				return false
+			}
+			if !multi {
+				// One error line, last; before it only the per-entry
+				// diagnostics generate prints for a file it goes on
+				// reading (broken CFI entries, skipped functions).
+				for _, ln := range lines[:len(lines)-1] {
+					if !entryDiag.MatchString(strings.TrimPrefix(ln, "sframe-gen: "+file+": ")) {
+						fail(cmd, "exit %d with %d lines on stderr, want one error line (after entry diagnostics):\n%s", res.code, len(lines), res.stderr)
+						break
+					}
+				}
+				if last := strings.TrimPrefix(lines[len(lines)-1], "sframe-gen: "+file+": "); entryDiag.MatchString(last) && !strings.HasPrefix(cmd, "dump") {
+					fail(cmd, "exit %d and the last stderr line is an entry diagnostic, not the error:\n%s", res.code, res.stderr)
+				}
+			}
+			for _, ln := range lines {
+				if !strings.HasPrefix(ln, "sframe-gen: "+file+": ") || len(ln) <= len("sframe-gen: "+file+": ") {
+					fail(cmd, "stderr line %q does not read \"sframe-gen: %s: what is wrong\"", ln, file)
+					break
+				}
+			}
+		default:
+			fail(cmd, "exit %d (want 0 or 1 for a damaged file); stderr:\n%s", res.code, res.stderr)
+		}
+		for _, bad := range []string{"goroutine ", "panic:", "runtime error", ".go:"} {
+			if strings.Contains(res.stderr, bad) || strings.Contains(res.stdout, bad) {
+				fail(cmd, "output contains %q:\n%s", bad, res.stderr)
+			}
+		}
+		return true
+	}
+	unchanged := func(cmd, path string) {
+		got, err := os.ReadFile(path)
+		if err != nil {
+			fail(cmd, "reading the input back: %v", err)
+			return
+		}
+		if !bytes.Equal(got, d) {
+			fail(cmd, "the input file changed")
+		}
+	}
+	noTemps := func(cmd, dir string, want ...string) {
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			fail(cmd, "%v", err)
+			return
+		}
+		var names []string
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+		if strings.Join(names, " ") != strings.Join(want, " ") {
+			fail(cmd, "directory %s holds %q, want %q (temporary files left?)", dir, names, want)
+		}
+	}
+
+	// generate -o OUT
+	outDir := filepath.Join(dir, "out")
+	os.Mkdir(outDir, 0o755)
+	out := filepath.Join(outDir, "result")
+	res, timedOut := rn.run("-o", out, in)
+	if check("generate -o", in, res, timedOut, false, false) {
+		unchanged("generate -o", in)
+		if res.code == 0 {
+			noTemps("generate -o", outDir, "result")
+		} else {
+			noTemps("generate -o", outDir)
+		}
+	}
+
+	// generate in place, on a copy with an unusual mode
+	ipDir := filepath.Join(dir, "inplace")
+	os.Mkdir(ipDir, 0o755)
+	cp := filepath.Join(ipDir, "copy")
+	if err := os.WriteFile(cp, d, 0o600); err != nil {
+		return problems, hung, err
+	}
+	os.Chmod(cp, 0o751)
+	if hung {
+		return problems, hung, nil
+	}
+	res, timedOut = rn.run(cp)
+	if check("generate (in place)", cp, res, timedOut, false, false) {
+		noTemps("generate (in place)", ipDir, "copy")
+		if res.code != 0 {
+			unchanged("generate (in place)", cp)
+		} else if fi, err := os.Stat(cp); err != nil || fi.Mode().Perm() != 0o751 {
+			fail("generate (in place)", "mode not kept: %v %v", fi.Mode(), err)
+		}
+	}
+
+	if hung {
+		return problems, hung, nil
+	}
+	res, timedOut = rn.run("dump", in)
+	check("dump", in, res, timedOut, false, false)
+	res, timedOut = rn.run("dump", "--json", in)
+	if check("dump --json", in, res, timedOut, false, false) && res.code == 0 && !json.Valid([]byte(res.stdout)) {
+		fail("dump --json", "exit 0 but stdout is not JSON")
+	}
+
+	if hung {
+		return problems, hung, nil
+	}
+	res, timedOut = rn.run("rows", "--json", in)
+	if check("rows --json", in, res, timedOut, true, false) {
+		for _, ln := range strings.Split(strings.TrimSuffix(res.stdout, "\n"), "\n") {
+			if ln != "" && !json.Valid([]byte(ln)) {
+				fail("rows --json", "stdout line is not JSON: %.200q", ln)
+				break
+			}
+		}
+	}
+
+	for _, cmd := range commands() {
+		if hung {
+			return problems, hung, nil
+		}
+		switch cmd.name {
+		case "verify":
+			// verify's documented status 2 means "FILE cannot be checked".
+			res, timedOut = rn.run("verify", in)
+			check("verify", in, res, timedOut, true, true)
+		case "stats":
+			res, timedOut = rn.run("stats", in)
+			check("stats", in, res, timedOut, false, false)
+		}
+	}
+	unchanged("all commands", in)
+	if len(problems) == 0 {
+		os.RemoveAll(dir)
+	}
+	return problems, hung, nil
+}
