@@ -35,7 +35,9 @@ type secLayout struct {
 	hdr          uint64 // file offset of the section header
 }
 
-func (s secLayout) hasData() bool { return s.typ != elf.SHT_NOBITS && s.typ != elf.SHT_NULL && s.size > 0 }
+func (s secLayout) hasData() bool {
+	return s.typ != elf.SHT_NOBITS && s.typ != elf.SHT_NULL && s.size > 0
+}
 
 func layoutOf(data []byte) (*elfLayout, error) {
 	f, err := elf.NewFile(bytes.NewReader(data))
