@@ -15,7 +15,6 @@ func FuzzFile(f *testing.F) {
 		"../../testdata/gas/x86_64/remember.gs.o",
 		"../../testdata/gas/s390x/quirks.gs.o",
 		"../../testdata/gas/aarch64/quirks.gs.o",
-		
 	} {
 		data, err := os.ReadFile(p)
 		if err != nil {
