@@ -168,30 +168,98 @@ func TestDumpMatchesObjdump(t *testing.T) {
 				add(sec)
 				nv2++
 			}
-			cmd := exec.Command(objdump, append([]string{"--sframe"}, objs...)...)
-			cmd.Dir = dir
-			out := run(t, cmd)
-			locs := fileHeader.FindAllSubmatchIndex(out, -1)
-			if len(locs) != len(objs) {
-				t.Fatalf("objdump printed %d files, want %d", len(locs), len(objs))
+			compareObjdump(t, dir, objdump, objs, secs)
+		})
+	}
+}
+
+// TestDumpMatchesObjdumpOnMutants mutates a few bytes of small golden
+// sections; every mutant Decode accepts must be accepted by objdump too and
+// dump the same. (Decode may refuse more than libsframe: only what it
+// accepts is compared.)
+func TestDumpMatchesObjdumpOnMutants(t *testing.T) {
+	toolArch := map[ABI]string{
+		ABIAMD64LittleEndian: "x86_64", ABIAArch64LittleEndian: "aarch64",
+		ABIAArch64BigEndian: "aarch64", ABIS390XBigEndian: "s390x",
+	}
+	seeds := map[string][][]byte{}
+	for _, g := range goldenFiles(t) {
+		_, rel, _, ok := sframeOf(t, g.elf)
+		if !ok || len(rel) > 2000 {
+			continue
+		}
+		if sec, err := Decode(rel); err == nil {
+			a := toolArch[sec.Header.ABI]
+			seeds[a] = append(seeds[a], rel)
+		}
+	}
+	want := 80
+	if testing.Short() {
+		want = 20
+	}
+	for _, arch := range []string{"x86_64", "aarch64", "s390x"} {
+		t.Run(arch, func(t *testing.T) {
+			if len(seeds[arch]) == 0 {
+				t.Fatalf("no golden section for %s", arch)
 			}
-			for i, loc := range locs {
-				name := string(out[loc[2]:loc[3]])
-				end := len(out)
-				if i+1 < len(locs) {
-					end = locs[i+1][0]
+			as := gnuTool(t, arch, "as")
+			objcopy := gnuTool(t, arch, "objcopy")
+			objdump := gnuTool(t, arch, "objdump")
+			dir := t.TempDir()
+			carrier := filepath.Join(dir, "carrier.o")
+			run(t, exec.Command(as, "-o", carrier, "/dev/null"))
+			r := rand.New(rand.NewPCG(5, uint64(len(arch))))
+			var objs []string
+			secs := map[string]*Section{}
+			for try := 0; try < 50*want && len(objs) < want; try++ {
+				b := bytes.Clone(seeds[arch][r.IntN(len(seeds[arch]))])
+				for k := r.IntN(3); k >= 0; k-- {
+					b[r.IntN(len(b))] = byte(r.Uint32())
 				}
-				want := out[loc[1]:end]
-				var got bytes.Buffer
-				if err := Dump(&got, secs[name], 0, ".sframe"); err != nil {
+				sec, err := Decode(b)
+				if err != nil {
+					continue
+				}
+				obj := fmt.Sprintf("m%d.o", len(objs))
+				bin := filepath.Join(dir, obj+".bin")
+				if err := os.WriteFile(bin, b, 0o644); err != nil {
 					t.Fatal(err)
 				}
-				if !bytes.Equal(got.Bytes(), want) {
-					b, _ := secs[name].Encode()
-					t.Errorf("%s (section %x):\n%s", name, b, firstDiff(got.String(), string(want)))
-				}
+				run(t, exec.Command(objcopy, "--add-section", ".sframe="+bin, carrier, filepath.Join(dir, obj)))
+				secs[obj] = sec
+				objs = append(objs, obj)
 			}
+			compareObjdump(t, dir, objdump, objs, secs)
 		})
+	}
+}
+
+// compareObjdump runs objdump --sframe on objs (in dir) and compares each
+// file's text with Dump of its section.
+func compareObjdump(t *testing.T, dir, objdump string, objs []string, secs map[string]*Section) {
+	t.Helper()
+	cmd := exec.Command(objdump, append([]string{"--sframe"}, objs...)...)
+	cmd.Dir = dir
+	out := run(t, cmd)
+	locs := fileHeader.FindAllSubmatchIndex(out, -1)
+	if len(locs) != len(objs) {
+		t.Fatalf("objdump printed %d files, want %d", len(locs), len(objs))
+	}
+	for i, loc := range locs {
+		name := string(out[loc[2]:loc[3]])
+		end := len(out)
+		if i+1 < len(locs) {
+			end = locs[i+1][0]
+		}
+		want := out[loc[1]:end]
+		var got bytes.Buffer
+		if err := Dump(&got, secs[name], 0, ".sframe"); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got.Bytes(), want) {
+			b, _ := secs[name].Encode()
+			t.Errorf("%s (section %x):\n%s", name, b, firstDiff(got.String(), string(want)))
+		}
 	}
 }
 
