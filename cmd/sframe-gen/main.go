@@ -15,6 +15,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/sframe-gen/sframe-gen/elfpatch"
 )
 
 // Version is the program version printed by --version.
@@ -30,6 +34,9 @@ const (
 // cli carries the process environment; subcommands write only through it.
 type cli struct {
 	stdout, stderr io.Writer
+	// temps are the temporary files being written (nil: not tracked); a
+	// signal removes them.
+	temps *elfpatch.TempFiles
 }
 
 // command is one subcommand.
@@ -44,11 +51,22 @@ func commands() []command {
 		{"dump", "print the .sframe section as objdump --sframe does", (*cli).runDump},
 		{"rows", "print the CFI row tables of every FDE", (*cli).runRows},
 		{"verify", "check .sframe against the CFI at every address", (*cli).runVerify},
+		{"stats", "coverage and size of .sframe (or of a dry run)", (*cli).runStats},
 	}
 }
 
 func main() {
-	c := &cli{stdout: os.Stdout, stderr: os.Stderr}
+	c := &cli{stdout: os.Stdout, stderr: os.Stderr, temps: new(elfpatch.TempFiles)}
+	// SIGINT, SIGTERM, SIGHUP: remove the temporary file being written, so
+	// a killed build leaves nothing behind and the input untouched; exit 1.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	go func() {
+		sig := <-sigs
+		c.temps.RemoveAll()
+		fmt.Fprintf(os.Stderr, "sframe-gen: %v\n", sig)
+		os.Exit(exitFailure)
+	}()
 	os.Exit(c.main(os.Args[1:]))
 }
 

@@ -40,6 +40,9 @@ func (c *checker) compare(frames *cfi.Frames) {
 		return fdes[i].Start < fdes[j].Start
 	})
 	c.r.CFIFunctions = len(fdes)
+	for _, f := range fdes {
+		c.r.CFIBytes += f.Size
+	}
 	var w walker
 	for i := range c.s.FDEs {
 		fde := &c.s.FDEs[i]

@@ -78,8 +78,10 @@ type Report struct {
 	Addresses uint64
 	// FREs is the number of FREs in the section.
 	FREs int
-	// CFIFunctions is the number of CFI FDEs (of non-zero size).
+	// CFIFunctions is the number of CFI FDEs (of non-zero size), CFIBytes
+	// the sum of their sizes.
 	CFIFunctions int
+	CFIBytes     uint64
 	// SignalNoFREs counts signal-frame FDEs with no FREs (GNU as keeps a
 	// signal frame it cannot translate that way): nothing to compare.
 	SignalNoFREs int

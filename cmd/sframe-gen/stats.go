@@ -1,0 +1,294 @@
+package main
+
+import (
+	"bufio"
+	"debug/elf"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+
+	"github.com/spf13/pflag"
+
+	"github.com/sframe-gen/sframe-gen/cfi"
+	"github.com/sframe-gen/sframe-gen/emit"
+	"github.com/sframe-gen/sframe-gen/emit/verify"
+	"github.com/sframe-gen/sframe-gen/lower"
+)
+
+// runStats implements "sframe-gen stats [--json] [--dry-run] FILE":
+// coverage and cost of the .sframe section, or, for a file without one (or
+// with --dry-run), of the section generating would write.
+func (c *cli) runStats(args []string) int {
+	fs := pflag.NewFlagSet("sframe-gen stats", pflag.ContinueOnError)
+	fs.SetOutput(c.stderr)
+	help := fs.BoolP("help", "h", false, "print this help and exit")
+	asJSON := fs.Bool("json", false, "print the statistics as one JSON object")
+	dry := fs.Bool("dry-run", false, "describe what generating would write even when FILE has a .sframe section")
+	eh := fs.Bool("eh-frame", false, "read .eh_frame (default when present)")
+	dbg := fs.Bool("debug-frame", false, "read .debug_frame")
+	fs.Usage = func() {
+		fmt.Fprintf(c.stdout, "Usage: sframe-gen stats [--json] [--dry-run] FILE\n\n"+
+			"Coverage and cost of FILE's .sframe section (or, without one, of the section\n"+
+			"generating would write: nothing is written).\n\nFlags:\n%s", fs.FlagUsages())
+	}
+	if err := fs.Parse(args); err != nil {
+		return c.fail("", usageError{err.Error()})
+	}
+	if *help {
+		fs.Usage()
+		return exitOK
+	}
+	if fs.NArg() != 1 {
+		return c.fail("", usageError{"stats: expected exactly one FILE"})
+	}
+	src := cfi.Auto
+	switch {
+	case *eh && *dbg:
+		return c.fail("", usageError{"stats: --eh-frame and --debug-frame exclude each other"})
+	case *eh:
+		src = cfi.EHFrame
+	case *dbg:
+		src = cfi.DebugFrame
+	}
+	file := fs.Arg(0)
+	f, err := elf.Open(file)
+	if err != nil {
+		return c.fail(file, err)
+	}
+	defer f.Close()
+	st, err := computeStats(f, src, *dry)
+	if err != nil {
+		return c.fail(file, err)
+	}
+	st.File = file
+	w := bufio.NewWriter(c.stdout)
+	if *asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		err = enc.Encode(st)
+	} else {
+		writeStatsText(w, st)
+	}
+	if ferr := w.Flush(); err == nil {
+		err = ferr
+	}
+	if err != nil {
+		return c.fail(file, err)
+	}
+	return exitOK
+}
+
+// statsJSON is the statistics of one file (docs/stats.md).
+type statsJSON struct {
+	File string `json:"file"`
+	// DryRun is true when the figures describe the section generating
+	// would write (FILE has no .sframe, or --dry-run).
+	DryRun  bool   `json:"dry_run"`
+	ABI     string `json:"abi"`
+	Version uint8  `json:"version"`
+
+	CFIFunctions       int    `json:"cfi_functions"`
+	CFIBytes           uint64 `json:"cfi_bytes"`
+	CoveredFunctions   int    `json:"covered_functions"`
+	CoveredBytes       uint64 `json:"covered_bytes"`
+	UncoveredFunctions int    `json:"uncovered_functions"`
+	UncoveredBytes     uint64 `json:"uncovered_bytes"`
+	// Skipped groups the functions left out by lower's reason (dry run
+	// only: an existing section does not say why).
+	Skipped []statsSkip `json:"skipped"`
+
+	FDEs       int `json:"fdes"`
+	PCMaskFDEs int `json:"pcmask_fdes"`
+	FlexFDEs   int `json:"flex_fdes"`
+	SignalFDEs int `json:"signal_fdes"`
+	EmptyFDEs  int `json:"fdes_without_fres"`
+
+	FREs int `json:"fres"`
+	// FREsByAddrSize counts FREs by start-address width (1, 2, 4 bytes),
+	// FREsByWordSize by data-word size (1, 2, 4 bytes), FREsByWordCount
+	// by number of data words (0 to 6).
+	FREsByAddrSize  [3]int `json:"fres_by_addr_size"`
+	FREsByWordSize  [3]int `json:"fres_by_word_size"`
+	FREsByWordCount [7]int `json:"fres_by_word_count"`
+	MangledRA       int    `json:"fres_mangled_ra"`
+
+	SectionBytes    int    `json:"sframe_bytes"`
+	EHFrameBytes    uint64 `json:"eh_frame_bytes"`
+	EHFrameHdrBytes uint64 `json:"eh_frame_hdr_bytes"`
+}
+
+type statsSkip struct {
+	Reason    string `json:"reason"`
+	Functions int    `json:"functions"`
+	Bytes     uint64 `json:"bytes"`
+}
+
+// computeStats gathers the statistics of f's section, or of a dry run.
+func computeStats(f *elf.File, src cfi.Source, dry bool) (*statsJSON, error) {
+	st := &statsJSON{Skipped: []statsSkip{}}
+	if s := f.Section(".eh_frame"); s != nil {
+		st.EHFrameBytes = s.Size
+	}
+	if s := f.Section(".eh_frame_hdr"); s != nil {
+		st.EHFrameHdrBytes = s.Size
+	}
+	sec := verify.FindSection(f)
+	if sec != nil && !dry {
+		data, err := sec.Data()
+		if err != nil {
+			return nil, fmt.Errorf("section %s: %w", sec.Name, err)
+		}
+		s, err := emit.Decode(data)
+		if err != nil {
+			return nil, fmt.Errorf("section %s: %w", sec.Name, err)
+		}
+		st.SectionBytes = len(data)
+		st.sectionStats(s)
+		rep, err := verify.File(f, verify.Options{Source: src})
+		if err != nil {
+			return nil, err
+		}
+		st.CFIFunctions, st.CFIBytes = rep.CFIFunctions, rep.CFIBytes
+		st.UncoveredFunctions = len(rep.Uncovered)
+		for _, u := range rep.Uncovered {
+			st.UncoveredBytes += u.Size
+		}
+		st.CoveredFunctions = st.CFIFunctions - st.UncoveredFunctions
+		st.CoveredBytes = st.CFIBytes - st.UncoveredBytes
+		return st, nil
+	}
+
+	st.DryRun = true
+	target, err := lower.TargetForELF(f)
+	if err != nil {
+		return nil, err
+	}
+	frames, err := cfi.Read(f, src)
+	if errors.Is(err, cfi.ErrNoCFI) {
+		return nil, errors.New("no .sframe section and no call-frame information")
+	}
+	if err != nil {
+		return nil, err
+	}
+	for _, fde := range frames.FDEs {
+		if fde.Size > 0 {
+			st.CFIFunctions++
+			st.CFIBytes += fde.Size
+		}
+	}
+	res, _, err := lower.LowerFile(f, frames, target)
+	if err != nil {
+		return nil, err
+	}
+	byReason := map[string]*statsSkip{}
+	for _, s := range res.Skipped {
+		if s.Emitted || s.FDE.Size == 0 {
+			continue
+		}
+		st.UncoveredFunctions++
+		st.UncoveredBytes += s.FDE.Size
+		k := byReason[s.Reason]
+		if k == nil {
+			k = &statsSkip{Reason: s.Reason}
+			byReason[s.Reason] = k
+		}
+		k.Functions++
+		k.Bytes += s.FDE.Size
+	}
+	for _, k := range byReason {
+		st.Skipped = append(st.Skipped, *k)
+	}
+	sort.Slice(st.Skipped, func(i, j int) bool {
+		a, b := st.Skipped[i], st.Skipped[j]
+		if a.Functions != b.Functions {
+			return a.Functions > b.Functions
+		}
+		return a.Reason < b.Reason
+	})
+	st.CoveredFunctions = st.CFIFunctions - st.UncoveredFunctions
+	st.CoveredBytes = st.CFIBytes - st.UncoveredBytes
+	if !target.Relocatable {
+		res.Place(0)
+	}
+	data, err := res.Section.Encode()
+	if err != nil {
+		return nil, fmt.Errorf("encoding .sframe: %w", err)
+	}
+	st.SectionBytes = len(data)
+	st.sectionStats(res.Section)
+	return st, nil
+}
+
+// sectionStats counts the FDEs and FREs of s.
+func (st *statsJSON) sectionStats(s *emit.Section) {
+	st.ABI, st.Version = s.Header.ABI.String(), s.Header.Version
+	st.FDEs = len(s.FDEs)
+	for i := range s.FDEs {
+		fde := &s.FDEs[i]
+		if fde.PCType() == emit.PCMask {
+			st.PCMaskFDEs++
+		}
+		if fde.Type() == emit.FDEFlex {
+			st.FlexFDEs++
+		}
+		if fde.Signal() {
+			st.SignalFDEs++
+		}
+		if len(fde.FREs) == 0 {
+			st.EmptyFDEs++
+		}
+		st.FREs += len(fde.FREs)
+		if t := int(fde.FREType()); t < 3 {
+			st.FREsByAddrSize[t] += len(fde.FREs)
+		}
+		for j := range fde.FREs {
+			e := &fde.FREs[j]
+			if z := int(e.DataWordSize()); z < 3 {
+				st.FREsByWordSize[z]++
+			}
+			if n := e.DataWordCount(); n < len(st.FREsByWordCount) {
+				st.FREsByWordCount[n]++
+			}
+			if e.MangledRA() {
+				st.MangledRA++
+			}
+		}
+	}
+}
+
+func percent(a, b uint64) string {
+	if b == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f%%", 100*float64(a)/float64(b))
+}
+
+func writeStatsText(w io.Writer, st *statsJSON) {
+	if st.DryRun {
+		fmt.Fprintf(w, "%s: dry run: the .sframe section generating would write (%s, version %d)\n", st.File, st.ABI, st.Version)
+	} else {
+		fmt.Fprintf(w, "%s: .sframe section (%s, version %d)\n", st.File, st.ABI, st.Version)
+	}
+	fmt.Fprintf(w, "  functions   %d of %d described by the CFI covered (%s), %d not covered\n",
+		st.CoveredFunctions, st.CFIFunctions, percent(uint64(st.CoveredFunctions), uint64(st.CFIFunctions)), st.UncoveredFunctions)
+	fmt.Fprintf(w, "  text bytes  %d of %d covered (%s)\n", st.CoveredBytes, st.CFIBytes, percent(st.CoveredBytes, st.CFIBytes))
+	fmt.Fprintf(w, "  FDEs        %d: %d PCMASK, %d flex, %d signal, %d without FREs\n",
+		st.FDEs, st.PCMaskFDEs, st.FlexFDEs, st.SignalFDEs, st.EmptyFDEs)
+	c := st.FREsByWordCount
+	fmt.Fprintf(w, "  FREs        %d: start address 1/2/4 bytes %d/%d/%d; data words 1/2/4 bytes %d/%d/%d;"+
+		" 0/1/2/3/4/5/6 words %d/%d/%d/%d/%d/%d/%d; mangled RA %d\n",
+		st.FREs, st.FREsByAddrSize[0], st.FREsByAddrSize[1], st.FREsByAddrSize[2],
+		st.FREsByWordSize[0], st.FREsByWordSize[1], st.FREsByWordSize[2],
+		c[0], c[1], c[2], c[3], c[4], c[5], c[6], st.MangledRA)
+	eh := st.EHFrameBytes + st.EHFrameHdrBytes
+	fmt.Fprintf(w, "  size        %d bytes; .eh_frame %d + .eh_frame_hdr %d = %d (.sframe is %s of that)\n",
+		st.SectionBytes, st.EHFrameBytes, st.EHFrameHdrBytes, eh, percent(uint64(st.SectionBytes), eh))
+	if st.DryRun {
+		fmt.Fprintf(w, "  skipped     %d functions, %d bytes\n", st.UncoveredFunctions, st.UncoveredBytes)
+		for _, s := range st.Skipped {
+			fmt.Fprintf(w, "    %6d  %s (%d bytes)\n", s.Functions, s.Reason, s.Bytes)
+		}
+	}
+}
