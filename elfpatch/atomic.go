@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
 	"syscall"
 )
 
@@ -15,9 +16,95 @@ import (
 // directory (so the rename stays within one file system). When write
 // succeeds, the file gets dst's mode bits (perm if dst does not exist) and
 // owner, is synced and renamed over dst, and the directory is synced. On any
-// failure the temporary file is removed and dst is untouched. A symbolic
-// link dst is resolved: its target is replaced, the link kept.
-func ReplaceFile(dst string, perm fs.FileMode, write func(tmp *os.File) error) (err error) {
+// failure (a panic in write included) the temporary file is removed and dst
+// is untouched. A symbolic link dst is resolved: its target is replaced, the
+// link kept.
+//
+// A process killed while ReplaceFile runs leaves the temporary file behind;
+// [TempFiles.ReplaceFile] lets a signal handler remove it.
+func ReplaceFile(dst string, perm fs.FileMode, write func(tmp *os.File) error) error {
+	return (*TempFiles)(nil).ReplaceFile(dst, perm, write)
+}
+
+// TempFiles is the set of temporary files ReplaceFile calls made through it
+// have open, so that a signal handler can remove them before the process
+// exits (see [TempFiles.RemoveAll]). The zero value is ready to use; a nil
+// *TempFiles tracks nothing. It is safe for concurrent use.
+type TempFiles struct {
+	mu     sync.Mutex
+	names  map[string]bool
+	closed bool
+}
+
+// errTempsClosed is returned by ReplaceFile after RemoveAll.
+var errTempsClosed = errors.New("interrupted: no new temporary file")
+
+// create makes a temporary file in dir and records its name, both under the
+// lock, so RemoveAll never misses a file that exists.
+func (t *TempFiles) create(dir, pattern string) (*os.File, error) {
+	if t == nil {
+		return os.CreateTemp(dir, pattern)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return nil, errTempsClosed
+	}
+	f, err := os.CreateTemp(dir, pattern)
+	if err != nil {
+		return nil, err
+	}
+	if t.names == nil {
+		t.names = map[string]bool{}
+	}
+	t.names[f.Name()] = true
+	return f, nil
+}
+
+// rename renames the temporary file to dst unless RemoveAll has run, and
+// forgets it; remove removes it and forgets it.
+func (t *TempFiles) rename(tmp, dst string) error {
+	if t == nil {
+		return os.Rename(tmp, dst)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return errTempsClosed
+	}
+	delete(t.names, tmp)
+	return os.Rename(tmp, dst)
+}
+
+func (t *TempFiles) remove(tmp string) {
+	if t != nil {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		delete(t.names, tmp)
+	}
+	os.Remove(tmp)
+}
+
+// RemoveAll removes every temporary file still open through t and makes
+// later ReplaceFile calls through t fail, so none is created or renamed
+// after it: call it from a signal handler, then exit. A rename already done
+// stands (dst then holds the complete new contents).
+func (t *TempFiles) RemoveAll() {
+	if t == nil {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.closed = true
+	for name := range t.names {
+		os.Remove(name)
+	}
+	t.names = nil
+}
+
+// ReplaceFile is [ReplaceFile] with the temporary file recorded in t while
+// it exists.
+func (t *TempFiles) ReplaceFile(dst string, perm fs.FileMode, write func(tmp *os.File) error) (err error) {
 	if real, e := filepath.EvalSymlinks(dst); e == nil {
 		dst = real
 	} else if !errors.Is(e, fs.ErrNotExist) {
@@ -40,14 +127,15 @@ func ReplaceFile(dst string, perm fs.FileMode, write func(tmp *os.File) error) (
 	if dir == "" {
 		dir = "."
 	}
-	tmp, err := os.CreateTemp(dir, "."+base+".sframe-gen-")
+	tmp, err := t.create(dir, "."+base+".sframe-gen-")
 	if err != nil {
 		return err
 	}
+	renamed := false
 	defer func() {
-		if err != nil {
+		if !renamed { // an error, or a panic in write
 			tmp.Close()
-			os.Remove(tmp.Name())
+			t.remove(tmp.Name())
 		}
 	}()
 	if err = write(tmp); err != nil {
@@ -72,9 +160,10 @@ func ReplaceFile(dst string, perm fs.FileMode, write func(tmp *os.File) error) (
 	if err = tmp.Close(); err != nil {
 		return err
 	}
-	if err = os.Rename(tmp.Name(), dst); err != nil {
+	if err = t.rename(tmp.Name(), dst); err != nil {
 		return err
 	}
+	renamed = true
 	if d, e := os.Open(dir); e == nil {
 		d.Sync()
 		d.Close()

@@ -127,7 +127,7 @@ func (c *cli) generate(file string, o generateOptions) error {
 		if o.output == "" {
 			return nil
 		}
-		return replace(file, o.output, st.Mode().Perm(), func(tmp *os.File) error {
+		return c.replace(file, o.output, st.Mode().Perm(), func(tmp *os.File) error {
 			_, err := io.Copy(tmp, io.NewSectionReader(in, 0, st.Size()))
 			return err
 		})
@@ -149,13 +149,13 @@ func (c *cli) generate(file string, o generateOptions) error {
 			return fmt.Errorf("encoding .sframe: %w", err)
 		}
 		if o.raw {
-			return writeRaw(o.output, c.stdout, data)
+			return c.writeRaw(o.output, data)
 		}
 		relocs := make([]elfpatch.Reloc, len(res.Relocs))
 		for i, r := range res.Relocs {
 			relocs[i] = elfpatch.Reloc{Offset: r.Offset, Type: r.Type, Section: uint32(r.Section), Addend: r.Addend}
 		}
-		err = replace(file, o.output, st.Mode().Perm(), func(tmp *os.File) error {
+		err = c.replace(file, o.output, st.Mode().Perm(), func(tmp *os.File) error {
 			return elfpatch.PatchObject(in, st.Size(), tmp, data, relocs)
 		})
 		if err == nil && o.verbose {
@@ -177,7 +177,7 @@ func (c *cli) generate(file string, o generateOptions) error {
 		if err != nil {
 			return err
 		}
-		return writeRaw(o.output, c.stdout, data)
+		return c.writeRaw(o.output, data)
 	}
 	if len(res.Section.FDEs) == 0 {
 		return errors.New("no function has an SFrame representation (see -v); nothing written")
@@ -187,7 +187,7 @@ func (c *cli) generate(file string, o generateOptions) error {
 		return err
 	}
 	var layout elfpatch.Layout
-	err = replace(file, o.output, st.Mode().Perm(), func(tmp *os.File) error {
+	err = c.replace(file, o.output, st.Mode().Perm(), func(tmp *os.File) error {
 		layout, err = elfpatch.PatchLinked(in, tmp, len(probe), encode)
 		return err
 	})
@@ -211,12 +211,12 @@ func (c *cli) summary(file string, o generateOptions, res *lower.Result, size in
 }
 
 // replace writes the result over file, or to output when one is given.
-func replace(file, output string, perm os.FileMode, write func(*os.File) error) error {
+func (c *cli) replace(file, output string, perm os.FileMode, write func(*os.File) error) error {
 	dst := file
 	if output != "" {
 		dst = output
 	}
-	if err := elfpatch.ReplaceFile(dst, perm, write); err != nil {
+	if err := c.temps.ReplaceFile(dst, perm, write); err != nil {
 		if dst != file {
 			return fmt.Errorf("writing %s: %w", dst, err)
 		}
@@ -226,12 +226,12 @@ func replace(file, output string, perm os.FileMode, write func(*os.File) error) 
 }
 
 // writeRaw writes section bytes to output, or to stdout when output is empty.
-func writeRaw(output string, stdout io.Writer, data []byte) error {
+func (c *cli) writeRaw(output string, data []byte) error {
 	if output == "" {
-		_, err := stdout.Write(data)
+		_, err := c.stdout.Write(data)
 		return err
 	}
-	return elfpatch.ReplaceFile(output, 0o644, func(tmp *os.File) error {
+	return c.temps.ReplaceFile(output, 0o644, func(tmp *os.File) error {
 		_, err := tmp.Write(data)
 		return err
 	})
