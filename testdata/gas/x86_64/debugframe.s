@@ -1,6 +1,8 @@
 # debugframe: .cfi_sections .debug_frame: the CFI goes to .debug_frame (CIE
-# version 1 in gas? see .frames) and there is no .eh_frame; --gsframe still
-# emits .sframe from the same CFI.
+# id 0xffffffff, version 1, empty augmentation, absolute 8-byte FDE
+# addresses: R_X86_64_32 for the CIE pointer, R_X86_64_64 for the start)
+# and there is no .eh_frame;
+# --gsframe still emits .sframe from the same CFI.
 	.cfi_sections .debug_frame
 	.text
 	.globl	df
