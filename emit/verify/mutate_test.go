@@ -71,6 +71,26 @@ func mutateRaw(t *testing.T, src, dir string, fn func(data []byte, s *emit.Secti
 	return writeCopy(t, dir, src, raw)
 }
 
+// mutateRela writes a copy of the object src with fn applied to the first
+// entry of .rela.sframe.
+func mutateRela(t *testing.T, src, dir string, fn func(ent []byte, bo binary.ByteOrder)) string {
+	t.Helper()
+	raw, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := elf.NewFile(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := f.Section(".rela.sframe")
+	if s == nil || s.Size < 24 {
+		t.Fatalf("%s: no .rela.sframe", src)
+	}
+	fn(raw[s.Offset:s.Offset+24], f.ByteOrder)
+	return writeCopy(t, dir, src, raw)
+}
+
 // freStartPos is the section offset of the start address of FRE j of FDE
 // i (version 3 layout, no auxiliary header).
 func freStartPos(s *emit.Section, i, j int) int {
@@ -113,6 +133,31 @@ func mutateProg(t *testing.T, src, dir string, typ elf.ProgType, fn func(ph []by
 		}
 	}
 	t.Fatalf("%s: no program header of type %v", src, typ)
+	return ""
+}
+
+// mutateShdr writes a copy of src with fn applied to the ELF64 section
+// header of the section named name (its 64 bytes).
+func mutateShdr(t *testing.T, src, dir, name string, fn func(sh []byte, bo binary.ByteOrder)) string {
+	t.Helper()
+	raw, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := elf.NewFile(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bo := f.ByteOrder
+	shoff := bo.Uint64(raw[0x28:])
+	for i, s := range f.Sections {
+		if s.Name == name {
+			off := shoff + uint64(i)*64
+			fn(raw[off:off+64], bo)
+			return writeCopy(t, dir, src, raw)
+		}
+	}
+	t.Fatalf("%s: no section %s", src, name)
 	return ""
 }
 
@@ -263,6 +308,62 @@ func TestMutations(t *testing.T) {
 			t.Fatal("no FREs to change")
 			return i
 		}), KindConsumer, "left over for a default FDE"},
+		{"function shortened", object, section(func(t *testing.T, s *emit.Section, _ uint64) int {
+			for i := range s.FDEs {
+				f := &s.FDEs[i]
+				if len(f.FREs) > 0 && f.FREs[len(f.FREs)-1].StartAddr+1 < f.Size {
+					f.Size--
+					return -1 // the finding is about the CFI function
+				}
+			}
+			t.Fatal("no FDE to shorten")
+			return -1
+		}), KindCoverage, "SFrame covers"},
+		{"signal bit set", linked, section(func(t *testing.T, s *emit.Section, _ uint64) int {
+			s.FDEs[3].Info |= 0x80
+			return 3
+		}), KindMismatch, "signal frame: SFrame says true, CFI (CIE augmentation \"S\") says false"},
+		{"B key on aarch64", aarch, section(func(t *testing.T, s *emit.Section, _ uint64) int {
+			s.FDEs[1].Info |= 0x20
+			return 1
+		}), KindMismatch, "pointer authentication key: SFrame says B, CFI says A"},
+		{"PCMASK FRE beyond the block", linked, section(func(t *testing.T, s *emit.Section, _ uint64) int {
+			s.FDEs[1].FREs[1].StartAddr = 20
+			return 1
+		}), KindFormat, "not within the 16-byte repeated block"},
+		{"relocation dropped", object, func(t *testing.T, dir, src string) (string, int) {
+			p := mutateRela(t, src, dir, func(ent []byte, bo binary.ByteOrder) {
+				bo.PutUint64(ent[8:], 0) // R_X86_64_NONE
+			})
+			return p, -1
+		}, KindConsumer, "the starts of FDEs"},
+		{"relocation type changed", object, func(t *testing.T, dir, src string) (string, int) {
+			p := mutateRela(t, src, dir, func(ent []byte, bo binary.ByteOrder) {
+				bo.PutUint64(ent[8:], bo.Uint64(ent[8:])&^0xffffffff|uint64(elf.R_X86_64_64))
+			})
+			return p, 0
+		}, KindConsumer, "not the 64-bit PC-relative"},
+		{"relocation moved", object, func(t *testing.T, dir, src string) (string, int) {
+			p := mutateRela(t, src, dir, func(ent []byte, bo binary.ByteOrder) {
+				bo.PutUint64(ent[0:], bo.Uint64(ent[0:])+4)
+			})
+			return p, -1 // the function is unknown
+		}, KindConsumer, "not at FDE 0's start field"},
+		{"object section type PROGBITS", object, func(t *testing.T, dir, src string) (string, int) {
+			return mutateShdr(t, src, dir, ".sframe", func(sh []byte, bo binary.ByteOrder) {
+				bo.PutUint32(sh[4:], uint32(elf.SHT_PROGBITS))
+			}), -1
+		}, KindConsumer, "accepts only SHT_GNU_SFRAME"},
+		{"section not allocated", linked, func(t *testing.T, dir, src string) (string, int) {
+			return mutateShdr(t, src, dir, ".sframe", func(sh []byte, bo binary.ByteOrder) {
+				bo.PutUint64(sh[8:], bo.Uint64(sh[8:])&^uint64(elf.SHF_ALLOC))
+			}), -1
+		}, KindConsumer, "is not SHF_ALLOC"},
+		{"PT_GNU_SFRAME outside any PT_LOAD", linked, func(t *testing.T, dir, src string) (string, int) {
+			return mutateProg(t, src, dir, ProgramType, func(ph []byte, bo binary.ByteOrder) {
+				bo.PutUint64(ph[16:], bo.Uint64(ph[16:])+0x100000)
+			}), -1
+		}, KindConsumer, "is not inside one PT_LOAD"},
 		{"PT_GNU_SFRAME shrunk", linked, func(t *testing.T, dir, src string) (string, int) {
 			return mutateProg(t, src, dir, ProgramType, func(ph []byte, bo binary.ByteOrder) {
 				bo.PutUint64(ph[32:], 0x20)

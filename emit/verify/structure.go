@@ -73,9 +73,6 @@ func (c *checker) functionStarts() {
 			k++
 			continue
 		}
-		if typ != want {
-			c.problem(KindConsumer, k, "%s: relocation %d has type %d, not the 64-bit PC-relative %d", relaName, p/24, typ, want)
-		}
 		if symIdx == 0 || symIdx > uint64(len(syms)) {
 			c.problem(KindFormat, k, "%s: relocation %d: symbol index %d out of range", relaName, p/24, symIdx)
 			k++
@@ -89,6 +86,9 @@ func (c *checker) functionStarts() {
 		}
 		c.starts[k] = funcKey{int(sym.Section), sym.Value + uint64(addend)}
 		c.ok[k] = true
+		if typ != want {
+			c.problem(KindConsumer, k, "%s: relocation %d has type %d, not the 64-bit PC-relative %d", relaName, p/24, typ, want)
+		}
 		k++
 	}
 	if k < n {
