@@ -2,6 +2,7 @@ package lower
 
 import (
 	"bytes"
+	"fmt"
 	"debug/elf"
 	"os"
 	"os/exec"
@@ -78,17 +79,26 @@ func TestLinkedX86(t *testing.T) {
 		t.Fatal(err)
 	}
 	run(t, dir, as, "--gsframe", "-o", "f.o", "f.s")
+	lib := "\t.globl ext1,ext2,ext3\next1:\next2:\next3:\n\tret\n"
+	if err := os.WriteFile(filepath.Join(dir, "l.s"), []byte(lib), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run(t, dir, as, "-o", "l.o", "l.s")
+	run(t, dir, ld, "-shared", "-o", "libe.so", "l.o")
+	exe := []string{"f.o", "-L.", "-le", "--no-dynamic-linker", "-e", "foo"}
 	for _, tc := range []struct {
 		name    string
 		flags   []string
 		variant PLTVariant
 	}{
-		{"lazy", nil, PLTLazy},
-		{"ibt", []string{"-z", "ibtplt"}, PLTLazyIBT},
+		{"lazy", []string{"-shared", "f.o"}, PLTLazy},
+		{"ibt", []string{"-shared", "-z", "ibtplt", "f.o"}, PLTLazyIBT},
+		{"exe-now", append([]string{"-z", "now"}, exe...), PLTLazy},
+		{"pie-ibt", append([]string{"-pie", "-z", "ibtplt"}, exe...), PLTLazyIBT},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			out := tc.name + ".so"
-			run(t, dir, ld, append(append([]string{"-shared"}, tc.flags...), "-o", out, "f.o")...)
+			out := tc.name + ".out"
+			run(t, dir, ld, append(append([]string{}, tc.flags...), "-o", out)...)
 			f, err := elf.Open(filepath.Join(dir, out))
 			if err != nil {
 				t.Fatal(err)
@@ -175,6 +185,12 @@ func checkLinked(t *testing.T, f *elf.File, variant PLTVariant) {
 	fdes, err := PLT(target, variant, plts)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// PLTForELF must find the same layout from the code.
+	if v, secs, err := PLTForELF(f, target); err != nil {
+		t.Errorf("PLTForELF: %v", err)
+	} else if (target.Arch == AMD64 && v != variant) || fmt.Sprint(secs) != fmt.Sprint(plts) {
+		t.Errorf("PLTForELF: variant %d sections %v, want %d %v", v, secs, variant, plts)
 	}
 	res.AppendPLT(fdes)
 	sf := f.Section(".sframe")
