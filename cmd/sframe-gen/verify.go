@@ -174,13 +174,25 @@ func writeVerifyText(w io.Writer, file string, rep *verify.Report, names *verify
 
 func verifySummary(rep *verify.Report) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d functions checked, %d addresses covered, %d problems", rep.Functions, rep.Addresses, len(rep.Problems))
-	fmt.Fprintf(&b, " (%d notes; %d of %d CFI functions not covered by SFrame", len(rep.Notes), len(rep.Uncovered), rep.CFIFunctions)
+	fmt.Fprintf(&b, "%s checked, %s covered, %s", plural(rep.Functions, "function"), plural(int(rep.Addresses), "address"),
+		plural(len(rep.Problems), "problem"))
+	fmt.Fprintf(&b, " (%s; %d of %d CFI functions not covered by SFrame", plural(len(rep.Notes), "note"), len(rep.Uncovered), rep.CFIFunctions)
 	if rep.SignalNoFREs > 0 {
-		fmt.Fprintf(&b, "; %d signal frames without FREs not compared", rep.SignalNoFREs)
+		fmt.Fprintf(&b, "; %s without FREs not compared", plural(rep.SignalNoFREs, "signal frame"))
 	}
 	b.WriteString(")")
 	return b.String()
+}
+
+// plural is "1 thing" or "N things".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	if strings.HasSuffix(noun, "s") {
+		return fmt.Sprintf("%d %ses", n, noun)
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 type verifyFindingJSON struct {

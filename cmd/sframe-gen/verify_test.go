@@ -135,7 +135,7 @@ func TestVerifyCLI(t *testing.T) {
 		}, ""},
 		{"problem", []string{"verify", bad}, exitFailure, []string{
 			"sframe-gen: " + bad + ": nested@0x19: CFA: SFrame says sp+24, CFI says sp+16\n",
-			", 1 problems (",
+			", 1 problem (",
 		}, ""},
 		{"verbose lists uncovered", []string{"verify", "-v", filepath.Join(td, "link/aarch64/gasmix.gs.so")}, exitFailure, []string{
 			": fp_no_ra: not covered by SFrame: CFI describes [0x594, 0x5a0)\n",
