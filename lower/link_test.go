@@ -2,8 +2,8 @@ package lower
 
 import (
 	"bytes"
-	"fmt"
 	"debug/elf"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
