@@ -146,19 +146,23 @@ func TestRandomVsGas(t *testing.T) {
 		}
 		files = n
 	}
-	for _, arch := range []string{"x86_64", "aarch64", "s390x"} {
-		as := refTool(t, arch+"-as")
+	for _, arch := range []string{"x86_64", "aarch64", "aarch64_be", "s390x"} {
+		tool, eb := arch, []string(nil)
+		if arch == "aarch64_be" {
+			tool, eb = "aarch64", []string{"-EB"}
+		}
+		as := refTool(t, tool+"-as")
 		dir := t.TempDir()
 		for i := 0; i < files; i++ {
 			seed := uint64(i + 1)
 			name := fmt.Sprintf("r%d", seed)
 			t.Run(arch+"/"+name, func(t *testing.T) {
-				src := randomCFI(arch, seed, 40)
+				src := randomCFI(strings.TrimSuffix(arch, "_be"), seed, 40)
 				if err := os.WriteFile(filepath.Join(dir, name+".s"), []byte(src), 0o644); err != nil {
 					t.Fatal(err)
 				}
-				run(t, dir, as, "-o", name+".o", name+".s")
-				cmd := exec.Command(as, "--gsframe", "-o", name+".gs.o", name+".s")
+				run(t, dir, as, append(eb, "-o", name+".o", name+".s")...)
+				cmd := exec.Command(as, append(eb, "--gsframe", "-o", name+".gs.o", name+".s")...)
 				cmd.Dir = dir
 				out, err := cmd.CombinedOutput()
 				if err != nil || strings.Contains(string(out), "Error") {
