@@ -126,6 +126,9 @@ func (l *Lowerer) translate(f *cfi.FDE) error {
 	if f.CIE == nil {
 		return errors.New("FDE has no CIE")
 	}
+	if l.frames == nil {
+		return errors.New("Lowerer has no CFI section")
+	}
 	if f.CIE.RAColumn != l.regs.ra {
 		return refuse("non-default RA register %d", uint32(f.CIE.RAColumn))
 	}
