@@ -127,7 +127,7 @@ func (l *Lowerer) translate(f *cfi.FDE) error {
 		return errors.New("FDE has no CIE")
 	}
 	if l.frames == nil {
-		return errors.New("Lowerer has no CFI section")
+		return errors.New("the Lowerer has no CFI section")
 	}
 	if f.CIE.RAColumn != l.regs.ra {
 		return refuse("non-default RA register %d", uint32(f.CIE.RAColumn))
