@@ -165,3 +165,37 @@ func TestVerifyCLI(t *testing.T) {
 		})
 	}
 }
+
+// TestVerifyBigBinary generates SFrame for a copy of the system's python3
+// (about 10 000 functions) and verifies it: the only findings allowed are
+// gas's .cfi_restore quirk that lower reproduces (FP still saved in SFrame
+// where the CFI restored it, as in GCC's .cold partitions).
+func TestVerifyBigBinary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	const src = "/usr/bin/python3"
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Skipf("%s: %v", src, err)
+	}
+	dir := t.TempDir()
+	in, out := filepath.Join(dir, "python3"), filepath.Join(dir, "python3.sf")
+	if err := os.WriteFile(in, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, errOut, status := runCLI("-o", out, in); status != exitOK {
+		t.Skipf("generate %s: %s", src, errOut) // not an x86-64/aarch64/s390x ELF here
+	}
+	v, _ := verifyReport(t, out)
+	if v.Functions < 1000 {
+		t.Fatalf("only %d functions", v.Functions)
+	}
+	for _, p := range v.Problems {
+		if !(p.Kind == "mismatch" && strings.HasPrefix(p.Message, "FP: SFrame says *(CFA-") &&
+			strings.HasSuffix(p.Message, "), CFI says unchanged (no rule)")) {
+			t.Errorf("%s", p.Line)
+		}
+	}
+	t.Logf("%s", v.Summary)
+}
