@@ -43,7 +43,7 @@ func dumpHeader(w *bufio.Writer, sec *Section) {
 	if flags == 0 {
 		fmt.Fprintf(w, "%11sNONE\n", prefix)
 	} else {
-		print := func(bit Flags, name string) {
+		printFlag := func(bit Flags, name string) {
 			if flags&bit == 0 {
 				return
 			}
@@ -55,11 +55,11 @@ func dumpHeader(w *bufio.Writer, sec *Section) {
 			fmt.Fprintf(w, "%11s%s%s\n", prefix, name, comma)
 			prefix = " "
 		}
-		print(FlagFDESorted, "SFRAME_F_FDE_SORTED")
+		printFlag(FlagFDESorted, "SFRAME_F_FDE_SORTED")
 		if h.Version == Version2 {
-			print(FlagFramePointer, "SFRAME_F_FRAME_POINTER")
+			printFlag(FlagFramePointer, "SFRAME_F_FRAME_POINTER")
 		}
-		print(FlagFDEFuncStartPCRel, "SFRAME_F_FDE_FUNC_START_PCREL")
+		printFlag(FlagFDEFuncStartPCRel, "SFRAME_F_FDE_FUNC_START_PCREL")
 		if flags != 0 {
 			fmt.Fprintf(w, "%11s%d\n", prefix, flags)
 		}
