@@ -1,7 +1,9 @@
 package cfi
 
 import (
+	"bytes"
 	"debug/elf"
+	"encoding/binary"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -208,7 +210,34 @@ func TestCompressedDebugFrame(t *testing.T) {
 			if n := checkFileAgainst(t, out, "", DebugFrame); n == 0 {
 				t.Errorf("no rows compared")
 			}
+			checkForgedSize(t, out)
 		})
+	}
+}
+
+// checkForgedSize makes the compressed section claim 64 GB and expects
+// Read to refuse it rather than try.
+func checkForgedSize(t *testing.T, path string) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := elf.NewFile(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := f.Section(".zdebug_frame"); s != nil {
+		binary.BigEndian.PutUint64(data[s.Offset+4:], 1<<36)
+	} else {
+		s := f.Section(".debug_frame")
+		f.ByteOrder.PutUint64(data[s.Offset+8:], 1<<36) // Elf64_Chdr.ch_size
+	}
+	f, err = elf.NewFile(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Read(f, DebugFrame); err == nil || !strings.Contains(err.Error(), "compressed section claims 68719476736 bytes") {
+		t.Errorf("forged size: %v", err)
 	}
 }
 

@@ -1,6 +1,7 @@
 package cfi
 
 import (
+	"bytes"
 	"debug/elf"
 	"encoding/binary"
 	"fmt"
@@ -175,4 +176,38 @@ func compareFastSlow(fr *Frames) string {
 		}
 	}
 	return ""
+}
+
+// FuzzReadELF reads the CFI of arbitrary ELF files: section choice,
+// compressed sections, and the relocations of relocatable objects.
+func FuzzReadELF(f *testing.F) {
+	for _, pat := range []string{"../testdata/gas/x86_64/basic.o", "../testdata/gas/s390x/basic.o", "../testdata/gas/aarch64/basic.o", "../testdata/link/x86_64/pie.exe"} {
+		if d, err := os.ReadFile(pat); err == nil {
+			f.Add(d)
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		ef, err := openELF(data)
+		if err != nil {
+			return
+		}
+		for _, src := range []Source{Auto, EHFrame, DebugFrame} {
+			fr, err := Read(ef, src)
+			if err != nil {
+				continue
+			}
+			walkAll(fr)
+		}
+	})
+}
+
+// openELF parses data with debug/elf, treating its panics as errors: they
+// are debug/elf's, not ours.
+func openELF(data []byte) (f *elf.File, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("debug/elf: %v", r)
+		}
+	}()
+	return elf.NewFile(bytes.NewReader(data))
 }

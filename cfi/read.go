@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // ErrNoCFI is returned by Read for a file with no call-frame information
@@ -24,6 +25,9 @@ var ErrNoCFI = errors.New("no .eh_frame or .debug_frame section")
 func Read(f *elf.File, src Source) (*Frames, error) {
 	sec, which, err := findSection(f, src)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkCompressedSize(sec); err != nil {
 		return nil, err
 	}
 	data, err := sec.Data()
@@ -77,6 +81,33 @@ func ReadSection(data []byte, src Source, ptr PointerContext) (*Frames, error) {
 	fr := parse(data, src.String(), src, ptr)
 	fr.Address = ptr.SectionAddr
 	return fr, nil
+}
+
+// checkCompressedSize refuses a compressed section whose header claims
+// far more data than compression of CFI gives (a few times its size):
+// decompressing a forged one could take any amount of memory.
+func checkCompressedSize(sec *elf.Section) error {
+	size := sec.Size
+	switch {
+	case sec.Flags&elf.SHF_COMPRESSED != 0:
+	case strings.HasPrefix(sec.Name, ".zdebug"):
+		// debug/elf reads the size from the "ZLIB" header when it opens
+		// the section: read it first.
+		var hdr [12]byte
+		if n, _ := sec.ReadAt(hdr[:], 0); n == 12 && string(hdr[:4]) == "ZLIB" {
+			size = binary.BigEndian.Uint64(hdr[4:])
+		}
+	default:
+		return nil
+	}
+	if size <= sec.FileSize {
+		return nil
+	}
+	const maxRatio = 1024
+	if size > 1<<32 || size/maxRatio > sec.FileSize+1<<10 {
+		return fmt.Errorf("%s: compressed section claims %d bytes from %d", sec.Name, size, sec.FileSize)
+	}
+	return nil
 }
 
 func addrSize(f *elf.File) int {
