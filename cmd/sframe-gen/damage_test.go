@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"runtime"
 	"runtime/debug"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -41,6 +42,8 @@ func TestDamage(t *testing.T) {
 	work := t.TempDir()
 	var stats damageStats
 	stats.byKind = map[string]int{}
+	stats.messages = map[string]int{}
+	stats.knownTerse = map[string]int{}
 	start := time.Now()
 	for bi, base := range bases {
 		orig, err := os.ReadFile(base)
@@ -93,6 +96,17 @@ func TestDamage(t *testing.T) {
 			t.Logf("  %-20s %4d  %s", m.kind, stats.byKind[m.kind], m.doc)
 		}
 	}
+	if len(stats.knownTerse) > 0 {
+		t.Logf("known: bare EOF messages (commands not using openELF yet): %v", stats.knownTerse)
+	}
+	if testing.Verbose() {
+		var msgs []string
+		for m, n := range stats.messages {
+			msgs = append(msgs, fmt.Sprintf("%6d  %s", n, m))
+		}
+		sort.Strings(msgs)
+		t.Logf("error messages (file name and numbers elided):\n%s", strings.Join(msgs, "\n"))
+	}
 	if stats.variants < 500 {
 		t.Errorf("only %d variants; the test data shrank?", stats.variants)
 	}
@@ -117,6 +131,10 @@ type damageStats struct {
 	exit                     [3]int
 	maxAlloc                 uint64
 	byKind                   map[string]int
+	// messages counts the error lines, file name and numbers elided.
+	messages map[string]int
+	// knownTerse counts the bare "EOF" messages of terseKnown commands.
+	knownTerse map[string]int
 }
 
 // damageBases lists the sound files the variants are made from: linked
@@ -160,6 +178,20 @@ func relBase(p string) string {
 // entryDiag matches a per-entry diagnostic (after "sframe-gen: FILE: "):
 // a cfi.EntryError or a function left without an SFrame FDE.
 var entryDiag = regexp.MustCompile(`^(\.eh_frame|\.debug_frame|\.zdebug_frame): offset 0x[0-9a-f]+: |: no SFrame FDE: `)
+
+// terse are messages that do not say what is wrong (debug/elf's bare
+// io.EOF for a file cut inside a header).
+var terse = map[string]bool{"EOF": true, "unexpected EOF": true}
+
+// terseKnown are the commands that still open their input with elf.Open
+// rather than openELF (open.go) and so print a bare "EOF" for a file cut
+// inside its headers (and block on a FIFO): known, reported to their owners,
+// counted and logged here instead of failing. Remove a name once its command
+// uses openELF.
+var terseKnown = map[string]bool{"dump": true, "rows": true, "verify": true, "stats": true}
+
+// numbers matches the numbers elided from messages in the -v summary.
+var numbers = regexp.MustCompile(`0x[0-9a-f]+|\b[0-9]+\b|'\[[0-9 ]+\]'`)
 
 // runTimeout is how long one CLI run on a small damaged file may take.
 const runTimeout = 20 * time.Second
@@ -276,9 +308,20 @@ func checkDamaged(rn runner, dir string, d []byte, st *damageStats) (problems []
 				}
 			}
 			for _, ln := range lines {
-				if !strings.HasPrefix(ln, "sframe-gen: "+file+": ") || len(ln) <= len("sframe-gen: "+file+": ") {
+				what, ok := strings.CutPrefix(ln, "sframe-gen: "+file+": ")
+				if !ok || what == "" {
 					fail(cmd, "stderr line %q does not read \"sframe-gen: %s: what is wrong\"", ln, file)
 					break
+				}
+				if terse[what] {
+					if name, _, _ := strings.Cut(cmd, " "); terseKnown[name] {
+						st.knownTerse[name]++
+					} else {
+						fail(cmd, "stderr line %q does not say what is wrong", ln)
+					}
+				}
+				if st.messages != nil {
+					st.messages[cmd+": "+numbers.ReplaceAllString(what, "N")]++
 				}
 			}
 		default:

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 
 	"github.com/spf13/pflag"
@@ -85,22 +86,11 @@ func (c *cli) runGenerate(args []string) int {
 
 // generate runs the pipeline on one file: cfi → lower → emit → elfpatch.
 func (c *cli) generate(file string, o generateOptions) error {
-	in, err := os.Open(file)
+	in, st, ef, err := openELF(file)
 	if err != nil {
-		return errors.Unwrap(err) // the path is printed by fail
+		return err
 	}
 	defer in.Close()
-	st, err := in.Stat()
-	if err != nil {
-		return err
-	}
-	if !st.Mode().IsRegular() {
-		return errors.New("not a regular file")
-	}
-	ef, err := elf.NewFile(in)
-	if err != nil {
-		return err
-	}
 	target, err := lower.TargetForELF(ef)
 	if err != nil {
 		return err
@@ -216,13 +206,22 @@ func (c *cli) replace(file, output string, perm os.FileMode, write func(*os.File
 	if output != "" {
 		dst = output
 	}
-	if err := c.temps.ReplaceFile(dst, perm, write); err != nil {
-		if dst != file {
-			return fmt.Errorf("writing %s: %w", dst, err)
+	// An error of write about the input (its layout) is reported as it
+	// is; one about the output (creating, writing, renaming the temporary
+	// file) names the output.
+	var inputErr error
+	err := c.temps.ReplaceFile(dst, perm, func(tmp *os.File) error {
+		err := write(tmp)
+		var pe *fs.PathError
+		if err != nil && !(errors.As(err, &pe) && pe.Path == tmp.Name()) {
+			inputErr = err
 		}
 		return err
+	})
+	if err != nil && err != inputErr && dst != file {
+		return fmt.Errorf("writing %s: %w", dst, err)
 	}
-	return nil
+	return err
 }
 
 // writeRaw writes section bytes to output, or to stdout when output is empty.

@@ -54,6 +54,13 @@ func TestDamageCheckerFails(t *testing.T) {
 			fmt.Fprintf(c.stderr, "sframe-gen: bad\n")
 			return exitFailure
 		}, "does not read"},
+		{"bare EOF", func(c *cli, args []string) int {
+			if len(args) == 1 || args[0] == "-o" {
+				fmt.Fprintf(c.stderr, "sframe-gen: %s: unexpected EOF\n", file(args))
+				return exitFailure
+			}
+			return good(c, args)
+		}, "does not say what is wrong"},
 		{"stack trace", func(c *cli, args []string) int {
 			fmt.Fprintf(c.stderr, "sframe-gen: %s: goroutine 1 [running]: main.go:12\n", file(args))
 			return exitFailure
