@@ -265,3 +265,47 @@ func TestCCObjects(t *testing.T) {
 	}
 	t.Logf("%d files, %d rows", len(files), n)
 }
+
+// TestI386Object assembles a 32-bit object: 4-byte addresses and REL
+// relocations (R_386_PC32, addend in place).
+func TestI386Object(t *testing.T) {
+	as := refTool(t, "x86_64-as")
+	refTool(t, "x86_64-readelf")
+	dir := t.TempDir()
+	src := filepath.Join(dir, "t32.s")
+	asm := `	.text
+f:
+	.cfi_startproc
+	pushl %ebp
+	.cfi_def_cfa_offset 8
+	.cfi_offset 5, -8
+	movl %esp, %ebp
+	.cfi_def_cfa_register 5
+	.cfi_remember_state
+	popl %ebp
+	.cfi_def_cfa 4, 4
+	ret
+	.cfi_restore_state
+	nop
+	.cfi_endproc
+	.section .text.g,"ax",@progbits
+g:
+	.cfi_startproc
+	subl $12, %esp
+	.cfi_adjust_cfa_offset 12
+	addl $12, %esp
+	.cfi_adjust_cfa_offset -12
+	ret
+	.cfi_endproc
+`
+	if err := os.WriteFile(src, []byte(asm), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	obj := filepath.Join(dir, "t32.o")
+	if msg, err := exec.Command(as, "--32", "-o", obj, src).CombinedOutput(); err != nil {
+		t.Fatalf("as --32: %v\n%s", err, msg)
+	}
+	if n := checkFileAgainst(t, obj, "", EHFrame); n < 6 {
+		t.Errorf("%d rows compared", n)
+	}
+}

@@ -135,6 +135,10 @@ func regNames(m elf.Machine) map[string]uint64 {
 		for i := 0; i < 8; i++ {
 			names[fmt.Sprintf("k%d", i)] = uint64(118 + i)
 		}
+	case elf.EM_386:
+		for i, n := range []string{"eax", "ecx", "edx", "ebx", "esp", "ebp", "esi", "edi", "eip", "eflags"} {
+			names[n] = uint64(i)
+		}
 	case elf.EM_AARCH64:
 		for i := 0; i < 31; i++ {
 			names[fmt.Sprintf("x%d", i)] = uint64(i)
