@@ -30,10 +30,11 @@ type cfiSide struct {
 	err  error
 }
 
-// rowsOf returns the normalized rows of fde (valid until the next call).
+// rowsOf returns the normalized rows of fde (valid until the next call)
+// and the error that stopped them; the error only the first time.
 func (c *cfiSide) rowsOf(frames *cfi.Frames, fde *cfi.FDE) ([]cfiRow, error) {
 	if fde == c.last {
-		return c.rows, c.err
+		return c.rows, nil
 	}
 	c.last, c.rows, c.err = fde, c.rows[:0], nil
 	c.it.Reset(frames, fde)
