@@ -96,6 +96,7 @@ func TestDamage(t *testing.T) {
 			t.Logf("  %-20s %4d  %s", m.kind, stats.byKind[m.kind], m.doc)
 		}
 	}
+	t.Logf("%d outputs of damaged inputs dumped back, %d with a .sframe dump refuses", stats.outputsDumped, stats.badOutputs)
 	if len(stats.knownTerse) > 0 {
 		t.Logf("known: bare EOF messages (commands not using openELF yet): %v", stats.knownTerse)
 	}
@@ -133,6 +134,9 @@ type damageStats struct {
 	byKind                   map[string]int
 	// messages counts the error lines, file name and numbers elided.
 	messages map[string]int
+	// outputsDumped counts the generate outputs dumped back, badOutputs
+	// those whose .sframe dump refused.
+	outputsDumped, badOutputs int
 	// knownTerse counts the bare "EOF" messages of terseKnown commands.
 	knownTerse map[string]int
 }
@@ -368,6 +372,23 @@ func checkDamaged(rn runner, dir string, d []byte, st *damageStats) (problems []
 		unchanged("generate -o", in)
 		if res.code == 0 {
 			noTemps("generate -o", outDir, "result")
+			// What generate wrote, its own dump must read: a damaged
+			// input may leave the ELF unreadable as it was, but the new
+			// .sframe must decode.
+			if written, err := os.ReadFile(out); err == nil && !bytes.Equal(written, d) && !hung {
+				dres, dhung := rn.run("dump", out)
+				switch {
+				case dhung:
+					fail("dump of the output", "hang")
+					hung = true
+				case dres.panicked != nil:
+					fail("dump of the output", "panic: %v\n%s", dres.panicked, dres.stack)
+				case dres.code != 0 && strings.Contains(dres.stderr, "sframe"):
+					st.badOutputs++
+					fail("dump of the output", "generate wrote a .sframe its dump refuses: %s", dres.stderr)
+				}
+				st.outputsDumped++
+			}
 		} else {
 			noTemps("generate -o", outDir)
 		}
