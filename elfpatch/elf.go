@@ -27,6 +27,7 @@ const (
 	pfR = 4
 
 	shtNull        = 0
+	shtProgbits    = 1
 	shtSymtab      = 2
 	shtStrtab      = 3
 	shtRela        = 4
@@ -36,8 +37,10 @@ const (
 	shtSymtabShndx = 18
 	shtGNUSFrame   = 0x6ffffff4
 
-	shfAlloc    = 0x2
-	shfInfoLink = 0x40
+	shfWrite     = 0x1
+	shfAlloc     = 0x2
+	shfExecinstr = 0x4
+	shfInfoLink  = 0x40
 
 	shnUndef     = 0
 	shnLoreserve = 0xff00
@@ -300,8 +303,40 @@ func (f *file) check() error {
 		if s.hasContent() && (s.Off > sz || s.Size > sz-s.Off) {
 			return fmt.Errorf("section %d (%s) at offset %#x size %#x extends past end of file (%#x bytes)", i, f.name(s), s.Off, s.Size, sz)
 		}
+		// A dangling section index would name the section we append.
+		n := uint64(len(f.sects))
+		if linksSection(s.Type) && uint64(s.Link) >= n {
+			return fmt.Errorf("section %d (%s): sh_link %d is not a section index (%d sections)", i, f.name(s), s.Link, n)
+		}
+		if (s.Type == shtRel || s.Type == shtRela || s.Flags&shfInfoLink != 0) && uint64(s.Info) >= n {
+			return fmt.Errorf("section %d (%s): sh_info %d is not a section index (%d sections)", i, f.name(s), s.Info, n)
+		}
+		// The SFrame section we replace must look like one by name, type
+		// and flags alike: never overwrite code or data that only one of
+		// them points at.
+		name := f.name(s)
+		switch {
+		case s.Type == shtGNUSFrame && name != nameSFrame:
+			return fmt.Errorf("section %d (%s) has type SHT_GNU_SFRAME but is not named %s", i, name, nameSFrame)
+		case name == nameSFrame && s.Type != shtGNUSFrame && s.Type != shtProgbits:
+			return fmt.Errorf("section %d (%s) has type %#x, not SHT_GNU_SFRAME or SHT_PROGBITS", i, name, s.Type)
+		case name == nameSFrame && s.Flags&(shfWrite|shfExecinstr) != 0:
+			return fmt.Errorf("section %d (%s) is writable or executable (sh_flags %#x)", i, name, s.Flags)
+		}
 	}
 	return nil
+}
+
+// linksSection reports whether sh_link of a section of type t is a section
+// index (gABI, GNU extensions).
+func linksSection(t uint32) bool {
+	switch t {
+	case shtSymtab, shtRela, shtRel, shtGroup, shtSymtabShndx,
+		5 /* SHT_HASH */, 6 /* SHT_DYNAMIC */, 11, /* SHT_DYNSYM */
+		0x6ffffff6 /* SHT_GNU_HASH */, 0x6ffffffd /* SHT_GNU_verdef */, 0x6ffffffe /* SHT_GNU_verneed */, 0x6fffffff /* SHT_GNU_versym */ :
+		return true
+	}
+	return false
 }
 
 // name returns the name of s, or "?" if it cannot be read.

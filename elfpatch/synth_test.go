@@ -234,6 +234,18 @@ func TestPatchLinkedBadInput(t *testing.T) {
 		})},
 		{"shstrndx", "section-name table index", mod(func(b []byte) { o.PutUint16(b[62:], 9) })},
 		{"no loads", "no PT_LOAD", mod(func(b []byte) { o.PutUint32(b[phdr(1):], 4); o.PutUint32(b[phdr(2):], 4) })},
+		// Found by cmd/sframe-gen's damage test: .text with the SFrame
+		// section type was overwritten with the new section.
+		{"code typed SFrame", "section 2 (.text) has type SHT_GNU_SFRAME but is not named .sframe", mod(func(b []byte) {
+			sh := int(o.Uint64(b[40:]))
+			o.PutUint32(b[sh+2*shdrSize+4:], shtGNUSFrame)
+		})},
+		{"dangling sh_info", "sh_info", mod(func(b []byte) {
+			sh := int(o.Uint64(b[40:]))
+			n := uint32(o.Uint16(b[60:]))
+			o.PutUint32(b[sh+2*shdrSize+4:], shtRela)
+			o.PutUint32(b[sh+2*shdrSize+44:], n) // the index the appended section gets
+		})},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -250,6 +262,10 @@ func TestPatchObjectBadInput(t *testing.T) {
 	if err != nil {
 		t.Skip(err)
 	}
+	gs, err := os.ReadFile("../testdata/gas/x86_64/basic.gs.o")
+	if err != nil {
+		t.Skip(err)
+	}
 	cases := []struct {
 		name, want string
 		in         []byte
@@ -259,6 +275,14 @@ func TestPatchObjectBadInput(t *testing.T) {
 		{"section range", "section index 999 out of range", in, []Reloc{{Offset: 28, Type: 24, Section: 999}}},
 		{"offset range", "outside the 36-byte .sframe", in, []Reloc{{Offset: 30, Type: 24, Section: 1}}},
 		{"truncated", "extends past end of file", in[:len(in)-100], nil},
+		// Found by cmd/sframe-gen's damage test: an existing relocation
+		// section whose sh_info names the index .sframe gets would
+		// relocate it; a code section with the SFrame type was replaced.
+		{"dangling sh_info", "sh_info", setShdr(t, in, ".rela.eh_frame", 44, 4, uint64(shnum(in))), nil},
+		{"dangling sh_link", "sh_link", setShdr(t, in, ".rela.eh_frame", 40, 4, uint64(shnum(in))+1), nil},
+		{"code typed SFrame", "(.text) has type SHT_GNU_SFRAME", setShdr(t, in, ".text", 4, 4, shtGNUSFrame), nil},
+		{"sframe of odd type", "(.sframe) has type 0x8", setShdr(t, gs, ".sframe", 4, 4, shtNobits), nil},
+		{"executable sframe", "(.sframe) is writable or executable", setShdr(t, gs, ".sframe", 8, 8, shfAlloc|shfExecinstr), nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -272,4 +296,34 @@ func TestPatchObjectBadInput(t *testing.T) {
 			}
 		})
 	}
+}
+
+// shnum returns e_shnum of the little-endian ELF64 file b.
+func shnum(b []byte) int { return int(binary.LittleEndian.Uint16(b[60:])) }
+
+// setShdr returns a copy of the little-endian ELF64 file b with a field of
+// the header of section name (at byte off, width 4 or 8) set to v.
+func setShdr(t *testing.T, b []byte, name string, off, width int, v uint64) []byte {
+	t.Helper()
+	f, err := elf.NewFile(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := binary.LittleEndian
+	shoff := int(o.Uint64(b[40:]))
+	out := append([]byte(nil), b...)
+	for i, s := range f.Sections {
+		if s.Name != name {
+			continue
+		}
+		p := shoff + i*shdrSize + off
+		if width == 4 {
+			o.PutUint32(out[p:], uint32(v))
+		} else {
+			o.PutUint64(out[p:], v)
+		}
+		return out
+	}
+	t.Fatalf("no section %s", name)
+	return nil
 }
