@@ -2,7 +2,7 @@
 # regen.sh: regenerate the golden files under testdata/ with the GNU reference
 # tools (binutils with SFrame v3: as --gsframe, ld, objdump/readelf --sframe).
 #
-#   testdata/regen.sh [gas] [link] [sample] [cc]     (default: all stages)
+#   testdata/regen.sh [gas] [cc] [link] [sample]     (default: all, in this order)
 #
 # Tools: directory of the wrappers from $GNU_SFRAME_REF, else whatever
 # ../shared/tools/gnu-sframe-ref prints (it installs them on first use).
@@ -143,6 +143,19 @@ stage_link() {
         for n in $(gasmix_inputs "$a"); do objs="$objs ../../gas/$a/$n$gs.o"; done
         "$(tool "$a" ld)" -shared -soname gasmix.so $objs -o "gasmix$gs.so"
       done
+      # real code: the tree-sitter runtime (cc/ARCH/O2) in a PIE, and on
+      # x86_64 LevelDB (C++, exceptions, libstdc++) in a PIE.
+      for gs in "" .gs; do
+        W=""; [ -n "$gs" ] && W=-Wa,--gsframe
+        $cc $B $CF $W -fPIE -I../../cc/src/tree-sitter/include -c ../src/tsmain.c -o "tsmain$gs.o"
+        $cc $B -pie "tsmain$gs.o" "../../cc/$a/O2/tree-sitter$gs.o" -o "tree-sitter$gs.exe"
+        rm -f "tsmain$gs.o"
+        if [ "$a" = x86_64 ]; then
+          g++ $B $CF $W -fPIE -I../../cc/src/leveldb/include -c ../src/ldbmain.cc -o "ldbmain$gs.o"
+          g++ $B -pie "ldbmain$gs.o" "../../cc/$a/O2/leveldb$gs.o" -lpthread -o "leveldb$gs.exe"
+          rm -f "ldbmain$gs.o"
+        fi
+      done
       for f in *.so *.exe; do link_dumps "$a" "$f"; done
       for f in *.gs.o; do sframe_text "$(tool "$a" objdump)" "$f" > "${f%.o}.objdump"; done )
   done
@@ -222,7 +235,7 @@ stage_cc() {
 # (all in one function called on the last line, so editing this file while it
 # runs cannot change what the running shell reads next)
 main() {
-  stages=${*:-gas link sample cc}
+  stages=${*:-gas cc link sample}   # link uses gas and cc outputs
   for st in $stages; do
     case $st in
       gas|link|sample|cc) "stage_$st" ;;
