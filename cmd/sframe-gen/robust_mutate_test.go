@@ -484,6 +484,47 @@ func mutators() []mutator {
 			return l.putPhdr(d, r.Intn(l.phnum), phType, pickU64(r, uint64(elf.PT_LOAD), uint64(elf.PT_DYNAMIC), uint64(elf.PT_NOTE), 0x6474e550, 0x6474e554, uint64(elf.PT_PHDR)))
 		}, "a program header's type changed (PT_LOAD, PT_GNU_EH_FRAME, PT_GNU_SFRAME...)"},
 
+		{"load-layout", 3, func(r *rand.Rand, d []byte, l *elfLayout) []byte {
+			var loads []int
+			for i := 0; i < l.phnum; i++ {
+				p := l.phoff + uint64(i*l.phentsize)
+				if l.bo.Uint32(d[p:]) == uint32(elf.PT_LOAD) {
+					loads = append(loads, i)
+				}
+			}
+			if len(loads) < 2 {
+				return nil
+			}
+			a, b := loads[r.Intn(len(loads))], loads[r.Intn(len(loads))]
+			pa, pb := l.phoff+uint64(a*l.phentsize), l.phoff+uint64(b*l.phentsize)
+			switch r.Intn(4) {
+			case 0: // two PT_LOADs at one address
+				copy(d[pa+phVaddr:pa+phVaddr+8], d[pb+phVaddr:pb+phVaddr+8])
+			case 1: // p_offset not congruent to p_vaddr
+				l.bo.PutUint64(d[pa+phOffset:], l.bo.Uint64(d[pa+phOffset:])+1+uint64(r.Intn(7)))
+			case 2: // the last segment ends at the top of the address space
+				last := loads[len(loads)-1]
+				pl := l.phoff + uint64(last*l.phentsize)
+				l.bo.PutUint64(d[pl+phVaddr:], -l.bo.Uint64(d[pl+phMemsz:])-uint64(r.Intn(2))*0x1000)
+			default: // PT_LOADs swapped (not sorted by address)
+				var tmp [0x38]byte
+				copy(tmp[:], d[pa:pa+0x38])
+				copy(d[pa:pa+0x38], d[pb:pb+0x38])
+				copy(d[pb:pb+0x38], tmp[:])
+			}
+			return d
+		}, "PT_LOADs overlapping, incongruent, unsorted, at the top of the address space"},
+		{"sframe-phdr", 1, func(r *rand.Rand, d []byte, l *elfLayout) []byte {
+			for i := 0; i < l.phnum; i++ {
+				p := l.phoff + uint64(i*l.phentsize)
+				if l.bo.Uint32(d[p:]) == 0x6474e554 { // PT_GNU_SFRAME
+					f := []int{phOffset, phVaddr, phFilesz, phMemsz}[r.Intn(4)]
+					return l.putPhdr(d, i, f, pickU64(r, 0, uint64(len(d)), 1<<62, ^uint64(0)))
+				}
+			}
+			return nil
+		}, "an existing PT_GNU_SFRAME pointing elsewhere"},
+
 		// Absurd counts in the ELF header.
 		{"ehdr-counts", 6, func(r *rand.Rand, d []byte, l *elfLayout) []byte {
 			switch r.Intn(10) {
