@@ -24,6 +24,10 @@ import (
 // untouched, no temporary file left, no allocation out of proportion to the
 // input.
 //
+// SFRAME_DAMAGE_VERIFY=1 also runs verify on every output generate wrote
+// from a damaged input and logs its findings (not failures: PLT FDEs follow
+// the PLT, not the damaged CFI; see docs/robustness.md).
+//
 // By default half the variants are made (about 900, 20 s on two busy
 // cores); SFRAME_DAMAGE_LONG=N makes all of them N times over (different
 // seeds).
@@ -97,6 +101,9 @@ func TestDamage(t *testing.T) {
 		}
 	}
 	t.Logf("%d outputs of damaged inputs dumped back, %d with a .sframe dump refuses", stats.outputsDumped, stats.badOutputs)
+	for _, v := range stats.verifyFindings {
+		t.Logf("verify on output of %s", v)
+	}
 	if len(stats.knownTerse) > 0 {
 		t.Logf("known: bare EOF messages (commands not using openELF yet; \"…: EOF\": a part named, not what is wrong): %v", stats.knownTerse)
 	}
@@ -137,6 +144,7 @@ type damageStats struct {
 	// outputsDumped counts the generate outputs dumped back, badOutputs
 	// those whose .sframe dump refused.
 	outputsDumped, badOutputs int
+	verifyFindings            []string
 	// knownTerse counts the bare "EOF" messages of terseKnown commands.
 	knownTerse map[string]int
 }
@@ -394,6 +402,12 @@ func checkDamaged(rn runner, dir string, d []byte, st *damageStats) (problems []
 					fail("dump of the output", "generate wrote a .sframe its dump refuses: %s", dres.stderr)
 				}
 				st.outputsDumped++
+				if os.Getenv("SFRAME_DAMAGE_VERIFY") != "" {
+					vres, _ := rn.run("verify", out)
+					if vres.code != 0 {
+						st.verifyFindings = append(st.verifyFindings, fmt.Sprintf("%s (exit %d):\n%s%s", in, vres.code, vres.stdout, vres.stderr))
+					}
+				}
 			}
 		} else {
 			noTemps("generate -o", outDir)
