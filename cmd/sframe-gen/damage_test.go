@@ -189,7 +189,7 @@ func relBase(p string) string {
 
 // entryDiag matches a per-entry diagnostic (after "sframe-gen: FILE: "):
 // a cfi.EntryError or a function left without an SFrame FDE.
-var entryDiag = regexp.MustCompile(`^(\.eh_frame|\.debug_frame|\.zdebug_frame): offset 0x[0-9a-f]+: |: no SFrame FDE: `)
+var entryDiag = regexp.MustCompile(`^(\.eh_frame|\.debug_frame|\.zdebug_frame): offset 0x[0-9a-f]+: |: no SFrame FDE: |: SFrame FDE without FREs `)
 
 // terse are messages that do not say what is wrong (debug/elf's bare
 // io.EOF for a file cut inside a header).
@@ -411,6 +411,22 @@ func checkDamaged(rn runner, dir string, d []byte, st *damageStats) (problems []
 			}
 		} else {
 			noTemps("generate -o", outDir)
+		}
+	}
+
+	// generate -v --strict: the symbolizer reads the (damaged) symbol
+	// tables to name skipped functions.
+	if !hung {
+		strictDir := filepath.Join(dir, "strict")
+		os.Mkdir(strictDir, 0o755)
+		res, timedOut = rn.run("-v", "--strict", "-o", filepath.Join(strictDir, "result"), in)
+		if check("generate -v --strict", in, res, timedOut, false, false) {
+			unchanged("generate -v --strict", in)
+			if res.code == 0 {
+				noTemps("generate -v --strict", strictDir, "result")
+			} else {
+				noTemps("generate -v --strict", strictDir)
+			}
 		}
 	}
 
