@@ -30,7 +30,7 @@ import (
 //
 // By default half the variants are made (about 900, 20 s on two busy
 // cores); SFRAME_DAMAGE_LONG=N makes all of them N times over (different
-// seeds).
+// seeds), SFRAME_DAMAGE_SEED=N other ones.
 func TestDamage(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short")
@@ -41,6 +41,10 @@ func TestDamage(t *testing.T) {
 		if factor < 1 {
 			factor = 1
 		}
+	}
+	var seedBase int64 // SFRAME_DAMAGE_SEED=N: other variants
+	if s := os.Getenv("SFRAME_DAMAGE_SEED"); s != "" {
+		fmt.Sscan(s, &seedBase)
 	}
 	bases := damageBases(t)
 	work := t.TempDir()
@@ -63,7 +67,7 @@ func TestDamage(t *testing.T) {
 				if factor == 1 && (bi+mi+k)%2 != 0 {
 					continue // the default run makes every other variant
 				}
-				seed := int64(bi)<<32 | int64(mi)<<16 | int64(k)
+				seed := seedBase<<48 | int64(bi)<<32 | int64(mi)<<16 | int64(k)
 				r := rand.New(rand.NewSource(seed))
 				d := m.fn(r, append([]byte(nil), orig...), l)
 				if d == nil {
