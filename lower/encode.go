@@ -15,7 +15,9 @@ func controlWord(reg uint64, deref, regP bool) uint32 {
 // RA tracking the RA offset if RA is on the stack (else on s390x the RA
 // padding word when FP is on the stack), and for flex FDEs the control
 // words of register rules, read unsigned. ok is false beyond 32 bits.
-func (r *regs) wordSize(f *row, flex bool) (size emit.DataWordSize, ok bool) {
+// gas leaves out an AMD64 flex RA offset, which appendWords then
+// truncates; unless gasCompat, it counts.
+func (r *regs) wordSize(f *row, flex, gasCompat bool) (size emit.DataWordSize, ok bool) {
 	size, ok = emit.DataWordSizeFor(f.cfaOffset)
 	grow := func(s emit.DataWordSize, fits bool) {
 		ok = ok && fits
@@ -31,6 +33,15 @@ func (r *regs) wordSize(f *row, flex bool) (size emit.DataWordSize, ok bool) {
 			grow(emit.DataWordSizeFor(f.raOffset))
 		} else if r.s390x && f.fpLoc == locStack {
 			grow(emit.DataWordSizeFor(emit.RAOffsetInvalid))
+		}
+	}
+	if flex && !gasCompat {
+		// Every offset word written (register rules' offsets too).
+		if f.raLoc != locNone {
+			grow(emit.DataWordSizeFor(f.raOffset))
+		}
+		if f.fpLoc != locNone {
+			grow(emit.DataWordSizeFor(f.fpOffset))
 		}
 	}
 	if flex {

@@ -4,8 +4,10 @@ import "github.com/sframe-gen/sframe-gen/cfi"
 
 // DWARF expression opcodes gas recognizes inside .cfi_escape.
 const (
-	opBreg6 = 0x76 // DW_OP_breg6 (rbp on x86-64)
-	opDeref = 0x06 // DW_OP_deref
+	opBreg0  = 0x70 // DW_OP_breg0
+	opBreg6  = 0x76 // DW_OP_breg6 (rbp on x86-64)
+	opBreg31 = 0x8f // DW_OP_breg31
+	opDeref  = 0x06 // DW_OP_deref
 )
 
 // escape is sframe_xlate_do_cfi_escape, applied to an instruction gas can
@@ -69,10 +71,16 @@ func (x *translator) escapeDefCFAExpr(raw []byte) (bool, error) {
 	if err := x.needCur(cfi.OpDefCFAExpression); err != nil {
 		return false, err
 	}
+	x.cur.cfaBad = ""
+	if raw[3]&0x80 != 0 {
+		// DWARF reads a multi-byte SLEB128 that eats the DW_OP_deref.
+		x.cur.cfaBad = x.bad("DW_CFA_def_cfa_expression offset byte %#x is not a one-byte SLEB128", raw[3])
+	}
 	x.flex = true
 	x.cur.cfaReg = x.r.fp
 	x.cur.cfaOffset = gasByteSLEB(raw[3])
 	x.cur.cfaDeref = true
+	x.cur.cfaExprOff = 0
 	x.cur.mergeCandidate = false
 	return true, nil
 }
@@ -96,12 +104,29 @@ func (x *translator) escapeExpr(raw []byte) (bool, error) {
 		if r.amd64 && raw[3] == opBreg6 {
 			fpReg = r.fp
 		}
+		// gas writes a flex FP rule with an invalid register for
+		// anything but x86-64 DW_OP_breg6, and makes AArch64 (which has
+		// no flex FDEs in gas) flex too.
+		why := ""
+		switch {
+		case !r.flex:
+			why = x.bad(".cfi_escape DW_CFA_expression with %s reg %d", r.name(reg), uint32(reg))
+		case raw[3] < opBreg0 || raw[3] > opBreg31 || raw[4]&0x80 != 0:
+			why = x.bad("DW_CFA_expression for FP reg %d: only DW_OP_breg<n> with a one-byte offset is representable", uint32(reg))
+		case !x.gas:
+			fpReg = uint64(raw[3] - opBreg0)
+		}
+		x.cur.fpBad = why
 		x.flex = true
 		c := &x.cur
 		c.fpLoc, c.fpOffset, c.fpReg, c.fpDeref = locReg, gasByteSLEB(raw[4]), fpReg, true
 		c.mergeCandidate = false
 	case reg == r.sp || (r.raTracking && reg == r.ra) || reg == x.cur.cfaReg:
 		return true, refuse(".cfi_escape DW_CFA_expression with %s reg %d", r.name(reg), uint32(reg))
+	case reg == r.ra && !x.gas:
+		// AMD64: gas ignores it, RA stays at CFA-8.
+		x.cur.raBad = x.bad(".cfi_escape DW_CFA_expression with %s reg %d", r.name(reg), uint32(reg))
+		x.cur.raUndefined = false
 	}
 	return true, nil
 }

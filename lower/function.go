@@ -36,6 +36,7 @@ type Lowerer struct {
 	target Target
 	regs   regs
 	frames *cfi.Frames
+	opt    Options
 	x      translator
 
 	// Chunks the FREs and data words of results are cut from, so that a
@@ -64,12 +65,19 @@ func (l *Lowerer) wordsFor(n int) []int32 {
 	return l.wordArena
 }
 
-// NewLowerer returns a Lowerer for the FDEs of frames.
+// NewLowerer returns a Lowerer for the FDEs of frames, in the default
+// (correct) mode.
 func NewLowerer(frames *cfi.Frames, t Target) (*Lowerer, error) {
+	return NewLowererWith(frames, t, Options{})
+}
+
+// NewLowererWith returns a Lowerer for the FDEs of frames with the given
+// options.
+func NewLowererWith(frames *cfi.Frames, t Target, opt Options) (*Lowerer, error) {
 	if err := t.check(); err != nil {
 		return nil, err
 	}
-	return &Lowerer{target: t, regs: t.regs(), frames: frames}, nil
+	return &Lowerer{target: t, regs: t.regs(), frames: frames, opt: opt}, nil
 }
 
 // Function translates one FDE. With skip == nil, or skip.Emitted, fde is
@@ -123,6 +131,7 @@ func (l *Lowerer) lower(size uint64, signal, pauthB bool, run func() error) (fde
 func (l *Lowerer) translate(f *cfi.FDE) error {
 	x := &l.x
 	x.reset(l.regs, f.Size)
+	x.gas = l.opt.GasCompat
 	if f.CIE == nil {
 		return errors.New("FDE has no CIE")
 	}
@@ -135,6 +144,7 @@ func (l *Lowerer) translate(f *cfi.FDE) error {
 	if err := l.run(l.frames.CIEInstructions(f.CIE), f, f.CIE.Initial, f.CIE.InitialOffset); err != nil {
 		return err
 	}
+	x.endCIE()
 	if err := l.run(l.frames.FDEInstructions(f), f, f.Instructions, f.InstructionsOffset); err != nil {
 		return err
 	}
@@ -179,7 +189,7 @@ func (l *Lowerer) encode(fde *emit.FDE) error {
 		if f.raUndefined {
 			continue // info 0, no data words: "RA undefined"
 		}
-		size, ok := r.wordSize(f, x.flex)
+		size, ok := r.wordSize(f, x.flex, x.gas)
 		if !ok {
 			return &refusal{reason: "SFrame unsupported FRE data word size", late: true}
 		}

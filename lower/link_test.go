@@ -178,7 +178,7 @@ func checkLinked(t *testing.T, f *elf.File, variant PLTVariant) {
 		}
 	}
 	frames.FDEs = kept
-	res, err := Lower(frames, target)
+	res, err := LowerWith(frames, target, Options{GasCompat: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -78,26 +78,33 @@ type pltLayout struct {
 }
 
 var (
-	x86PLT0     = []pltFRE{{0, 16}, {6, 24}}
-	x86PLTn     = []pltFRE{{0, 8}, {11, 16}}
-	x86IBTPLTn  = []pltFRE{{0, 8}, {9, 16}}
-	x86SecPLTn  = []pltFRE{{0, 8}}
-	x86PLTGot   = []pltFRE{{0, 16}} // ld's value; .eh_frame says rsp+8
-	s390xPLTFRE = []pltFRE{{0, int32(emit.S390XCFAOffsetEncode(160))}}
+	x86PLT0    = []pltFRE{{0, 16}, {6, 24}}
+	x86PLTn    = []pltFRE{{0, 8}, {11, 16}}
+	x86IBTPLTn = []pltFRE{{0, 8}, {9, 16}}
+	x86SecPLTn = []pltFRE{{0, 8}}
+	x86PLTGot  = []pltFRE{{0, 16}} // ld's value; .eh_frame says rsp+8
+	// x86PLTGotCFI is what a .plt.got entry (a bare "jmp *GOT(%rip)",
+	// reached by call) means, and what ld's own .eh_frame says.
+	x86PLTGotCFI = []pltFRE{{0, 8}}
+	s390xPLTFRE  = []pltFRE{{0, int32(emit.S390XCFAOffsetEncode(160))}}
 )
 
-func pltLayoutFor(t Target, v PLTVariant) (pltLayout, error) {
+func pltLayoutFor(t Target, v PLTVariant, opt Options) (pltLayout, error) {
 	switch t.Arch {
 	case AMD64:
+		got := x86PLTGotCFI
+		if opt.GasCompat {
+			got = x86PLTGot
+		}
 		switch v {
 		case PLTLazy:
-			return pltLayout{16, x86PLT0, 16, x86PLTn, 8, x86SecPLTn, 8, x86PLTGot, nil}, nil
+			return pltLayout{16, x86PLT0, 16, x86PLTn, 8, x86SecPLTn, 8, got, nil}, nil
 		case PLTLazyIBT:
-			return pltLayout{16, x86PLT0, 16, x86IBTPLTn, 16, x86SecPLTn, 16, x86PLTGot, nil}, nil
+			return pltLayout{16, x86PLT0, 16, x86IBTPLTn, 16, x86SecPLTn, 16, got, nil}, nil
 		case PLTNonLazy:
-			return pltLayout{0, nil, 16, x86SecPLTn, 0, nil, 8, x86PLTGot, nil}, nil
+			return pltLayout{0, nil, 16, x86SecPLTn, 0, nil, 8, got, nil}, nil
 		case PLTNonLazyIBT:
-			return pltLayout{0, nil, 16, x86SecPLTn, 0, nil, 16, x86PLTGot, nil}, nil
+			return pltLayout{0, nil, 16, x86SecPLTn, 0, nil, 16, got, nil}, nil
 		}
 		return pltLayout{}, fmt.Errorf("lower: unknown x86-64 PLT variant %d", v)
 	case S390X:
@@ -111,9 +118,17 @@ func pltLayoutFor(t Target, v PLTVariant) (pltLayout, error) {
 // in the order ld merges them: .plt (PLT0, then the entries as one
 // PCMASK FDE), .plt.sec, .plt.got. Each section's FRE type comes from its
 // whole size; a PCMASK FDE is made only if the section holds at least one
-// entry. variant is ignored on s390x, which only has .plt.
+// entry. variant is ignored on s390x, which only has .plt. These are ld's
+// tables exactly: PLTWith in GasCompat mode.
 func PLT(t Target, variant PLTVariant, secs []PLTSection) ([]PLTFDE, error) {
-	lay, err := pltLayoutFor(t, variant)
+	return PLTWith(t, variant, secs, Options{GasCompat: true})
+}
+
+// PLTWith is PLT with options: in the default (correct) mode the x86-64
+// .plt.got FRE says sp+8, what its entries (a bare "jmp *GOT(%rip)"
+// reached by call) and ld's own .eh_frame mean, instead of ld's sp+16.
+func PLTWith(t Target, variant PLTVariant, secs []PLTSection, opt Options) ([]PLTFDE, error) {
+	lay, err := pltLayoutFor(t, variant, opt)
 	if err != nil {
 		return nil, err
 	}

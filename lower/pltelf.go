@@ -81,9 +81,9 @@ func sectionHead(s *elf.Section, n int) ([]byte, error) {
 // LowerFile is Lower for a whole ELF file as GNU ld would lay its SFrame
 // out: for a linked file, the FDEs that .eh_frame has for the PLT sections
 // ld describes are replaced by ld's fixed PLT FDEs, added after the
-// functions. It returns the PLT sections so callers can tell those FDEs
-// apart in reports.
-func LowerFile(f *elf.File, frames *cfi.Frames, t Target) (*Result, []PLTSection, error) {
+// functions (PLTWith: in the correct mode with .plt.got's true CFA). It
+// returns the PLT sections so callers can tell those FDEs apart in reports.
+func LowerFile(f *elf.File, frames *cfi.Frames, t Target, opt Options) (*Result, []PLTSection, error) {
 	variant, plt, err := PLTForELF(f, t)
 	if err != nil {
 		return nil, nil, err
@@ -99,12 +99,12 @@ func LowerFile(f *elf.File, frames *cfi.Frames, t Target) (*Result, []PLTSection
 		only.FDEs = kept
 		frames = &only
 	}
-	res, err := Lower(frames, t)
+	res, err := LowerWith(frames, t, opt)
 	if err != nil {
 		return nil, nil, err
 	}
 	if len(plt) > 0 {
-		fdes, err := PLT(t, variant, plt)
+		fdes, err := PLTWith(t, variant, plt, opt)
 		if err != nil {
 			return nil, nil, err
 		}

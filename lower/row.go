@@ -25,6 +25,9 @@ type row struct {
 	cfaReg    uint64 // DWARF register, regInvalid if unset
 	cfaOffset int64  // s390x: already encoded as (off-160)/8
 	cfaDeref  bool
+	// cfaExprOff is, while the CFA is an expression (cfaDeref), the
+	// offset DWARF keeps for a later def_cfa_register (correct mode).
+	cfaExprOff int64
 
 	fpLoc    loc
 	fpReg    uint64
@@ -35,6 +38,13 @@ type row struct {
 	raReg    uint64
 	raOffset int64
 	raDeref  bool
+
+	// Correct mode: why SFrame cannot say what the CFI says of the CFA,
+	// FP or RA in this state ("" when it can). gas's translation goes on
+	// (so a later refusal of gas's still decides the reason, and a later
+	// op at the same address may replace the rule); the function is
+	// refused if such a state covers any address (translator.covers).
+	cfaBad, fpBad, raBad string
 }
 
 // newRow is sframe_row_entry_new: nothing known, a merge candidate.

@@ -39,22 +39,31 @@ type Result struct {
 	Sources []*cfi.FDE
 }
 
-// Lower translates every FDE of frames, in section order, as GNU as
-// --gsframe does for the functions of one assembly file. It fails only
-// when the target is unusable; functions that cannot be represented are
-// listed in Result.Skipped.
+// Lower is LowerWith in the default (correct) mode.
+func Lower(frames *cfi.Frames, t Target) (*Result, error) {
+	return LowerWith(frames, t, Options{})
+}
+
+// LowerWith translates every FDE of frames, in section order, as GNU as
+// --gsframe does for the functions of one assembly file (with
+// opt.GasCompat, bug for bug; otherwise where gas's translation means what
+// the CFI means). It fails only when the target is unusable; functions
+// that cannot be represented are listed in Result.Skipped.
 //
 // For a relocatable object (t.Relocatable) the result is what gas writes:
 // FDE start fields 0 with one relocation each, and on s390x the section
-// padded to a multiple of 8 bytes.
-func Lower(frames *cfi.Frames, t Target) (*Result, error) {
+// padded to a multiple of 8 bytes. In a linked file, the correct mode
+// leaves out FDEs of size 0: they describe no address, and ld's copy of
+// one shares its start with the next function, which the Linux kernel
+// refuses (the whole section).
+func LowerWith(frames *cfi.Frames, t Target, opt Options) (*Result, error) {
 	if frames == nil {
 		return nil, fmt.Errorf("lower: no CFI")
 	}
 	if frames.Relocatable != t.Relocatable {
 		return nil, fmt.Errorf("lower: CFI of a relocatable object is %v, target says %v", frames.Relocatable, t.Relocatable)
 	}
-	l, err := NewLowerer(frames, t)
+	l, err := NewLowererWith(frames, t, opt)
 	if err != nil {
 		return nil, err
 	}
@@ -65,6 +74,9 @@ func Lower(frames *cfi.Frames, t Target) (*Result, error) {
 			// Without the section of the function there is nothing for
 			// the start field's relocation to refer to.
 			res.Skipped = append(res.Skipped, Skip{FDE: f, Reason: "function start has no relocation to a section"})
+			continue
+		}
+		if !t.Relocatable && !opt.GasCompat && f.Size == 0 {
 			continue
 		}
 		fde, skip := l.Function(f)

@@ -39,6 +39,19 @@ type translator struct {
 	hasRemember bool
 	flex        bool
 	pc          uint64 // location reached by the advances so far
+
+	// gas selects gas's translation (Options.GasCompat). Otherwise the
+	// translation means what the CFI means: DW_CFA_restore goes back to
+	// the state after the CIE's initial instructions (cie, once cieDone),
+	// and remembered states form a stack.
+	gas     bool
+	cie     row
+	cieDone bool
+	stack   []row
+	// unrepresentable is the first reason (correct mode) why a state
+	// that covers some address cannot be said in SFrame (row.cfaBad,
+	// fpBad, raBad).
+	unrepresentable string
 }
 
 func (x *translator) reset(r regs, size uint64) {
@@ -50,6 +63,28 @@ func (x *translator) reset(r regs, size uint64) {
 	x.hasRemember = false
 	x.flex = false
 	x.pc = 0
+	x.cieDone = false
+	x.stack = x.stack[:0]
+	x.unrepresentable = ""
+}
+
+// bad is, in correct mode, the reason a rule cannot be represented (kept
+// in row.cfaBad, fpBad, raBad); "" in GasCompat mode.
+func (x *translator) bad(format string, args ...any) string {
+	if x.gas {
+		return ""
+	}
+	return fmt.Sprintf(format, args...)
+}
+
+// endCIE marks the end of the CIE's initial instructions: their state is
+// what DW_CFA_restore returns to (correct mode).
+func (x *translator) endCIE() {
+	x.cie = newRow(0)
+	if x.hasCur {
+		x.cie.inherit(&x.cur)
+	}
+	x.cieDone = true
 }
 
 // last returns the last committed FRE, or nil.
@@ -92,6 +127,7 @@ func (x *translator) advance(pc uint64) error {
 	if pc > x.size {
 		return refuse("CFI advances to %#x, past the function end %#x", pc, x.size)
 	}
+	x.covers(pc)
 	x.pc = pc
 	switch {
 	case !x.hasCur:
@@ -116,6 +152,7 @@ func (x *translator) advance(pc uint64) error {
 // (which gives the trailing duplicate FRE), then makes gas's function-level
 // checks.
 func (x *translator) finish() error {
+	x.covers(x.size)
 	if x.hasCur {
 		x.commit()
 		x.hasCur = false
@@ -130,7 +167,26 @@ func (x *translator) finish() error {
 			}
 		}
 	}
+	if x.unrepresentable != "" {
+		return refuse("%s", x.unrepresentable)
+	}
 	return nil
+}
+
+// covers notes, in correct mode, that the current state applies to the
+// addresses from x.pc up to end: if SFrame cannot express it, the function
+// is refused (at the end, so that gas's own refusals keep precedence). An
+// outermost frame (RA undefined) needs no CFA, FP or RA.
+func (x *translator) covers(end uint64) {
+	if x.gas || !x.hasCur || end <= x.pc || x.unrepresentable != "" || x.cur.raUndefined {
+		return
+	}
+	for _, why := range [...]string{x.cur.cfaBad, x.cur.fpBad, x.cur.raBad} {
+		if why != "" {
+			x.unrepresentable = why
+			return
+		}
+	}
 }
 
 // step translates one instruction.
@@ -167,6 +223,12 @@ func (x *translator) step(ins *cfi.Instruction, fdeStart uint64) error {
 		if !x.hasCur {
 			return refuse(".cfi_remember_state without prior SFrame FRE state")
 		}
+		if !x.gas {
+			// DWARF remembers a stack of states; gas only one.
+			x.stack = append(x.stack, newRow(0))
+			x.stack[len(x.stack)-1].inherit(&x.cur)
+			return nil
+		}
 		x.remember = newRow(0)
 		x.remember.inherit(&x.cur)
 		x.hasRemember = true
@@ -174,13 +236,18 @@ func (x *translator) step(ins *cfi.Instruction, fdeStart uint64) error {
 	case cfi.OpRestoreState:
 		// gas asserts that remember_state came first and that no other op
 		// changed the scratch FRE since the last advance.
-		if !x.hasRemember {
+		if x.gas && !x.hasRemember || !x.gas && len(x.stack) == 0 {
 			return refuse("DW_CFA_restore_state without DW_CFA_remember_state")
 		}
 		if err := x.needCur(ins.Op); err != nil {
 			return err
 		}
-		x.cur.inherit(&x.remember)
+		if x.gas {
+			x.cur.inherit(&x.remember)
+		} else {
+			x.cur.inherit(&x.stack[len(x.stack)-1])
+			x.stack = x.stack[:len(x.stack)-1]
+		}
 		x.cur.mergeCandidate = false
 		return nil
 	case cfi.OpRestore, cfi.OpRestoreExtended:
@@ -195,22 +262,35 @@ func (x *translator) step(ins *cfi.Instruction, fdeStart uint64) error {
 				return err
 			}
 			x.cur.raUndefined = true
+			x.cur.raBad = ""
 			x.cur.mergeCandidate = false
 		}
 		return nil
 	case cfi.OpSameValue:
 		switch {
+		case !r.raTracking && ins.Reg == r.ra:
+			// AMD64: "RA is the value of the RA column" cannot be said in
+			// SFrame (gas ignores the op and keeps RA at CFA-8).
+			if err := x.needCur(ins.Op); err != nil {
+				return err
+			}
+			x.cur.raBad = x.bad("RA reg %d in DW_CFA_same_value", uint32(ins.Reg))
+			if !x.gas {
+				x.cur.raUndefined = false
+			}
 		case r.raTracking && ins.Reg == r.ra:
 			if err := x.needCur(ins.Op); err != nil {
 				return err
 			}
 			x.cur.raLoc, x.cur.raOffset, x.cur.raUndefined = locNone, 0, false
+			x.cur.raBad = ""
 			x.cur.mergeCandidate = false
 		case ins.Reg == r.fp:
 			if err := x.needCur(ins.Op); err != nil {
 				return err
 			}
 			x.cur.fpLoc, x.cur.fpOffset = locNone, 0
+			x.cur.fpBad = ""
 			x.cur.mergeCandidate = false
 		}
 		return nil
@@ -267,6 +347,7 @@ func (x *translator) defCFA(reg uint64, off int64) error {
 		x.flex = true
 	}
 	x.cur.cfaReg, x.cur.cfaOffset, x.cur.cfaDeref = reg, enc, false
+	x.cur.cfaBad = x.checkCFAOffset(off, enc)
 	x.cur.mergeCandidate = false
 	return nil
 }
@@ -282,10 +363,18 @@ func (x *translator) defCFARegister(reg uint64) error {
 		x.flex = true
 	}
 	x.cur.cfaReg = reg
-	// Quirk: the offset comes from the last committed FRE, not from the
-	// scratch FRE, so a def_cfa_offset at the same PC is lost.
-	if last := x.last(); last != nil {
-		x.cur.cfaOffset = last.cfaOffset
+	switch {
+	case x.gas:
+		// Quirk: the offset comes from the last committed FRE, not from
+		// the scratch FRE, so a def_cfa_offset at the same PC is lost.
+		if last := x.last(); last != nil {
+			x.cur.cfaOffset = last.cfaOffset
+		}
+	case x.cur.cfaDeref:
+		// From an expression back to register+offset: DWARF's offset is
+		// the one def_cfa_offset set since (0 if none).
+		x.cur.cfaOffset = x.cur.cfaExprOff
+		x.cur.cfaBad = ""
 	}
 	x.cur.cfaDeref = false
 	x.cur.mergeCandidate = false
@@ -303,11 +392,27 @@ func (x *translator) defCFAOffset(off int64) error {
 	if !fitsInt32(enc) {
 		return refuse(".cfi_def_cfa_offset with unsupported offset value")
 	}
-	// cfa_deref_p is kept: after a DRAP *(rbp-8) CFA, the new offset
-	// applies to the dereferenced rule.
-	x.cur.cfaOffset = enc
 	x.cur.mergeCandidate = false
+	if !x.gas && x.cur.cfaDeref {
+		// The CFA is an expression: DWARF keeps the offset for a later
+		// def_cfa_register, the rule itself does not change.
+		x.cur.cfaExprOff = enc
+		return nil
+	}
+	// gas: cfa_deref_p is kept, so after a DRAP *(rbp-8) CFA the new
+	// offset applies to the dereferenced rule.
+	x.cur.cfaOffset = enc
+	x.cur.cfaBad = x.checkCFAOffset(off, enc)
 	return nil
+}
+
+// checkCFAOffset notes, in correct mode, a CFA offset the s390x encoding
+// (off-160)/8, decoded in 32 bits, does not give back (gas truncates).
+func (x *translator) checkCFAOffset(off, enc int64) string {
+	if x.r.s390x && int64(emit.S390XCFAOffsetDecode(int32(enc))) != off {
+		return x.bad("CFA offset %d not representable on s390x (stored as (offset-160)/8 in 32 bits)", off)
+	}
+	return ""
 }
 
 func (x *translator) offset(op cfi.Op, reg uint64, off int64) error {
@@ -322,14 +427,21 @@ func (x *translator) offset(op cfi.Op, reg uint64, off int64) error {
 	switch reg {
 	case r.fp:
 		c.fpLoc, c.fpOffset, c.fpReg, c.fpDeref = locStack, off, regInvalid, true
+		c.fpBad = ""
 		c.mergeCandidate = false
 	case r.ra:
 		if !r.raTracking && off == int64(r.fixedRA) {
-			// Back to the ABI's fixed RA slot. ra_undefined_p stays.
+			// Back to the ABI's fixed RA slot. gas: ra_undefined_p
+			// stays; DWARF: RA is defined again.
 			c.raLoc, c.raReg, c.raDeref = locNone, regInvalid, false
+			if !x.gas {
+				c.raUndefined = false
+			}
+			c.raBad = ""
 		} else {
 			c.raLoc, c.raOffset, c.raReg, c.raDeref = locStack, off, regInvalid, true
 			c.raUndefined = false
+			c.raBad = ""
 			if !r.raTracking && r.flex {
 				x.flex = true
 			}
@@ -346,6 +458,14 @@ func (x *translator) valOffset(reg uint64, off int64, what string) error {
 	if reg == r.fp || (r.raTracking && reg == r.ra) || (reg == r.sp && off != r.spValOff) {
 		return refuse("%s with %s reg %d", what, r.name(reg), uint32(reg))
 	}
+	if reg == r.ra && !x.gas {
+		// AMD64: gas ignores it, RA stays at CFA-8.
+		if err := x.needCur(cfi.OpValOffset); err != nil {
+			return err
+		}
+		x.cur.raBad = x.bad("%s with %s reg %d", what, r.name(reg), uint32(reg))
+		x.cur.raUndefined = false
+	}
 	return nil
 }
 
@@ -358,9 +478,11 @@ func (x *translator) register(r1, r2 uint64) error {
 		c := &x.cur
 		if r1 == r.fp {
 			c.fpLoc, c.fpOffset, c.fpReg, c.fpDeref = locReg, 0, r2, false
+			c.fpBad = ""
 		} else {
 			c.raLoc, c.raOffset, c.raReg, c.raDeref = locReg, 0, r2, false
 			c.raUndefined = false
+			c.raBad = ""
 		}
 		c.mergeCandidate = false
 		x.flex = true
@@ -372,16 +494,39 @@ func (x *translator) register(r1, r2 uint64) error {
 	return nil
 }
 
-// restore is sframe_xlate_do_restore: the reference state is the first
-// committed FRE (the state at the first advance, FDE ops before it
-// included), or the scratch FRE when none is committed yet.
+// restore is sframe_xlate_do_restore. gas: the reference state is the
+// first committed FRE (the state at the first advance, FDE ops before it
+// included), or the scratch FRE when none is committed yet. Correct mode:
+// the rule after the CIE's initial instructions, as DWARF says, for FP and
+// RA on every ABI.
 func (x *translator) restore(op cfi.Op, reg uint64) error {
 	r := &x.r
-	if reg != r.fp && !(r.raTracking && reg == r.ra) {
+	if reg != r.fp && !(reg == r.ra && (r.raTracking || !x.gas)) {
 		return nil
 	}
 	if err := x.needCur(op); err != nil {
 		return err
+	}
+	if !x.gas {
+		cie := newRow(0) // a restore inside the CIE: no rule
+		if x.cieDone {
+			cie = x.cie
+		}
+		c := &x.cur
+		if reg == r.fp {
+			c.fpLoc, c.fpReg, c.fpOffset, c.fpDeref = cie.fpLoc, cie.fpReg, cie.fpOffset, cie.fpDeref
+			c.fpBad = cie.fpBad
+		} else {
+			if !r.raTracking && sameRA(c, &cie) {
+				// gas ignores this op on AMD64 (no FRE starts); so do we
+				// when it changes nothing.
+				return nil
+			}
+			c.raLoc, c.raReg, c.raOffset, c.raDeref = cie.raLoc, cie.raReg, cie.raOffset, cie.raDeref
+			c.raUndefined, c.raBad = cie.raUndefined, cie.raBad
+		}
+		c.mergeCandidate = false
+		return nil
 	}
 	cie := &x.cur
 	if len(x.fres) > 0 {
@@ -396,4 +541,18 @@ func (x *translator) restore(op cfi.Op, reg uint64) error {
 	}
 	c.mergeCandidate = false
 	return nil
+}
+
+// sameRA reports whether a and b give the same RA rule.
+func sameRA(a, b *row) bool {
+	if a.raLoc != b.raLoc || a.raUndefined != b.raUndefined || a.raBad != b.raBad {
+		return false
+	}
+	switch a.raLoc {
+	case locReg:
+		return a.raReg == b.raReg && a.raOffset == b.raOffset && a.raDeref == b.raDeref
+	case locStack:
+		return a.raOffset == b.raOffset && a.raDeref == b.raDeref
+	}
+	return true
 }

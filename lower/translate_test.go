@@ -79,10 +79,10 @@ type unitCase struct {
 }
 
 // runOps lowers a hand-made op list as Lowerer.Function does for an FDE.
-func runOps(t *testing.T, c unitCase) (emit.FDE, *Skip) {
+func runOps(t *testing.T, c unitCase, opt Options) (emit.FDE, *Skip) {
 	t.Helper()
 	target := Target{Arch: c.arch, BigEndian: c.arch == S390X}
-	l, err := NewLowerer(nil, target)
+	l, err := NewLowererWith(nil, target, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,21 +100,26 @@ func runOps(t *testing.T, c unitCase) (emit.FDE, *Skip) {
 	case c.arch == S390X:
 		cie = s390xCIE
 	}
-	ops := append(append([]cfi.Instruction(nil), cie...), c.ops...)
 	return l.lower(size, c.signal, c.pauthB, func() error {
 		l.x.reset(l.regs, size)
-		for i := range ops {
-			if err := l.x.step(&ops[i], 0); err != nil {
-				return err
+		l.x.gas = opt.GasCompat
+		for _, ops := range [][]cfi.Instruction{cie, c.ops} {
+			for i := range ops {
+				if err := l.x.step(&ops[i], 0); err != nil {
+					return err
+				}
+			}
+			if !l.x.cieDone {
+				l.x.endCIE()
 			}
 		}
 		return l.x.finish()
 	})
 }
 
-func checkUnit(t *testing.T, c unitCase) {
+func checkUnit(t *testing.T, c unitCase, opt Options) {
 	t.Helper()
-	fde, skip := runOps(t, c)
+	fde, skip := runOps(t, c, opt)
 	if c.reason != "" {
 		if skip == nil {
 			t.Fatalf("not skipped; want %q", c.reason)
@@ -146,9 +151,29 @@ func checkUnit(t *testing.T, c unitCase) {
 	}
 }
 
+// TestHandlers runs every case in GasCompat mode, and in the default
+// (correct) mode with the expectations of correctCases where gas's
+// translation does not mean what the CFI means (the same otherwise).
 func TestHandlers(t *testing.T) {
+	seen := map[string]bool{}
 	for _, c := range unitCases {
-		t.Run(c.arch.String()+"/"+c.name, func(t *testing.T) { checkUnit(t, c) })
+		if seen[c.name] {
+			t.Fatalf("duplicate case name %q", c.name)
+		}
+		seen[c.name] = true
+		t.Run("gas/"+c.arch.String()+"/"+c.name, func(t *testing.T) { checkUnit(t, c, Options{GasCompat: true}) })
+		cc := c
+		if fix, ok := correctCases[c.name]; ok {
+			cc = fix
+			cc.name, cc.arch, cc.size, cc.zero, cc.noCIE, cc.signal, cc.pauthB, cc.ops =
+				c.name, c.arch, c.size, c.zero, c.noCIE, c.signal, c.pauthB, c.ops
+		}
+		t.Run("correct/"+c.arch.String()+"/"+c.name, func(t *testing.T) { checkUnit(t, cc, Options{}) })
+	}
+	for name := range correctCases {
+		if !seen[name] {
+			t.Errorf("correctCases has %q, which is not in unitCases", name)
+		}
 	}
 }
 
@@ -346,7 +371,7 @@ func TestFRELimit(t *testing.T) {
 			ops = append(ops, adv(1), cfaOff(int64(8+8*(i%2))))
 		}
 		c := unitCase{arch: AMD64, size: uint64(n), ops: ops}
-		fde, skip := runOps(t, c)
+		fde, skip := runOps(t, c, Options{})
 		switch {
 		case n <= maxFREs && (skip != nil || len(fde.FREs) != n):
 			t.Errorf("%d FREs: skip %v, %d FREs", n, skip, len(fde.FREs))
@@ -355,3 +380,94 @@ func TestFRELimit(t *testing.T) {
 		}
 	}
 }
+
+// correctCases are the expectations in the default (correct) mode for the
+// unitCases where gas's translation does not mean what the CFI means (the
+// inputs come from the unitCase of the same name).
+var correctCases = map[string]unitCase{
+	"def_cfa_register takes the offset of the last committed FRE": {
+		fres: []fre{{0, 0x03, []int32{8}}, {1, 0x02, []int32{16}}}},
+	"restore uses the first committed FRE": {
+		fres: []fre{{0, 0x05, []int32{8, -16}}, {1, 0x05, []int32{16, -16}}, {2, 0x05, []int32{16, -24}},
+			{3, 0x03, []int32{16}}}},
+	"RA undefined is an FRE without data words": {
+		fres: []fre{{0, 0x03, []int32{8}}, {1, 0x00, nil}, {2, 0x03, []int32{8}}}},
+	"DW_CFA_expression FP is flex even on AArch64 (gas bug)": {
+		reason: ".cfi_escape DW_CFA_expression with FP reg 29"},
+	"s390x CFA encoding truncates toward zero": {
+		reason: "CFA offset 164 not representable on s390x (stored as (offset-160)/8 in 32 bits)"},
+	"DRAP: def_cfa_expression *(rbp-8)": {flex: true,
+		fres: []fre{{0, 0x04, []int32{0x39, 8}}, {1, 0x04, []int32{0x33, -8}}, {2, 0x04, []int32{0x33, -8}}}},
+	"nested remember_state": {
+		fres: []fre{{0, 0x03, []int32{8}}, {1, 0x03, []int32{16}}, {2, 0x03, []int32{24}}, {3, 0x03, []int32{32}},
+			{4, 0x03, []int32{24}}, {5, 0x03, []int32{16}}}},
+	"restore RA and FP go back to the CIE, not to the FDE's leading ops": {
+		fres: []fre{{0, 0x07, []int32{16, -8, -16}}, {4, 0x03, []int32{16}}}},
+	"same_value RA on AMD64": {reason: "RA reg 16 in DW_CFA_same_value"},
+	"val_offset RA on AMD64": {reason: ".cfi_val_offset with RA reg 16"},
+	"restore RA after undefined on AMD64": {
+		fres: []fre{{0, 0x03, []int32{8}}, {1, 0x00, nil}, {2, 0x03, []int32{8}}}},
+	"DW_CFA_expression RA on AMD64": {reason: ".cfi_escape DW_CFA_expression with RA reg 16"},
+	"DW_CFA_expression FP with another base register": {flex: true,
+		fres: []fre{{0, 0x04, []int32{0x39, 8}}, {1, 0x0a, []int32{0x39, 8, 0, 0x1b, 16}}}},
+	"DW_CFA_expression FP on s390x": {flex: true,
+		fres: []fre{{0, 0x04, []int32{0x79, 0}}, {4, 0x0a, []int32{0x79, 0, 0, 0x7b, 16}}}},
+	"DW_CFA_expression FP with DW_OP_fbreg": {
+		reason: "DW_CFA_expression for FP reg 6: only DW_OP_breg<n> with a one-byte offset is representable"},
+	"s390x CFA offset beyond 32 bits once decoded": {
+		reason: "CFA offset 17179869184 not representable on s390x (stored as (offset-160)/8 in 32 bits)"},
+	"DRAP then def_cfa_offset and def_cfa_register": {
+		fres: []fre{{0, 0x04, []int32{0x39, 8}}, {1, 0x04, []int32{0x33, -8}}, {2, 0x04, []int32{0x39, 16}}}, flex: true},
+	"DRAP with a multi-byte offset": {
+		reason: "DW_CFA_def_cfa_expression offset byte 0x88 is not a one-byte SLEB128"},
+}
+
+// unitCasesFixed are the cases for gas's translations that do not mean
+// what the CFI means (correctCases has the correct-mode expectations).
+var unitCasesFixed = []unitCase{
+	{name: "nested remember_state", arch: AMD64,
+		ops: []cfi.Instruction{adv(1), cfaOff(16), remember, adv(1), cfaOff(24), remember, adv(1), cfaOff(32),
+			adv(1), restoreState, adv(1), restoreState},
+		fres: []fre{{0, 0x03, []int32{8}}, {1, 0x03, []int32{16}}, {2, 0x03, []int32{24}}, {3, 0x03, []int32{32}},
+			{4, 0x03, []int32{24}}, {5, 0x03, []int32{24}}}},
+	{name: "restore RA and FP go back to the CIE, not to the FDE's leading ops", arch: AArch64,
+		ops:  []cfi.Instruction{cfaOff(16), offset(29, -16), offset(30, -8), adv(4), restore(29), restore(30)},
+		fres: []fre{{0, 0x07, []int32{16, -8, -16}}, {4, 0x07, []int32{16, -8, -16}}}},
+	{name: "same_value RA on AMD64", arch: AMD64,
+		ops:  []cfi.Instruction{adv(1), sameValue(16)},
+		fres: []fre{{0, 0x03, []int32{8}}, {1, 0x03, []int32{8}}}},
+	{name: "val_offset RA on AMD64", arch: AMD64,
+		ops:  []cfi.Instruction{adv(1), valOff(16, 0)},
+		fres: []fre{{0, 0x03, []int32{8}}, {1, 0x03, []int32{8}}}},
+	{name: "restore RA after undefined on AMD64", arch: AMD64,
+		ops:  []cfi.Instruction{adv(1), undef(16), adv(1), restore(16)},
+		fres: []fre{{0, 0x03, []int32{8}}, {1, 0x00, nil}, {2, 0x00, nil}}},
+	{name: "DW_CFA_expression RA on AMD64", arch: AMD64,
+		ops:  []cfi.Instruction{adv(1), escape(0x10, 16, 2, 0x77, 0x08)},
+		fres: []fre{{0, 0x03, []int32{8}}, {1, 0x03, []int32{8}}}},
+	{name: "DW_CFA_expression FP with another base register", arch: AMD64,
+		ops:  []cfi.Instruction{adv(1), escape(0x10, 6, 2, 0x73, 0x10)},
+		flex: true,
+		fres: []fre{{0, 0x04, []int32{0x39, 8}}, {1, 0x4a, []int32{0x39, 8, 0, -5, 16}}}},
+	{name: "DW_CFA_expression FP on s390x", arch: S390X,
+		ops:  []cfi.Instruction{adv(4), escape(0x10, 11, 2, 0x7f, 0x10)},
+		flex: true,
+		fres: []fre{{0, 0x04, []int32{0x79, 0}}, {4, 0x4a, []int32{0x79, 0, 0, -5, 16}}}},
+	{name: "DW_CFA_expression FP with DW_OP_fbreg", arch: AMD64,
+		ops:  []cfi.Instruction{adv(1), escape(0x10, 6, 2, 0x91, 0x10)},
+		flex: true,
+		fres: []fre{{0, 0x04, []int32{0x39, 8}}, {1, 0x4a, []int32{0x39, 8, 0, -5, 16}}}},
+	{name: "s390x CFA offset beyond 32 bits once decoded", arch: S390X,
+		ops:  []cfi.Instruction{adv(2), cfaOff(1 << 34)},
+		fres: []fre{{0, 0x03, []int32{0}}, {2, 0x43, []int32{(1<<34 - 160) / 8}}}},
+	{name: "DRAP then def_cfa_offset and def_cfa_register", arch: AMD64,
+		ops:  []cfi.Instruction{adv(1), escape(0x0f, 3, 0x76, 0x78, 0x06), adv(1), cfaOff(16), cfaReg(7)},
+		flex: true,
+		fres: []fre{{0, 0x04, []int32{0x39, 8}}, {1, 0x04, []int32{0x33, -8}}, {2, 0x04, []int32{0x39, -8}}}},
+	{name: "DRAP with a multi-byte offset", arch: AMD64,
+		ops:  []cfi.Instruction{adv(1), escape(0x0f, 3, 0x76, 0x88, 0x06)},
+		flex: true,
+		fres: []fre{{0, 0x04, []int32{0x39, 8}}, {1, 0x04, []int32{0x33, 8}}}},
+}
+
+func init() { unitCases = append(unitCases, unitCasesFixed...) }

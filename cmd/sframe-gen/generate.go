@@ -24,6 +24,7 @@ type generateOptions struct {
 	arch    string
 	verbose bool
 	strict  bool
+	gas     bool
 	source  cfi.Source
 }
 
@@ -40,6 +41,7 @@ func (c *cli) runGenerate(args []string) int {
 	fs.StringVar(&o.arch, "arch", "", "require FILE to be for `ARCH` (x86_64/amd64, aarch64/arm64, aarch64_be, s390x)")
 	fs.BoolVarP(&o.verbose, "verbose", "v", false, "list the functions left without an SFrame FDE, with the reason")
 	fs.BoolVar(&o.strict, "strict", false, "fail when any function cannot be represented or any CFI entry is broken")
+	fs.BoolVar(&o.gas, "gas-compat", false, "reproduce GNU as --gsframe / ld byte for byte, including where their SFrame does not mean what the CFI means")
 	eh := fs.Bool("eh-frame", false, "read .eh_frame (default when present)")
 	dbg := fs.Bool("debug-frame", false, "read .debug_frame")
 	fs.Usage = func() {
@@ -125,7 +127,7 @@ func (c *cli) generate(file string, o generateOptions) error {
 	if err != nil {
 		return err
 	}
-	res, _, err := lower.LowerFile(ef, frames, target)
+	res, _, err := lower.LowerFile(ef, frames, target, lower.Options{GasCompat: o.gas})
 	if err != nil {
 		return err
 	}

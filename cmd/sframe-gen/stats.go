@@ -178,7 +178,7 @@ func computeStats(f *elf.File, src cfi.Source, dry bool) (*statsJSON, error) {
 			st.CFIBytes += fde.Size
 		}
 	}
-	res, _, err := lower.LowerFile(f, frames, target)
+	res, _, err := lower.LowerFile(f, frames, target, lower.Options{})
 	if err != nil {
 		return nil, err
 	}

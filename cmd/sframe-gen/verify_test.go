@@ -63,10 +63,16 @@ func gnuTwin(path string) string {
 }
 
 // TestVerifyGenerated generates SFrame for every input made without it and
-// verifies the result: the findings must be exactly those verify makes on
+// verifies the result: in the default mode there must be no problem at
+// all; with --gas-compat the findings must be exactly those verify makes on
 // GNU's section for the same input (the gas quirks lower reproduces), and
 // none where GNU has none.
 func TestVerifyGenerated(t *testing.T) {
+	t.Run("default", func(t *testing.T) { verifyGenerated(t, false) })
+	t.Run("gas-compat", func(t *testing.T) { verifyGenerated(t, true) })
+}
+
+func verifyGenerated(t *testing.T, compat bool) {
 	var inputs []string
 	for _, pat := range []string{"gas/*/*.o", "cc/*/*/*.o", "link/*/*.o", "link/*/*.so", "link/*/*.exe", "sample/hello-x86_64"} {
 		m, _ := filepath.Glob(filepath.Join(testdataDir(), pat))
@@ -83,7 +89,11 @@ func TestVerifyGenerated(t *testing.T) {
 	checked, functions := 0, 0
 	for i, in := range inputs {
 		out := filepath.Join(dir, fmt.Sprintf("%d-%s", i, filepath.Base(in)))
-		if _, errOut, status := runCLI("-o", out, in); status != exitOK {
+		args := []string{"-o", out, in}
+		if compat {
+			args = append([]string{"--gas-compat"}, args...)
+		}
+		if _, errOut, status := runCLI(args...); status != exitOK {
 			t.Errorf("generate %s: status %d: %s", in, status, errOut)
 			continue
 		}
@@ -101,9 +111,14 @@ func TestVerifyGenerated(t *testing.T) {
 		functions += v.Functions
 		got := problemSet(v)
 		var want []string
-		if twin := gnuTwin(in); twin != "" {
+		if twin := gnuTwin(in); twin != "" && compat {
 			g, _ := verifyReport(t, twin)
 			want = problemSet(g)
+		}
+		if !compat {
+			for _, p := range v.Problems {
+				t.Errorf("%s: default mode: %s", in, p.Line)
+			}
 		}
 		if !slices.Equal(got, want) {
 			t.Errorf("%s: verify findings differ from GNU's:\n  ours %q\n  GNU  %q", in, got, want)
@@ -167,9 +182,10 @@ func TestVerifyCLI(t *testing.T) {
 }
 
 // TestVerifyBigBinary generates SFrame for a copy of the system's python3
-// (about 10 000 functions) and verifies it: the only findings allowed are
-// gas's .cfi_restore quirk that lower reproduces (FP still saved in SFrame
-// where the CFI restored it, as in GCC's .cold partitions).
+// (about 10 000 functions) and verifies it: in the default mode with no
+// problem at all; with --gas-compat the only findings allowed are gas's
+// .cfi_restore quirk that lower reproduces (FP still saved in SFrame where
+// the CFI restored it, as in GCC's .cold partitions).
 func TestVerifyBigBinary(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short")
@@ -188,6 +204,14 @@ func TestVerifyBigBinary(t *testing.T) {
 		t.Skipf("generate %s: %s", src, errOut) // not an x86-64/aarch64/s390x ELF here
 	}
 	v, _ := verifyReport(t, out)
+	for _, p := range v.Problems {
+		t.Errorf("default mode: %s", p.Line)
+	}
+	t.Logf("default: %s", v.Summary)
+	if _, errOut, status := runCLI("--gas-compat", "-o", out, in); status != exitOK {
+		t.Fatalf("generate --gas-compat %s: %s", src, errOut)
+	}
+	v, _ = verifyReport(t, out)
 	if v.Functions < 1000 {
 		t.Fatalf("only %d functions", v.Functions)
 	}
@@ -197,5 +221,5 @@ func TestVerifyBigBinary(t *testing.T) {
 			t.Errorf("%s", p.Line)
 		}
 	}
-	t.Logf("%s", v.Summary)
+	t.Logf("--gas-compat: %s", v.Summary)
 }

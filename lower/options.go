@@ -1,0 +1,21 @@
+package lower
+
+// Options select how lower translates.
+//
+// The default (the zero value) is the correct mode: the SFrame means what
+// the CFI means at every address. It keeps every GNU as behaviour that does
+// not change the meaning (FRE boundaries, the trailing duplicate FRE,
+// data-word sizes, the flex-or-default choice, escape shapes, refusals and
+// their texts), so that for every function gas translates right the bytes
+// are gas's. Where gas's translation would say something else than the CFI
+// (docs/lower.md, "Correct mode"), it emits the FREs that do mean the CFI,
+// or refuses the function with a reason of its own when SFrame cannot
+// express them.
+type Options struct {
+	// GasCompat reproduces GNU as --gsframe and GNU ld bug for bug: the
+	// output is byte-identical to theirs, including the translations that
+	// do not mean what the CFI means (DW_CFA_restore to the first
+	// committed FRE, one remembered state, ld's .plt.got FRE, zero-size
+	// FDEs kept in linked files, ...).
+	GasCompat bool
+}
