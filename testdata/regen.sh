@@ -135,8 +135,9 @@ stage_link() {
         # static-linked demo with -ffunction-sections + --gc-sections: ld
         # drops the FDEs (and SFrame FDEs) of discarded functions
         $cc $B $CF $W -fPIE -ffunction-sections -c ../src/demo.c -o "demo.fs$gs.o"
-        $cc $B -pie -Wl,--gc-sections "main.pie$gs.o" "demo.fs$gs.o" -o "gc$gs.exe"
-        rm -f "demo.fs$gs.o"
+        $cc $B $CF $W -fPIE -ffunction-sections -c ../src/unused.c -o "unused.fs$gs.o"
+        $cc $B -pie -Wl,--gc-sections "main.pie$gs.o" "demo.fs$gs.o" "unused.fs$gs.o" -o "gc$gs.exe"
+        rm -f "demo.fs$gs.o" "unused.fs$gs.o"
         "$(tool "$a" ld)" -r "demo.pic$gs.o" "main.pie$gs.o" -o "relocatable$gs.o"
         # ld alone, no crt files: on s390x ld makes PLT SFrame only when the
         # first input has .sframe (so not through gcc, where crti.o is first)

@@ -88,12 +88,3 @@ void demo_print(const char *what, long v)
 	printf("%s = %ld\n", what, v);
 	fflush(stdout);
 }
-
-/* Not called by main.c: dropped by --gc-sections in gc[.gs].exe. */
-int demo_unused(int x)
-{
-	char buf[64];
-
-	snprintf(buf, sizeof buf, "%d", x);
-	return (int)strlen(buf);
-}
