@@ -377,3 +377,45 @@ func TestRandomCorrect(t *testing.T) {
 	}
 	t.Logf("%d of %d functions differ from gas", differ, total)
 }
+
+// TestZeroSizeLinked: in a linked file the default mode leaves out FDEs of
+// size 0 (they describe no address, and share their start with the next
+// function, which the kernel refuses); GasCompat keeps them, as ld does,
+// and objects keep them in both modes (as gas; the linker's business).
+func TestZeroSizeLinked(t *testing.T) {
+	f := openELF(t, "../testdata/gas/x86_64/empty.o")
+	frames, err := cfi.Read(f, cfi.Auto)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zero := 0
+	for _, fde := range frames.FDEs {
+		if fde.Size == 0 {
+			zero++
+		}
+	}
+	if zero == 0 || zero == len(frames.FDEs) {
+		t.Fatalf("empty.o: %d of %d FDEs of size 0; want some but not all", zero, len(frames.FDEs))
+	}
+	for _, tc := range []struct {
+		linked bool
+		opt    Options
+		want   int
+	}{
+		{false, Options{}, len(frames.FDEs)},
+		{false, Options{GasCompat: true}, len(frames.FDEs)},
+		{true, Options{}, len(frames.FDEs) - zero},
+		{true, Options{GasCompat: true}, len(frames.FDEs)},
+	} {
+		fr := *frames
+		fr.Relocatable = !tc.linked
+		target := Target{Arch: AMD64, Relocatable: !tc.linked}
+		res, err := LowerWith(&fr, target, tc.opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := len(res.Section.FDEs); got != tc.want || len(res.Skipped) != 0 {
+			t.Errorf("linked %v, %+v: %d FDEs (%d skipped), want %d", tc.linked, tc.opt, got, len(res.Skipped), tc.want)
+		}
+	}
+}

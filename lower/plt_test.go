@@ -160,3 +160,27 @@ func equalU64(a, b []uint64) bool {
 	}
 	return true
 }
+
+// TestPLTGotModes: ld's .plt.got FRE says sp+16 (GasCompat); its entries
+// (a bare "jmp *GOT(%rip)" reached by call) and ld's own .eh_frame say
+// sp+8, which the default mode writes.
+func TestPLTGotModes(t *testing.T) {
+	x86, _ := TargetByName("x86_64")
+	for _, tc := range []struct {
+		opt Options
+		cfa int32
+	}{{Options{GasCompat: true}, 16}, {Options{}, 8}} {
+		for _, v := range []PLTVariant{PLTLazy, PLTLazyIBT, PLTNonLazy, PLTNonLazyIBT} {
+			got, err := PLTWith(x86, v, []PLTSection{{PLTGot, 0x1000, 0x20}}, tc.opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != 1 || len(got[0].FDE.FREs) != 1 {
+				t.Fatalf("variant %d: %+v", v, got)
+			}
+			if w := got[0].FDE.FREs[0].Words; len(w) != 1 || w[0] != tc.cfa {
+				t.Errorf("variant %d, %+v: .plt.got CFA words %v, want [%d]", v, tc.opt, w, tc.cfa)
+			}
+		}
+	}
+}

@@ -418,6 +418,9 @@ var correctCases = map[string]unitCase{
 		reason: "CFA offset 17179869184 not representable on s390x (stored as (offset-160)/8 in 32 bits)"},
 	"DRAP then def_cfa_offset and def_cfa_register": {
 		fres: []fre{{0, 0x04, []int32{0x39, 8}}, {1, 0x04, []int32{0x33, -8}}, {2, 0x04, []int32{0x39, 16}}}, flex: true},
+	"AMD64 flex RA offset beyond one byte": {flex: true,
+		fres: []fre{{0, 0x04, []int32{0x39, 8}}, {1, 0x28, []int32{0x39, 8, 2, -152}}}},
+	"RA undefined, then same_value on AMD64": {reason: "RA reg 16 in DW_CFA_same_value"},
 	"DRAP with a multi-byte offset": {
 		reason: "DW_CFA_def_cfa_expression offset byte 0x88 is not a one-byte SLEB128"},
 }
@@ -464,6 +467,21 @@ var unitCasesFixed = []unitCase{
 		ops:  []cfi.Instruction{adv(1), escape(0x0f, 3, 0x76, 0x78, 0x06), adv(1), cfaOff(16), cfaReg(7)},
 		flex: true,
 		fres: []fre{{0, 0x04, []int32{0x39, 8}}, {1, 0x04, []int32{0x33, -8}}, {2, 0x04, []int32{0x39, -8}}}},
+	{name: "AMD64 flex RA offset beyond one byte", arch: AMD64,
+		ops:  []cfi.Instruction{adv(1), offset(16, -152)},
+		flex: true,
+		fres: []fre{{0, 0x04, []int32{0x39, 8}}, {1, 0x08, []int32{0x39, 8, 2, 104}}}}, // -152 truncated
+	{name: "AMD64 RA same_value overridden at the same address", arch: AMD64,
+		ops:  []cfi.Instruction{adv(1), sameValue(16), offset(16, -8), adv(1), cfaOff(16)},
+		fres: []fre{{0, 0x03, []int32{8}}, {1, 0x03, []int32{8}}, {2, 0x03, []int32{16}}}},
+	{name: "s390x CFA offset off the grid, replaced at the same address", arch: S390X,
+		ops:  []cfi.Instruction{adv(2), cfaOff(164), cfaOff(168)},
+		fres: []fre{{0, 0x03, []int32{0}}, {2, 0x03, []int32{1}}}},
+	{name: "gas's refusal comes first", arch: S390X,
+		ops: []cfi.Instruction{adv(2), cfaOff(164), adv(2), undef(11)}, reason: "FP reg 11 in .cfi_undefined"},
+	{name: "RA undefined, then same_value on AMD64", arch: AMD64,
+		ops:  []cfi.Instruction{adv(1), undef(16), adv(1), sameValue(16)},
+		fres: []fre{{0, 0x03, []int32{8}}, {1, 0x00, nil}, {2, 0x00, nil}}},
 	{name: "DRAP with a multi-byte offset", arch: AMD64,
 		ops:  []cfi.Instruction{adv(1), escape(0x0f, 3, 0x76, 0x88, 0x06)},
 		flex: true,
