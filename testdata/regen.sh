@@ -5,7 +5,9 @@
 #   testdata/regen.sh [gas] [cc] [link] [sample]     (default: all, in this order)
 #
 # Tools: directory of the wrappers from $GNU_SFRAME_REF, else whatever
-# ../shared/tools/gnu-sframe-ref prints (it installs them on first use).
+# ../shared/tools/gnu-sframe-ref prints (it installs them on first use), else
+# $HOME/.cache/gnu-sframe-ref/bin. Also needs gcc, g++, aarch64-linux-gnu-gcc,
+# s390x-linux-gnu-gcc (Debian 12) for the cc, link and sample stages.
 # Every command runs inside the output directory with relative file names, and
 # no debug info is produced, so outputs carry no absolute paths or timestamps;
 # running this twice gives byte-identical files (check with `git status`).
@@ -17,6 +19,9 @@ if [ -z "${GNU_SFRAME_REF:-}" ]; then
   for cand in "$TD/../../shared/tools/gnu-sframe-ref" "$TD/../shared/tools/gnu-sframe-ref"; do
     if [ -x "$cand" ]; then GNU_SFRAME_REF=$("$cand"); break; fi
   done
+fi
+if [ -z "${GNU_SFRAME_REF:-}" ] && [ -x "${HOME:-/root}/.cache/gnu-sframe-ref/bin/x86_64-as" ]; then
+  GNU_SFRAME_REF=${HOME:-/root}/.cache/gnu-sframe-ref/bin
 fi
 [ -n "${GNU_SFRAME_REF:-}" ] && [ -x "$GNU_SFRAME_REF/x86_64-as" ] || {
   echo "regen.sh: GNU reference tools not found (set GNU_SFRAME_REF)" >&2; exit 1; }
