@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sort"
 )
 
 // ELF constants used by this package (from the gABI and GNU extensions).
@@ -322,6 +323,43 @@ func (f *file) check() error {
 			return fmt.Errorf("section %d (%s) has type %#x, not SHT_GNU_SFRAME or SHT_PROGBITS", i, name, s.Type)
 		case name == nameSFrame && s.Flags&(shfWrite|shfExecinstr) != 0:
 			return fmt.Errorf("section %d (%s) is writable or executable (sh_flags %#x)", i, name, s.Flags)
+		}
+	}
+	return f.checkOverlaps()
+}
+
+// checkOverlaps refuses sections whose file contents overlap each other or
+// the ELF header and header tables: elfpatch rewrites the headers and the
+// symbol tables in place, and bytes two sections claim would change under
+// the other one.
+func (f *file) checkOverlaps() error {
+	type extent struct {
+		start, end uint64
+		what       string
+	}
+	var xs []extent
+	xs = append(xs, extent{0, ehdrSize, "the ELF header"})
+	if n := uint64(len(f.progs)); n > 0 {
+		xs = append(xs, extent{f.hdr.phoff, f.hdr.phoff + n*phdrSize, "the program header table"})
+	}
+	if n := uint64(len(f.sects)); n > 0 && f.hdr.shoff != 0 {
+		xs = append(xs, extent{f.hdr.shoff, f.hdr.shoff + n*shdrSize, "the section header table"})
+	}
+	for i := range f.sects {
+		if s := &f.sects[i]; s.hasContent() {
+			xs = append(xs, extent{s.Off, s.Off + s.Size, fmt.Sprintf("section %d (%s)", i, f.name(s))})
+		}
+	}
+	sort.SliceStable(xs, func(a, b int) bool { return xs[a].start < xs[b].start })
+	// Sorted by start, an extent overlaps an earlier one exactly when it
+	// starts before the furthest end seen so far.
+	far := 0
+	for k := 1; k < len(xs); k++ {
+		if xs[k].start < xs[far].end {
+			return fmt.Errorf("%s (file offsets %#x-%#x) overlaps %s (%#x-%#x)", xs[k].what, xs[k].start, xs[k].end, xs[far].what, xs[far].start, xs[far].end)
+		}
+		if xs[k].end > xs[far].end {
+			far = k
 		}
 	}
 	return nil

@@ -240,6 +240,21 @@ func TestPatchLinkedBadInput(t *testing.T) {
 			sh := int(o.Uint64(b[40:]))
 			o.PutUint32(b[sh+2*shdrSize+4:], shtGNUSFrame)
 		})},
+		// Found by cmd/sframe-gen's damage test: bytes two parts claim
+		// changed under one of them (.dynsym's symbol updates landed in
+		// .symtab; a section on the header tables was rewritten).
+		{"section on ELF header", "section 2 (.text) (file offsets 0x0-0x40) overlaps the ELF header", mod(func(b []byte) {
+			sh := int(o.Uint64(b[40:]))
+			o.PutUint64(b[sh+2*shdrSize+24:], 0)
+		})},
+		{"section on phdrs", "overlaps the program header table", mod(func(b []byte) {
+			sh := int(o.Uint64(b[40:]))
+			o.PutUint64(b[sh+2*shdrSize+24:], ehdrSize+8)
+		})},
+		{"sections overlap", "section 4 (.dynsym) (file offsets 0x1000-0x1048) overlaps section 2 (.text)", mod(func(b []byte) {
+			sh := int(o.Uint64(b[40:]))
+			o.PutUint64(b[sh+4*shdrSize+24:], 0x1000)
+		})},
 		{"dangling sh_info", "sh_info", mod(func(b []byte) {
 			sh := int(o.Uint64(b[40:]))
 			n := uint32(o.Uint16(b[60:]))
@@ -281,6 +296,7 @@ func TestPatchObjectBadInput(t *testing.T) {
 		{"dangling sh_info", "sh_info", setShdr(t, in, ".rela.eh_frame", 44, 4, uint64(shnum(in))), nil},
 		{"dangling sh_link", "sh_link", setShdr(t, in, ".rela.eh_frame", 40, 4, uint64(shnum(in))+1), nil},
 		{"code typed SFrame", "(.text) has type SHT_GNU_SFRAME", setShdr(t, in, ".text", 4, 4, shtGNUSFrame), nil},
+		{"section on ELF header", "(.eh_frame) (file offsets 0x0-", setShdr(t, in, ".eh_frame", 24, 8, 0), nil},
 		{"sframe of odd type", "(.sframe) has type 0x8", setShdr(t, gs, ".sframe", 4, 4, shtNobits), nil},
 		{"executable sframe", "(.sframe) is writable or executable", setShdr(t, gs, ".sframe", 8, 8, shfAlloc|shfExecinstr), nil},
 	}

@@ -394,6 +394,9 @@ func checkDamaged(rn runner, dir string, d []byte, st *damageStats) (problems []
 			// input may leave the ELF unreadable as it was, but the new
 			// .sframe must decode.
 			if written, err := os.ReadFile(out); err == nil && !bytes.Equal(written, d) && !hung {
+				if err := checkPreserved(d, written); err != nil {
+					fail("generate -o", "the output does not keep the input: %v", err)
+				}
 				dres, dhung := rn.run("dump", out)
 				switch {
 				case dhung:
