@@ -453,8 +453,15 @@ func checkDamaged(rn runner, dir string, d []byte, st *damageStats) (problems []
 		noTemps("generate (in place)", ipDir, "copy")
 		if res.code != 0 {
 			unchanged("generate (in place)", cp)
-		} else if fi, err := os.Stat(cp); err != nil || fi.Mode().Perm() != 0o751 {
-			fail("generate (in place)", "mode not kept: %v %v", fi.Mode(), err)
+		} else {
+			if fi, err := os.Stat(cp); err != nil || fi.Mode().Perm() != 0o751 {
+				fail("generate (in place)", "mode not kept: %v %v", fi.Mode(), err)
+			}
+			if written, err := os.ReadFile(cp); err == nil && !bytes.Equal(written, d) {
+				if err := checkPreserved(d, written); err != nil {
+					fail("generate (in place)", "the result does not keep the input: %v", err)
+				}
+			}
 		}
 	}
 
