@@ -10,8 +10,8 @@ import (
 	"github.com/sframe-gen/sframe-gen/emit"
 )
 
-// FuzzLower feeds arbitrary .eh_frame bytes through cfi and Lower for each
-// target: no panic, and every kept FDE is encodable with its FREs inside
+// FuzzLower feeds arbitrary .eh_frame bytes through cfi and LowerWith for
+// each target and mode (sel bit 7: GasCompat): no panic, and every kept FDE is encodable with its FREs inside
 // the function.
 func FuzzLower(f *testing.F) {
 	objs, _ := filepath.Glob("../testdata/gas/*/*.o")
@@ -23,13 +23,14 @@ func FuzzLower(f *testing.F) {
 		if s := ef.Section(".eh_frame"); s != nil {
 			if data, err := s.Data(); err == nil && len(data) < 1<<14 {
 				f.Add(data, uint8(0))
+				f.Add(data, uint8(0x80))
 			}
 		}
 		ef.Close()
 	}
 	f.Fuzz(func(t *testing.T, data []byte, sel uint8) {
 		targets := []Target{{Arch: AMD64}, {Arch: AArch64}, {Arch: AArch64, BigEndian: true}, {Arch: S390X, BigEndian: true}}
-		target := targets[int(sel)%len(targets)]
+		target := targets[int(sel&0x7f)%len(targets)]
 		var order binary.ByteOrder = binary.LittleEndian
 		if target.BigEndian {
 			order = binary.BigEndian
@@ -38,7 +39,7 @@ func FuzzLower(f *testing.F) {
 		if err != nil {
 			return
 		}
-		res, err := Lower(frames, target)
+		res, err := LowerWith(frames, target, Options{GasCompat: sel&0x80 != 0})
 		if err != nil {
 			t.Fatal(err)
 		}
