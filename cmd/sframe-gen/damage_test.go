@@ -109,7 +109,7 @@ func TestDamage(t *testing.T) {
 		t.Logf("verify on output of %s", v)
 	}
 	if len(stats.knownTerse) > 0 {
-		t.Logf("known: bare EOF messages (commands not using openELF yet; \"…: EOF\": a part named, not what is wrong): %v", stats.knownTerse)
+		t.Logf("known: messages naming a part but not what is wrong (\"…: EOF\"), or bare EOF of terseKnown commands: %v", stats.knownTerse)
 	}
 	if testing.Verbose() {
 		var msgs []string
@@ -199,12 +199,10 @@ var entryDiag = regexp.MustCompile(`^(\.eh_frame|\.debug_frame|\.zdebug_frame): 
 // io.EOF for a file cut inside a header).
 var terse = map[string]bool{"EOF": true, "unexpected EOF": true}
 
-// terseKnown are the commands that still open their input with elf.Open
-// rather than openELF (open.go) and so print a bare "EOF" for a file cut
-// inside its headers (and block on a FIFO): known, reported to their owners,
-// counted and logged here instead of failing. Remove a name once its command
-// uses openELF.
-var terseKnown = map[string]bool{"dump": true, "rows": true, "verify": true, "stats": true}
+// terseKnown are commands known to print a bare "EOF" (for a file cut
+// inside its headers), counted and logged instead of failing. Empty since
+// every command opens its input with openELF (open.go).
+var terseKnown = map[string]bool{}
 
 // numbers matches the numbers elided from messages in the -v summary.
 var numbers = regexp.MustCompile(`0x[0-9a-f]+|\b[0-9]+\b|'\[[0-9 ]+\]'`)

@@ -45,11 +45,11 @@ func (c *cli) runDump(args []string) int {
 
 // dumpFile prints the .sframe section of the ELF file at path.
 func dumpFile(w io.Writer, path string, asJSON bool) error {
-	f, err := elf.Open(path)
+	in, _, f, err := openELF(path) // not elf.Open: a FIFO would block, a cut header say "EOF"
 	if err != nil {
 		return err
 	}
-	defer f.Close()
+	defer in.Close()
 	sec, data, err := readSFrame(f)
 	if err != nil {
 		return err

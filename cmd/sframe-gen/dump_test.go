@@ -162,7 +162,7 @@ func TestDumpErrors(t *testing.T) {
 		{"two files", []string{"dump", "a", "b"}, exitUsage, "sframe-gen: dump: expected exactly one FILE\n"},
 		{"bad flag", []string{"dump", "--nope", "a"}, exitUsage, "sframe-gen: dump: unknown flag: --nope\n"},
 		{"missing file", []string{"dump", "/nonexistent/x.o"}, exitFailure,
-			"sframe-gen: /nonexistent/x.o: open /nonexistent/x.o: no such file or directory\n"},
+			"sframe-gen: /nonexistent/x.o: no such file or directory\n"},
 		{"not ELF", []string{"dump", "dump_test.go"}, exitFailure,
 			"sframe-gen: dump_test.go: bad magic number '[112 97 99 107]' in record at byte 0x0\n"},
 	}

@@ -8,10 +8,11 @@ import (
 	"testing"
 )
 
-// TestGenerateSpecialInputs runs generate on inputs that are not ELF files
-// or not regular files, and on outputs it cannot write: each must fail at
-// once with status 1 and one line saying what is wrong.
-func TestGenerateSpecialInputs(t *testing.T) {
+// TestSpecialInputs runs every command on inputs that are not ELF files or
+// not regular files, and generate on outputs it cannot write: each must fail
+// at once with status 1 (verify: 2, "cannot be checked") and one line
+// saying what is wrong.
+func TestSpecialInputs(t *testing.T) {
 	dir := t.TempDir()
 	elfData, err := os.ReadFile(filepath.Join(testdataDir(), "link/x86_64/pie.exe"))
 	if err != nil {
@@ -56,28 +57,46 @@ func TestGenerateSpecialInputs(t *testing.T) {
 		{"section past EOF -o", []string{"-o", filepath.Join(dir, "out"), write("past", pastEOF)}, "section "},
 		{"output dir missing", []string{"-o", filepath.Join(dir, "no/such/out"), write("good", elfData)}, "writing " + filepath.Join(dir, "no/such/out") + ": "},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			res, hung := cliRunner.run(tc.args...)
-			if hung {
-				t.Fatalf("no result after %v", cliRunner.timeout)
+		for _, cmd := range []string{"", "dump", "rows", "verify", "stats"} {
+			args := tc.args
+			if cmd != "" {
+				if args[0] == "-o" {
+					continue // generate only
+				}
+				args = append([]string{cmd}, args...)
 			}
-			if res.panicked != nil {
-				t.Fatalf("panic: %v\n%s", res.panicked, res.stack)
+			status := exitFailure
+			if cmd == "verify" {
+				status = exitUsage // "FILE cannot be checked"
 			}
-			file := tc.args[len(tc.args)-1]
-			prefix := "sframe-gen: " + file + ": "
-			if res.code != exitFailure || !strings.HasPrefix(res.stderr, prefix+tc.want) || strings.Count(res.stderr, "\n") != 1 {
-				t.Errorf("exit %d, stderr %q; want status 1 and one line starting %q", res.code, res.stderr, prefix+tc.want)
-			}
-			if tc.name == "section past EOF -o" && strings.Contains(res.stderr, "writing ") {
-				t.Errorf("an input problem reported as an output one: %q", res.stderr)
-			}
-		})
+			t.Run(strings.TrimSpace(cmd+" "+tc.name), func(t *testing.T) {
+				checkSpecial(t, args, tc.want, status)
+			})
+		}
 	}
 	ents, _ := os.ReadDir(dir)
 	for _, e := range ents {
 		if strings.Contains(e.Name(), ".sframe-gen-") {
 			t.Errorf("temporary file %s left", e.Name())
 		}
+	}
+}
+
+// checkSpecial runs the CLI with args and checks that it fails with status
+// and one line "sframe-gen: FILE: want...", FILE the last argument.
+func checkSpecial(t *testing.T, args []string, want string, status int) {
+	res, hung := cliRunner.run(args...)
+	if hung {
+		t.Fatalf("no result after %v", cliRunner.timeout)
+	}
+	if res.panicked != nil {
+		t.Fatalf("panic: %v\n%s", res.panicked, res.stack)
+	}
+	prefix := "sframe-gen: " + args[len(args)-1] + ": "
+	if res.code != status || !strings.HasPrefix(res.stderr, prefix+want) || strings.Count(res.stderr, "\n") != 1 {
+		t.Errorf("exit %d, stderr %q; want status %d and one line starting %q", res.code, res.stderr, status, prefix+want)
+	}
+	if args[0] == "-o" && strings.Contains(res.stderr, ": writing ") && !strings.Contains(want, "writing ") {
+		t.Errorf("an input problem reported as an output one: %q", res.stderr)
 	}
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"debug/elf"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -47,11 +46,11 @@ func (c *cli) runRows(args []string) int {
 		src = cfi.DebugFrame
 	}
 	file := fs.Arg(0)
-	f, err := elf.Open(file)
+	in, _, f, err := openELF(file) // not elf.Open: a FIFO would block, a cut header say "EOF"
 	if err != nil {
 		return c.fail(file, err)
 	}
-	defer f.Close()
+	defer in.Close()
 	frames, err := cfi.Read(f, src)
 	if err != nil {
 		return c.fail(file, err)

@@ -53,11 +53,11 @@ func (c *cli) runStats(args []string) int {
 		src = cfi.DebugFrame
 	}
 	file := fs.Arg(0)
-	f, err := elf.Open(file)
+	in, _, f, err := openELF(file) // not elf.Open: a FIFO would block, a cut header say "EOF"
 	if err != nil {
 		return c.fail(file, err)
 	}
-	defer f.Close()
+	defer in.Close()
 	st, err := computeStats(f, src, *dry)
 	if err != nil {
 		return c.fail(file, err)

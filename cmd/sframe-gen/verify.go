@@ -54,12 +54,12 @@ func (c *cli) runVerify(args []string) int {
 		opt.Source = cfi.DebugFrame
 	}
 	file := fs.Arg(0)
-	f, err := elf.Open(file)
+	in, _, f, err := openELF(file) // not elf.Open: a FIFO would block, a cut header say "EOF"
 	if err != nil {
 		c.fail(file, err)
 		return exitUsage
 	}
-	defer f.Close()
+	defer in.Close()
 	rep, err := verify.File(f, opt)
 	if err != nil {
 		c.fail(file, err)
