@@ -65,17 +65,15 @@ func (x *translator) escapeDefCFAExpr(raw []byte) (bool, error) {
 	if len(raw) != 5 || raw[1] != 3 {
 		return false, nil
 	}
-	if !x.r.amd64 || raw[2] != opBreg6 || raw[4] != opDeref {
+	if !x.r.amd64 || raw[2] != opBreg6 || raw[4] != opDeref || raw[3]&0x80 != 0 {
+		// gas refuses an offset byte with bit 7 set (a multi-byte
+		// SLEB128, which would take the DW_OP_deref in).
 		return false, nil
 	}
 	if err := x.needCur(cfi.OpDefCFAExpression); err != nil {
 		return false, err
 	}
 	x.cur.cfaBad = ""
-	if raw[3]&0x80 != 0 {
-		// DWARF reads a multi-byte SLEB128 that eats the DW_OP_deref.
-		x.cur.cfaBad = x.bad("DW_CFA_def_cfa_expression offset byte %#x is not a one-byte SLEB128", raw[3])
-	}
 	x.flex = true
 	x.cur.cfaReg = x.r.fp
 	x.cur.cfaOffset = gasByteSLEB(raw[3])

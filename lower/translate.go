@@ -52,6 +52,9 @@ type translator struct {
 	// that covers some address cannot be said in SFrame (row.cfaBad,
 	// fpBad, raBad).
 	unrepresentable string
+	// noCFA: some address (the first one noCFAAt) has no CFA rule.
+	noCFA   bool
+	noCFAAt uint64
 }
 
 func (x *translator) reset(r regs, size uint64) {
@@ -66,6 +69,7 @@ func (x *translator) reset(r regs, size uint64) {
 	x.cieDone = false
 	x.stack = x.stack[:0]
 	x.unrepresentable = ""
+	x.noCFA = false
 }
 
 // bad is, in correct mode, the reason a rule cannot be represented (kept
@@ -170,6 +174,9 @@ func (x *translator) finish() error {
 	if x.unrepresentable != "" {
 		return refuse("%s", x.unrepresentable)
 	}
+	if x.noCFA && len(x.fres) > 0 {
+		return refuse("no CFA rule at offset %#x (.cfi_startproc simple without .cfi_def_cfa)", x.noCFAAt)
+	}
 	return nil
 }
 
@@ -178,7 +185,19 @@ func (x *translator) finish() error {
 // is refused (at the end, so that gas's own refusals keep precedence). An
 // outermost frame (RA undefined) needs no CFA, FP or RA.
 func (x *translator) covers(end uint64) {
-	if x.gas || !x.hasCur || end <= x.pc || x.unrepresentable != "" || x.cur.raUndefined {
+	if x.gas || end <= x.pc || x.unrepresentable != "" {
+		return
+	}
+	if !x.hasCur || x.cur.cfaReg == regInvalid {
+		// .cfi_startproc simple without .cfi_def_cfa: gas starts the
+		// first FRE late (consumers want one at offset 0) or writes
+		// sp+0. Only an error if the function gets FREs (finish).
+		if !x.noCFA {
+			x.noCFA, x.noCFAAt = true, x.pc
+		}
+		return
+	}
+	if x.cur.raUndefined {
 		return
 	}
 	for _, why := range [...]string{x.cur.cfaBad, x.cur.fpBad, x.cur.raBad} {

@@ -421,8 +421,10 @@ var correctCases = map[string]unitCase{
 	"AMD64 flex RA offset beyond one byte": {flex: true,
 		fres: []fre{{0, 0x04, []int32{0x39, 8}}, {1, 0x28, []int32{0x39, 8, 2, -152}}}},
 	"RA undefined, then same_value on AMD64": {reason: "RA reg 16 in DW_CFA_same_value"},
-	"DRAP with a multi-byte offset": {
-		reason: "DW_CFA_def_cfa_expression offset byte 0x88 is not a one-byte SLEB128"},
+	"simple CIE: the first advance starts an empty FRE": {
+		reason: "no CFA rule at offset 0x0 (.cfi_startproc simple without .cfi_def_cfa)"},
+	"simple CIE: an FRE with no CFA": {
+		reason: "no CFA rule at offset 0x0 (.cfi_startproc simple without .cfi_def_cfa)"},
 }
 
 // unitCasesFixed are the cases for gas's translations that do not mean
@@ -482,10 +484,11 @@ var unitCasesFixed = []unitCase{
 	{name: "RA undefined, then same_value on AMD64", arch: AMD64,
 		ops:  []cfi.Instruction{adv(1), undef(16), adv(1), sameValue(16)},
 		fres: []fre{{0, 0x03, []int32{8}}, {1, 0x00, nil}, {2, 0x00, nil}}},
+	{name: "simple CIE: an FRE with no CFA", arch: AMD64, noCIE: true,
+		ops:  []cfi.Instruction{adv(1), offset(6, -16), adv(1), defCFA(7, 16)},
+		fres: []fre{{1, 0x05, []int32{0, -16}}, {2, 0x05, []int32{16, -16}}}},
 	{name: "DRAP with a multi-byte offset", arch: AMD64,
-		ops:  []cfi.Instruction{adv(1), escape(0x0f, 3, 0x76, 0x88, 0x06)},
-		flex: true,
-		fres: []fre{{0, 0x04, []int32{0x39, 8}}, {1, 0x04, []int32{0x33, 8}}}},
+		ops: []cfi.Instruction{adv(1), escape(0x0f, 3, 0x76, 0x88, 0x06)}, reason: ".cfi_escape with op (0xf)"},
 }
 
 func init() { unitCases = append(unitCases, unitCasesFixed...) }
