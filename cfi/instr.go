@@ -80,18 +80,33 @@ func (r *InstructionReader) setLoc(pos int) (uint64, int, error) {
 }
 
 // CIEInstructions returns a reader of cie's initial instructions.
+//
+// It is small enough to be inlined, so that a caller that keeps the reader
+// local gets it on its stack (the evaluator calls it for every FDE).
 func (f *Frames) CIEInstructions(cie *CIE) *InstructionReader {
-	r := &InstructionReader{}
-	r.reset(cie.Initial, cie.InitialOffset, cie, f.Order, f.big, &f.ptr, 0)
+	r := new(InstructionReader)
+	r.ResetCIE(f, cie)
 	return r
 }
 
 // FDEInstructions returns a reader of fde's instructions (not including its
-// CIE's initial instructions).
+// CIE's initial instructions). Like CIEInstructions it can be inlined.
 func (f *Frames) FDEInstructions(fde *FDE) *InstructionReader {
-	r := &InstructionReader{}
-	r.reset(fde.Instructions, fde.InstructionsOffset, fde.CIE, f.Order, f.big, &f.ptr, fde.Start)
+	r := new(InstructionReader)
+	r.ResetFDE(f, fde)
 	return r
+}
+
+// ResetCIE makes r read cie's initial instructions, as
+// Frames.CIEInstructions does, reusing r.
+func (r *InstructionReader) ResetCIE(f *Frames, cie *CIE) {
+	r.reset(cie.Initial, cie.InitialOffset, cie, f.Order, f.big, &f.ptr, 0)
+}
+
+// ResetFDE makes r read fde's instructions, as Frames.FDEInstructions
+// does, reusing r.
+func (r *InstructionReader) ResetFDE(f *Frames, fde *FDE) {
+	r.reset(fde.Instructions, fde.InstructionsOffset, fde.CIE, f.Order, f.big, &f.ptr, fde.Start)
 }
 
 // Offset returns the section offset of the next instruction (when the
