@@ -58,34 +58,30 @@ func (s *Section) Encode() ([]byte, error) {
 		entSize, attrSize = FDEEntrySizeV2, 0
 	}
 
-	// Size each function's FRE data, checking it.
 	sizes := make([]int, len(s.FDEs))
-	var numFREs, freLen uint64
-	for i := range s.FDEs {
-		n, err := fdeDataSize(&s.FDEs[i], v2)
-		if err != nil {
-			return nil, fmt.Errorf("sframe: encode: FDE %d: %w", i, err)
-		}
-		sizes[i] = attrSize + n
-		numFREs += uint64(len(s.FDEs[i].FREs))
-		freLen += uint64(sizes[i])
+	numFREs, freLen, err := s.measure(sizes, attrSize, v2)
+	if err != nil {
+		return nil, err
 	}
 	hdrEnd := HeaderSize + len(h.AuxHeader)
 	fdeLen := uint64(len(s.FDEs)) * uint64(entSize)
-	if fdeLen > math.MaxUint32 || numFREs > math.MaxUint32 || freLen > math.MaxUint32 ||
-		uint64(hdrEnd)+fdeLen+freLen+uint64(len(s.Trailer)) > math.MaxInt32 {
-		return nil, fmt.Errorf("sframe: encode: section too large (%d FDEs, %d FREs, %d FRE bytes)",
-			len(s.FDEs), numFREs, freLen)
-	}
 
 	// Lay out the FRE data in FREOffset order, ties in index order.
 	order2 := make([]int, len(s.FDEs))
 	for i := range order2 {
 		order2[i] = i
 	}
-	slices.SortStableFunc(order2, func(a, b int) int {
-		return cmpU32(s.FDEs[a].FREOffset, s.FDEs[b].FREOffset)
-	})
+	// Ties broken by index make the order total, so the (faster) unstable
+	// sort gives the stable order; Decode's offsets are often sorted already.
+	byFREOffset := func(a, b int) int {
+		if c := cmpU32(s.FDEs[a].FREOffset, s.FDEs[b].FREOffset); c != 0 {
+			return c
+		}
+		return a - b
+	}
+	if !slices.IsSortedFunc(order2, byFREOffset) {
+		slices.SortFunc(order2, byFREOffset)
+	}
 	freOffs := make([]uint32, len(s.FDEs))
 	var off uint32
 	for _, i := range order2 {
@@ -135,6 +131,55 @@ func (s *Section) Encode() ([]byte, error) {
 	}
 	copy(b[freStart+int(freLen):], s.Trailer)
 	return b, nil
+}
+
+// Size returns the length of the bytes Encode writes, without writing
+// them. It checks the FREs and counts as Encode does (the header and
+// trailer checks are Encode's alone). The size depends neither on the
+// FDEs' start fields nor on their order.
+func (s *Section) Size() (int, error) {
+	v2 := s.Header.Version == Version2
+	entSize, attrSize := FDEIndexEntrySize, FDEAttrSize
+	if v2 {
+		entSize, attrSize = FDEEntrySizeV2, 0
+	}
+	if s.Header.Version != Version3 && !v2 {
+		return 0, fmt.Errorf("sframe: encode: unsupported version %d", s.Header.Version)
+	}
+	_, freLen, err := s.measure(nil, attrSize, v2)
+	if err != nil {
+		return 0, err
+	}
+	return HeaderSize + len(s.Header.AuxHeader) + len(s.FDEs)*entSize + int(freLen) + len(s.Trailer), nil
+}
+
+// measure checks each function's FRE data and stores its size (with the
+// attribute record) in sizes[i] when sizes is not nil; it returns the
+// totals, checked against the header's fields.
+func (s *Section) measure(sizes []int, attrSize int, v2 bool) (numFREs, freLen uint64, err error) {
+	for i := range s.FDEs {
+		n, err := fdeDataSize(&s.FDEs[i], v2)
+		if err != nil {
+			return 0, 0, fmt.Errorf("sframe: encode: FDE %d: %w", i, err)
+		}
+		if sizes != nil {
+			sizes[i] = attrSize + n
+		}
+		numFREs += uint64(len(s.FDEs[i].FREs))
+		freLen += uint64(attrSize + n)
+	}
+	entSize := uint64(FDEIndexEntrySize)
+	if v2 {
+		entSize = FDEEntrySizeV2
+	}
+	fdeLen := uint64(len(s.FDEs)) * entSize
+	hdrEnd := uint64(HeaderSize + len(s.Header.AuxHeader))
+	if fdeLen > math.MaxUint32 || numFREs > math.MaxUint32 || freLen > math.MaxUint32 ||
+		hdrEnd+fdeLen+freLen+uint64(len(s.Trailer)) > math.MaxInt32 {
+		return 0, 0, fmt.Errorf("sframe: encode: section too large (%d FDEs, %d FREs, %d FRE bytes)",
+			len(s.FDEs), numFREs, freLen)
+	}
+	return numFREs, freLen, nil
 }
 
 func cmpU32(a, b uint32) int {

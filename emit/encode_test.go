@@ -3,6 +3,8 @@ package emit
 import (
 	"bytes"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -295,5 +297,48 @@ func TestSetVersion(t *testing.T) {
 	}
 	if v2.Header.Version != Version3 {
 		t.Errorf("failed SetVersion changed the version")
+	}
+}
+
+// TestSize checks that Size is the length of Encode's bytes, for every
+// section ld made under testdata/link, in both versions, with an auxiliary
+// header and a trailer, and that it reports Encode's FRE errors.
+func TestSize(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("..", "testdata", "link", "*", "*.sframe"))
+	if len(files) < 3 {
+		t.Fatalf("found %d .sframe files under testdata/link", len(files))
+	}
+	for _, name := range files {
+		raw, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sec, err := Decode(raw)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		for _, mut := range []func(*Section){
+			func(*Section) {},
+			func(s *Section) { s.Header.AuxHeader = []byte{1, 2, 3}; s.Trailer = make([]byte, 5) },
+			func(s *Section) { s.Header.Version = Version2; s.Header.AuxHeader = nil; s.Trailer = nil },
+		} {
+			s := *sec
+			mut(&s)
+			b, err := s.Encode()
+			if err != nil {
+				if _, serr := s.Size(); serr == nil || serr.Error() != err.Error() {
+					t.Errorf("%s: Encode error %v, Size error %v", name, err, serr)
+				}
+				continue // flex FDEs in version 2
+			}
+			if n, err := s.Size(); err != nil || n != len(b) {
+				t.Errorf("%s (version %d): Size() = %d, %v; Encode wrote %d bytes", name, s.Header.Version, n, err, len(b))
+			}
+		}
+	}
+	sec, _ := Decode(example61(t))
+	sec.FDEs[1].FREs[1].Words[0] = 256
+	if _, err := sec.Size(); err == nil || !strings.Contains(err.Error(), "does not fit 1 bytes") {
+		t.Errorf("Size of a section with a word too big: %v", err)
 	}
 }
