@@ -61,6 +61,19 @@ const maxPadding = 64 << 20
 // in and out must be different files. out is truncated first; on error its
 // contents are unspecified, so write through [ReplaceFile].
 func PatchLinked(in, out *os.File, size int, encode func(addr uint64) ([]byte, error)) (Layout, error) {
+	return patchLinked(in, out, size, encode, false)
+}
+
+// PatchLinkedCopy is PatchLinked for an out that already holds an exact
+// copy of in (its first bytes: out may not be shorter than in), made for
+// example while the section was being generated, so that the copy and the
+// work overlap. Only the bytes that differ are written; out is cut or
+// extended to the new size.
+func PatchLinkedCopy(in, out *os.File, size int, encode func(addr uint64) ([]byte, error)) (Layout, error) {
+	return patchLinked(in, out, size, encode, true)
+}
+
+func patchLinked(in, out *os.File, size int, encode func(addr uint64) ([]byte, error), copied bool) (Layout, error) {
 	st, err := in.Stat()
 	if err != nil {
 		return Layout{}, err
@@ -84,7 +97,11 @@ func PatchLinked(in, out *os.File, size int, encode func(addr uint64) ([]byte, e
 		return Layout{}, fmt.Errorf("encoded SFrame section is %d bytes, announced %d", len(data), size)
 	}
 	p.chunks = append(p.chunks, chunk{p.layout.Offset, data})
-	if err := p.write(in, out); err != nil {
+	write := p.write
+	if copied {
+		write = p.writeOverCopy
+	}
+	if err := write(in, out); err != nil {
 		return Layout{}, err
 	}
 	return p.layout, nil
@@ -124,6 +141,29 @@ func (p *linkedPlan) write(in, out *os.File) error {
 	if uint64(n) != p.copyEnd {
 		return fmt.Errorf("copying input: got %d bytes, want %d", n, p.copyEnd)
 	}
+	return p.writeChunks(out)
+}
+
+// writeOverCopy is write for an out that already starts with a copy of in.
+func (p *linkedPlan) writeOverCopy(in, out *os.File) error {
+	st, err := out.Stat()
+	if err != nil {
+		return err
+	}
+	if uint64(st.Size()) < p.copyEnd {
+		return fmt.Errorf("output holds %d bytes of the input's copy, want at least %d", st.Size(), p.copyEnd)
+	}
+	// Input bytes past copyEnd are not part of the output: cut them (the
+	// final Truncate zero-fills what no chunk covers, as write leaves it).
+	if err := out.Truncate(int64(p.copyEnd)); err != nil {
+		return err
+	}
+	return p.writeChunks(out)
+}
+
+// writeChunks writes the chunks over the copied prefix and sets the
+// output's size.
+func (p *linkedPlan) writeChunks(out *os.File) error {
 	for _, c := range p.chunks {
 		if _, err := out.WriteAt(c.data, int64(c.off)); err != nil {
 			return fmt.Errorf("writing output at offset %#x: %w", c.off, err)

@@ -1,0 +1,88 @@
+package elfpatch
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestPatchLinkedCopy checks that PatchLinkedCopy, given an output that
+// already holds a copy of the input, writes the same bytes as PatchLinked,
+// for sections that fit in place, in a gap, or need a new PT_LOAD (the
+// section header table then moves and the copy is cut).
+func TestPatchLinkedCopy(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("..", "testdata", "link", "*", "*.so"))
+	exes, _ := filepath.Glob(filepath.Join("..", "testdata", "link", "*", "*.exe"))
+	files = append(files, exes...)
+	if len(files) < 4 {
+		t.Fatalf("found %d linked files under testdata/link", len(files))
+	}
+	dir := t.TempDir()
+	for _, name := range files {
+		for _, size := range []int{8, 200, 5000, 300000} {
+			in, err := os.Open(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			encode := func(addr uint64) ([]byte, error) {
+				b := make([]byte, size)
+				for i := range b {
+					b[i] = byte(addr>>3) + byte(i)
+				}
+				return b, nil
+			}
+			want, wantErr := patchTo(t, filepath.Join(dir, "plain"), func(out *os.File) (Layout, error) {
+				return PatchLinked(in, out, size, encode)
+			})
+			got, gotErr := patchTo(t, filepath.Join(dir, "copied"), func(out *os.File) (Layout, error) {
+				if _, err := io.Copy(out, io.NewSectionReader(in, 0, 1<<40)); err != nil {
+					t.Fatal(err)
+				}
+				return PatchLinkedCopy(in, out, size, encode)
+			})
+			in.Close()
+			if (wantErr == nil) != (gotErr == nil) {
+				t.Fatalf("%s, %d bytes: PatchLinked error %v, PatchLinkedCopy error %v", name, size, wantErr, gotErr)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("%s, %d bytes: PatchLinkedCopy output (%d bytes) differs from PatchLinked's (%d bytes)", name, size, len(got), len(want))
+			}
+		}
+	}
+}
+
+// TestPatchLinkedCopyShort refuses an output shorter than the copy needs.
+func TestPatchLinkedCopyShort(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("..", "testdata", "link", "x86_64", "*.so"))
+	if len(files) == 0 {
+		t.Fatal("no linked x86_64 file under testdata/link")
+	}
+	in, err := os.Open(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	_, err = patchTo(t, filepath.Join(t.TempDir(), "out"), func(out *os.File) (Layout, error) {
+		return PatchLinkedCopy(in, out, 64, func(uint64) ([]byte, error) { return make([]byte, 64), nil })
+	})
+	if err == nil {
+		t.Fatal("PatchLinkedCopy on an empty output: no error")
+	}
+}
+
+func patchTo(t *testing.T, path string, patch func(*os.File) (Layout, error)) ([]byte, error) {
+	t.Helper()
+	out, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, perr := patch(out)
+	out.Close()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b, perr
+}
