@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 )
 
@@ -27,12 +28,9 @@ func Read(f *elf.File, src Source) (*Frames, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkCompressedSize(sec); err != nil {
-		return nil, err
-	}
-	data, err := sec.Data()
+	data, err := sectionData(sec)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", sec.Name, err)
+		return nil, err
 	}
 	name := ".eh_frame"
 	if which == DebugFrame {
@@ -83,10 +81,44 @@ func ReadSection(data []byte, src Source, ptr PointerContext) (*Frames, error) {
 	return fr, nil
 }
 
-// checkCompressedSize refuses a compressed section whose header claims
-// far more data than compression of CFI gives (a few times its size):
-// decompressing a forged one could take any amount of memory.
-func checkCompressedSize(sec *elf.Section) error {
+// sectionData reads sec's contents. A compressed section is first checked
+// against its claimed size (checkCompressedSize), then inflated into one
+// buffer of that size. A section running past the end of the file is
+// reported as such, not as a bare "unexpected EOF".
+func sectionData(sec *elf.Section) ([]byte, error) {
+	size, compressed, err := checkCompressedSize(sec)
+	if err != nil {
+		return nil, err
+	}
+	var data []byte
+	if compressed {
+		data = make([]byte, size)
+		_, err = io.ReadFull(sec.Open(), data)
+	} else {
+		data, err = sec.Data()
+	}
+	switch {
+	case err == nil:
+		return data, nil
+	case compressed && (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)):
+		return nil, fmt.Errorf("%s: compressed data ends before the %d bytes its header claims (%w)", sec.Name, size, err)
+	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+		return nil, fmt.Errorf("%s (file offset %#x, size %#x) runs past the end of the file (%w)", sec.Name, sec.Offset, sec.FileSize, err)
+	}
+	return nil, fmt.Errorf("%s: %w", sec.Name, err)
+}
+
+// maxRatio bounds the compression ratio of a compressed CFI section. CFI
+// compresses 3 to 6 times (libLLVM's .eh_frame: 4.2); a section claiming
+// far more is refused before it is inflated, so a decompression bomb (or a
+// forged size) cannot cost memory out of proportion to the file.
+const maxRatio = 64
+
+// checkCompressedSize returns the uncompressed size of sec and whether it
+// is compressed (SHF_COMPRESSED, or the old .zdebug "ZLIB" form), and
+// refuses a section whose header claims more than maxRatio times its
+// compressed size (plus 1 KiB), or over 4 GiB.
+func checkCompressedSize(sec *elf.Section) (uint64, bool, error) {
 	size := sec.Size
 	switch {
 	case sec.Flags&elf.SHF_COMPRESSED != 0:
@@ -94,20 +126,17 @@ func checkCompressedSize(sec *elf.Section) error {
 		// debug/elf reads the size from the "ZLIB" header when it opens
 		// the section: read it first.
 		var hdr [12]byte
-		if n, _ := sec.ReadAt(hdr[:], 0); n == 12 && string(hdr[:4]) == "ZLIB" {
-			size = binary.BigEndian.Uint64(hdr[4:])
+		if n, _ := sec.ReadAt(hdr[:], 0); n != 12 || string(hdr[:4]) != "ZLIB" {
+			return size, false, nil
 		}
+		size = binary.BigEndian.Uint64(hdr[4:])
 	default:
-		return nil
+		return size, false, nil
 	}
-	if size <= sec.FileSize {
-		return nil
+	if size > sec.FileSize && (size > 1<<32 || size/maxRatio > sec.FileSize+1<<10) {
+		return 0, true, fmt.Errorf("%s: compressed section claims %d bytes from %d", sec.Name, size, sec.FileSize)
 	}
-	const maxRatio = 1024
-	if size > 1<<32 || size/maxRatio > sec.FileSize+1<<10 {
-		return fmt.Errorf("%s: compressed section claims %d bytes from %d", sec.Name, size, sec.FileSize)
-	}
-	return nil
+	return size, true, nil
 }
 
 func addrSize(f *elf.File) int {
