@@ -24,8 +24,14 @@ func libLLVM(b *testing.B) *elf.File {
 	return nil
 }
 
-// BenchmarkLowerLibLLVM lowers every FDE of libLLVM.so's .eh_frame.
+// BenchmarkLowerLibLLVM lowers every FDE of libLLVM.so's .eh_frame, in
+// each mode.
 func BenchmarkLowerLibLLVM(b *testing.B) {
+	b.Run("default", func(b *testing.B) { benchLower(b, Options{}) })
+	b.Run("gas-compat", func(b *testing.B) { benchLower(b, Options{GasCompat: true}) })
+}
+
+func benchLower(b *testing.B, opt Options) {
 	f := libLLVM(b)
 	defer f.Close()
 	t, err := TargetForELF(f)
@@ -39,7 +45,7 @@ func BenchmarkLowerLibLLVM(b *testing.B) {
 	b.ReportAllocs()
 	var res *Result
 	for b.Loop() {
-		if res, err = Lower(frames, t); err != nil {
+		if res, err = LowerWith(frames, t, opt); err != nil {
 			b.Fatal(err)
 		}
 	}
