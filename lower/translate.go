@@ -120,6 +120,13 @@ func (x *translator) commit() {
 		x.dropped++
 		return
 	}
+	if !x.gas && len(x.fres) > 0 && x.fres[len(x.fres)-1].pc == x.cur.pc {
+		// A zero advance: the previous FRE covers no address, and two
+		// FREs at one address make the Linux kernel refuse the section
+		// (starts must increase strictly). gas keeps both.
+		x.fres[len(x.fres)-1] = x.cur
+		return
+	}
 	x.fres = append(x.fres, x.cur)
 }
 

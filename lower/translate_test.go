@@ -396,6 +396,8 @@ var correctCases = map[string]unitCase{
 		reason: ".cfi_escape DW_CFA_expression with FP reg 29"},
 	"s390x CFA encoding truncates toward zero": {
 		reason: "CFA offset 164 not representable on s390x (stored as (offset-160)/8 in 32 bits)"},
+	"zero advance gives an FRE at the same PC": {
+		fres: []fre{{0, 0x03, []int32{8}}, {2, 0x03, []int32{24}}}},
 	"DRAP: def_cfa_expression *(rbp-8)": {flex: true,
 		fres: []fre{{0, 0x04, []int32{0x39, 8}}, {1, 0x04, []int32{0x33, -8}}, {2, 0x04, []int32{0x33, -8}}}},
 	"nested remember_state": {
