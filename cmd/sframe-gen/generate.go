@@ -127,6 +127,9 @@ func (c *cli) generate(file string, o generateOptions) error {
 	if err != nil {
 		return err
 	}
+	if !target.Relocatable && !o.raw {
+		return c.generateLinked(file, in, st, ef, frames, target, o)
+	}
 	res, _, err := lower.LowerFile(ef, frames, target, lower.Options{GasCompat: o.gas})
 	if err != nil {
 		return err
@@ -164,29 +167,74 @@ func (c *cli) generate(file string, o generateOptions) error {
 		}
 		return data, nil
 	}
-	if o.raw {
-		data, err := encode(o.addr)
-		if err != nil {
-			return err
-		}
-		return c.writeRaw(o.output, data)
-	}
-	if len(res.Section.FDEs) == 0 {
-		return errors.New("no function has an SFrame representation (see -v); nothing written")
-	}
-	probe, err := encode(0)
+	data, err := encode(o.addr)
 	if err != nil {
 		return err
 	}
+	return c.writeRaw(o.output, data)
+}
+
+// generateLinked writes a linked file with its new section. The input is
+// copied to the output file to file (copy_file_range) while the section is
+// made, so that the copy, most of the time on big files, overlaps the work.
+func (c *cli) generateLinked(file string, in *os.File, st fs.FileInfo, ef *elf.File, frames *cfi.Frames, target lower.Target, o generateOptions) error {
+	var res *lower.Result
 	var layout elfpatch.Layout
-	err = c.replace(file, o.output, st.Mode().Perm(), func(tmp *os.File) error {
-		layout, err = elfpatch.PatchLinked(in, tmp, len(probe), encode)
+	var size int
+	err := c.replace(file, o.output, st.Mode().Perm(), func(tmp *os.File) error {
+		// The copy reads in through its file offset (copy_file_range
+		// needs an *os.File source); everything else reads at offsets.
+		if _, err := in.Seek(0, io.SeekStart); err != nil {
+			return err
+		}
+		copied := make(chan error, 1)
+		go func() {
+			_, err := io.CopyN(tmp, in, st.Size())
+			copied <- err
+		}()
+		err := c.makeLinked(file, ef, frames, target, o, &res, &size)
+		if cerr := <-copied; cerr != nil {
+			return cerr
+		}
+		if err != nil {
+			return err
+		}
+		encode := func(addr uint64) ([]byte, error) {
+			res.Place(addr)
+			data, err := res.Section.Encode()
+			if err != nil {
+				return nil, fmt.Errorf("encoding .sframe: %w", err)
+			}
+			return data, nil
+		}
+		layout, err = elfpatch.PatchLinkedCopy(in, tmp, size, encode)
 		return err
 	})
 	if err == nil && o.verbose {
-		c.summary(file, o, res, len(probe), fmt.Sprintf("at %#x, PT_GNU_SFRAME", layout.Addr))
+		c.summary(file, o, res, size, fmt.Sprintf("at %#x, PT_GNU_SFRAME", layout.Addr))
 	}
 	return err
+}
+
+// makeLinked lowers the CFI of a linked file, reports as generate does and
+// sizes the section.
+func (c *cli) makeLinked(file string, ef *elf.File, frames *cfi.Frames, target lower.Target, o generateOptions, res **lower.Result, size *int) error {
+	r, _, err := lower.LowerFile(ef, frames, target, lower.Options{GasCompat: o.gas})
+	if err != nil {
+		return err
+	}
+	if err := c.report(file, ef, frames, r, o); err != nil {
+		return err
+	}
+	if len(r.Section.FDEs) == 0 {
+		return errors.New("no function has an SFrame representation (see -v); nothing written")
+	}
+	n, err := r.Section.Size()
+	if err != nil {
+		return fmt.Errorf("encoding .sframe: %w", err)
+	}
+	*res, *size = r, n
+	return nil
 }
 
 // summary prints, with -v, what was written.

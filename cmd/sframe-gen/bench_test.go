@@ -1,0 +1,222 @@
+package main
+
+import (
+	"debug/elf"
+	"io"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/sframe-gen/sframe-gen/cfi"
+	"github.com/sframe-gen/sframe-gen/elfpatch"
+	"github.com/sframe-gen/sframe-gen/lower"
+)
+
+// The benchmarks below time each stage of the generate pipeline on the
+// largest .eh_frame of the development machine (rust's libLLVM.so: 7.7 MB,
+// 160,805 FDEs), or on $SFRAME_BENCH_ELF. Run them with
+//
+//	go test -run '^$' -bench . -benchmem -count 6 ./cmd/sframe-gen | benchstat -
+//
+// Besides ns/op and allocations they report cpu-ms/op (user+system CPU
+// time of the process per operation: on a loaded machine the wall clock
+// counts the waits for a core too) and ns/FDE.
+
+// benchFile returns the ELF file the benchmarks use, or skips.
+func benchFile(b *testing.B) string {
+	b.Helper()
+	cands := []string{os.Getenv("SFRAME_BENCH_ELF")}
+	m, _ := filepath.Glob("/root/.rustup/toolchains/stable-*/lib/libLLVM*.so*")
+	cands = append(cands, m...)
+	for _, p := range cands {
+		if p == "" {
+			continue
+		}
+		if f, err := elf.Open(p); err == nil { // not a linker script
+			f.Close()
+			return p
+		}
+	}
+	b.Skip("no benchmark ELF file (set SFRAME_BENCH_ELF)")
+	return ""
+}
+
+// cpuNow is the process's user+system CPU time.
+func cpuNow() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// benchState is what the stages before the one measured produce.
+type benchState struct {
+	in     *os.File
+	ef     *elf.File
+	target lower.Target
+	frames *cfi.Frames
+	res    *lower.Result
+}
+
+func loadBench(b *testing.B, upTo string) *benchState {
+	b.Helper()
+	path := benchFile(b)
+	in, err := os.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { in.Close() })
+	s := &benchState{in: in}
+	if s.ef, err = elf.NewFile(in); err != nil {
+		b.Fatal(err)
+	}
+	if s.target, err = lower.TargetForELF(s.ef); err != nil {
+		b.Fatal(err)
+	}
+	if upTo == "open" {
+		return s
+	}
+	if s.frames, err = cfi.Read(s.ef, cfi.Auto); err != nil {
+		b.Fatal(err)
+	}
+	if upTo == "read" {
+		return s
+	}
+	if s.res, _, err = lower.LowerFile(s.ef, s.frames, s.target, lower.Options{}); err != nil {
+		b.Fatal(err)
+	}
+	return s
+}
+
+// run times fn b.N times and reports cpu-ms/op and ns/FDE.
+func (s *benchState) run(b *testing.B, fdes int, fn func() error) {
+	b.Helper()
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0, t0 := cpuNow(), time.Now()
+	for i := 0; i < b.N; i++ {
+		if err := fn(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	wall := time.Since(t0)
+	cpu := cpuNow() - cpu0
+	b.StopTimer()
+	b.ReportMetric(cpu.Seconds()*1e3/float64(b.N), "cpu-ms/op")
+	if fdes > 0 {
+		b.ReportMetric(float64(wall.Nanoseconds())/float64(b.N)/float64(fdes), "ns/FDE")
+	}
+}
+
+// BenchmarkStageOpen is elf.NewFile plus the target: the headers only.
+func BenchmarkStageOpen(b *testing.B) {
+	s := loadBench(b, "open")
+	s.run(b, 0, func() error {
+		ef, err := elf.NewFile(s.in)
+		if err != nil {
+			return err
+		}
+		_, err = lower.TargetForELF(ef)
+		return err
+	})
+}
+
+// BenchmarkStageRead is cfi.Read: the section bytes into CIEs and FDEs.
+func BenchmarkStageRead(b *testing.B) {
+	s := loadBench(b, "read")
+	s.run(b, len(s.frames.FDEs), func() error {
+		_, err := cfi.Read(s.ef, cfi.Auto)
+		return err
+	})
+}
+
+// BenchmarkStageRows executes every FDE's instructions into rows (the
+// cfi evaluator alone; generate does not use it, verify and rows do).
+func BenchmarkStageRows(b *testing.B) {
+	s := loadBench(b, "read")
+	var it cfi.RowIterator
+	s.run(b, len(s.frames.FDEs), func() error {
+		for _, f := range s.frames.FDEs {
+			it.Reset(s.frames, f)
+			for {
+				if _, err := it.Next(); err != nil {
+					if err == io.EOF {
+						break
+					}
+					return err
+				}
+			}
+		}
+		return nil
+	})
+}
+
+// BenchmarkStageLower is lower.LowerFile: every FDE to SFrame FDEs/FREs.
+func BenchmarkStageLower(b *testing.B) {
+	s := loadBench(b, "read")
+	s.run(b, len(s.frames.FDEs), func() error {
+		_, _, err := lower.LowerFile(s.ef, s.frames, s.target, lower.Options{})
+		return err
+	})
+}
+
+// BenchmarkStageEncode is Place and Encode: the section bytes.
+func BenchmarkStageEncode(b *testing.B) {
+	s := loadBench(b, "lower")
+	s.run(b, len(s.frames.FDEs), func() error {
+		s.res.Place(0x1000)
+		_, err := s.res.Section.Encode()
+		return err
+	})
+}
+
+// BenchmarkStageWrite is elfpatch.PatchLinked with the section already
+// encoded: the copy of the file and the new headers (no fsync).
+func BenchmarkStageWrite(b *testing.B) {
+	s := loadBench(b, "lower")
+	s.res.Place(0)
+	data, err := s.res.Section.Encode()
+	if err != nil {
+		b.Fatal(err)
+	}
+	out, err := os.Create(filepath.Join(b.TempDir(), "out"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer out.Close()
+	s.run(b, len(s.frames.FDEs), func() error {
+		_, err := elfpatch.PatchLinked(s.in, out, len(data), func(uint64) ([]byte, error) { return data, nil })
+		return err
+	})
+}
+
+// BenchmarkGenerate is the whole default command, as the CLI runs it:
+// --raw (the section only) and -o OUT (the patched file, fsync included).
+func BenchmarkGenerate(b *testing.B) {
+	path := benchFile(b)
+	s := loadBench(b, "read")
+	fdes := len(s.frames.FDEs)
+	s.frames = nil
+	dir := b.TempDir()
+	for _, mode := range []struct {
+		name string
+		args []string
+	}{
+		{"raw", []string{"--raw", "-o", filepath.Join(dir, "raw")}},
+		{"patch", []string{"-o", filepath.Join(dir, "out")}},
+	} {
+		b.Run(mode.name, func(b *testing.B) {
+			c := &cli{stdout: io.Discard, stderr: io.Discard}
+			args := append(mode.args, path)
+			s.run(b, fdes, func() error {
+				if code := c.main(args); code != exitOK {
+					b.Fatalf("exit %d", code)
+				}
+				return nil
+			})
+		})
+	}
+}
