@@ -1,17 +1,29 @@
 #!/usr/bin/env bash
 # bench.sh: whole-command timings of sframe-gen on big real binaries, each as a
 # ratio against a reference command timed in the same run (so machine noise
-# mostly cancels), plus peak memory and time per FDE across binary sizes.
+# mostly cancels), plus peak memory, time per FDE across binary sizes, and
+# the size of the section against GNU ld's on the linked twins of testdata/link.
 #
 #   testdata/bench.sh [FILE...]     default: the big binaries found on this machine
+#   RUNS=N (default 5): each command runs N times, the best time counts.
+#   SIZES=0: skip the size comparison.
 #
-# Reports, per file:
-#   raw/readelf  sframe-gen --raw (section only) vs readelf --debug-dump=frames-interp
-#                (target: readelf at least 30x slower, i.e. ratio <= 0.033)
-#   patch/cp     sframe-gen -o OUT vs cp FILE OUT (target: <= 1.3)
-#   peak RSS of sframe-gen -o OUT (target: <= 64 MiB)
-#   ns per FDE of the --raw run (should be flat across sizes)
-# Each command runs RUNS times (default 5); the best time counts.
+# Timing table, per file (wall = elapsed, cpu = user+system of the process):
+#   readelf      readelf --debug-dump=frames-interp FILE >/dev/null
+#   raw          sframe-gen --raw -o OUT FILE (the section only)
+#                target: raw/re <= 0.033 (readelf 30x slower)
+#   cp           cp FILE OUT
+#   patch        sframe-gen -o OUT FILE (the whole patched file, fsync included)
+#                target: pat/cp <= 1.3
+#   RSS          peak resident memory of the patch run (target <= 64 MiB)
+#   ns/FDE       wall time of the raw run per CFI FDE (should be flat)
+#
+# Size table, per linked twin X / X.gs of testdata/link (X.gs linked by GNU ld
+# from objects assembled with --gsframe): the .sframe of sframe-gen --raw X
+# (default mode, and --gas-compat) against X.gs's .sframe, restricted to the
+# functions (start addresses) both have: index entry (16) + attribute record
+# (5) + FREs, summed. Also the whole sections and the functions one side
+# has and the other not.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${RUNS:-5}
@@ -30,29 +42,86 @@ if [ $# -eq 0 ]; then
   done
 fi
 
-# best_ns CMD...: the best wall time of RUNS runs, in nanoseconds.
-best_ns() {
-  local best=0 t0 t1 d i
+# best CMD...: "WALL_NS CPU_NS" of the run with the best wall time of RUNS
+# runs (CPU: user+system from /usr/bin/time, 10 ms resolution).
+best() {
+  local bw=0 bc=0 t0 t1 d c i
   for ((i = 0; i < RUNS; i++)); do
-    t0=$(date +%s%N); "$@" >/dev/null 2>&1; t1=$(date +%s%N)
+    t0=$(date +%s%N)
+    c=$( { /usr/bin/time -f '%U %S' "$@" >/dev/null 2>/dev/null; } 2>&1 | tail -n1)
+    t1=$(date +%s%N)
     d=$((t1 - t0))
-    if [ "$best" -eq 0 ] || [ "$d" -lt "$best" ]; then best=$d; fi
+    c=$(awk -v c="$c" 'BEGIN { split(c, a, " "); printf "%d", (a[1] + a[2]) * 1e9 }')
+    if [ "$bw" -eq 0 ] || [ "$d" -lt "$bw" ]; then bw=$d bc=$c; fi
   done
-  echo "$best"
+  echo "$bw $bc"
 }
 
-printf '%-44s %8s %9s %9s %7s %9s %9s %7s %8s %7s\n' file FDEs readelf_ms raw_ms raw/re cp_ms patch_ms pat/cp RSS_MiB ns/FDE
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) CPUs, RUNS=$RUNS"
+printf '%-40s %7s %8s %8s %7s %7s %7s %7s %7s %7s %7s %7s %7s %6s %7s\n' \
+  file FDEs re_wall re_cpu raw_wal raw_cpu raw/re rawc/re cp_wall cp_cpu pat_wal pat_cpu pat/cp RSS_Mi ns/FDE
 for f in "$@"; do
-  fdes=$("$BIN" stats --json "$f" 2>/dev/null | sed -n 's/.*"cfi_fdes": *\([0-9]*\).*/\1/p' | head -n1)
-  if [ -z "$fdes" ]; then fdes=$("$BIN" rows --json "$f" 2>/dev/null | wc -l); fi
+  fdes=$("$BIN" stats --json "$f" 2>/dev/null | sed -n 's/.*"cfi_functions": *\([0-9]*\).*/\1/p' | head -n1)
+  fdes=${fdes:-0}
   cp "$f" "$TMP/in"
-  re=$(best_ns "$READELF" --debug-dump=frames-interp "$TMP/in")
-  raw=$(best_ns "$BIN" --raw -o "$TMP/raw" "$TMP/in")
-  cpt=$(best_ns cp "$TMP/in" "$TMP/copy")
-  pat=$(best_ns "$BIN" -o "$TMP/out" "$TMP/in")
+  read -r re rec < <(best sh -c "$READELF --debug-dump=frames-interp $TMP/in >/dev/null")
+  read -r raw rawc < <(best "$BIN" --raw -o "$TMP/raw" "$TMP/in")
+  read -r cpt cpc < <(best cp "$TMP/in" "$TMP/copy")
+  read -r pat patc < <(best "$BIN" -o "$TMP/out" "$TMP/in")
   rss=$( { /usr/bin/time -f '%M' "$BIN" -o "$TMP/out2" "$TMP/in" >/dev/null; } 2>&1 | tail -n1)
-  awk -v n="$(basename "$f")" -v fd="$fdes" -v re="$re" -v raw="$raw" -v cp="$cpt" -v pat="$pat" -v rss="$rss" 'BEGIN {
-    printf "%-44s %8d %9.1f %9.1f %7.3f %9.1f %9.1f %7.2f %8.1f %7.0f\n", n, fd, re/1e6, raw/1e6, raw/re, cp/1e6, pat/1e6, pat/cp, rss/1024, (fd > 0 ? raw/fd : 0)
+  awk -v n="$(basename "$f")" -v fd="$fdes" -v re="$re" -v rec="$rec" -v raw="$raw" -v rawc="$rawc" \
+      -v cp="$cpt" -v cpc="$cpc" -v pat="$pat" -v patc="$patc" -v rss="$rss" 'BEGIN {
+    printf "%-40s %7d %8.0f %8.0f %7.0f %7.0f %7.3f %7.3f %7.0f %7.0f %7.0f %7.0f %7.2f %6.1f %7.0f\n",
+      substr(n, 1, 40), fd, re/1e6, rec/1e6, raw/1e6, rawc/1e6, raw/re, (rec > 0 ? rawc/rec : 0),
+      cp/1e6, cpc/1e6, pat/1e6, patc/1e6, pat/cp, rss/1024, (fd > 0 ? raw/fd : 0)
   }'
   rm -f "$TMP"/in "$TMP"/raw "$TMP"/copy "$TMP"/out "$TMP"/out2
 done
+echo "(times in ms; raw/re and pat/cp are wall-time ratios, rawc/re the CPU-time ratio)"
+
+[ "${SIZES:-1}" = 0 ] && exit 0
+echo
+echo "size against GNU ld (bytes of the functions both sections describe; whole sections; functions only in one)"
+printf '%-34s %-10s %9s %9s %7s %9s %9s %6s %6s %6s\n' twin mode ours gnu ratio ours_all gnu_all only_us only_gnu bigger
+for gs in testdata/link/*/*.gs.so testdata/link/*/*.gs.exe; do
+  plain=${gs/.gs./.}
+  [ -f "$plain" ] || continue
+  "$BIN" dump --json "$gs" >"$TMP/gnu.json" 2>/dev/null || continue
+  for mode in default gas-compat; do
+    flags=()
+    [ "$mode" = gas-compat ] && flags=(--gas-compat)
+    "$BIN" "${flags[@]}" -o "$TMP/ours" "$plain" 2>/dev/null || continue
+    "$BIN" dump --json "$TMP/ours" >"$TMP/ours.json" 2>/dev/null || continue
+    python3 - "$TMP/ours.json" "$TMP/gnu.json" "${gs#testdata/link/}" "$mode" <<'EOF'
+import json, sys
+from collections import Counter
+def funcs(path):
+    d = json.load(open(path))
+    out = {}
+    for f in d["functions"]:
+        asz = {"addr1": 1, "addr2": 2, "addr4": 4}[f["fre_type"]]
+        n = 16 + 5
+        for e in f["fres"]:
+            n += asz + 1 + len(e["words"]) * (1 << ((e["info"] >> 5) & 3))
+        out[(f["pc"], f["size"])] = out.get((f["pc"], f["size"]), 0) + n
+    return out
+ours, gnu = funcs(sys.argv[1]), funcs(sys.argv[2])
+# The .gs twin's code may sit at other addresses (ld put .sframe before
+# it): match functions by size and start address shifted by the most
+# common shift among same-size functions.
+shifts = Counter()
+for (pc, sz) in gnu:
+    for (qc, qz) in ours:
+        if sz == qz:
+            shifts[pc - qc] += 1
+delta = shifts.most_common(1)[0][0] if shifts else 0
+ours = {(pc + delta, sz): n for (pc, sz), n in ours.items()}
+both = ours.keys() & gnu.keys()
+o = sum(ours[k] for k in both); g = sum(gnu[k] for k in both)
+bigger = sum(1 for k in both if ours[k] > gnu[k])
+print("%-34s %-10s %9d %9d %7.4f %9d %9d %6d %6d %6d" % (sys.argv[3], sys.argv[4], o, g, o / g if g else 0,
+      28 + sum(ours.values()), 28 + sum(gnu.values()), len(ours.keys() - gnu.keys()), len(gnu.keys() - ours.keys()), bigger))
+EOF
+  done
+done
+echo "(bigger: functions whose SFrame is larger in ours than in GNU's)"
