@@ -14,8 +14,9 @@ import (
 type Skip struct {
 	FDE *cfi.FDE
 	// Reason is gas's warning after "no SFrame FDE emitted; ", e.g.
-	// "non-SP/FP register 10 in .cfi_def_cfa", or, for input gas never
-	// produces, a reason of ours (listed in docs/lower.md).
+	// "non-SP/FP register 10 in .cfi_def_cfa", or a reason of ours
+	// (listed in docs/lower.md): for input gas never produces, and in the
+	// default mode for CFI whose meaning SFrame cannot express.
 	Reason string
 	// Emitted is true when the function still got an FDE: a signal frame
 	// (CIE augmentation S) is kept with zero FREs, as gas keeps it.
