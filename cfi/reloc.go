@@ -2,7 +2,9 @@ package cfi
 
 import (
 	"debug/elf"
+	"errors"
 	"fmt"
+	"io"
 )
 
 // relocations reads the relocations that apply to sec in a relocatable
@@ -30,18 +32,21 @@ func relocations(f *elf.File, sec *elf.Section) (map[uint64]relocation, error) {
 		return m, nil
 	}
 	syms, err := f.Symbols()
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return nil, fmt.Errorf("reading symbols: the symbol table or its string table runs past the end of the file (%w)", err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("reading symbols: %w", err)
 	}
 	var secData []byte // for REL in-place addends
 	for _, rs := range rs {
-		data, err := rs.Data()
+		data, err := sectionData(rs)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", rs.Name, err)
+			return nil, err
 		}
 		rela := rs.Type == elf.SHT_RELA
 		if !rela && secData == nil {
-			if secData, err = sec.Data(); err != nil {
+			if secData, err = sectionData(sec); err != nil {
 				return nil, err
 			}
 		}

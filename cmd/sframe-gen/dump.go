@@ -88,9 +88,9 @@ func readSFrame(f *elf.File) (*elf.Section, []byte, error) {
 		}
 		return nil, nil, errNoSFrame
 	}
-	data, err := sec.Data()
+	data, err := sectionData(sec)
 	if err != nil {
-		return nil, nil, fmt.Errorf("section %s: %w", sec.Name, err)
+		return nil, nil, err
 	}
 	if f.Type != elf.ET_REL {
 		return sec, data, nil
@@ -124,14 +124,17 @@ func applyRela(f *elf.File, rs *elf.Section, data []byte) error {
 		return fmt.Errorf("relocations for machine %v are not supported", f.Machine)
 	}
 	rel, err := rs.Data()
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return fmt.Errorf("file offset %#x, size %#x: runs past the end of the file (%w)", rs.Offset, rs.FileSize, err)
+	}
 	if err != nil {
 		return err
 	}
 	if len(rel)%24 != 0 {
 		return fmt.Errorf("size %#x is not a multiple of 24", len(rel))
 	}
-	syms, err := f.Symbols()
-	if err != nil && !errors.Is(err, elf.ErrNoSymbols) {
+	syms, err := symbols(f)
+	if err != nil {
 		return err
 	}
 	bo := f.ByteOrder

@@ -136,9 +136,9 @@ func computeStats(f *elf.File, src cfi.Source, dry bool) (*statsJSON, error) {
 	}
 	sec := verify.FindSection(f)
 	if sec != nil && !dry {
-		data, err := sec.Data()
+		data, err := sectionData(sec)
 		if err != nil {
-			return nil, fmt.Errorf("section %s: %w", sec.Name, err)
+			return nil, err
 		}
 		s, err := emit.Decode(data)
 		if err != nil {
