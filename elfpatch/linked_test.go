@@ -234,7 +234,7 @@ func TestPatchLinkedTwins(t *testing.T) {
 					}
 					checkELF(t, tg, rt)
 				}
-				if _, err := exec.LookPath("eu-elflint"); err == nil {
+				if lookTool(t, "eu-elflint") != "" {
 					// elflint does not know the SFrame types: compare with
 					// GNU's own build, which has the same two findings.
 					if a, b := elflintCount(t, gs), elflintCount(t, ours); b > a {

@@ -74,7 +74,7 @@ func TestPatchSystemPrograms(t *testing.T) {
 			if out, errs := run(t, readelf, "-lSW", out); errs != "" {
 				t.Errorf("readelf warns: %s\n%s", errs, out)
 			}
-			if _, err := exec.LookPath("eu-elflint"); err == nil {
+			if lookTool(t, "eu-elflint") != "" {
 				// The two SFrame types are unknown to elflint.
 				if a, b := elflintCount(t, c.path), elflintCount(t, out); b > a+2 {
 					t.Errorf("eu-elflint: %d findings, original %d", b, a)
