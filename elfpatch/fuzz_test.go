@@ -20,7 +20,8 @@ func addObjectSeeds(f *testing.F) {
 }
 
 // FuzzPatchLinked: no panic on any input; a successful patch satisfies the
-// loader invariants and patches again in place.
+// loader invariants, keeps every input section (checkPreserved) and patches
+// again in place.
 func FuzzPatchLinked(f *testing.F) {
 	f.Add(synthExec(binary.LittleEndian))
 	f.Add(synthExec(binary.BigEndian))
@@ -44,6 +45,9 @@ func FuzzPatchLinked(f *testing.F) {
 		if err := checkInvariants(out, len(sf)); err != nil {
 			t.Fatalf("patched output: %v", err)
 		}
+		if err := checkPreserved(in, out); err != nil {
+			t.Fatalf("patched output does not keep the input: %v", err)
+		}
 		again, lay, err := patchBytes(t, out, sf)
 		if err != nil {
 			t.Fatalf("second patch: %v", err)
@@ -55,7 +59,8 @@ func FuzzPatchLinked(f *testing.F) {
 }
 
 // FuzzPatchObject: no panic on any input; a successful patch has the new
-// .sframe readable by debug/elf.
+// .sframe readable by debug/elf and keeps every input section, symbol and
+// relocation (checkPreserved).
 func FuzzPatchObject(f *testing.F) {
 	addObjectSeeds(f)
 	sf := bytes.Repeat([]byte{0x5a}, 44)
@@ -81,6 +86,9 @@ func FuzzPatchObject(f *testing.F) {
 		}
 		if b, err := s.Data(); err != nil || !bytes.Equal(b, sf) {
 			t.Fatalf(".sframe contents wrong: %v", err)
+		}
+		if err := checkPreserved(in, out.Bytes()); err != nil {
+			t.Fatalf("patched output does not keep the input: %v", err)
 		}
 	})
 }

@@ -42,8 +42,15 @@ func checkPreserved(in, out []byte) error {
 			}
 		}
 	}
+	isSFrame := func(i int) bool {
+		s := fi.Sections[i]
+		return s.Name == ".sframe" || s.Type == elf.SectionType(0x6ffffff4)
+	}
 	for i, s := range fi.Sections {
-		if i == 0 || i == shstrndx || s.Name == ".sframe" || s.Name == ".rela.sframe" || s.Type == shtGNUSFrame {
+		// The SFrame section and its relocations (by name, or by sh_info)
+		// are what a patch replaces.
+		relocatesSFrame := (s.Type == elf.SHT_RELA || s.Type == elf.SHT_REL) && int(s.Info) < len(fi.Sections) && int(s.Info) > 0 && isSFrame(int(s.Info))
+		if i == 0 || i == shstrndx || isSFrame(i) || relocatesSFrame || s.Name == ".rela.sframe" || s.Type == shtGNUSFrame {
 			continue
 		}
 		o := fo.Sections[i]
