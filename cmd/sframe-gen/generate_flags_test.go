@@ -1,0 +1,119 @@
+package main
+
+import (
+	"bytes"
+	"debug/elf"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestGenerateFlags checks the generate command's flags and exit statuses.
+func TestGenerateFlags(t *testing.T) {
+	obj := filepath.Join(testdataDir(), "gas", "x86_64", "basic.o")
+	s390 := filepath.Join(testdataDir(), "gas", "s390x", "basic.o")
+	for _, p := range []string{obj, s390} {
+		if _, err := os.Stat(p); err != nil {
+			t.Fatalf("missing golden input: %v", err)
+		}
+	}
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out.o")
+	tests := []struct {
+		name   string
+		args   []string
+		code   int
+		stderr string // substring
+	}{
+		{"version", []string{"--version"}, 0, ""},
+		{"no file", nil, 2, "expected exactly one FILE"},
+		{"two files", []string{obj, obj}, 2, "expected exactly one FILE"},
+		{"unknown flag", []string{"--frobnicate", obj}, 2, "unknown flag"},
+		{"both sources", []string{"--eh-frame", "--debug-frame", obj}, 2, "exclude each other"},
+		{"section-addr without raw", []string{"--section-addr", "4096", obj}, 2, "--section-addr goes with --raw"},
+		{"bad arch name", []string{"--arch", "mips", "-o", out, obj}, 2, "mips"},
+		{"arch matches", []string{"--arch", "amd64", "-o", out, obj}, 0, ""},
+		{"arch mismatch", []string{"--arch", "s390x", "-o", out, obj}, 1, "is for x86_64, not s390x"},
+		{"arch mismatch s390x", []string{"--arch", "aarch64", "-o", out, s390}, 1, "is for s390x, not aarch64"},
+		{"missing file", []string{"-o", out, filepath.Join(dir, "nope.o")}, 1, "nope.o: no such file"},
+		{"directory", []string{"-o", out, dir}, 1, "not a regular file"},
+		{"not ELF", []string{"-o", out, filepath.Join(testdataDir(), "README.md")}, 1, "README.md: "},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			stdout, stderr, code := runCLI(tc.args...)
+			if code != tc.code {
+				t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", code, tc.code, stdout, stderr)
+			}
+			if !strings.Contains(stderr, tc.stderr) {
+				t.Errorf("stderr %q does not contain %q", stderr, tc.stderr)
+			}
+			if tc.code == 1 && strings.Count(stderr, "\n") != 1 {
+				t.Errorf("want exactly one line on stderr, got %q", stderr)
+			}
+		})
+	}
+}
+
+// TestGenerateRawAndInPlace checks that --raw writes exactly the section a
+// patched object carries, and that in-place generation keeps the file mode.
+func TestGenerateRawAndInPlace(t *testing.T) {
+	src := filepath.Join(testdataDir(), "gas", "x86_64", "basic.o")
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.o")
+	if err := os.WriteFile(in, data, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	raw := filepath.Join(dir, "raw")
+	if _, stderr, code := runCLI("--raw", "-o", raw, in); code != 0 {
+		t.Fatalf("--raw: exit %d: %s", code, stderr)
+	}
+	if _, stderr, code := runCLI(in); code != 0 {
+		t.Fatalf("in place: exit %d: %s", code, stderr)
+	}
+	st, err := os.Stat(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Mode().Perm() != 0o640 {
+		t.Errorf("mode after in-place run %v, want 0640", st.Mode().Perm())
+	}
+	f, err := elf.Open(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sec := f.Section(".sframe")
+	if sec == nil {
+		t.Fatal("no .sframe after in-place run")
+	}
+	got, err := sec.Data()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("--raw bytes differ from the patched object's .sframe")
+	}
+	gs, err := os.ReadFile(strings.TrimSuffix(src, ".o") + ".gs.sframe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(want, gs) {
+		t.Errorf("--raw bytes differ from gas's .sframe (basic.gs.sframe)")
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if strings.Contains(e.Name(), "sframe-gen") {
+			t.Errorf("temporary file left behind: %s", e.Name())
+		}
+	}
+}
