@@ -144,7 +144,7 @@ func patchObject(data, sframe []byte, relocs []Reloc) ([]byte, error) {
 	}
 	for i := range f.sects {
 		s := &f.sects[i]
-		if (s.Type == shtRela || s.Type == shtRel) && (f.name(s) == nameRelaSFrame || (sfIdx > 0 && int(s.Info) == sfIdx && s.Flags&shfInfoLink != 0)) {
+		if (s.Type == shtRela || s.Type == shtRel) && (f.name(s) == nameRelaSFrame || (sfIdx > 0 && int(s.Info) == sfIdx)) {
 			if relIdx >= 0 {
 				return nil, fmt.Errorf("object has two .rela.sframe sections (%d and %d)", relIdx, i)
 			}

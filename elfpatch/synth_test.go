@@ -343,3 +343,54 @@ func setShdr(t *testing.T, b []byte, name string, off, width int, v uint64) []by
 	t.Fatalf("no section %s", name)
 	return nil
 }
+
+// TestPatchObjectReplacesSFrameRelocations: a relocation section aimed at
+// .sframe by sh_info is replaced with the new relocations whatever its name
+// and flags (one without SHF_INFO_LINK was kept and would have relocated the
+// new section with stale entries).
+func TestPatchObjectReplacesSFrameRelocations(t *testing.T) {
+	in, err := os.ReadFile("../testdata/gas/x86_64/basic.gs.o")
+	if err != nil {
+		t.Skip(err)
+	}
+	f, err := elf.NewFile(bytes.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := binary.LittleEndian
+	shoff := o.Uint64(in[40:])
+	var ehName uint32
+	for i, s := range f.Sections {
+		if s.Name == ".rela.eh_frame" {
+			ehName = o.Uint32(in[shoff+uint64(i)*shdrSize:])
+		}
+	}
+	odd := setShdr(t, setShdr(t, in, ".rela.sframe", 8, 8, 0), ".rela.sframe", 0, 4, uint64(ehName))
+	var out bytes.Buffer
+	relocs := []Reloc{{Offset: 28, Type: uint32(elf.R_X86_64_PC64), Section: 1, Addend: 0}}
+	sf := make([]byte, 44)
+	if err := PatchObject(bytes.NewReader(odd), int64(len(odd)), &out, sf, relocs); err != nil {
+		t.Fatal(err)
+	}
+	g, err := elf.NewFile(bytes.NewReader(out.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sfIdx, n := -1, 0
+	for i, s := range g.Sections {
+		if s.Name == ".sframe" {
+			sfIdx = i
+		}
+	}
+	for _, s := range g.Sections {
+		if (s.Type == elf.SHT_RELA || s.Type == elf.SHT_REL) && int(s.Info) == sfIdx {
+			n++
+			if s.Size != 24 {
+				t.Errorf("%s: %d bytes of relocations, want the one new entry", s.Name, s.Size)
+			}
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d relocation sections for .sframe, want 1", n)
+	}
+}
