@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/sframe-gen/sframe-gen/cfi"
 	"github.com/sframe-gen/sframe-gen/emit"
@@ -145,6 +146,9 @@ func File(f *elf.File, opt Options) (*Report, error) {
 		return nil, ErrNoSFrame
 	}
 	data, err := sec.Data()
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return nil, fmt.Errorf("section %s (file offset %#x, size %#x) runs past the end of the file (%w)", sec.Name, sec.Offset, sec.FileSize, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("section %s: %w", sec.Name, err)
 	}
