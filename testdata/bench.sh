@@ -7,6 +7,7 @@
 #   testdata/bench.sh [FILE...]     default: the big binaries found on this machine
 #   RUNS=N (default 5): each command runs N times, the best time counts.
 #   SIZES=0: skip the size comparison.
+#   SFRAME_GEN=PATH: time that binary instead of building the tree's.
 #
 # Timing table, per file (wall = elapsed, cpu = user+system of the process):
 #   readelf      readelf --debug-dump=frames-interp FILE >/dev/null
@@ -27,8 +28,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${RUNS:-5}
-go build -o bin/sframe-gen ./cmd/sframe-gen
-BIN=$PWD/bin/sframe-gen
+if [ -n "${SFRAME_GEN:-}" ]; then
+  BIN=$(readlink -f "$SFRAME_GEN") # a prebuilt binary (e.g. an older version, for before/after)
+else
+  go build -o bin/sframe-gen ./cmd/sframe-gen
+  BIN=$PWD/bin/sframe-gen
+fi
 READELF=${READELF:-readelf}
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/sframe-bench.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
@@ -48,7 +53,8 @@ best() {
   local bw=0 bc=0 t0 t1 d c i
   for ((i = 0; i < RUNS; i++)); do
     t0=$(date +%s%N)
-    c=$( { /usr/bin/time -f '%U %S' "$@" >/dev/null 2>/dev/null; } 2>&1 | tail -n1)
+    /usr/bin/time -o "$TMP/time" -f '%U %S' "$@" >/dev/null 2>&1 || true
+    c=$(tail -n1 "$TMP/time")
     t1=$(date +%s%N)
     d=$((t1 - t0))
     c=$(awk -v c="$c" 'BEGIN { split(c, a, " "); printf "%d", (a[1] + a[2]) * 1e9 }')
@@ -68,7 +74,8 @@ for f in "$@"; do
   read -r raw rawc < <(best "$BIN" --raw -o "$TMP/raw" "$TMP/in")
   read -r cpt cpc < <(best cp "$TMP/in" "$TMP/copy")
   read -r pat patc < <(best "$BIN" -o "$TMP/out" "$TMP/in")
-  rss=$( { /usr/bin/time -f '%M' "$BIN" -o "$TMP/out2" "$TMP/in" >/dev/null; } 2>&1 | tail -n1)
+  /usr/bin/time -o "$TMP/time" -f '%M' "$BIN" -o "$TMP/out2" "$TMP/in" >/dev/null 2>&1
+  rss=$(tail -n1 "$TMP/time")
   awk -v n="$(basename "$f")" -v fd="$fdes" -v re="$re" -v rec="$rec" -v raw="$raw" -v rawc="$rawc" \
       -v cp="$cpt" -v cpc="$cpc" -v pat="$pat" -v patc="$patc" -v rss="$rss" 'BEGIN {
     printf "%-40s %7d %8.0f %8.0f %7.0f %7.0f %7.3f %7.3f %7.0f %7.0f %7.0f %7.0f %7.2f %6.1f %7.0f\n",
