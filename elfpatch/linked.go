@@ -131,15 +131,8 @@ func (p *linkedPlan) write(in, out *os.File) error {
 	if _, err := out.Seek(0, io.SeekStart); err != nil {
 		return err
 	}
-	if _, err := in.Seek(0, io.SeekStart); err != nil {
+	if err := CopySparse(out, in, int64(p.copyEnd)); err != nil {
 		return err
-	}
-	n, err := io.Copy(out, io.LimitReader(in, int64(p.copyEnd)))
-	if err != nil {
-		return fmt.Errorf("copying input: %w", err)
-	}
-	if uint64(n) != p.copyEnd {
-		return fmt.Errorf("copying input: got %d bytes, want %d", n, p.copyEnd)
 	}
 	return p.writeChunks(out)
 }

@@ -5,7 +5,6 @@ import (
 	"debug/elf"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 
@@ -120,8 +119,7 @@ func (c *cli) generate(file string, o generateOptions) error {
 			return nil
 		}
 		return c.replace(file, o.output, st.Mode().Perm(), func(tmp *os.File) error {
-			_, err := io.Copy(tmp, io.NewSectionReader(in, 0, st.Size()))
-			return err
+			return elfpatch.CopySparse(tmp, in, st.Size())
 		})
 	}
 	if err != nil {
@@ -184,13 +182,10 @@ func (c *cli) generateLinked(file string, in *os.File, st fs.FileInfo, ef *elf.F
 	err := c.replace(file, o.output, st.Mode().Perm(), func(tmp *os.File) error {
 		// The copy reads in through its file offset (copy_file_range
 		// needs an *os.File source); everything else reads at offsets.
-		if _, err := in.Seek(0, io.SeekStart); err != nil {
-			return err
-		}
+		// Holes of a sparse input stay holes.
 		copied := make(chan error, 1)
 		go func() {
-			_, err := io.CopyN(tmp, in, st.Size())
-			copied <- err
+			copied <- elfpatch.CopySparse(tmp, in, st.Size())
 		}()
 		err := c.makeLinked(file, ef, frames, target, o, &res, &size)
 		if cerr := <-copied; cerr != nil {

@@ -30,12 +30,23 @@ func TestSignalRemovesTemp(t *testing.T) {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 
-	// A synthetic big linked file: a small executable followed by 256 MiB
-	// of (sparse) padding, which generate copies.
+	// A synthetic big linked file: a small executable followed by 128 MiB
+	// of data (not a hole: generate keeps holes and would be done at once),
+	// which generate copies.
 	synth := func(t *testing.T, dir string) string {
 		p := filepath.Join(dir, "big.exe")
 		copyBig(t, filepath.Join(testdataDir(), "link/x86_64/pie.exe"), p)
-		if err := os.Truncate(p, 256<<20); err != nil {
+		f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		block := bytes.Repeat([]byte("sframe-gen padding "), 1<<16)
+		for n := 0; n < 128<<20; n += len(block) {
+			if _, err := f.Write(block); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := f.Close(); err != nil {
 			t.Fatal(err)
 		}
 		return p
@@ -129,14 +140,35 @@ func TestSignalRemovesTemp(t *testing.T) {
 					t.Errorf("temporary file %s left (was %s)", e.Name(), tmp)
 				}
 			}
-			if err != nil {
+			// A signal after the rename leaves the complete result: the
+			// output (or the replaced input) must then be a sound file.
+			sound := func(p string) bool {
+				_, _, code := runCLI("dump", p)
+				return code == exitOK
+			}
+			interrupted := false
+			if tc.inPlace {
+				if got := hashFile(t, in); got == before {
+					interrupted = true
+				} else if !sound(in) {
+					t.Errorf("in-place file changed and is not a sound result")
+				}
+			} else {
 				if got := hashFile(t, in); got != before {
 					t.Errorf("input changed")
 				}
-				if _, serr := os.Stat(out); !tc.inPlace && !errors.Is(serr, os.ErrNotExist) {
-					t.Errorf("output %s exists after the signal: %v", out, serr)
+				_, serr := os.Stat(out)
+				switch {
+				case errors.Is(serr, os.ErrNotExist):
+					interrupted = true
+				case serr != nil || !sound(out):
+					t.Errorf("output %s after the signal: %v, not a sound result", out, serr)
 				}
 			}
+			if interrupted && err == nil {
+				t.Errorf("nothing written but exit status 0")
+			}
+			t.Logf("interrupted before the rename: %v", interrupted)
 		})
 	}
 }
