@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sframe-gen/sframe-gen/emit"
 )
 
 // TestDamage runs every command of the CLI on about 900 damaged variants
@@ -445,6 +447,16 @@ func checkDamaged(rn runner, dir string, d []byte, st *damageStats) (problems []
 				noTemps("generate -v --strict", strictDir, "result")
 			} else {
 				noTemps("generate -v --strict", strictDir)
+			}
+		}
+	}
+
+	// generate --raw: the section bytes on stdout must decode.
+	if !hung {
+		res, timedOut = rn.run("--raw", in)
+		if check("generate --raw", in, res, timedOut, false, false) && res.code == 0 && res.stdout != "" {
+			if _, err := emit.Decode([]byte(res.stdout)); err != nil {
+				fail("generate --raw", "exit 0 but the section does not decode: %v", err)
 			}
 		}
 	}
