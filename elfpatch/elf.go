@@ -317,6 +317,9 @@ func (f *file) check() error {
 		// them points at.
 		name := f.name(s)
 		switch {
+		case f.shstrtab == nil:
+			// No section-name table (e_shstrndx 0): nothing has a name,
+			// the type alone says which section is SFrame.
 		case s.Type == shtGNUSFrame && name != nameSFrame:
 			return fmt.Errorf("section %d (%s) has type SHT_GNU_SFRAME but is not named %s", i, name, nameSFrame)
 		case name == nameSFrame && s.Type != shtGNUSFrame && s.Type != shtProgbits:
