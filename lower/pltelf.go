@@ -2,6 +2,7 @@ package lower
 
 import (
 	"debug/elf"
+	"errors"
 	"fmt"
 	"io"
 
@@ -72,7 +73,10 @@ func sectionHead(s *elf.Section, n int) ([]byte, error) {
 		return make([]byte, n), nil
 	}
 	buf := make([]byte, n)
-	if _, err := io.ReadFull(s.Open(), buf); err != nil {
+	if _, err := s.ReadAt(buf, 0); err != nil {
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil, fmt.Errorf("section %s (file offset %#x, size %#x) runs past the end of the file", s.Name, s.Offset, s.Size)
+		}
 		return nil, fmt.Errorf("reading %s: %w", s.Name, err)
 	}
 	return buf, nil

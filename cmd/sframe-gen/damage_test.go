@@ -217,11 +217,6 @@ var terseKnown = map[string]bool{}
 // in ": EOF": counted and logged, not failed, until fixed. Empty now.
 var eofKnown = map[string]bool{}
 
-// eofKnownMessage matches known messages of that kind: lower reading a PLT
-// section that runs past the end of the file (lower/pltelf.go; reported,
-// its owner was at work).
-var eofKnownMessage = regexp.MustCompile(`^reading \.plt[.a-z]*: (unexpected )?EOF$`)
-
 // numbers matches the numbers elided from messages in the -v summary.
 var numbers = regexp.MustCompile(`0x[0-9a-f]+|\b[0-9]+\b|'\[[0-9 ]+\]'`)
 
@@ -348,7 +343,7 @@ func checkDamaged(rn runner, dir string, d []byte, st *damageStats) (problems []
 				if strings.HasSuffix(what, ": EOF") || strings.HasSuffix(what, ": unexpected EOF") {
 					// A section or table named, but not what is wrong with
 					// it (debug/elf reading past the end of the file).
-					if name, _, _ := strings.Cut(cmd, " "); eofKnown[name] || eofKnownMessage.MatchString(what) {
+					if name, _, _ := strings.Cut(cmd, " "); eofKnown[name] {
 						st.knownTerse[name+": …: EOF"]++
 					} else {
 						fail(cmd, "stderr line %q names a part but not what is wrong with it", ln)
