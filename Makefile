@@ -3,7 +3,7 @@ GO ?= go
 BIN := bin/sframe-gen
 SAMPLE ?= testdata/sample/hello-x86_64
 
-.PHONY: all build run test vet fmt bench regen fuzz clean
+.PHONY: all build run test vet fmt bench bench-stages regen fuzz clean
 
 all: build
 
@@ -36,8 +36,13 @@ fuzz:
 	  done; \
 	done
 
+# bench: whole commands on the big binaries against readelf and cp (see docs/performance.md);
+# bench-stages: the Go benchmarks of each pipeline stage (compare runs with benchstat).
 bench:
 	./testdata/bench.sh
+
+bench-stages:
+	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./cmd/sframe-gen
 
 regen:
 	./testdata/regen.sh

@@ -17,7 +17,8 @@
 #   patch        sframe-gen -o OUT FILE (the whole patched file, fsync included)
 #                target: pat/cp <= 1.3
 #   RSS          peak resident memory of the patch run (target <= 64 MiB)
-#   ns/FDE       wall time of the raw run per CFI FDE (should be flat)
+#   ns/FDE       wall time of the raw run per CFI FDE (should be flat);
+#   cns/FDE      the same in CPU time (10 ms resolution: meaningful from ~10k FDEs)
 #
 # Size table, per linked twin X / X.gs of testdata/link (X.gs linked by GNU ld
 # from objects assembled with --gsframe): the .sframe of sframe-gen --raw X
@@ -64,8 +65,8 @@ best() {
 }
 
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) CPUs, RUNS=$RUNS"
-printf '%-40s %7s %8s %8s %7s %7s %7s %7s %7s %7s %7s %7s %7s %6s %7s\n' \
-  file FDEs re_wall re_cpu raw_wal raw_cpu raw/re rawc/re cp_wall cp_cpu pat_wal pat_cpu pat/cp RSS_Mi ns/FDE
+printf '%-40s %7s %8s %8s %7s %7s %7s %7s %7s %7s %7s %7s %7s %6s %7s %7s\n' \
+  file FDEs re_wall re_cpu raw_wal raw_cpu raw/re rawc/re cp_wall cp_cpu pat_wal pat_cpu pat/cp RSS_Mi ns/FDE cns/FDE
 for f in "$@"; do
   fdes=$("$BIN" stats --json "$f" 2>/dev/null | sed -n 's/.*"cfi_functions": *\([0-9]*\).*/\1/p' | head -n1)
   fdes=${fdes:-0}
@@ -78,13 +79,13 @@ for f in "$@"; do
   rss=$(tail -n1 "$TMP/time")
   awk -v n="$(basename "$f")" -v fd="$fdes" -v re="$re" -v rec="$rec" -v raw="$raw" -v rawc="$rawc" \
       -v cp="$cpt" -v cpc="$cpc" -v pat="$pat" -v patc="$patc" -v rss="$rss" 'BEGIN {
-    printf "%-40s %7d %8.0f %8.0f %7.0f %7.0f %7.3f %7.3f %7.0f %7.0f %7.0f %7.0f %7.2f %6.1f %7.0f\n",
+    printf "%-40s %7d %8.0f %8.0f %7.0f %7.0f %7.3f %7.3f %7.0f %7.0f %7.0f %7.0f %7.2f %6.1f %7.0f %7.0f\n",
       substr(n, 1, 40), fd, re/1e6, rec/1e6, raw/1e6, rawc/1e6, raw/re, (rec > 0 ? rawc/rec : 0),
-      cp/1e6, cpc/1e6, pat/1e6, patc/1e6, pat/cp, rss/1024, (fd > 0 ? raw/fd : 0)
+      cp/1e6, cpc/1e6, pat/1e6, patc/1e6, pat/cp, rss/1024, (fd > 0 ? raw/fd : 0), (fd > 0 ? rawc/fd : 0)
   }'
   rm -f "$TMP"/in "$TMP"/raw "$TMP"/copy "$TMP"/out "$TMP"/out2
 done
-echo "(times in ms; raw/re and pat/cp are wall-time ratios, rawc/re the CPU-time ratio)"
+echo "(times in ms; raw/re and pat/cp are wall-time ratios, rawc/re the CPU-time ratio; CPU = user+sys)"
 
 [ "${SIZES:-1}" = 0 ] && exit 0
 echo
