@@ -65,6 +65,9 @@ func (s *Section) Encode() ([]byte, error) {
 	}
 	hdrEnd := HeaderSize + len(h.AuxHeader)
 	fdeLen := uint64(len(s.FDEs)) * uint64(entSize)
+	if s.Packed != nil {
+		return s.encodePacked(order, numFREs, uint64(hdrEnd), fdeLen), nil
+	}
 
 	// Lay out the FRE data in FREOffset order, ties in index order.
 	order2 := make([]int, len(s.FDEs))
@@ -133,6 +136,38 @@ func (s *Section) Encode() ([]byte, error) {
 	return b, nil
 }
 
+// encodePacked is Encode for a checked packed section: the FDE index
+// with the FREOffsets as stored, then Packed as it is.
+func (s *Section) encodePacked(order binary.ByteOrder, numFREs, hdrEnd, fdeLen uint64) []byte {
+	h := &s.Header
+	freLen := uint64(len(s.Packed))
+	b := make([]byte, hdrEnd+fdeLen+freLen+uint64(len(s.Trailer)))
+	order.PutUint16(b, Magic)
+	b[2] = h.Version
+	b[3] = uint8(h.Flags)
+	b[4] = uint8(h.ABI)
+	b[5] = uint8(h.CFAFixedFPOffset)
+	b[6] = uint8(h.CFAFixedRAOffset)
+	b[7] = uint8(len(h.AuxHeader))
+	order.PutUint32(b[8:], uint32(len(s.FDEs)))
+	order.PutUint32(b[12:], uint32(numFREs))
+	order.PutUint32(b[16:], uint32(freLen))
+	order.PutUint32(b[20:], 0)
+	order.PutUint32(b[24:], uint32(fdeLen))
+	copy(b[HeaderSize:], h.AuxHeader)
+	p := hdrEnd
+	for i := range s.FDEs {
+		f := &s.FDEs[i]
+		order.PutUint64(b[p:], uint64(f.StartOffset))
+		order.PutUint32(b[p+8:], f.Size)
+		order.PutUint32(b[p+12:], f.FREOffset)
+		p += FDEIndexEntrySize
+	}
+	copy(b[p:], s.Packed)
+	copy(b[p+freLen:], s.Trailer)
+	return b
+}
+
 // Size returns the length of the bytes Encode writes, without writing
 // them. It checks the FREs and counts as Encode does (the header and
 // trailer checks are Encode's alone). The size depends neither on the
@@ -157,6 +192,9 @@ func (s *Section) Size() (int, error) {
 // attribute record) in sizes[i] when sizes is not nil; it returns the
 // totals, checked against the header's fields.
 func (s *Section) measure(sizes []int, attrSize int, v2 bool) (numFREs, freLen uint64, err error) {
+	if s.Packed != nil {
+		return s.measurePacked(v2)
+	}
 	for i := range s.FDEs {
 		n, err := fdeDataSize(&s.FDEs[i], v2)
 		if err != nil {
@@ -180,6 +218,33 @@ func (s *Section) measure(sizes []int, attrSize int, v2 bool) (numFREs, freLen u
 			len(s.FDEs), numFREs, freLen)
 	}
 	return numFREs, freLen, nil
+}
+
+// measurePacked checks a packed section: version 3, no FDE with FREs of
+// its own, each FREOffset at a record of Packed (AppendPacked checked the
+// records themselves).
+func (s *Section) measurePacked(v2 bool) (numFREs, freLen uint64, err error) {
+	if v2 {
+		return 0, 0, fmt.Errorf("sframe: encode: a packed section is version 3")
+	}
+	freLen = uint64(len(s.Packed))
+	for i := range s.FDEs {
+		f := &s.FDEs[i]
+		if len(f.FREs) != 0 {
+			return 0, 0, fmt.Errorf("sframe: encode: FDE %d of a packed section has FREs", i)
+		}
+		if uint64(f.FREOffset)+FDEAttrSize > freLen {
+			return 0, 0, fmt.Errorf("sframe: encode: FDE %d: FRE offset %#x past the packed FRE data (%#x bytes)", i, f.FREOffset, freLen)
+		}
+	}
+	fdeLen := uint64(len(s.FDEs)) * FDEIndexEntrySize
+	hdrEnd := uint64(HeaderSize + len(s.Header.AuxHeader))
+	if fdeLen > math.MaxUint32 || s.PackedFREs < 0 || uint64(s.PackedFREs) > math.MaxUint32 || freLen > math.MaxUint32 ||
+		hdrEnd+fdeLen+freLen+uint64(len(s.Trailer)) > math.MaxInt32 {
+		return 0, 0, fmt.Errorf("sframe: encode: section too large (%d FDEs, %d FREs, %d FRE bytes)",
+			len(s.FDEs), s.PackedFREs, freLen)
+	}
+	return uint64(s.PackedFREs), freLen, nil
 }
 
 func cmpU32(a, b uint32) int {

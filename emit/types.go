@@ -140,4 +140,14 @@ type Section struct {
 	// Trailer holds bytes after the FRE sub-section (s390x gas pads the
 	// section to a multiple of 8); Encode writes them back verbatim.
 	Trailer []byte
+
+	// Packed, when not nil, is the FRE sub-section already encoded, as
+	// AppendPacked builds it: each function's attribute record and FREs,
+	// in insertion order. The FDEs of a packed section have no FREs
+	// (their FREOffset is their record's offset in Packed) and PackedFREs
+	// counts the FREs in Packed. A packed section can be placed, sorted and
+	// encoded, not dumped: it is for producers of big sections, a few bytes
+	// per FRE instead of an FRE struct and its words. Decode never packs.
+	Packed     []byte
+	PackedFREs int
 }
