@@ -57,6 +57,16 @@ func (l *Lowerer) allocFREs(n int) []emit.FRE {
 	return s
 }
 
+// recycle lets the next functions reuse the FRE and word arenas: the
+// FREs of the functions lowered so far must no longer be used (packed).
+// The FREs are zeroed: encode leaves an RA-undefined FRE as allocFREs
+// gives it.
+func (l *Lowerer) recycle() {
+	clear(l.freArena)
+	l.freArena = l.freArena[:0]
+	l.wordArena = l.wordArena[:0]
+}
+
 // wordsFor returns the word arena with room for n more data words; the
 // caller appends to it and stores it back.
 func (l *Lowerer) wordsFor(n int) []int32 {

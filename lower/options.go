@@ -18,4 +18,10 @@ type Options struct {
 	// committed FRE, one remembered state, ld's .plt.got FRE, zero-size
 	// FDEs kept in linked files, ...).
 	GasCompat bool
+	// Pack makes a packed section (emit.Section.Packed): each function's
+	// FREs are encoded as soon as it is lowered and the Result's FDEs
+	// carry none: a few bytes per FRE instead of an emit.FRE and its
+	// words (on libLLVM.so, 6 MB instead of 48 MB). The bytes Encode then
+	// writes are the same; the FREs cannot be looked at one by one.
+	Pack bool
 }

@@ -188,12 +188,19 @@ func pltFDE(size uint64, pc emit.PCType, rep uint8, ft emit.FREType, tab []pltFR
 
 // AppendPLT adds PLT FDEs after the functions of a linked file's result,
 // as ld merges them after all input sections: their FRE data comes last.
-// Call Place afterwards.
-func (r *Result) AppendPLT(plt []PLTFDE) {
+// Call Place afterwards. The error is AppendPacked's, for a packed result.
+func (r *Result) AppendPLT(plt []PLTFDE) error {
 	for _, p := range plt {
-		p.FDE.FREOffset = uint32(len(r.Section.FDEs))
-		r.Section.FDEs = append(r.Section.FDEs, p.FDE)
+		if r.Section.Packed != nil {
+			if err := r.Section.AppendPacked(p.FDE); err != nil {
+				return fmt.Errorf("lower: PLT FDE at %#x: %w", p.Start, err)
+			}
+		} else {
+			p.FDE.FREOffset = uint32(len(r.Section.FDEs))
+			r.Section.FDEs = append(r.Section.FDEs, p.FDE)
+		}
 		r.Starts = append(r.Starts, p.Start)
 		r.Sources = append(r.Sources, (*cfi.FDE)(nil))
 	}
+	return nil
 }

@@ -112,7 +112,9 @@ func LowerFile(f *elf.File, frames *cfi.Frames, t Target, opt Options) (*Result,
 		if err != nil {
 			return nil, nil, err
 		}
-		res.AppendPLT(fdes)
+		if err := res.AppendPLT(fdes); err != nil {
+			return nil, nil, err
+		}
 	}
 	return res, plt, nil
 }

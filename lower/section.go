@@ -1,6 +1,7 @@
 package lower
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 
@@ -67,9 +68,15 @@ func LowerWith(frames *cfi.Frames, t Target, opt Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	sec := &emit.Section{Header: t.Header(), FDEs: make([]emit.FDE, 0, len(frames.FDEs))}
-	res := &Result{Section: sec}
+	// Room for the PLT FDEs LowerFile appends (ld makes at most two per
+	// PLT section), so that they do not copy the whole list.
+	n := len(frames.FDEs) + 8
+	sec := &emit.Section{Header: t.Header(), FDEs: make([]emit.FDE, 0, n)}
+	res := &Result{Section: sec, Starts: make([]uint64, 0, n), Sources: make([]*cfi.FDE, 0, n)}
 	for _, f := range frames.FDEs {
+		if opt.Pack {
+			l.recycle() // the FREs of the last function are packed
+		}
 		if t.Relocatable && f.Section <= 0 {
 			// Without the section of the function there is nothing for
 			// the start field's relocation to refer to.
@@ -87,8 +94,14 @@ func LowerWith(frames *cfi.Frames, t Target, opt Options) (*Result, error) {
 			}
 		}
 		i := len(sec.FDEs)
-		fde.FREOffset = uint32(i)
-		sec.FDEs = append(sec.FDEs, fde)
+		if opt.Pack {
+			if err := sec.AppendPacked(fde); err != nil {
+				return nil, fmt.Errorf("lower: function at %#x: %w", f.Start, err)
+			}
+		} else {
+			fde.FREOffset = uint32(i)
+			sec.FDEs = append(sec.FDEs, fde)
+		}
 		res.Starts = append(res.Starts, f.Start)
 		res.Sources = append(res.Sources, f)
 		if t.Relocatable {
@@ -112,6 +125,9 @@ func LowerWith(frames *cfi.Frames, t Target, opt Options) (*Result, error) {
 // encodedSize is the size Encode will give sec, without its Trailer.
 func encodedSize(sec *emit.Section) int {
 	n := emit.HeaderSize + len(sec.Header.AuxHeader) + emit.FDEIndexEntrySize*len(sec.FDEs)
+	if sec.Packed != nil {
+		return n + len(sec.Packed)
+	}
 	for i := range sec.FDEs {
 		f := &sec.FDEs[i]
 		addr := 1 << f.FREType() // 1, 2 or 4 bytes
@@ -133,28 +149,29 @@ func (r *Result) Place(sectionAddr uint64) {
 	for i := range perm {
 		perm[i] = i
 	}
-	// ld compares starts as signed section-relative offsets.
+	// ld compares starts as signed section-relative offsets. Ties broken
+	// by index make the order total: the unstable sort gives the stable
+	// order, and nothing moves when the index is in order already.
 	rel := func(i int) int64 { return int64(r.Starts[i] - sectionAddr) }
-	slices.SortStableFunc(perm, func(a, b int) int {
-		ra, rb := rel(a), rel(b)
-		switch {
-		case ra < rb:
-			return -1
-		case ra > rb:
-			return 1
+	byStart := func(a, b int) int {
+		if c := cmp.Compare(rel(a), rel(b)); c != 0 {
+			return c
 		}
-		return 0
-	})
-	fdes := make([]emit.FDE, len(perm))
-	starts := make([]uint64, len(perm))
-	srcs := make([]*cfi.FDE, len(perm))
-	for i, p := range perm {
-		fdes[i], starts[i] = sec.FDEs[p], r.Starts[p]
-		if p < len(r.Sources) {
-			srcs[i] = r.Sources[p]
-		}
+		return a - b
 	}
-	sec.FDEs, r.Starts, r.Sources = fdes, starts, srcs
+	if !slices.IsSortedFunc(perm, byStart) {
+		slices.SortFunc(perm, byStart)
+		fdes := make([]emit.FDE, len(perm))
+		starts := make([]uint64, len(perm))
+		srcs := make([]*cfi.FDE, len(perm))
+		for i, p := range perm {
+			fdes[i], starts[i] = sec.FDEs[p], r.Starts[p]
+			if p < len(r.Sources) {
+				srcs[i] = r.Sources[p]
+			}
+		}
+		sec.FDEs, r.Starts, r.Sources = fdes, starts, srcs
+	}
 	for i := range sec.FDEs {
 		sec.SetFuncStart(i, r.Starts[i], sectionAddr)
 	}
