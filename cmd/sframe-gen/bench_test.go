@@ -85,7 +85,7 @@ func loadBench(b *testing.B, upTo string) *benchState {
 	if upTo == "read" {
 		return s
 	}
-	if s.res, _, err = lower.LowerFile(s.ef, s.frames, s.target, lower.Options{}); err != nil {
+	if s.res, _, err = lower.LowerFile(s.ef, s.frames, s.target, lower.Options{Pack: true}); err != nil {
 		b.Fatal(err)
 	}
 	return s
@@ -154,11 +154,12 @@ func BenchmarkStageRows(b *testing.B) {
 	})
 }
 
-// BenchmarkStageLower is lower.LowerFile: every FDE to SFrame FDEs/FREs.
+// BenchmarkStageLower is lower.LowerFile, packed as the CLI does it: every
+// FDE to an SFrame FDE and its encoded FREs.
 func BenchmarkStageLower(b *testing.B) {
 	s := loadBench(b, "read")
 	s.run(b, len(s.frames.FDEs), func() error {
-		_, _, err := lower.LowerFile(s.ef, s.frames, s.target, lower.Options{})
+		_, _, err := lower.LowerFile(s.ef, s.frames, s.target, lower.Options{Pack: true})
 		return err
 	})
 }

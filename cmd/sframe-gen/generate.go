@@ -128,7 +128,7 @@ func (c *cli) generate(file string, o generateOptions) error {
 	if !target.Relocatable && !o.raw {
 		return c.generateLinked(file, in, st, ef, frames, target, o)
 	}
-	res, _, err := lower.LowerFile(ef, frames, target, lower.Options{GasCompat: o.gas})
+	res, _, err := lower.LowerFile(ef, frames, target, lower.Options{GasCompat: o.gas, Pack: true})
 	if err != nil {
 		return err
 	}
@@ -214,7 +214,7 @@ func (c *cli) generateLinked(file string, in *os.File, st fs.FileInfo, ef *elf.F
 // makeLinked lowers the CFI of a linked file, reports as generate does and
 // sizes the section.
 func (c *cli) makeLinked(file string, ef *elf.File, frames *cfi.Frames, target lower.Target, o generateOptions, res **lower.Result, size *int) error {
-	r, _, err := lower.LowerFile(ef, frames, target, lower.Options{GasCompat: o.gas})
+	r, _, err := lower.LowerFile(ef, frames, target, lower.Options{GasCompat: o.gas, Pack: true})
 	if err != nil {
 		return err
 	}
@@ -234,7 +234,7 @@ func (c *cli) makeLinked(file string, ef *elf.File, frames *cfi.Frames, target l
 
 // summary prints, with -v, what was written.
 func (c *cli) summary(file string, o generateOptions, res *lower.Result, size int, where string) {
-	fres := 0
+	fres := res.Section.PackedFREs // generate packs its sections
 	for _, f := range res.Section.FDEs {
 		fres += len(f.FREs)
 	}
