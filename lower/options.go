@@ -24,4 +24,9 @@ type Options struct {
 	// words (on libLLVM.so, 6 MB instead of 48 MB). The bytes Encode then
 	// writes are the same; the FREs cannot be looked at one by one.
 	Pack bool
+	// Workers, when more than 1, lowers the functions in that many
+	// contiguous chunks at once (each on a goroutine, with its own
+	// Lowerer), joined in order: the result is the same as with 1, for
+	// more memory while they run. Worth it from a few thousand functions.
+	Workers int
 }

@@ -64,79 +64,50 @@ func LowerWith(frames *cfi.Frames, t Target, opt Options) (*Result, error) {
 	if frames.Relocatable != t.Relocatable {
 		return nil, fmt.Errorf("lower: CFI of a relocatable object is %v, target says %v", frames.Relocatable, t.Relocatable)
 	}
-	l, err := NewLowererWith(frames, t, opt)
-	if err != nil {
+	if err := t.check(); err != nil {
 		return nil, err
 	}
 	// Room for the PLT FDEs LowerFile appends (ld makes at most two per
 	// PLT section), so that they do not copy the whole list.
-	n := len(frames.FDEs) + 8
-	sec := &emit.Section{Header: t.Header(), FDEs: make([]emit.FDE, 0, n)}
-	if opt.Pack {
-		sec.Packed = make([]byte, 0, packedEstimate(frames))
-	}
-	res := &Result{Section: sec, Starts: make([]uint64, 0, n), Sources: make([]*cfi.FDE, 0, n)}
-	for _, f := range frames.FDEs {
-		if opt.Pack {
-			l.recycle() // the FREs of the last function are packed
-		}
-		if t.Relocatable && f.Section <= 0 {
-			// Without the section of the function there is nothing for
-			// the start field's relocation to refer to.
-			res.Skipped = append(res.Skipped, Skip{FDE: f, Reason: "function start has no relocation to a section"})
-			continue
-		}
-		if !t.Relocatable && !opt.GasCompat && f.Size == 0 {
-			continue
-		}
-		fde, skip := l.Function(f)
-		if skip != nil {
-			res.Skipped = append(res.Skipped, *skip)
-			if !skip.Emitted {
-				continue
+	res := newResult(t, opt, frames.FDEs, len(frames.FDEs)+8)
+	if opt.Workers > 1 && len(frames.FDEs) >= opt.Workers {
+		if !lowerParallel(res, frames, t, opt) {
+			// Some function failed: lowering again in one piece gives
+			// the error as the serial path words it.
+			res = newResult(t, opt, frames.FDEs, len(frames.FDEs)+8)
+			if err := lowerRange(res, frames, frames.FDEs, t, opt); err != nil {
+				return nil, err
 			}
 		}
-		i := len(sec.FDEs)
-		if opt.Pack {
-			if err := sec.AppendPacked(fde); err != nil {
-				return nil, fmt.Errorf("lower: function at %#x: %w", f.Start, err)
-			}
-		} else {
-			fde.FREOffset = uint32(i)
-			sec.FDEs = append(sec.FDEs, fde)
-		}
-		res.Starts = append(res.Starts, f.Start)
-		res.Sources = append(res.Sources, f)
-		if t.Relocatable {
-			res.Relocs = append(res.Relocs, Reloc{
-				Offset:  uint64(sec.FieldOffset(i)),
-				Type:    t.RelocType(),
-				Section: f.Section,
-				Addend:  int64(f.Start),
-			})
-		}
+	} else if err := lowerRange(res, frames, frames.FDEs, t, opt); err != nil {
+		return nil, err
 	}
 	if t.Relocatable && t.Arch == S390X {
 		// s390 gas rounds section sizes up to 8 (md_section_align).
-		if n := encodedSize(sec) % 8; n != 0 {
-			sec.Trailer = make([]byte, 8-n)
+		if n := encodedSize(res.Section) % 8; n != 0 {
+			res.Section.Trailer = make([]byte, 8-n)
 		}
 	}
 	return res, nil
 }
 
-// packedEstimate is a little more than the packed FRE data of frames
+// packedEstimate is a little more than the packed FRE data of fdes
 // usually takes (on x86_64 shared libraries: the attribute records plus
 // 1.05 to 1.17 bytes per byte of CFI instructions), so that the packed
 // section is allocated once instead of growing by copies (31 MB of
 // garbage for 6 MB of data on libLLVM.so). Only a guess: Packed grows
 // past it when needed.
-func packedEstimate(frames *cfi.Frames) int {
+func packedEstimate(fdes []*cfi.FDE) int {
+	return packedSize(fdes) + 1024 // and the PLT FDEs
+}
+
+// packedSize is the part of packedEstimate that is the functions' own.
+func packedSize(fdes []*cfi.FDE) int {
 	n := 0
-	for _, f := range frames.FDEs {
+	for _, f := range fdes {
 		n += emit.FDEAttrSize + len(f.Instructions) + len(f.Instructions)/4
 	}
-	return n + 1024 // the PLT FDEs
+	return n
 }
 
 // encodedSize is the size Encode will give sec, without its Trailer.

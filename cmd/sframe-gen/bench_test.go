@@ -154,9 +154,19 @@ func BenchmarkStageRows(b *testing.B) {
 	})
 }
 
-// BenchmarkStageLower is lower.LowerFile, packed as the CLI does it: every
-// FDE to an SFrame FDE and its encoded FREs.
+// BenchmarkStageLower is lower.LowerFile, packed and on every CPU as the
+// CLI does it: every FDE to an SFrame FDE and its encoded FREs.
 func BenchmarkStageLower(b *testing.B) {
+	s := loadBench(b, "read")
+	opt := lowerOptions(generateOptions{}, s.frames)
+	s.run(b, len(s.frames.FDEs), func() error {
+		_, _, err := lower.LowerFile(s.ef, s.frames, s.target, opt)
+		return err
+	})
+}
+
+// BenchmarkStageLowerSerial is BenchmarkStageLower on one goroutine.
+func BenchmarkStageLowerSerial(b *testing.B) {
 	s := loadBench(b, "read")
 	s.run(b, len(s.frames.FDEs), func() error {
 		_, _, err := lower.LowerFile(s.ef, s.frames, s.target, lower.Options{Pack: true})

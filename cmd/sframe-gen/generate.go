@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"runtime"
 
 	"github.com/spf13/pflag"
 
@@ -128,7 +129,7 @@ func (c *cli) generate(file string, o generateOptions) error {
 	if !target.Relocatable && !o.raw {
 		return c.generateLinked(file, in, st, ef, frames, target, o)
 	}
-	res, _, err := lower.LowerFile(ef, frames, target, lower.Options{GasCompat: o.gas, Pack: true})
+	res, _, err := lower.LowerFile(ef, frames, target, lowerOptions(o, frames))
 	if err != nil {
 		return err
 	}
@@ -214,7 +215,7 @@ func (c *cli) generateLinked(file string, in *os.File, st fs.FileInfo, ef *elf.F
 // makeLinked lowers the CFI of a linked file, reports as generate does and
 // sizes the section.
 func (c *cli) makeLinked(file string, ef *elf.File, frames *cfi.Frames, target lower.Target, o generateOptions, res **lower.Result, size *int) error {
-	r, _, err := lower.LowerFile(ef, frames, target, lower.Options{GasCompat: o.gas, Pack: true})
+	r, _, err := lower.LowerFile(ef, frames, target, lowerOptions(o, frames))
 	if err != nil {
 		return err
 	}
@@ -230,6 +231,20 @@ func (c *cli) makeLinked(file string, ef *elf.File, frames *cfi.Frames, target l
 	}
 	*res, *size = r, n
 	return nil
+}
+
+// parallelFDEs is the number of CFI FDEs from which generate lowers on
+// every CPU: below it, starting goroutines costs about what they save.
+const parallelFDEs = 4096
+
+// lowerOptions are the options generate lowers with: packed, on every CPU
+// for big inputs (the same bytes as serially).
+func lowerOptions(o generateOptions, frames *cfi.Frames) lower.Options {
+	opt := lower.Options{GasCompat: o.gas, Pack: true, Workers: 1}
+	if len(frames.FDEs) >= parallelFDEs {
+		opt.Workers = runtime.GOMAXPROCS(0)
+	}
+	return opt
 }
 
 // summary prints, with -v, what was written.
