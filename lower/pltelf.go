@@ -93,7 +93,7 @@ func LowerFile(f *elf.File, frames *cfi.Frames, t Target, opt Options) (*Result,
 		return nil, nil, err
 	}
 	if len(plt) > 0 {
-		kept := frames.FDEs[:0:0]
+		kept := make([]*cfi.FDE, 0, len(frames.FDEs))
 		for _, fde := range frames.FDEs {
 			if !InPLT(plt, fde.Start) {
 				kept = append(kept, fde)
