@@ -26,7 +26,7 @@ type Options struct {
 	Pack bool
 	// Workers, when more than 1, lowers the functions in that many
 	// contiguous chunks at once (each on a goroutine, with its own
-	// Lowerer), joined in order: the result is the same as with 1, for
-	// more memory while they run. Worth it from a few thousand functions.
+	// Lowerer), joined in order: the result is the one of the serial
+	// path. Worth it from a few thousand functions.
 	Workers int
 }
