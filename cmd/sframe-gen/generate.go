@@ -42,8 +42,7 @@ func (c *cli) runGenerate(args []string) int {
 	fs.BoolVarP(&o.verbose, "verbose", "v", false, "list the functions left without an SFrame FDE, with the reason")
 	fs.BoolVar(&o.strict, "strict", false, "fail when any function cannot be represented or any CFI entry is broken")
 	fs.BoolVar(&o.gas, "gas-compat", false, "reproduce GNU as --gsframe / ld byte for byte, including where their SFrame does not mean what the CFI means")
-	eh := fs.Bool("eh-frame", false, "read .eh_frame (default when present)")
-	dbg := fs.Bool("debug-frame", false, "read .debug_frame")
+	source := cfiSourceFlags(fs, "read")
 	fs.Usage = func() {
 		fmt.Fprintf(c.stdout, "Usage: sframe-gen [flags] FILE\n       sframe-gen COMMAND [flags] FILE\n\n"+
 			"Generate an SFrame section from FILE's call-frame information and write it into FILE\n"+
@@ -68,13 +67,9 @@ func (c *cli) runGenerate(args []string) int {
 	if fs.NArg() != 1 {
 		return c.fail("", usageError{"expected exactly one FILE"})
 	}
-	switch {
-	case *eh && *dbg:
-		return c.fail("", usageError{"--eh-frame and --debug-frame exclude each other"})
-	case *eh:
-		o.source = cfi.EHFrame
-	case *dbg:
-		o.source = cfi.DebugFrame
+	var err error
+	if o.source, err = source(); err != nil {
+		return c.fail("", usageError{err.Error()})
 	}
 	if fs.Changed("section-addr") && !o.raw {
 		return c.fail("", usageError{"--section-addr goes with --raw"})

@@ -21,8 +21,7 @@ func (c *cli) runRows(args []string) int {
 	fs.SetOutput(c.stderr)
 	help := fs.BoolP("help", "h", false, "print this help and exit")
 	asJSON := fs.Bool("json", false, "print one JSON object per FDE and line")
-	eh := fs.Bool("eh-frame", false, "read .eh_frame (default when present)")
-	dbg := fs.Bool("debug-frame", false, "read .debug_frame")
+	source := cfiSourceFlags(fs, "read")
 	fs.Usage = func() {
 		fmt.Fprintf(c.stdout, "Usage: sframe-gen rows [--json] [--eh-frame|--debug-frame] FILE\n\nFlags:\n%s", fs.FlagUsages())
 	}
@@ -36,14 +35,9 @@ func (c *cli) runRows(args []string) int {
 	if fs.NArg() != 1 {
 		return c.fail("", usageError{"rows: expected exactly one FILE"})
 	}
-	src := cfi.Auto
-	switch {
-	case *eh && *dbg:
-		return c.fail("", usageError{"rows: --eh-frame and --debug-frame exclude each other"})
-	case *eh:
-		src = cfi.EHFrame
-	case *dbg:
-		src = cfi.DebugFrame
+	src, err := source()
+	if err != nil {
+		return c.fail("", usageError{"rows: " + err.Error()})
 	}
 	file := fs.Arg(0)
 	in, _, f, err := openELF(file) // not elf.Open: a FIFO would block, a cut header say "EOF"

@@ -26,8 +26,7 @@ func (c *cli) runStats(args []string) int {
 	help := fs.BoolP("help", "h", false, "print this help and exit")
 	asJSON := fs.Bool("json", false, "print the statistics as one JSON object")
 	dry := fs.Bool("dry-run", false, "describe what generating would write even when FILE has a .sframe section")
-	eh := fs.Bool("eh-frame", false, "read .eh_frame (default when present)")
-	dbg := fs.Bool("debug-frame", false, "read .debug_frame")
+	source := cfiSourceFlags(fs, "read")
 	fs.Usage = func() {
 		fmt.Fprintf(c.stdout, "Usage: sframe-gen stats [--json] [--dry-run] FILE\n\n"+
 			"Coverage and cost of FILE's .sframe section (or, without one, of the section\n"+
@@ -43,14 +42,9 @@ func (c *cli) runStats(args []string) int {
 	if fs.NArg() != 1 {
 		return c.fail("", usageError{"stats: expected exactly one FILE"})
 	}
-	src := cfi.Auto
-	switch {
-	case *eh && *dbg:
-		return c.fail("", usageError{"stats: --eh-frame and --debug-frame exclude each other"})
-	case *eh:
-		src = cfi.EHFrame
-	case *dbg:
-		src = cfi.DebugFrame
+	src, err := source()
+	if err != nil {
+		return c.fail("", usageError{"stats: " + err.Error()})
 	}
 	file := fs.Arg(0)
 	in, _, f, err := openELF(file) // not elf.Open: a FIFO would block, a cut header say "EOF"

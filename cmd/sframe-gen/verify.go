@@ -12,7 +12,6 @@ import (
 	"github.com/ianlancetaylor/demangle"
 	"github.com/spf13/pflag"
 
-	"github.com/sframe-gen/sframe-gen/cfi"
 	"github.com/sframe-gen/sframe-gen/emit/verify"
 )
 
@@ -26,8 +25,7 @@ func (c *cli) runVerify(args []string) int {
 	help := fs.BoolP("help", "h", false, "print this help and exit")
 	asJSON := fs.Bool("json", false, "print the report as one JSON object")
 	verbose := fs.BoolP("verbose", "v", false, "also list the functions the CFI describes and the section does not cover")
-	eh := fs.Bool("eh-frame", false, "compare with .eh_frame (default when present)")
-	dbg := fs.Bool("debug-frame", false, "compare with .debug_frame")
+	source := cfiSourceFlags(fs, "compare with")
 	fs.Usage = func() {
 		fmt.Fprintf(c.stdout, "Usage: sframe-gen verify [--json] [-v] FILE\n\n"+
 			"Check the .sframe section of FILE against its call-frame information at every\n"+
@@ -45,13 +43,9 @@ func (c *cli) runVerify(args []string) int {
 		return c.fail("", usageError{"verify: expected exactly one FILE"})
 	}
 	var opt verify.Options
-	switch {
-	case *eh && *dbg:
-		return c.fail("", usageError{"verify: --eh-frame and --debug-frame exclude each other"})
-	case *eh:
-		opt.Source = cfi.EHFrame
-	case *dbg:
-		opt.Source = cfi.DebugFrame
+	var err error
+	if opt.Source, err = source(); err != nil {
+		return c.fail("", usageError{"verify: " + err.Error()})
 	}
 	file := fs.Arg(0)
 	in, _, f, err := openELF(file) // not elf.Open: a FIFO would block, a cut header say "EOF"
