@@ -155,6 +155,9 @@ func checkInvariants(b []byte, sfLen int) error {
 			}
 		}
 	}
+	if len(f.Sections) == 0 {
+		return nil // no section header table (sstrip): PT_GNU_SFRAME alone
+	}
 	s := f.Section(".sframe")
 	if shstrndx := f.ByteOrder.Uint16(b[62:]); shstrndx == 0 {
 		// No section-name table: the section is found by its type.
