@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sort"
 
 	"github.com/sframe-gen/sframe-gen/cfi"
 )
@@ -92,10 +93,19 @@ func LowerFile(f *elf.File, frames *cfi.Frames, t Target, opt Options) (*Result,
 	if err != nil {
 		return nil, nil, err
 	}
-	if len(plt) > 0 {
+	// ld's PLT CFI is replaced by its fixed PLT FDEs; CFI for addresses no
+	// executable segment maps (a damaged or odd file) would make the kernel
+	// reject the whole section, so those functions are skipped.
+	var outside []Skip
+	if !t.Relocatable {
+		code := executableRanges(f)
 		kept := make([]*cfi.FDE, 0, len(frames.FDEs))
 		for _, fde := range frames.FDEs {
-			if !InPLT(plt, fde.Start) {
+			switch {
+			case InPLT(plt, fde.Start):
+			case !inRanges(code, fde.Start, fde.Size):
+				outside = append(outside, Skip{FDE: fde, Reason: fmt.Sprintf("code at %#x-%#x is outside every executable segment", fde.Start, fde.Start+fde.Size)})
+			default:
 				kept = append(kept, fde)
 			}
 		}
@@ -106,6 +116,10 @@ func LowerFile(f *elf.File, frames *cfi.Frames, t Target, opt Options) (*Result,
 	res, err := LowerWith(frames, t, opt)
 	if err != nil {
 		return nil, nil, err
+	}
+	if len(outside) > 0 {
+		res.Skipped = append(res.Skipped, outside...)
+		sort.SliceStable(res.Skipped, func(i, j int) bool { return res.Skipped[i].FDE.Offset < res.Skipped[j].FDE.Offset })
 	}
 	if len(plt) > 0 {
 		fdes, err := PLTWith(t, variant, plt, opt)
@@ -123,6 +137,30 @@ func LowerFile(f *elf.File, frames *cfi.Frames, t Target, opt Options) (*Result,
 func InPLT(plt []PLTSection, addr uint64) bool {
 	for _, s := range plt {
 		if addr >= s.Addr && addr-s.Addr < s.Size {
+			return true
+		}
+	}
+	return false
+}
+
+// addrRange is a half-open address range [lo, hi).
+type addrRange struct{ lo, hi uint64 }
+
+// executableRanges returns the address ranges of f's executable PT_LOADs.
+func executableRanges(f *elf.File) []addrRange {
+	var out []addrRange
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_LOAD && p.Flags&elf.PF_X != 0 && p.Vaddr+p.Memsz >= p.Vaddr {
+			out = append(out, addrRange{p.Vaddr, p.Vaddr + p.Memsz})
+		}
+	}
+	return out
+}
+
+// inRanges reports whether [start, start+size) lies inside one of rs.
+func inRanges(rs []addrRange, start, size uint64) bool {
+	for _, r := range rs {
+		if start >= r.lo && start <= r.hi && size <= r.hi-start {
 			return true
 		}
 	}

@@ -1,0 +1,112 @@
+package lower
+
+import (
+	"bytes"
+	"debug/elf"
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sframe-gen/sframe-gen/cfi"
+)
+
+func TestInRanges(t *testing.T) {
+	rs := []addrRange{{0x1000, 0x2000}, {0x5000, 0x5010}}
+	tests := []struct {
+		start, size uint64
+		want        bool
+	}{
+		{0x1000, 0x1000, true},
+		{0x1ff0, 0x10, true},
+		{0x1ff0, 0x11, false},
+		{0x2000, 0, true}, // an empty function at the very end
+		{0x0fff, 1, false},
+		{0x5000, 0x10, true},
+		{0x3000, 1, false},
+		{0x1000, ^uint64(0), false},
+		{^uint64(0), 2, false},
+	}
+	for _, tc := range tests {
+		if got := inRanges(rs, tc.start, tc.size); got != tc.want {
+			t.Errorf("inRanges(%#x, %#x) = %v, want %v", tc.start, tc.size, got, tc.want)
+		}
+	}
+}
+
+// TestLowerFileOutsideCode clears PF_X on the text segment of a linked file:
+// every function must then be skipped with the reason, none emitted.
+func TestLowerFileOutsideCode(t *testing.T) {
+	path := filepath.Join("..", "testdata", "link", "x86_64", "pie.exe")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lowerIt := func(data []byte) (*Result, int) {
+		f, err := elf.NewFile(bytes.NewReader(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tg, err := TargetForELF(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		frames, err := cfi.Read(f, cfi.Auto)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, _, err := LowerFile(f, frames, tg, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res, len(frames.FDEs)
+	}
+	res, _ := lowerIt(data)
+	for _, s := range res.Skipped {
+		if strings.Contains(s.Reason, "outside every executable segment") {
+			t.Errorf("intact file: %s", s.Reason)
+		}
+	}
+	if len(res.Section.FDEs) == 0 {
+		t.Fatal("intact file: no FDE")
+	}
+
+	phoff := binary.LittleEndian.Uint64(data[0x20:])
+	f, err := elf.NewFile(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	damaged := append([]byte(nil), data...)
+	cleared := 0
+	for i, p := range f.Progs {
+		if p.Type == elf.PT_LOAD && p.Flags&elf.PF_X != 0 {
+			off := phoff + uint64(i)*56 + 4 // p_flags
+			binary.LittleEndian.PutUint32(damaged[off:], uint32(p.Flags&^elf.PF_X))
+			cleared++
+		}
+	}
+	if cleared == 0 {
+		t.Fatal("no executable PT_LOAD in the test input")
+	}
+	res, n := lowerIt(damaged)
+	outside := 0
+	for _, s := range res.Skipped {
+		if strings.Contains(s.Reason, "outside every executable segment") {
+			outside++
+		}
+	}
+	if outside == 0 || outside > n {
+		t.Errorf("%d of %d FDEs skipped as outside code", outside, n)
+	}
+	for i, src := range res.Sources {
+		if src != nil { // only ld's PLT FDEs (no CFI source) may remain
+			t.Errorf("FDE %d from CFI at %#x kept though no segment is executable", i, src.Start)
+		}
+	}
+	for i := 1; i < len(res.Skipped); i++ {
+		if res.Skipped[i-1].FDE.Offset > res.Skipped[i].FDE.Offset {
+			t.Errorf("Skipped not in CFI order at %d", i)
+		}
+	}
+}
