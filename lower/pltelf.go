@@ -97,7 +97,21 @@ func LowerFile(f *elf.File, frames *cfi.Frames, t Target, opt Options) (*Result,
 	// executable segment maps (a damaged or odd file) would make the kernel
 	// reject the whole section, so those functions are skipped.
 	var outside []Skip
-	if !t.Relocatable {
+	if t.Relocatable {
+		kept := make([]*cfi.FDE, 0, len(frames.FDEs))
+		for _, fde := range frames.FDEs {
+			if reason := outsideSection(f, fde); reason != "" {
+				outside = append(outside, Skip{FDE: fde, Reason: reason})
+				continue
+			}
+			kept = append(kept, fde)
+		}
+		if len(outside) > 0 {
+			only := *frames
+			only.FDEs = kept
+			frames = &only
+		}
+	} else {
 		code := executableRanges(f)
 		kept := make([]*cfi.FDE, 0, len(frames.FDEs))
 		for _, fde := range frames.FDEs {
@@ -165,4 +179,20 @@ func inRanges(rs []addrRange, start, size uint64) bool {
 		}
 	}
 	return false
+}
+
+// outsideSection says why the code an FDE of a relocatable object
+// describes is not inside its section, or returns "".
+func outsideSection(f *elf.File, fde *cfi.FDE) string {
+	if fde.Section == 0 {
+		return "code in no section (the FDE's start is not relocated against one)"
+	}
+	if fde.Section < 0 || fde.Section >= len(f.Sections) {
+		return fmt.Sprintf("code in section %d, which does not exist", fde.Section)
+	}
+	s := f.Sections[fde.Section]
+	if s.Type == elf.SHT_NOBITS || !inRanges([]addrRange{{0, s.Size}}, fde.Start, fde.Size) {
+		return fmt.Sprintf("code at %s+%#x-%#x is outside its section (size %#x)", s.Name, fde.Start, fde.Start+fde.Size, s.Size)
+	}
+	return ""
 }

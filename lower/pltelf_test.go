@@ -110,3 +110,62 @@ func TestLowerFileOutsideCode(t *testing.T) {
 		}
 	}
 }
+
+// TestLowerFileOutsideSection shrinks .text in an object: the functions it
+// no longer holds are skipped with the reason, the others kept.
+func TestLowerFileOutsideSection(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "testdata", "gas", "x86_64", "basic.o"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := elf.NewFile(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := -1
+	for i, s := range f.Sections {
+		if s.Name == ".text" {
+			text = i
+		}
+	}
+	if text < 0 || f.Sections[text].Size < 2 {
+		t.Fatal("no .text in the test input")
+	}
+	shoff := binary.LittleEndian.Uint64(data[0x28:])
+	damaged := append([]byte(nil), data...)
+	binary.LittleEndian.PutUint64(damaged[shoff+uint64(text)*64+32:], 1) // sh_size
+	lower := func(data []byte) *Result {
+		f, err := elf.NewFile(bytes.NewReader(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tg, err := TargetForELF(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		frames, err := cfi.Read(f, cfi.Auto)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, _, err := LowerFile(f, frames, tg, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	intact, broken := lower(data), lower(damaged)
+	skipped := 0
+	for _, s := range broken.Skipped {
+		if strings.Contains(s.Reason, "is outside its section") {
+			skipped++
+		}
+	}
+	for _, s := range intact.Skipped {
+		if strings.Contains(s.Reason, "outside its section") {
+			t.Errorf("intact object: %s", s.Reason)
+		}
+	}
+	if skipped == 0 || len(broken.Section.FDEs)+skipped != len(intact.Section.FDEs) {
+		t.Errorf("intact: %d FDEs; shrunk .text: %d FDEs, %d skipped as outside", len(intact.Section.FDEs), len(broken.Section.FDEs), skipped)
+	}
+}
