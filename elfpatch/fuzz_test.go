@@ -20,7 +20,7 @@ func addObjectSeeds(f *testing.F) {
 }
 
 // FuzzPatchLinked: no panic on any input; a successful patch satisfies the
-// loader invariants, keeps every input section (checkPreserved) and patches
+// loader invariants, keeps every input section (CheckPreserved) and patches
 // again in place.
 func FuzzPatchLinked(f *testing.F) {
 	f.Add(synthExec(binary.LittleEndian))
@@ -45,7 +45,7 @@ func FuzzPatchLinked(f *testing.F) {
 		if err := checkInvariants(out, len(sf)); err != nil {
 			t.Fatalf("patched output: %v", err)
 		}
-		if err := checkPreserved(in, out); err != nil {
+		if err := CheckPreserved(in, out); err != nil {
 			t.Fatalf("patched output does not keep the input: %v", err)
 		}
 		again, lay, err := patchBytes(t, out, sf)
@@ -60,7 +60,7 @@ func FuzzPatchLinked(f *testing.F) {
 
 // FuzzPatchObject: no panic on any input; a successful patch has the new
 // .sframe readable by debug/elf and keeps every input section, symbol and
-// relocation (checkPreserved).
+// relocation (CheckPreserved).
 func FuzzPatchObject(f *testing.F) {
 	addObjectSeeds(f)
 	sf := bytes.Repeat([]byte{0x5a}, 44)
@@ -87,7 +87,7 @@ func FuzzPatchObject(f *testing.F) {
 		if b, err := s.Data(); err != nil || !bytes.Equal(b, sf) {
 			t.Fatalf(".sframe contents wrong: %v", err)
 		}
-		if err := checkPreserved(in, out.Bytes()); err != nil {
+		if err := CheckPreserved(in, out.Bytes()); err != nil {
 			t.Fatalf("patched output does not keep the input: %v", err)
 		}
 	})

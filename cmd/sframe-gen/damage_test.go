@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sframe-gen/sframe-gen/elfpatch"
 	"github.com/sframe-gen/sframe-gen/emit"
 )
 
@@ -408,7 +409,7 @@ func checkDamaged(rn runner, dir string, d []byte, st *damageStats) (problems []
 			// input may leave the ELF unreadable as it was, but the new
 			// .sframe must decode.
 			if written, err := os.ReadFile(out); err == nil && !bytes.Equal(written, d) && !hung {
-				if err := checkPreserved(d, written); err != nil {
+				if err := elfpatch.CheckPreserved(d, written); err != nil {
 					fail("generate -o", "the output does not keep the input: %v", err)
 				}
 				dres, dhung := rn.run("dump", out)
@@ -482,7 +483,7 @@ func checkDamaged(rn runner, dir string, d []byte, st *damageStats) (problems []
 				fail("generate (in place)", "mode not kept: %v %v", fi.Mode(), err)
 			}
 			if written, err := os.ReadFile(cp); err == nil && !bytes.Equal(written, d) {
-				if err := checkPreserved(d, written); err != nil {
+				if err := elfpatch.CheckPreserved(d, written); err != nil {
 					fail("generate (in place)", "the result does not keep the input: %v", err)
 				}
 			}

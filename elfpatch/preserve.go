@@ -1,8 +1,5 @@
 package elfpatch
 
-// A copy of cmd/sframe-gen/robust_preserve_test.go (test code cannot be
-// shared across packages).
-
 import (
 	"bytes"
 	"debug/elf"
@@ -10,7 +7,7 @@ import (
 	"fmt"
 )
 
-// checkPreserved reports how out (what a patch wrote) fails to keep what
+// CheckPreserved reports how out (what a patch wrote) fails to keep what
 // in had: every section but .sframe, .rela.sframe and the section-name
 // table keeps its index, name, type, flags, link, address and contents.
 // Allowed changes: notes may move (linked files); in objects the symbol
@@ -19,7 +16,7 @@ import (
 // sh_info grows. Relocations must still name the same symbols. Sections
 // debug/elf cannot read in the input are not compared; an input it cannot
 // read at all gives nil.
-func checkPreserved(in, out []byte) error {
+func CheckPreserved(in, out []byte) error {
 	fi, err := elf.NewFile(bytes.NewReader(in))
 	if err != nil || fi.Class != elf.ELFCLASS64 {
 		return nil
