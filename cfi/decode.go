@@ -15,6 +15,10 @@ func (r *InstructionReader) Next() (Instruction, error) {
 	return in, err
 }
 
+// NextInto is Next decoding into *in, which the caller may reuse (an
+// Instruction is 88 bytes: a hot loop saves the copies).
+func (r *InstructionReader) NextInto(in *Instruction) error { return r.next(in) }
+
 // next decodes into in, which the caller may reuse.
 func (r *InstructionReader) next(in *Instruction) error {
 	data := r.data

@@ -73,7 +73,7 @@ func (x *translator) escapeDefCFAExpr(raw []byte) (bool, error) {
 	if err := x.needCur(cfi.OpDefCFAExpression); err != nil {
 		return false, err
 	}
-	x.cur.cfaBad = ""
+	x.cur.cfaBad = noReason
 	x.flex = true
 	x.cur.cfaReg = x.r.fp
 	x.cur.cfaOffset = gasByteSLEB(raw[3])
@@ -105,7 +105,7 @@ func (x *translator) escapeExpr(raw []byte) (bool, error) {
 		// gas writes a flex FP rule with an invalid register for
 		// anything but x86-64 DW_OP_breg6, and makes AArch64 (which has
 		// no flex FDEs in gas) flex too.
-		why := ""
+		why := noReason
 		switch {
 		case !r.flex:
 			why = x.bad(".cfi_escape DW_CFA_expression with %s reg %d", r.name(reg), uint32(reg))

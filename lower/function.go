@@ -40,6 +40,12 @@ type Lowerer struct {
 	opt    Options
 	x      translator
 
+	// ciesDone caches the translator's state after the initial
+	// instructions of the CIEs used last (most files have a few CIEs,
+	// shared by thousands of FDEs).
+	ciesDone [cieCacheSize]cieState
+	cieNext  int // the entry replaced next
+
 	// Chunks the FREs and data words of results are cut from, so that a
 	// section costs a few allocations instead of two per function.
 	freArena  []emit.FRE
@@ -152,22 +158,67 @@ func (l *Lowerer) translate(f *cfi.FDE) error {
 	if f.CIE.RAColumn != l.regs.ra {
 		return refuse("non-default RA register %d", uint32(f.CIE.RAColumn))
 	}
-	if err := l.run(l.frames.CIEInstructions(f.CIE), f, f.CIE.Initial, f.CIE.InitialOffset); err != nil {
-		return err
+	if !l.restoreCIE(f.CIE) {
+		if err := l.run(l.frames.CIEInstructions(f.CIE), f, f.CIE.Initial, f.CIE.InitialOffset); err != nil {
+			return err
+		}
+		x.endCIE()
+		l.saveCIE(f.CIE)
 	}
-	x.endCIE()
 	if err := l.run(l.frames.FDEInstructions(f), f, f.Instructions, f.InstructionsOffset); err != nil {
 		return err
 	}
 	return x.finish()
 }
 
+// cieCacheSize is how many CIEs a Lowerer keeps the translated initial
+// instructions of.
+const cieCacheSize = 8
+
+// cieState is the translator's state after a CIE's initial instructions.
+type cieState struct {
+	cie    *cfi.CIE
+	cur    row
+	hasCur bool
+	flex   bool
+}
+
+// saveCIE caches the translator's state after cie's initial instructions
+// when it depends on nothing but the CIE: no FRE, no advance (whose limit
+// is the FDE's size), no remembered state, no reason to refuse.
+func (l *Lowerer) saveCIE(cie *cfi.CIE) {
+	x := &l.x
+	if len(x.fres) != 0 || x.dropped != 0 || x.advanced || x.hasRemember || len(x.stack) != 0 ||
+		x.noCFA || x.unrepresentable != "" || len(x.reasons) > 1 {
+		return
+	}
+	l.ciesDone[l.cieNext] = cieState{cie: cie, cur: x.cur, hasCur: x.hasCur, flex: x.flex}
+	l.cieNext = (l.cieNext + 1) % cieCacheSize
+}
+
+// restoreCIE puts the translator, just reset for a function, in the state
+// saveCIE cached for cie, if any.
+func (l *Lowerer) restoreCIE(cie *cfi.CIE) bool {
+	for i := range l.ciesDone {
+		c := &l.ciesDone[i]
+		if c.cie != cie {
+			continue
+		}
+		x := &l.x
+		x.cur, x.hasCur, x.flex = c.cur, c.hasCur, c.flex
+		x.endCIE()
+		return true
+	}
+	return false
+}
+
 // run translates the instructions of r, which reads data (at section
 // offset base).
 func (l *Lowerer) run(r *cfi.InstructionReader, f *cfi.FDE, data []byte, base uint64) error {
+	var ins cfi.Instruction
 	for {
 		at := r.Offset()
-		ins, err := r.Next()
+		err := r.NextInto(&ins)
 		if err == io.EOF {
 			return nil
 		}

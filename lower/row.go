@@ -44,8 +44,16 @@ type row struct {
 	// (so a later refusal of gas's still decides the reason, and a later
 	// op at the same address may replace the rule); the function is
 	// refused if such a state covers any address (translator.covers).
-	cfaBad, fpBad, raBad string
+	// The reasons are kept by the translator (translator.reasons), so
+	// that a row holds no pointers and copies cheaply.
+	cfaBad, fpBad, raBad reason
 }
+
+// reason is a reason of the correct mode, an index in translator.reasons;
+// noReason when the rule can be represented.
+type reason uint32
+
+const noReason reason = 0
 
 // newRow is sframe_row_entry_new: nothing known, a merge candidate.
 func newRow(pc uint64) row {

@@ -133,28 +133,48 @@ func encodedSize(sec *emit.Section) int {
 // the new order.
 func (r *Result) Place(sectionAddr uint64) {
 	sec := r.Section
-	perm := make([]int, len(sec.FDEs))
-	for i := range perm {
-		perm[i] = i
-	}
-	// ld compares starts as signed section-relative offsets. Ties broken
-	// by index make the order total: the unstable sort gives the stable
-	// order, and nothing moves when the index is in order already.
-	rel := func(i int) int64 { return int64(r.Starts[i] - sectionAddr) }
-	byStart := func(a, b int) int {
-		if c := cmp.Compare(rel(a), rel(b)); c != 0 {
-			return c
-		}
-		return a - b
-	}
-	if !slices.IsSortedFunc(perm, byStart) {
-		slices.SortFunc(perm, byStart)
+	if perm := r.placeOrder(sectionAddr); perm != nil {
 		r.permute(perm)
 	}
 	for i := range sec.FDEs {
 		sec.SetFuncStart(i, r.Starts[i], sectionAddr)
 	}
 	sec.Header.Flags |= emit.FlagFDESorted
+}
+
+// placeOrder returns the order of the FDEs sorted by start as ld sorts
+// them, or nil when they are in that order already. ld compares starts as
+// signed section-relative offsets; ties keep the index order (the sort is
+// stable).
+func (r *Result) placeOrder(sectionAddr uint64) []int {
+	type key struct {
+		rel int64
+		i   int
+	}
+	keys := make([]key, len(r.Starts))
+	sorted := true
+	for i, start := range r.Starts {
+		keys[i] = key{int64(start - sectionAddr), i}
+		if i > 0 && keys[i].rel < keys[i-1].rel {
+			sorted = false
+		}
+	}
+	if sorted {
+		return nil
+	}
+	// The index makes keys distinct: the unstable sort gives the stable
+	// order.
+	slices.SortFunc(keys, func(a, b key) int {
+		if c := cmp.Compare(a.rel, b.rel); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.i, b.i)
+	})
+	perm := make([]int, len(keys))
+	for j, k := range keys {
+		perm[j] = k.i
+	}
+	return perm
 }
 
 // permute reorders the FDEs, Starts and Sources in place so that position

@@ -39,6 +39,7 @@ type translator struct {
 	hasRemember bool
 	flex        bool
 	pc          uint64 // location reached by the advances so far
+	advanced    bool   // an advance op was translated
 
 	// gas selects gas's translation (Options.GasCompat). Otherwise the
 	// translation means what the CFI means: DW_CFA_restore goes back to
@@ -52,6 +53,9 @@ type translator struct {
 	// that covers some address cannot be said in SFrame (row.cfaBad,
 	// fpBad, raBad).
 	unrepresentable string
+	// reasons holds the texts of the row reasons of this function
+	// (reasons[0] is unused: noReason).
+	reasons []string
 	// noCFA: some address (the first one noCFAAt) has no CFA rule.
 	noCFA   bool
 	noCFAAt uint64
@@ -66,19 +70,30 @@ func (x *translator) reset(r regs, size uint64) {
 	x.hasRemember = false
 	x.flex = false
 	x.pc = 0
+	x.advanced = false
 	x.cieDone = false
 	x.stack = x.stack[:0]
 	x.unrepresentable = ""
+	x.reasons = append(x.reasons[:0], "")
 	x.noCFA = false
 }
 
 // bad is, in correct mode, the reason a rule cannot be represented (kept
-// in row.cfaBad, fpBad, raBad); "" in GasCompat mode.
-func (x *translator) bad(format string, args ...any) string {
+// in row.cfaBad, fpBad, raBad); noReason in GasCompat mode.
+func (x *translator) bad(format string, args ...any) reason {
 	if x.gas {
+		return noReason
+	}
+	x.reasons = append(x.reasons, fmt.Sprintf(format, args...))
+	return reason(len(x.reasons) - 1)
+}
+
+// text returns the text of a row reason ("" for noReason).
+func (x *translator) text(r reason) string {
+	if int(r) >= len(x.reasons) {
 		return ""
 	}
-	return fmt.Sprintf(format, args...)
+	return x.reasons[r]
 }
 
 // endCIE marks the end of the CIE's initial instructions: their state is
@@ -135,6 +150,7 @@ func (x *translator) numFREs() int { return len(x.fres) + x.dropped }
 
 // advance is sframe_xlate_do_advance_loc with the new location pc.
 func (x *translator) advance(pc uint64) error {
+	x.advanced = true
 	if pc > x.size {
 		return refuse("CFI advances to %#x, past the function end %#x", pc, x.size)
 	}
@@ -147,10 +163,12 @@ func (x *translator) advance(pc uint64) error {
 		x.hasCur = true
 		return nil
 	case !x.cur.mergeCandidate:
+		// Commit the scratch FRE and start a new one that inherits
+		// everything from it (sframe_row_entry_initialize): the scratch
+		// FRE itself, at the new PC, a merge candidate again.
 		x.commit()
-		prev := x.cur
-		x.cur = newRow(pc)
-		x.cur.inherit(&prev)
+		x.cur.pc = pc
+		x.cur.mergeCandidate = true
 	default:
 		// Nothing relevant changed since the last advance: the last
 		// committed FRE silently grows; only the scratch FRE moves.
@@ -207,9 +225,9 @@ func (x *translator) covers(end uint64) {
 	if x.cur.raUndefined {
 		return
 	}
-	for _, why := range [...]string{x.cur.cfaBad, x.cur.fpBad, x.cur.raBad} {
-		if why != "" {
-			x.unrepresentable = why
+	for _, why := range [...]reason{x.cur.cfaBad, x.cur.fpBad, x.cur.raBad} {
+		if why != noReason {
+			x.unrepresentable = x.text(why)
 			return
 		}
 	}
@@ -288,7 +306,7 @@ func (x *translator) step(ins *cfi.Instruction, fdeStart uint64) error {
 				return err
 			}
 			x.cur.raUndefined = true
-			x.cur.raBad = ""
+			x.cur.raBad = noReason
 			x.cur.mergeCandidate = false
 		}
 		return nil
@@ -309,14 +327,14 @@ func (x *translator) step(ins *cfi.Instruction, fdeStart uint64) error {
 				return err
 			}
 			x.cur.raLoc, x.cur.raOffset, x.cur.raUndefined = locNone, 0, false
-			x.cur.raBad = ""
+			x.cur.raBad = noReason
 			x.cur.mergeCandidate = false
 		case ins.Reg == r.fp:
 			if err := x.needCur(ins.Op); err != nil {
 				return err
 			}
 			x.cur.fpLoc, x.cur.fpOffset = locNone, 0
-			x.cur.fpBad = ""
+			x.cur.fpBad = noReason
 			x.cur.mergeCandidate = false
 		}
 		return nil
@@ -400,7 +418,7 @@ func (x *translator) defCFARegister(reg uint64) error {
 		// From an expression back to register+offset: DWARF's offset is
 		// the one def_cfa_offset set since (0 if none).
 		x.cur.cfaOffset = x.cur.cfaExprOff
-		x.cur.cfaBad = ""
+		x.cur.cfaBad = noReason
 	}
 	x.cur.cfaDeref = false
 	x.cur.mergeCandidate = false
@@ -434,11 +452,11 @@ func (x *translator) defCFAOffset(off int64) error {
 
 // checkCFAOffset notes, in correct mode, a CFA offset the s390x encoding
 // (off-160)/8, decoded in 32 bits, does not give back (gas truncates).
-func (x *translator) checkCFAOffset(off, enc int64) string {
+func (x *translator) checkCFAOffset(off, enc int64) reason {
 	if x.r.s390x && int64(emit.S390XCFAOffsetDecode(int32(enc))) != off {
 		return x.bad("CFA offset %d not representable on s390x (stored as (offset-160)/8 in 32 bits)", off)
 	}
-	return ""
+	return noReason
 }
 
 func (x *translator) offset(op cfi.Op, reg uint64, off int64) error {
@@ -453,7 +471,7 @@ func (x *translator) offset(op cfi.Op, reg uint64, off int64) error {
 	switch reg {
 	case r.fp:
 		c.fpLoc, c.fpOffset, c.fpReg, c.fpDeref = locStack, off, regInvalid, true
-		c.fpBad = ""
+		c.fpBad = noReason
 		c.mergeCandidate = false
 	case r.ra:
 		if !r.raTracking && off == int64(r.fixedRA) {
@@ -463,11 +481,11 @@ func (x *translator) offset(op cfi.Op, reg uint64, off int64) error {
 			if !x.gas {
 				c.raUndefined = false
 			}
-			c.raBad = ""
+			c.raBad = noReason
 		} else {
 			c.raLoc, c.raOffset, c.raReg, c.raDeref = locStack, off, regInvalid, true
 			c.raUndefined = false
-			c.raBad = ""
+			c.raBad = noReason
 			if !r.raTracking && r.flex {
 				x.flex = true
 			}
@@ -504,11 +522,11 @@ func (x *translator) register(r1, r2 uint64) error {
 		c := &x.cur
 		if r1 == r.fp {
 			c.fpLoc, c.fpOffset, c.fpReg, c.fpDeref = locReg, 0, r2, false
-			c.fpBad = ""
+			c.fpBad = noReason
 		} else {
 			c.raLoc, c.raOffset, c.raReg, c.raDeref = locReg, 0, r2, false
 			c.raUndefined = false
-			c.raBad = ""
+			c.raBad = noReason
 		}
 		c.mergeCandidate = false
 		x.flex = true
@@ -543,7 +561,7 @@ func (x *translator) restore(op cfi.Op, reg uint64) error {
 			c.fpLoc, c.fpReg, c.fpOffset, c.fpDeref = cie.fpLoc, cie.fpReg, cie.fpOffset, cie.fpDeref
 			c.fpBad = cie.fpBad
 		} else {
-			if !r.raTracking && sameRA(c, &cie) {
+			if !r.raTracking && x.sameRA(c, &cie) {
 				// gas ignores this op on AMD64 (no FRE starts); so do we
 				// when it changes nothing.
 				return nil
@@ -570,8 +588,8 @@ func (x *translator) restore(op cfi.Op, reg uint64) error {
 }
 
 // sameRA reports whether a and b give the same RA rule.
-func sameRA(a, b *row) bool {
-	if a.raLoc != b.raLoc || a.raUndefined != b.raUndefined || a.raBad != b.raBad {
+func (x *translator) sameRA(a, b *row) bool {
+	if a.raLoc != b.raLoc || a.raUndefined != b.raUndefined || x.text(a.raBad) != x.text(b.raBad) {
 		return false
 	}
 	switch a.raLoc {
