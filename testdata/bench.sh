@@ -13,9 +13,12 @@
 #   readelf      readelf --debug-dump=frames-interp FILE >/dev/null
 #   raw          sframe-gen --raw -o OUT FILE (the section only)
 #                target: raw/re <= 0.033 (readelf 30x slower)
-#   cp           cp FILE OUT
-#   patch        sframe-gen -o OUT FILE (the whole patched file, fsync included)
+#   cp           cp FILE OUT (OUT removed before each run)
+#   patch        sframe-gen -o OUT FILE (the whole patched file; OUT removed
+#                before each run, so no fsync, as cp)
 #                target: pat/cp <= 1.3
+#   replace      sframe-gen -o OUT FILE over an existing OUT (what an in-place
+#                run costs: the output is synced before it replaces the file)
 #   RSS          peak resident memory of the patch run (target <= 64 MiB)
 #   ns/FDE       wall time of the raw run per CFI FDE (should be flat);
 #   cns/FDE      the same in CPU time (10 ms resolution: meaningful from ~10k FDEs)
@@ -50,9 +53,11 @@ fi
 
 # best CMD...: "WALL_NS CPU_NS" of the run with the best wall time of RUNS
 # runs (CPU: user+system from /usr/bin/time, 10 ms resolution).
+# Files named in $CLEAN are removed before each run (outside the timing).
 best() {
   local bw=0 bc=0 t0 t1 d c i
   for ((i = 0; i < RUNS; i++)); do
+    [ -n "${CLEAN:-}" ] && rm -f $CLEAN
     t0=$(date +%s%N)
     /usr/bin/time -o "$TMP/time" -f '%U %S' "$@" >/dev/null 2>&1 || true
     c=$(tail -n1 "$TMP/time")
@@ -65,23 +70,24 @@ best() {
 }
 
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) CPUs, RUNS=$RUNS"
-printf '%-40s %7s %8s %8s %7s %7s %7s %7s %7s %7s %7s %7s %7s %6s %7s %7s\n' \
-  file FDEs re_wall re_cpu raw_wal raw_cpu raw/re rawc/re cp_wall cp_cpu pat_wal pat_cpu pat/cp RSS_Mi ns/FDE cns/FDE
+printf '%-40s %7s %8s %8s %7s %7s %7s %7s %7s %7s %7s %7s %7s %7s %6s %7s %7s\n' \
+  file FDEs re_wall re_cpu raw_wal raw_cpu raw/re rawc/re cp_wall cp_cpu pat_wal pat_cpu pat/cp rep_wal RSS_Mi ns/FDE cns/FDE
 for f in "$@"; do
   fdes=$("$BIN" stats --json "$f" 2>/dev/null | sed -n 's/.*"cfi_functions": *\([0-9]*\).*/\1/p' | head -n1)
   fdes=${fdes:-0}
   cp "$f" "$TMP/in"
   read -r re rec < <(best sh -c "$READELF --debug-dump=frames-interp $TMP/in >/dev/null")
-  read -r raw rawc < <(best "$BIN" --raw -o "$TMP/raw" "$TMP/in")
-  read -r cpt cpc < <(best cp "$TMP/in" "$TMP/copy")
-  read -r pat patc < <(best "$BIN" -o "$TMP/out" "$TMP/in")
+  read -r raw rawc < <(CLEAN="$TMP/raw" best "$BIN" --raw -o "$TMP/raw" "$TMP/in")
+  read -r cpt cpc < <(CLEAN="$TMP/copy" best cp "$TMP/in" "$TMP/copy")
+  read -r pat patc < <(CLEAN="$TMP/out" best "$BIN" -o "$TMP/out" "$TMP/in")
+  read -r rep repc < <(best "$BIN" -o "$TMP/out" "$TMP/in")
   /usr/bin/time -o "$TMP/time" -f '%M' "$BIN" -o "$TMP/out2" "$TMP/in" >/dev/null 2>&1
   rss=$(tail -n1 "$TMP/time")
   awk -v n="$(basename "$f")" -v fd="$fdes" -v re="$re" -v rec="$rec" -v raw="$raw" -v rawc="$rawc" \
-      -v cp="$cpt" -v cpc="$cpc" -v pat="$pat" -v patc="$patc" -v rss="$rss" 'BEGIN {
-    printf "%-40s %7d %8.0f %8.0f %7.0f %7.0f %7.3f %7.3f %7.0f %7.0f %7.0f %7.0f %7.2f %6.1f %7.0f %7.0f\n",
+      -v cp="$cpt" -v cpc="$cpc" -v pat="$pat" -v patc="$patc" -v rep="$rep" -v rss="$rss" 'BEGIN {
+    printf "%-40s %7d %8.0f %8.0f %7.0f %7.0f %7.3f %7.3f %7.0f %7.0f %7.0f %7.0f %7.2f %7.0f %6.1f %7.0f %7.0f\n",
       substr(n, 1, 40), fd, re/1e6, rec/1e6, raw/1e6, rawc/1e6, raw/re, (rec > 0 ? rawc/rec : 0),
-      cp/1e6, cpc/1e6, pat/1e6, patc/1e6, pat/cp, rss/1024, (fd > 0 ? raw/fd : 0), (fd > 0 ? rawc/fd : 0)
+      cp/1e6, cpc/1e6, pat/1e6, patc/1e6, pat/cp, rep/1e6, rss/1024, (fd > 0 ? raw/fd : 0), (fd > 0 ? rawc/fd : 0)
   }'
   rm -f "$TMP"/in "$TMP"/raw "$TMP"/copy "$TMP"/out "$TMP"/out2
 done

@@ -101,28 +101,24 @@ func (c *cli) generate(file string, o generateOptions) error {
 			return fmt.Errorf("file is for %s, not %s (--arch)", target, want)
 		}
 	}
-	frames, err := cfi.Read(ef, o.source)
-	if errors.Is(err, cfi.ErrNoCFI) || err == nil && len(frames.FDEs) == 0 && len(frames.Errors) == 0 {
-		// Nothing describes any code (as for gas, which makes no .sframe
-		// without .cfi_startproc): the output is the input unchanged.
-		if o.verbose {
-			fmt.Fprintf(c.stderr, "sframe-gen: %s: no call-frame information; nothing to generate\n", file)
-		}
+	if !target.Relocatable && !o.raw {
+		return c.generateLinked(file, in, st, ef, target, o)
+	}
+	frames, err := c.readCFI(file, ef, o)
+	if err == errNoCFI {
 		if o.raw {
 			return errors.New("no call-frame information")
 		}
 		if o.output == "" {
 			return nil
 		}
+		// The output is the input unchanged.
 		return c.replace(file, o.output, st.Mode().Perm(), func(tmp *os.File) error {
 			return elfpatch.CopySparse(tmp, in, st.Size())
 		})
 	}
 	if err != nil {
 		return err
-	}
-	if !target.Relocatable && !o.raw {
-		return c.generateLinked(file, in, st, ef, frames, target, o)
 	}
 	res, _, err := lower.LowerFile(ef, frames, target, lowerOptions(o, frames))
 	if err != nil {
@@ -168,10 +164,31 @@ func (c *cli) generate(file string, o generateOptions) error {
 	return c.writeRaw(o.output, data)
 }
 
+// errNoCFI is readCFI's error when nothing describes any code.
+var errNoCFI = errors.New("no call-frame information")
+
+// readCFI reads the CFI of file. It returns errNoCFI, and says so with -v,
+// when there is none (as for gas, which makes no .sframe without
+// .cfi_startproc).
+func (c *cli) readCFI(file string, ef *elf.File, o generateOptions) (*cfi.Frames, error) {
+	frames, err := cfi.Read(ef, o.source)
+	if errors.Is(err, cfi.ErrNoCFI) || err == nil && len(frames.FDEs) == 0 && len(frames.Errors) == 0 {
+		if o.verbose {
+			fmt.Fprintf(c.stderr, "sframe-gen: %s: no call-frame information; nothing to generate\n", file)
+		}
+		return nil, errNoCFI
+	}
+	return frames, err
+}
+
+// errUnchanged makes replace leave the file as it is.
+var errUnchanged = errors.New("unchanged")
+
 // generateLinked writes a linked file with its new section. The input is
-// copied to the output file to file (copy_file_range) while the section is
-// made, so that the copy, most of the time on big files, overlaps the work.
-func (c *cli) generateLinked(file string, in *os.File, st fs.FileInfo, ef *elf.File, frames *cfi.Frames, target lower.Target, o generateOptions) error {
+// copied to the output file to file (copy_file_range) while the CFI is
+// read and the section made, so that the copy, most of the time on big
+// files, overlaps the work.
+func (c *cli) generateLinked(file string, in *os.File, st fs.FileInfo, ef *elf.File, target lower.Target, o generateOptions) error {
 	var res *lower.Result
 	var layout elfpatch.Layout
 	var size int
@@ -183,9 +200,18 @@ func (c *cli) generateLinked(file string, in *os.File, st fs.FileInfo, ef *elf.F
 		go func() {
 			copied <- elfpatch.CopySparse(tmp, in, st.Size())
 		}()
-		err := c.makeLinked(file, ef, frames, target, o, &res, &size)
+		frames, err := c.readCFI(file, ef, o)
+		if err == nil {
+			err = c.makeLinked(file, ef, frames, target, o, &res, &size)
+		}
 		if cerr := <-copied; cerr != nil {
 			return cerr
+		}
+		if err == errNoCFI {
+			if o.output == "" {
+				return errUnchanged // in place: nothing to write
+			}
+			return nil // the output is the input unchanged: the copy
 		}
 		if err != nil {
 			return err
@@ -201,7 +227,10 @@ func (c *cli) generateLinked(file string, in *os.File, st fs.FileInfo, ef *elf.F
 		layout, err = elfpatch.PatchLinkedCopy(in, tmp, size, encode)
 		return err
 	})
-	if err == nil && o.verbose {
+	if err == errUnchanged {
+		return nil
+	}
+	if err == nil && o.verbose && res != nil {
 		c.summary(file, o, res, size, fmt.Sprintf("at %#x, PT_GNU_SFRAME", layout.Addr))
 	}
 	return err

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestGenerateFlags checks the generate command's flags and exit statuses.
@@ -115,5 +116,71 @@ func TestGenerateRawAndInPlace(t *testing.T) {
 		if strings.Contains(e.Name(), "sframe-gen") {
 			t.Errorf("temporary file left behind: %s", e.Name())
 		}
+	}
+}
+
+// TestGenerateNoCFI checks a file without call-frame information: in place
+// it is left as it is (not even rewritten), with -o the output is a copy,
+// --raw fails, and -v says why.
+func TestGenerateNoCFI(t *testing.T) {
+	for _, src := range []string{
+		filepath.Join(testdataDir(), "sample", "hello-x86_64"),
+		filepath.Join(testdataDir(), "gas", "x86_64", "basic.o"),
+	} {
+		t.Run(filepath.Base(src), func(t *testing.T) {
+			data, err := os.ReadFile(src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Rename .eh_frame in the section name table: no CFI left.
+			renamed := bytes.Replace(data, []byte(".eh_frame\x00"), []byte(".xh_frame\x00"), -1)
+			if bytes.Equal(renamed, data) {
+				t.Fatal("no .eh_frame section name to rename")
+			}
+			dir := t.TempDir()
+			in := filepath.Join(dir, "in")
+			if err := os.WriteFile(in, renamed, 0o750); err != nil {
+				t.Fatal(err)
+			}
+			old := time.Now().Add(-time.Hour).Truncate(time.Second)
+			if err := os.Chtimes(in, old, old); err != nil {
+				t.Fatal(err)
+			}
+			_, stderr, code := runCLI("-v", in)
+			if code != 0 || !strings.Contains(stderr, "no call-frame information; nothing to generate") {
+				t.Errorf("in place: exit %d, stderr %q", code, stderr)
+			}
+			st, err := os.Stat(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !st.ModTime().Equal(old) {
+				t.Errorf("in place: the file was rewritten (mtime %v, was %v)", st.ModTime(), old)
+			}
+			out := filepath.Join(dir, "out")
+			if _, stderr, code := runCLI("-o", out, in); code != 0 {
+				t.Fatalf("-o: exit %d: %s", code, stderr)
+			}
+			got, err := os.ReadFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, renamed) {
+				t.Errorf("-o: the output is not a copy of the input")
+			}
+			if _, stderr, code := runCLI("--raw", "-o", filepath.Join(dir, "raw"), in); code == 0 ||
+				!strings.Contains(stderr, "no call-frame information") {
+				t.Errorf("--raw: exit %d, stderr %q", code, stderr)
+			}
+			if now, _ := os.ReadFile(in); !bytes.Equal(now, renamed) {
+				t.Errorf("the input changed")
+			}
+			entries, _ := os.ReadDir(dir)
+			for _, e := range entries {
+				if strings.Contains(e.Name(), "sframe-gen") {
+					t.Errorf("temporary file left behind: %s", e.Name())
+				}
+			}
+		})
 	}
 }
