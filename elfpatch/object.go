@@ -119,6 +119,14 @@ func patchObject(data, sframe []byte, relocs []Reloc) ([]byte, error) {
 			symIdx = i
 		}
 	}
+	if symIdx >= 0 {
+		// The names live in the section sh_link names: the new layout
+		// keeps only the contents of real sections (an SHT_NULL header's
+		// fields mean nothing).
+		if l := f.sects[symIdx].Link; l == 0 || int(l) >= len(f.sects) || f.sects[l].Type != shtStrtab {
+			return nil, fmt.Errorf("symbol table (section %d): its string table, section %d, is not an SHT_STRTAB section", symIdx, l)
+		}
+	}
 	var secSym map[uint32]uint32
 	if len(relocs) > 0 {
 		if symIdx < 0 {

@@ -310,6 +310,10 @@ func TestPatchObjectBadInput(t *testing.T) {
 		{"section on ELF header", "(.eh_frame) (file offsets 0x0-", setShdr(t, in, ".eh_frame", 24, 8, 0), nil},
 		{"sframe of odd type", "(.sframe) has type 0x8", setShdr(t, gs, ".sframe", 4, 4, shtNobits), nil},
 		{"executable sframe", "(.sframe) is writable or executable", setShdr(t, gs, ".sframe", 8, 8, shfAlloc|shfExecinstr), nil},
+		// Found by FuzzPatchObject (b3ed0016150a8ac9): the symbol names
+		// in an SHT_NULL section, whose bytes the new layout drops.
+		{"string table SHT_NULL", "its string table, section", setShdr(t, in, ".strtab", 4, 4, shtNull), nil},
+		{"string table PROGBITS", "its string table, section", setShdr(t, in, ".strtab", 4, 4, 1), nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
