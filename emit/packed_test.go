@@ -99,3 +99,63 @@ func TestPackedErrors(t *testing.T) {
 	v2.Header.Version = Version2
 	check("version 2", v2.AppendPacked(sec.FDEs[0]), "version 2 (only 3)")
 }
+
+// TestAppendPackedCopy checks that a copied function encodes as if its FREs
+// had been packed again with the new size, and the copy's errors.
+func TestAppendPackedCopy(t *testing.T) {
+	sec, err := Decode(example61(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, f := range sec.FDEs {
+		if len(f.FREs) == 0 {
+			continue
+		}
+		last := f.FREs[len(f.FREs)-1].StartAddr
+		for _, size := range []uint32{last, last + 1, f.Size + 100} {
+			packed := &Section{Header: sec.Header}
+			again := &Section{Header: sec.Header}
+			for _, g := range []FDE{sec.FDEs[0], f} {
+				if err := packed.AppendPacked(g); err != nil {
+					t.Fatal(err)
+				}
+				if err := again.AppendPacked(g); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := packed.AppendPackedCopy(1, size); err != nil {
+				t.Fatalf("FDE %d, size %#x: %v", i, size, err)
+			}
+			g := f
+			g.Size, g.StartOffset = size, 0
+			if err := again.AppendPacked(g); err != nil {
+				t.Fatal(err)
+			}
+			a, errA := packed.Encode()
+			b, errB := again.Encode()
+			if errA != nil || errB != nil || !bytes.Equal(a, b) {
+				t.Errorf("FDE %d, size %#x: copy encodes differently (%v, %v)", i, size, errA, errB)
+			}
+			if packed.PackedFREs != again.PackedFREs {
+				t.Errorf("FDE %d: PackedFREs %d, want %d", i, packed.PackedFREs, again.PackedFREs)
+			}
+		}
+		if last > 0 {
+			packed := &Section{Header: sec.Header}
+			if err := packed.AppendPacked(f); err != nil {
+				t.Fatal(err)
+			}
+			err := packed.AppendPackedCopy(0, last-1)
+			if err == nil || !strings.Contains(err.Error(), "past the size") {
+				t.Errorf("FDE %d: copy to a size before its last FRE: %v", i, err)
+			}
+		}
+	}
+	p := &Section{Header: sec.Header}
+	if err := p.AppendPackedCopy(0, 10); err == nil || !strings.Contains(err.Error(), "no packed FDE 0") {
+		t.Errorf("copy from an empty section: %v", err)
+	}
+	if err := sec.AppendPackedCopy(0, 10); err == nil || !strings.Contains(err.Error(), "no packed FDE 0") {
+		t.Errorf("copy in an unpacked section: %v", err)
+	}
+}

@@ -22,11 +22,17 @@ type Options struct {
 	// FREs are encoded as soon as it is lowered and the Result's FDEs
 	// carry none: a few bytes per FRE instead of an emit.FRE and its
 	// words (on libLLVM.so, 6 MB instead of 48 MB). The bytes Encode then
-	// writes are the same; the FREs cannot be looked at one by one.
+	// writes are the same; the FREs cannot be looked at one by one. A
+	// function whose CIE, FRE type and instructions repeat an earlier
+	// one's gets a copy of its FREs without a second translation.
 	Pack bool
 	// Workers, when more than 1, lowers the functions in that many
 	// contiguous chunks at once (each on a goroutine, with its own
 	// Lowerer), joined in order: the result is the one of the serial
 	// path. Worth it from a few thousand functions.
 	Workers int
+
+	// noMemo makes a packed lowering translate every function, even one
+	// whose CFI repeats an earlier one's (tests compare both).
+	noMemo bool
 }

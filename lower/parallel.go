@@ -93,5 +93,6 @@ func (r *Result) appendResult(p *Result, t Target) bool {
 	r.Starts = append(r.Starts, p.Starts...)
 	r.Sources = append(r.Sources, p.Sources...)
 	r.Skipped = append(r.Skipped, p.Skipped...)
+	r.copied += p.copied
 	return true
 }

@@ -26,6 +26,10 @@ func lowerRange(res *Result, frames *cfi.Frames, fdes []*cfi.FDE, t Target, opt 
 		return err
 	}
 	sec := res.Section
+	var m *memo
+	if opt.Pack && !opt.noMemo {
+		m = newMemo(len(fdes) / 2)
+	}
 	for _, f := range fdes {
 		if opt.Pack {
 			l.recycle() // the FREs of the last function are packed
@@ -39,6 +43,19 @@ func lowerRange(res *Result, frames *cfi.Frames, fdes []*cfi.FDE, t Target, opt 
 		if !t.Relocatable && !opt.GasCompat && f.Size == 0 {
 			continue
 		}
+		i := len(sec.FDEs)
+		var key uint64
+		if m != nil && f.CIE != nil {
+			key = m.hash(f)
+			if j, ok := m.lookup(key, f); ok {
+				if err := sec.AppendPackedCopy(j, uint32(f.Size)); err != nil {
+					return fmt.Errorf("lower: function at %#x: %w", f.Start, err)
+				}
+				res.appendFunction(f, sec, i, t)
+				res.copied++
+				continue
+			}
+		}
 		fde, skip := l.Function(f)
 		if skip != nil {
 			res.Skipped = append(res.Skipped, *skip)
@@ -46,25 +63,33 @@ func lowerRange(res *Result, frames *cfi.Frames, fdes []*cfi.FDE, t Target, opt 
 				continue
 			}
 		}
-		i := len(sec.FDEs)
 		if opt.Pack {
 			if err := sec.AppendPacked(fde); err != nil {
 				return fmt.Errorf("lower: function at %#x: %w", f.Start, err)
+			}
+			if m != nil && f.CIE != nil && skip == nil && !l.x.setLoc {
+				m.add(key, f, i, l.x.pc)
 			}
 		} else {
 			fde.FREOffset = uint32(i)
 			sec.FDEs = append(sec.FDEs, fde)
 		}
-		res.Starts = append(res.Starts, f.Start)
-		res.Sources = append(res.Sources, f)
-		if t.Relocatable {
-			res.Relocs = append(res.Relocs, Reloc{
-				Offset:  uint64(sec.FieldOffset(i)),
-				Type:    t.RelocType(),
-				Section: f.Section,
-				Addend:  int64(f.Start),
-			})
-		}
+		res.appendFunction(f, sec, i, t)
 	}
 	return nil
+}
+
+// appendFunction records that FDE i of sec was lowered from f: its start,
+// its source and, in an object, its relocation.
+func (r *Result) appendFunction(f *cfi.FDE, sec *emit.Section, i int, t Target) {
+	r.Starts = append(r.Starts, f.Start)
+	r.Sources = append(r.Sources, f)
+	if t.Relocatable {
+		r.Relocs = append(r.Relocs, Reloc{
+			Offset:  uint64(sec.FieldOffset(i)),
+			Type:    t.RelocType(),
+			Section: f.Section,
+			Addend:  int64(f.Start),
+		})
+	}
 }

@@ -38,6 +38,8 @@ type Result struct {
 	// Sources is, per FDE of Section, the CFI FDE it was made from (nil
 	// for PLT FDEs).
 	Sources []*cfi.FDE
+
+	copied int // functions whose FREs were copied from an earlier one's
 }
 
 // Lower is LowerWith in the default (correct) mode.

@@ -40,6 +40,7 @@ type translator struct {
 	flex        bool
 	pc          uint64 // location reached by the advances so far
 	advanced    bool   // an advance op was translated
+	setLoc      bool   // a DW_CFA_set_loc was translated
 
 	// gas selects gas's translation (Options.GasCompat). Otherwise the
 	// translation means what the CFI means: DW_CFA_restore goes back to
@@ -71,6 +72,7 @@ func (x *translator) reset(r regs, size uint64) {
 	x.flex = false
 	x.pc = 0
 	x.advanced = false
+	x.setLoc = false
 	x.cieDone = false
 	x.stack = x.stack[:0]
 	x.unrepresentable = ""
@@ -244,6 +246,7 @@ func (x *translator) step(ins *cfi.Instruction, fdeStart uint64) error {
 		}
 		return x.advance(pc)
 	case cfi.OpSetLoc:
+		x.setLoc = true
 		if ins.Delta < fdeStart {
 			return refuse("DW_CFA_set_loc to %#x, before the function start %#x", ins.Delta, fdeStart)
 		}
