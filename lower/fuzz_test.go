@@ -1,9 +1,11 @@
 package lower
 
 import (
+	"bytes"
 	"debug/elf"
 	"encoding/binary"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/sframe-gen/sframe-gen/cfi"
@@ -11,8 +13,9 @@ import (
 )
 
 // FuzzLower feeds arbitrary .eh_frame bytes through cfi and LowerWith for
-// each target and mode (sel bit 7: GasCompat): no panic, and every kept FDE is encodable with its FREs inside
-// the function.
+// each target and mode (sel bit 7: GasCompat): no panic, every kept FDE is
+// encodable with its FREs inside the function, and the memo of packed
+// lowering changes nothing (checkMemo).
 func FuzzLower(f *testing.F) {
 	objs, _ := filepath.Glob("../testdata/gas/*/*.o")
 	for _, o := range objs {
@@ -59,5 +62,49 @@ func FuzzLower(f *testing.F) {
 		if _, err := res.Section.Encode(); err != nil {
 			t.Fatalf("Encode: %v", err)
 		}
+		checkMemo(t, frames, target, sel&0x80 != 0)
 	})
+}
+
+// checkMemo lowers, packed, the functions of frames followed by copies of
+// each with sizes around its own (the memo's cases: a function repeating
+// an earlier one's CFI, shorter, as long, longer), with and without the
+// memo: the sections and skipped functions must be the same.
+func checkMemo(t *testing.T, frames *cfi.Frames, target Target, gas bool) {
+	if len(frames.FDEs) > 256 {
+		return
+	}
+	ext := *frames
+	ext.FDEs = slices.Clone(frames.FDEs)
+	for _, f := range frames.FDEs {
+		for _, d := range []int64{0, -1, 1, 64} {
+			g := *f
+			g.Size = uint64(int64(f.Size) + d)
+			ext.FDEs = append(ext.FDEs, &g)
+		}
+	}
+	var enc [2][]byte
+	var res [2]*Result
+	for k, noMemo := range []bool{true, false} {
+		r, err := LowerWith(&ext, target, Options{GasCompat: gas, Pack: true, noMemo: noMemo})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if enc[k], err = r.Section.Encode(); err != nil {
+			t.Fatalf("Encode (memo %v): %v", !noMemo, err)
+		}
+		res[k] = r
+	}
+	if !bytes.Equal(enc[0], enc[1]) {
+		t.Fatalf("the memo changes the section")
+	}
+	if len(res[0].Skipped) != len(res[1].Skipped) {
+		t.Fatalf("the memo changes the skipped functions: %d, %d", len(res[0].Skipped), len(res[1].Skipped))
+	}
+	for i := range res[0].Skipped {
+		a, b := res[0].Skipped[i], res[1].Skipped[i]
+		if a.FDE != b.FDE || a.Reason != b.Reason || a.Emitted != b.Emitted {
+			t.Fatalf("the memo changes skipped function %d: %v / %v", i, a.Error(), b.Error())
+		}
+	}
 }

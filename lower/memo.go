@@ -3,6 +3,7 @@ package lower
 import (
 	"bytes"
 	"hash/maphash"
+	"math"
 
 	"github.com/sframe-gen/sframe-gen/cfi"
 	"github.com/sframe-gen/sframe-gen/emit"
@@ -45,6 +46,13 @@ func newMemo(n int) *memo {
 		size *= 2
 	}
 	return &memo{seed: maphash.MakeSeed(), slots: make([]uint64, size)}
+}
+
+// memoable reports whether f may be looked up and added: it has a CIE and
+// a size that fits SFrame's 32 bits (a bigger one is refused, not
+// translated).
+func memoable(f *cfi.FDE) bool {
+	return f.CIE != nil && f.Size <= math.MaxUint32
 }
 
 // hash returns the hash of f's memo key: instruction bytes, CIE, FRE type.

@@ -45,7 +45,7 @@ func lowerRange(res *Result, frames *cfi.Frames, fdes []*cfi.FDE, t Target, opt 
 		}
 		i := len(sec.FDEs)
 		var key uint64
-		if m != nil && f.CIE != nil {
+		if m != nil && memoable(f) {
 			key = m.hash(f)
 			if j, ok := m.lookup(key, f); ok {
 				if err := sec.AppendPackedCopy(j, uint32(f.Size)); err != nil {
@@ -67,7 +67,7 @@ func lowerRange(res *Result, frames *cfi.Frames, fdes []*cfi.FDE, t Target, opt 
 			if err := sec.AppendPacked(fde); err != nil {
 				return fmt.Errorf("lower: function at %#x: %w", f.Start, err)
 			}
-			if m != nil && f.CIE != nil && skip == nil && !l.x.setLoc {
+			if m != nil && memoable(f) && skip == nil && !l.x.setLoc {
 				m.add(key, f, i, l.x.pc)
 			}
 		} else {
