@@ -276,31 +276,40 @@ func fdeDataSize(f *FDE, v2 bool) (int, error) {
 	}
 	n := 0
 	for j := range f.FREs {
-		e := &f.FREs[j]
-		if uint64(e.StartAddr) >= ft.Limit() {
-			return 0, fmt.Errorf("FRE %d: start address %#x does not fit %s", j, e.StartAddr, ft)
+		m, err := checkFRE(ft, f.Size, j, &f.FREs[j])
+		if err != nil {
+			return 0, err
 		}
-		if e.StartAddr > f.Size {
-			return 0, fmt.Errorf("FRE %d: start address %#x past the function size %#x", j, e.StartAddr, f.Size)
-		}
-		size := e.DataWordSize()
-		if size.Bytes() == 0 {
-			return 0, fmt.Errorf("FRE %d: invalid data-word size code %d", j, uint8(size))
-		}
-		if c := e.DataWordCount(); c != len(e.Words) {
-			return 0, fmt.Errorf("FRE %d: info byte %#02x says %d data words, FRE has %d", j, e.Info, c, len(e.Words))
-		}
-		if len(e.Words) > MaxDataWords {
-			return 0, fmt.Errorf("FRE %d: %d data words (at most %d)", j, len(e.Words), MaxDataWords)
-		}
-		for k, w := range e.Words {
-			if !wordFits(w, size) {
-				return 0, fmt.Errorf("FRE %d: data word %d (%d) does not fit %d bytes", j, k, w, size.Bytes())
-			}
-		}
-		n += as + 1 + len(e.Words)*size.Bytes()
+		n += m
 	}
 	return n, nil
+}
+
+// checkFRE checks FRE j, e, of a function of type ft and the given size,
+// and returns its encoded size.
+func checkFRE(ft FREType, size uint32, j int, e *FRE) (int, error) {
+	if uint64(e.StartAddr) >= ft.Limit() {
+		return 0, fmt.Errorf("FRE %d: start address %#x does not fit %s", j, e.StartAddr, ft)
+	}
+	if e.StartAddr > size {
+		return 0, fmt.Errorf("FRE %d: start address %#x past the function size %#x", j, e.StartAddr, size)
+	}
+	ws := e.DataWordSize()
+	if ws.Bytes() == 0 {
+		return 0, fmt.Errorf("FRE %d: invalid data-word size code %d", j, uint8(ws))
+	}
+	if c := e.DataWordCount(); c != len(e.Words) {
+		return 0, fmt.Errorf("FRE %d: info byte %#02x says %d data words, FRE has %d", j, e.Info, c, len(e.Words))
+	}
+	if len(e.Words) > MaxDataWords {
+		return 0, fmt.Errorf("FRE %d: %d data words (at most %d)", j, len(e.Words), MaxDataWords)
+	}
+	for k, w := range e.Words {
+		if !wordFits(w, ws) {
+			return 0, fmt.Errorf("FRE %d: data word %d (%d) does not fit %d bytes", j, k, w, ws.Bytes())
+		}
+	}
+	return ft.AddrSize() + 1 + len(e.Words)*ws.Bytes(), nil
 }
 
 // putFREs writes f's (checked) FREs at the start of b.
@@ -308,34 +317,65 @@ func putFREs(b []byte, order binary.ByteOrder, f *FDE) {
 	ft := f.FREType()
 	p := 0
 	for j := range f.FREs {
-		e := &f.FREs[j]
-		switch ft {
-		case FREAddr1:
-			b[p] = uint8(e.StartAddr)
-		case FREAddr2:
-			order.PutUint16(b[p:], uint16(e.StartAddr))
-		default:
-			order.PutUint32(b[p:], e.StartAddr)
+		p += putFRE(b[p:], order, ft, &f.FREs[j])
+	}
+}
+
+// putFRE writes the (checked) FRE e of type ft at the start of b and
+// returns its size.
+func putFRE(b []byte, order binary.ByteOrder, ft FREType, e *FRE) int {
+	p := 0
+	switch ft {
+	case FREAddr1:
+		b[p] = uint8(e.StartAddr)
+	case FREAddr2:
+		putUint16(b[p:], order, uint16(e.StartAddr))
+	default:
+		putUint32(b[p:], order, e.StartAddr)
+	}
+	p += ft.AddrSize()
+	b[p] = e.Info
+	p++
+	switch e.DataWordSize() {
+	case DataWord1B:
+		for _, w := range e.Words {
+			b[p] = uint8(w)
+			p++
 		}
-		p += ft.AddrSize()
-		b[p] = e.Info
-		p++
-		switch e.DataWordSize() {
-		case DataWord1B:
-			for _, w := range e.Words {
-				b[p] = uint8(w)
-				p++
-			}
-		case DataWord2B:
-			for _, w := range e.Words {
-				order.PutUint16(b[p:], uint16(w))
-				p += 2
-			}
-		default:
-			for _, w := range e.Words {
-				order.PutUint32(b[p:], uint32(w))
-				p += 4
-			}
+	case DataWord2B:
+		for _, w := range e.Words {
+			putUint16(b[p:], order, uint16(w))
+			p += 2
 		}
+	default:
+		for _, w := range e.Words {
+			putUint32(b[p:], order, uint32(w))
+			p += 4
+		}
+	}
+	return p
+}
+
+// putUint16 and putUint32 are order.PutUint16 and PutUint32 without the
+// interface call for the standard library's two orders.
+func putUint16(b []byte, order binary.ByteOrder, v uint16) {
+	switch order {
+	case binary.LittleEndian:
+		binary.LittleEndian.PutUint16(b, v)
+	case binary.BigEndian:
+		binary.BigEndian.PutUint16(b, v)
+	default:
+		order.PutUint16(b, v)
+	}
+}
+
+func putUint32(b []byte, order binary.ByteOrder, v uint32) {
+	switch order {
+	case binary.LittleEndian:
+		binary.LittleEndian.PutUint32(b, v)
+	case binary.BigEndian:
+		binary.BigEndian.PutUint32(b, v)
+	default:
+		order.PutUint32(b, v)
 	}
 }

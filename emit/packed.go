@@ -26,31 +26,39 @@ func (s *Section) AppendPacked(f FDE) error {
 	if order == nil {
 		return fmt.Errorf("sframe: pack: unknown ABI %d", uint8(s.Header.ABI))
 	}
-	n, err := fdeDataSize(&f, false)
-	if err != nil {
-		return fmt.Errorf("sframe: pack: FDE %d: %w", len(s.FDEs), err)
+	if len(f.FREs) > MaxFREsPerFDE {
+		return fmt.Errorf("sframe: pack: FDE %d: %d FREs (at most %d)", len(s.FDEs), len(f.FREs), MaxFREsPerFDE)
 	}
+	ft := f.FREType()
+	if ft.AddrSize() == 0 {
+		return fmt.Errorf("sframe: pack: FDE %d: invalid FRE type %d", len(s.FDEs), uint8(ft))
+	}
+	// One pass: each FRE is checked, then appended; on an error the
+	// record is taken back.
 	off := len(s.Packed)
-	if uint64(off)+uint64(FDEAttrSize+n) > math.MaxUint32 {
+	b := append(s.Packed, 0, 0, f.Info, f.Info2, f.RepSize)
+	order.PutUint16(b[off:], uint16(len(f.FREs)))
+	for j := range f.FREs {
+		e := &f.FREs[j]
+		n, err := checkFRE(ft, f.Size, j, e)
+		if err != nil {
+			s.Packed = b[:off]
+			return fmt.Errorf("sframe: pack: FDE %d: %w", len(s.FDEs), err)
+		}
+		p := len(b)
+		b = slices.Grow(b, n)[:p+n]
+		putFRE(b[p:], order, ft, e)
+	}
+	if uint64(len(b)) > math.MaxUint32 {
+		s.Packed = b[:off]
 		return fmt.Errorf("sframe: pack: FRE data past 4 GiB at FDE %d", len(s.FDEs))
 	}
-	s.Packed = appendRecord(s.Packed, order, &f, n)
+	s.Packed = b
 	s.PackedFREs += len(f.FREs)
 	f.FREs = nil
 	f.FREOffset = uint32(off)
 	s.FDEs = append(s.FDEs, f)
 	return nil
-}
-
-// appendRecord appends f's (checked) attribute record and its n bytes of
-// FREs to b.
-func appendRecord(b []byte, order binary.ByteOrder, f *FDE, n int) []byte {
-	p := len(b)
-	b = slices.Grow(b, FDEAttrSize+n)[:p+FDEAttrSize+n]
-	order.PutUint16(b[p:], uint16(len(f.FREs)))
-	b[p+2], b[p+3], b[p+4] = f.Info, f.Info2, f.RepSize
-	putFREs(b[p+FDEAttrSize:], order, f)
-	return b
 }
 
 // AppendPackedCopy appends to the packed section s a function of the given

@@ -33,10 +33,20 @@ type memo struct {
 	entries []memoEntry
 }
 
+// memoEntry is a function lowered earlier: its key (copied from its
+// cfi.FDE, so that a lookup need not read that), its SFrame FDE, and how
+// far its CFI advances.
 type memoEntry struct {
-	src   *cfi.FDE // the function the entry was made from
-	fde   uint32   // its FDE in the section
-	reach uint32   // the last advance's offset in it
+	ins   []byte // instruction bytes (aliasing the CFI section)
+	cie   *cfi.CIE
+	ft    emit.FREType
+	fde   uint32 // its FDE in the section
+	reach uint32 // the last advance's offset in it
+}
+
+// matches reports whether f has e's key.
+func (e *memoEntry) matches(f *cfi.FDE) bool {
+	return e.cie == f.CIE && e.ft == emit.FRETypeFor(uint32(f.Size)) && bytes.Equal(e.ins, f.Instructions)
 }
 
 // newMemo returns a memo for about n functions.
@@ -57,15 +67,13 @@ func memoable(f *cfi.FDE) bool {
 
 // hash returns the hash of f's memo key: instruction bytes, CIE, FRE type.
 func (m *memo) hash(f *cfi.FDE) uint64 {
-	h := maphash.Bytes(m.seed, f.Instructions)
-	h ^= (f.CIE.Offset + 1) * 0x9e3779b97f4a7c15
-	return h ^ uint64(emit.FRETypeFor(uint32(f.Size)))<<59
+	return m.keyHash(f.Instructions, f.CIE, emit.FRETypeFor(uint32(f.Size)))
 }
 
-// sameKey reports whether f and g have the same memo key.
-func sameKey(f, g *cfi.FDE) bool {
-	return f.CIE == g.CIE && emit.FRETypeFor(uint32(f.Size)) == emit.FRETypeFor(uint32(g.Size)) &&
-		bytes.Equal(f.Instructions, g.Instructions)
+func (m *memo) keyHash(ins []byte, cie *cfi.CIE, ft emit.FREType) uint64 {
+	h := maphash.Bytes(m.seed, ins)
+	h ^= (cie.Offset + 1) * 0x9e3779b97f4a7c15
+	return h ^ uint64(ft)<<59
 }
 
 // lookup returns the FDE lowered from the same CFI as f (whose key hashes
@@ -81,7 +89,7 @@ func (m *memo) lookup(h uint64, f *cfi.FDE) (int, bool) {
 			continue
 		}
 		e := &m.entries[uint32(s)-1]
-		if sameKey(e.src, f) {
+		if e.matches(f) {
 			if f.Size <= uint64(e.reach) {
 				return 0, false
 			}
@@ -105,11 +113,14 @@ func (m *memo) add(h uint64, f *cfi.FDE, i int, reach uint64) {
 	for j := h & mask; ; j = (j + 1) & mask {
 		s := m.slots[j]
 		if s == 0 {
-			m.entries = append(m.entries, memoEntry{src: f, fde: uint32(i), reach: uint32(reach)})
+			m.entries = append(m.entries, memoEntry{
+				ins: f.Instructions, cie: f.CIE, ft: emit.FRETypeFor(uint32(f.Size)),
+				fde: uint32(i), reach: uint32(reach),
+			})
 			m.slots[j] = h>>32<<32 | uint64(len(m.entries))
 			return
 		}
-		if s>>32 == h>>32 && sameKey(m.entries[uint32(s)-1].src, f) {
+		if s>>32 == h>>32 && m.entries[uint32(s)-1].matches(f) {
 			return
 		}
 	}
@@ -120,7 +131,8 @@ func (m *memo) grow() {
 	m.slots = make([]uint64, 2*len(m.slots))
 	mask := uint64(len(m.slots) - 1)
 	for k := range m.entries {
-		h := m.hash(m.entries[k].src)
+		e := &m.entries[k]
+		h := m.keyHash(e.ins, e.cie, e.ft)
 		j := h & mask
 		for m.slots[j] != 0 {
 			j = (j + 1) & mask
