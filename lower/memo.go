@@ -33,20 +33,20 @@ type memo struct {
 	entries []memoEntry
 }
 
-// memoEntry is a function lowered earlier: its key (copied from its
-// cfi.FDE, so that a lookup need not read that), its SFrame FDE, and how
-// far its CFI advances.
+// memoEntry is a function lowered earlier: its CFI FDE, its SFrame FDE,
+// and how far its CFI advances (16 bytes: the table of a big library's
+// tens of thousands of distinct functions costs little memory).
 type memoEntry struct {
-	ins   []byte // instruction bytes (aliasing the CFI section)
-	cie   *cfi.CIE
-	ft    emit.FREType
+	src   *cfi.FDE
 	fde   uint32 // its FDE in the section
 	reach uint32 // the last advance's offset in it
 }
 
-// matches reports whether f has e's key.
+// matches reports whether f has the key of e's function.
 func (e *memoEntry) matches(f *cfi.FDE) bool {
-	return e.cie == f.CIE && e.ft == emit.FRETypeFor(uint32(f.Size)) && bytes.Equal(e.ins, f.Instructions)
+	g := e.src
+	return g.CIE == f.CIE && emit.FRETypeFor(uint32(g.Size)) == emit.FRETypeFor(uint32(f.Size)) &&
+		bytes.Equal(g.Instructions, f.Instructions)
 }
 
 // newMemo returns a memo for about n functions.
@@ -55,7 +55,7 @@ func newMemo(n int) *memo {
 	for size < n {
 		size *= 2
 	}
-	return &memo{seed: maphash.MakeSeed(), slots: make([]uint64, size)}
+	return &memo{seed: maphash.MakeSeed(), slots: make([]uint64, size), entries: make([]memoEntry, 0, size/2)}
 }
 
 // memoable reports whether f may be looked up and added: it has a CIE and
@@ -67,13 +67,9 @@ func memoable(f *cfi.FDE) bool {
 
 // hash returns the hash of f's memo key: instruction bytes, CIE, FRE type.
 func (m *memo) hash(f *cfi.FDE) uint64 {
-	return m.keyHash(f.Instructions, f.CIE, emit.FRETypeFor(uint32(f.Size)))
-}
-
-func (m *memo) keyHash(ins []byte, cie *cfi.CIE, ft emit.FREType) uint64 {
-	h := maphash.Bytes(m.seed, ins)
-	h ^= (cie.Offset + 1) * 0x9e3779b97f4a7c15
-	return h ^ uint64(ft)<<59
+	h := maphash.Bytes(m.seed, f.Instructions)
+	h ^= (f.CIE.Offset + 1) * 0x9e3779b97f4a7c15
+	return h ^ uint64(emit.FRETypeFor(uint32(f.Size)))<<59
 }
 
 // lookup returns the FDE lowered from the same CFI as f (whose key hashes
@@ -113,10 +109,7 @@ func (m *memo) add(h uint64, f *cfi.FDE, i int, reach uint64) {
 	for j := h & mask; ; j = (j + 1) & mask {
 		s := m.slots[j]
 		if s == 0 {
-			m.entries = append(m.entries, memoEntry{
-				ins: f.Instructions, cie: f.CIE, ft: emit.FRETypeFor(uint32(f.Size)),
-				fde: uint32(i), reach: uint32(reach),
-			})
+			m.entries = append(m.entries, memoEntry{src: f, fde: uint32(i), reach: uint32(reach)})
 			m.slots[j] = h>>32<<32 | uint64(len(m.entries))
 			return
 		}
@@ -131,8 +124,7 @@ func (m *memo) grow() {
 	m.slots = make([]uint64, 2*len(m.slots))
 	mask := uint64(len(m.slots) - 1)
 	for k := range m.entries {
-		e := &m.entries[k]
-		h := m.keyHash(e.ins, e.cie, e.ft)
+		h := m.hash(m.entries[k].src)
 		j := h & mask
 		for m.slots[j] != 0 {
 			j = (j + 1) & mask
