@@ -470,6 +470,11 @@ func encodeHeader(b []byte, h *header) {
 // header's section count and name-table index, using extended numbering
 // (count in section 0's sh_size, index in its sh_link) when needed.
 func encodeSects(h *header, sects []sect, shstrndx int) []byte {
+	// Entry 0 holds nothing but the extended numbering fields (gABI);
+	// whatever else a broken input had there is not kept: a stray
+	// SHF_COMPRESSED flag, say, makes readers look for a compression
+	// header in a section of size 0.
+	sects[0] = sect{}
 	if len(sects) >= shnLoreserve {
 		sects[0].Size = uint64(len(sects))
 		h.shnum = 0

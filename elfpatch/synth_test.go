@@ -409,3 +409,43 @@ func TestPatchObjectReplacesSFrameRelocations(t *testing.T) {
 		t.Errorf("%d relocation sections for .sframe, want 1", n)
 	}
 }
+
+// TestSectionZeroCleared: section header 0 holds only the extended
+// numbering fields in an output, whatever the input had there (found by
+// FuzzPatchObject, 40f973f1086dfd5a: an SHF_COMPRESSED flag and a size in
+// entry 0 made the patched object unreadable once its size was cleared).
+func TestSectionZeroCleared(t *testing.T) {
+	obj, err := os.ReadFile("../testdata/gas/x86_64/basic.o")
+	if err != nil {
+		t.Fatal(err)
+	}
+	exec := synthExec(binary.LittleEndian)
+	dirty := func(b []byte) []byte {
+		b = setShdr(t, b, "", 32, 8, 1<<50)   // sh_size
+		b = setShdr(t, b, "", 56, 8, 7)       // sh_entsize
+		b = setShdr(t, b, "", 8, 8, 0x5f5f5f) // sh_flags, SHF_COMPRESSED among them
+		if _, err := elf.NewFile(bytes.NewReader(b)); err != nil {
+			t.Fatalf("dirty input unreadable: %v", err)
+		}
+		return b
+	}
+	sf := make([]byte, 36)
+	var objOut bytes.Buffer
+	if err := PatchObject(bytes.NewReader(dirty(obj)), int64(len(obj)), &objOut, sf, []Reloc{{Offset: 28, Type: 24, Section: 1}}); err != nil {
+		t.Fatalf("object: %v", err)
+	}
+	linkedOut, _, err := patchBytes(t, dirty(exec), sf)
+	if err != nil {
+		t.Fatalf("linked: %v", err)
+	}
+	for name, out := range map[string][]byte{"object": objOut.Bytes(), "linked": linkedOut} {
+		f, err := elf.NewFile(bytes.NewReader(out))
+		if err != nil {
+			t.Errorf("%s: output unreadable: %v", name, err)
+			continue
+		}
+		if s := f.Sections[0]; s.Flags != 0 || s.Size != 0 || s.Entsize != 0 || s.Type != elf.SHT_NULL {
+			t.Errorf("%s: section 0 is %+v, want all zero", name, s.SectionHeader)
+		}
+	}
+}
