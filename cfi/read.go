@@ -242,7 +242,7 @@ func parse(data []byte, name string, src Source, ptr PointerContext) *Frames {
 		order: ptr.Order,
 		big:   isBigEndian(ptr.Order),
 		ptr:   ptr,
-		fr:    &Frames{Source: src, Name: name, Order: ptr.Order, ptr: ptr, big: isBigEndian(ptr.Order)},
+		fr:    &Frames{Source: src, Name: name, Order: ptr.Order, Data: data, ptr: ptr, big: isBigEndian(ptr.Order)},
 		cies:  map[uint64]*cieResult{},
 	}
 	// Real FDEs take 24 to 64 bytes: a list of len/32 pointers (a quarter

@@ -130,7 +130,26 @@ func TestReadDebugFrame(t *testing.T) {
 			if f := fr.FDEs[2]; f.Start != 0x3000 || f.CIE.Offset != uint64(cieAt) {
 				t.Errorf("forward CIE FDE %+v", f)
 			}
+			checkDataAliases(t, fr)
 		})
+	}
+}
+
+// checkDataAliases checks that fr.Data holds every entry's instructions at
+// their offsets, as the same memory (lower's memo relies on it).
+func checkDataAliases(t *testing.T, fr *Frames) {
+	t.Helper()
+	for i, f := range fr.FDEs {
+		off, n := f.InstructionsOffset, uint64(len(f.Instructions))
+		if off+n > uint64(len(fr.Data)) || n > 0 && &fr.Data[off] != &f.Instructions[0] {
+			t.Errorf("FDE %d: instructions at %#x (%d bytes) are not Data's", i, off, n)
+		}
+	}
+	for i, c := range fr.CIEs {
+		off, n := c.InitialOffset, uint64(len(c.Initial))
+		if off+n > uint64(len(fr.Data)) || n > 0 && &fr.Data[off] != &c.Initial[0] {
+			t.Errorf("CIE %d: initial instructions at %#x (%d bytes) are not Data's", i, off, n)
+		}
 	}
 }
 

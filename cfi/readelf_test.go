@@ -398,6 +398,7 @@ func checkFileAgainst(t *testing.T, path, golden string, src Source) int {
 	for _, e := range frames.Errors {
 		t.Errorf("%s: %v", path, e)
 	}
+	checkDataAliases(t, frames)
 	checkSections(t, f, frames)
 	var want []*readelfFDE
 	if golden != "" {

@@ -96,6 +96,10 @@ type Frames struct {
 	Errors []*EntryError
 	// Relocatable is true for ET_REL input.
 	Relocatable bool
+	// Data is the section's contents as read (inflated if compressed):
+	// the instructions of the CIEs and FDEs alias it, Data[f.InstructionsOffset:]
+	// starting with f.Instructions.
+	Data []byte
 
 	ptr PointerContext // the section-wide part of pointer decoding
 	big bool           // Order is big-endian

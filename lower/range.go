@@ -28,7 +28,7 @@ func lowerRange(res *Result, frames *cfi.Frames, fdes []*cfi.FDE, t Target, opt 
 	sec := res.Section
 	var m *memo
 	if opt.Pack && !opt.noMemo {
-		m = newMemo(len(fdes) / 2)
+		m = newMemo(frames, len(fdes)/2)
 	}
 	for _, f := range fdes {
 		if opt.Pack {
