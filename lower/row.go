@@ -16,37 +16,38 @@ const (
 // row is gas's struct sframe_row_entry without the end label: the state
 // of one FRE while it is being built or once committed.
 type row struct {
+	// The fields are ordered by size so that a row takes 88 bytes, not
+	// 112: the translator copies one per FRE.
 	pc uint64 // pc_begin, as an offset from the function start
-
-	mergeCandidate bool
-	mangledRA      bool // AArch64 RA signed (sticky)
-	raUndefined    bool // outermost frame (sticky)
 
 	cfaReg    uint64 // DWARF register, regInvalid if unset
 	cfaOffset int64  // s390x: already encoded as (off-160)/8
-	cfaDeref  bool
 	// cfaExprOff is, while the CFA is an expression (cfaDeref), the
 	// offset DWARF keeps for a later def_cfa_register (correct mode).
 	cfaExprOff int64
 
-	fpLoc    loc
 	fpReg    uint64
 	fpOffset int64
-	fpDeref  bool
-
-	raLoc    loc
 	raReg    uint64
 	raOffset int64
-	raDeref  bool
 
 	// Correct mode: why SFrame cannot say what the CFI says of the CFA,
-	// FP or RA in this state ("" when it can). gas's translation goes on
-	// (so a later refusal of gas's still decides the reason, and a later
-	// op at the same address may replace the rule); the function is
+	// FP or RA in this state (noReason when it can). gas's translation
+	// goes on (so a later refusal of gas's still decides the reason, and a
+	// later op at the same address may replace the rule); the function is
 	// refused if such a state covers any address (translator.covers).
 	// The reasons are kept by the translator (translator.reasons), so
 	// that a row holds no pointers and copies cheaply.
 	cfaBad, fpBad, raBad reason
+
+	mergeCandidate bool
+	mangledRA      bool // AArch64 RA signed (sticky)
+	raUndefined    bool // outermost frame (sticky)
+	cfaDeref       bool
+	fpLoc          loc
+	fpDeref        bool
+	raLoc          loc
+	raDeref        bool
 }
 
 // reason is a reason of the correct mode, an index in translator.reasons;
