@@ -66,7 +66,9 @@ func walkAll(fr *Frames) int {
 	return n
 }
 
-// FuzzRead reads arbitrary section bytes as .eh_frame or .debug_frame.
+// FuzzRead reads arbitrary section bytes as .eh_frame or .debug_frame:
+// no panic, offsets in range, the fast and slow evaluators agree, and
+// reading in parts gives what one walk gives.
 func FuzzRead(f *testing.F) {
 	fuzzSeeds(f)
 	f.Fuzz(func(t *testing.T, data []byte, eh, big bool) {
@@ -95,6 +97,11 @@ func FuzzRead(f *testing.F) {
 		walkAll(fr)
 		if msg := compareFastSlow(fr); msg != "" {
 			t.Fatal(msg)
+		}
+		// Read in parts at once, the section gives what one walk gives.
+		ptr := PointerContext{Order: order, AddrSize: 8, SectionAddr: 0x1000}
+		if d := diffFrames(fr, parseParts(data, src.String(), src, ptr, 3)); d != "" {
+			t.Fatalf("in 3 parts: %s", d)
 		}
 	})
 }
