@@ -64,6 +64,13 @@ func (o *object) sectionSymbols(symIdx int, relocs []Reloc) (map[uint32]uint32, 
 	if first == 0 || first > uint64(n) {
 		return nil, fmt.Errorf("symbol table (section %d): first global symbol index %d out of range (%d symbols)", symIdx, first, n)
 	}
+	// The new symbols are unnamed: st_name 0, the empty string at the
+	// start of every string table (gABI), which this one must have.
+	if l := st.Link; int(l) < len(o.sects) {
+		if names := o.bytes(int(l)); len(names) == 0 || names[0] != 0 {
+			return nil, fmt.Errorf("symbol table (section %d): its string table, section %d, does not start with a NUL byte: a new section symbol would get a name", symIdx, l)
+		}
+	}
 	for i := range o.sects {
 		if o.sects[i].Type == 0x6fff4c03 && int(o.sects[i].Link) == symIdx {
 			return nil, fmt.Errorf("section %d (%s, SHT_LLVM_ADDRSIG) holds symbol indices that adding section symbols would invalidate", i, o.name(&o.sects[i]))

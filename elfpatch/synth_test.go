@@ -314,6 +314,9 @@ func TestPatchObjectBadInput(t *testing.T) {
 		// in an SHT_NULL section, whose bytes the new layout drops.
 		{"string table SHT_NULL", "its string table, section", setShdr(t, in, ".strtab", 4, 4, shtNull), nil},
 		{"string table PROGBITS", "its string table, section", setShdr(t, in, ".strtab", 4, 4, 1), nil},
+		// Found by FuzzPatchObject (cd4682d047d9044b): a new section
+		// symbol's st_name 0 names what the table starts with.
+		{"string table without NUL", "does not start with a NUL byte", strtabStart(t, in, 'x'), []Reloc{{Offset: 28, Type: 24, Section: 1}, {Offset: 28, Type: 24, Section: 2}}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -448,4 +451,21 @@ func TestSectionZeroCleared(t *testing.T) {
 			t.Errorf("%s: section 0 is %+v, want all zero", name, s.SectionHeader)
 		}
 	}
+}
+
+// strtabStart returns a copy of the little-endian ELF64 object b whose
+// .strtab starts with the byte c.
+func strtabStart(t *testing.T, b []byte, c byte) []byte {
+	t.Helper()
+	f, err := elf.NewFile(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := f.Section(".strtab")
+	if s == nil || s.Size == 0 {
+		t.Fatal("no .strtab")
+	}
+	out := append([]byte(nil), b...)
+	out[s.Offset] = c
+	return out
 }
