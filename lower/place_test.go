@@ -1,6 +1,8 @@
 package lower
 
 import (
+	"cmp"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -37,6 +39,41 @@ func TestPermute(t *testing.T) {
 			r.permute(slices.Clone(perm))
 			if !slices.EqualFunc(r.Section.FDEs, want.Section.FDEs, func(a, b emit.FDE) bool { return a.Size == b.Size }) || !slices.Equal(r.Starts, want.Starts) || !slices.Equal(r.Sources, want.Sources) {
 				t.Errorf("n=%d seed=%d perm %v: FDEs %v, want %v", n, seed, perm, r.Section.FDEs, want.Section.FDEs)
+			}
+		}
+	}
+}
+
+// TestPlaceOrder checks the radix sort of Place against a stable sort by
+// signed section-relative offset: random starts with repeats, starts below
+// the section, spans too wide for the radix keys, 0 to 3000 functions.
+func TestPlaceOrder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	const addr = 0x8000_0000
+	for _, tc := range []struct {
+		n    int
+		span uint64
+	}{{0, 1}, {1, 1}, {2, 4}, {100, 16}, {3000, 1 << 12}, {3000, 1 << 40}, {3000, 1 << 62}, {3000, math.MaxUint64}} {
+		for round := 0; round < 5; round++ {
+			r := &Result{Starts: make([]uint64, tc.n)}
+			for i := range r.Starts {
+				r.Starts[i] = addr - tc.span/2 + rng.Uint64N(tc.span)
+			}
+			got := r.placeOrder(addr)
+			want := make([]int, tc.n)
+			for i := range want {
+				want[i] = i
+			}
+			rel := func(i int) int64 { return int64(r.Starts[i] - addr) }
+			slices.SortStableFunc(want, func(a, b int) int { return cmp.Compare(rel(a), rel(b)) })
+			if got == nil {
+				if !slices.IsSortedFunc(r.Starts, func(a, b uint64) int { return cmp.Compare(int64(a-addr), int64(b-addr)) }) {
+					t.Fatalf("n %d span %#x: nil order for unsorted starts", tc.n, tc.span)
+				}
+				continue
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("n %d span %#x: order differs from the stable sort", tc.n, tc.span)
 			}
 		}
 	}

@@ -3,6 +3,8 @@ package lower
 import (
 	"cmp"
 	"fmt"
+	"math"
+	"math/bits"
 	"slices"
 
 	"github.com/sframe-gen/sframe-gen/cfi"
@@ -149,20 +151,66 @@ func (r *Result) Place(sectionAddr uint64) {
 // signed section-relative offsets; ties keep the index order (the sort is
 // stable).
 func (r *Result) placeOrder(sectionAddr uint64) []int {
+	n := len(r.Starts)
+	// Order-preserving unsigned keys of the signed offsets.
+	key := func(i int) uint64 { return (r.Starts[i] - sectionAddr) ^ 1<<63 }
+	sorted := true
+	lo, hi := uint64(math.MaxUint64), uint64(0)
+	for i := range n {
+		k := key(i)
+		if i > 0 && k < key(i-1) {
+			sorted = false
+		}
+		lo, hi = min(lo, k), max(hi, k)
+	}
+	if sorted {
+		return nil
+	}
+	ibits := bits.Len(uint(n))
+	kbits := bits.Len64(hi - lo)
+	if ibits+kbits > 64 {
+		return r.placeOrderCompare(sectionAddr)
+	}
+	// Radix sort, least significant digit first, of key<<ibits | index
+	// on the key bits: stable, so equal keys keep the index order.
+	const digit = 11
+	vals := make([]uint64, n)
+	for i := range n {
+		vals[i] = (key(i)-lo)<<ibits | uint64(i)
+	}
+	tmp := make([]uint64, n)
+	for shift := ibits; shift < ibits+kbits; shift += digit {
+		var count [1<<digit + 1]int
+		for _, v := range vals {
+			count[v>>shift&(1<<digit-1)+1]++
+		}
+		for d := 1; d < len(count); d++ {
+			count[d] += count[d-1]
+		}
+		for _, v := range vals {
+			d := v >> shift & (1<<digit - 1)
+			tmp[count[d]] = v
+			count[d]++
+		}
+		vals, tmp = tmp, vals
+	}
+	perm := make([]int, n)
+	for j, v := range vals {
+		perm[j] = int(v & (1<<ibits - 1))
+	}
+	return perm
+}
+
+// placeOrderCompare is placeOrder by comparisons, for offsets spread over
+// more bits than the radix sort's keys hold.
+func (r *Result) placeOrderCompare(sectionAddr uint64) []int {
 	type key struct {
 		rel int64
 		i   int
 	}
 	keys := make([]key, len(r.Starts))
-	sorted := true
 	for i, start := range r.Starts {
 		keys[i] = key{int64(start - sectionAddr), i}
-		if i > 0 && keys[i].rel < keys[i-1].rel {
-			sorted = false
-		}
-	}
-	if sorted {
-		return nil
 	}
 	// The index makes keys distinct: the unstable sort gives the stable
 	// order.
