@@ -42,12 +42,25 @@ func TestPatchLinkedCopy(t *testing.T) {
 				}
 				return PatchLinkedCopy(in, out, size, encode)
 			})
+			parts, partsErr := patchTo(t, filepath.Join(dir, "parts"), func(out *os.File) (Layout, error) {
+				if _, err := io.Copy(out, io.NewSectionReader(in, 0, 1<<40)); err != nil {
+					t.Fatal(err)
+				}
+				return PatchLinkedCopyParts(in, out, size, func(addr uint64) ([][]byte, error) {
+					b, err := encode(addr)
+					// Three pieces, one of them empty.
+					return [][]byte{b[:size/3], b[size/3 : size/3], b[size/3:]}, err
+				})
+			})
 			in.Close()
-			if (wantErr == nil) != (gotErr == nil) {
-				t.Fatalf("%s, %d bytes: PatchLinked error %v, PatchLinkedCopy error %v", name, size, wantErr, gotErr)
+			if (wantErr == nil) != (gotErr == nil) || (wantErr == nil) != (partsErr == nil) {
+				t.Fatalf("%s, %d bytes: PatchLinked error %v, PatchLinkedCopy error %v, PatchLinkedCopyParts error %v", name, size, wantErr, gotErr, partsErr)
 			}
 			if !bytes.Equal(got, want) {
 				t.Errorf("%s, %d bytes: PatchLinkedCopy output (%d bytes) differs from PatchLinked's (%d bytes)", name, size, len(got), len(want))
+			}
+			if !bytes.Equal(parts, want) {
+				t.Errorf("%s, %d bytes: PatchLinkedCopyParts output (%d bytes) differs from PatchLinked's (%d bytes)", name, size, len(parts), len(want))
 			}
 		}
 	}

@@ -61,7 +61,7 @@ const maxPadding = 64 << 20
 // in and out must be different files. out is truncated first; on error its
 // contents are unspecified, so write through [ReplaceFile].
 func PatchLinked(in, out *os.File, size int, encode func(addr uint64) ([]byte, error)) (Layout, error) {
-	return patchLinked(in, out, size, encode, false)
+	return patchLinked(in, out, size, whole(encode), false)
 }
 
 // PatchLinkedCopy is PatchLinked for an out that already holds an exact
@@ -70,10 +70,27 @@ func PatchLinked(in, out *os.File, size int, encode func(addr uint64) ([]byte, e
 // work overlap. Only the bytes that differ are written; out is cut or
 // extended to the new size.
 func PatchLinkedCopy(in, out *os.File, size int, encode func(addr uint64) ([]byte, error)) (Layout, error) {
+	return patchLinked(in, out, size, whole(encode), true)
+}
+
+// PatchLinkedCopyParts is PatchLinkedCopy with the section given in pieces
+// written one after the other (emit.Section.EncodeParts): the FRE data of
+// a packed section is written from where it is, not first copied into one
+// buffer with the header and index.
+func PatchLinkedCopyParts(in, out *os.File, size int, encode func(addr uint64) ([][]byte, error)) (Layout, error) {
 	return patchLinked(in, out, size, encode, true)
 }
 
-func patchLinked(in, out *os.File, size int, encode func(addr uint64) ([]byte, error), copied bool) (Layout, error) {
+// whole makes an encode function of the section in one piece one of the
+// section in pieces.
+func whole(encode func(addr uint64) ([]byte, error)) func(addr uint64) ([][]byte, error) {
+	return func(addr uint64) ([][]byte, error) {
+		b, err := encode(addr)
+		return [][]byte{b}, err
+	}
+}
+
+func patchLinked(in, out *os.File, size int, encode func(addr uint64) ([][]byte, error), copied bool) (Layout, error) {
 	st, err := in.Stat()
 	if err != nil {
 		return Layout{}, err
@@ -89,14 +106,22 @@ func patchLinked(in, out *os.File, size int, encode func(addr uint64) ([]byte, e
 	if err := p.fixSymbols(f, in); err != nil {
 		return Layout{}, err
 	}
-	data, err := encode(p.layout.Addr)
+	parts, err := encode(p.layout.Addr)
 	if err != nil {
 		return Layout{}, fmt.Errorf("encoding SFrame section for address %#x: %w", p.layout.Addr, err)
 	}
-	if len(data) != size {
-		return Layout{}, fmt.Errorf("encoded SFrame section is %d bytes, announced %d", len(data), size)
+	n := 0
+	for _, b := range parts {
+		n += len(b)
 	}
-	p.chunks = append(p.chunks, chunk{p.layout.Offset, data})
+	if n != size {
+		return Layout{}, fmt.Errorf("encoded SFrame section is %d bytes, announced %d", n, size)
+	}
+	off := p.layout.Offset
+	for _, b := range parts {
+		p.chunks = append(p.chunks, chunk{off, b})
+		off += uint64(len(b))
+	}
 	write := p.write
 	if copied {
 		write = p.writeOverCopy

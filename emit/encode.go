@@ -24,6 +24,30 @@ import (
 // start address fits the FDE's FRE type and is not past the function size,
 // the trailer is zero padding, and counts fit their fields.
 func (s *Section) Encode() ([]byte, error) {
+	parts, err := s.EncodeParts()
+	if err != nil {
+		return nil, err
+	}
+	if len(parts) == 1 {
+		return parts[0], nil
+	}
+	n := 0
+	for _, p := range parts {
+		n += len(p)
+	}
+	b := make([]byte, 0, n)
+	for _, p := range parts {
+		b = append(b, p...)
+	}
+	return b, nil
+}
+
+// EncodeParts is Encode for a writer that takes the section in pieces:
+// their concatenation is what Encode returns. For a packed section the
+// pieces are the header and FDE index, then s.Packed itself, not copied
+// (the section must not change until they are written), then the trailer:
+// a big section is not copied into one buffer.
+func (s *Section) EncodeParts() ([][]byte, error) {
 	h := &s.Header
 	v2 := false
 	switch h.Version {
@@ -133,15 +157,16 @@ func (s *Section) Encode() ([]byte, error) {
 		putFREs(b[freStart+int(freOffs[i])+attrSize:], order, f)
 	}
 	copy(b[freStart+int(freLen):], s.Trailer)
-	return b, nil
+	return [][]byte{b}, nil
 }
 
-// encodePacked is Encode for a checked packed section: the FDE index
-// with the FREOffsets as stored, then Packed as it is.
-func (s *Section) encodePacked(order binary.ByteOrder, numFREs, hdrEnd, fdeLen uint64) []byte {
+// encodePacked is EncodeParts for a checked packed section: the header
+// and the FDE index with the FREOffsets as stored, then Packed as it is,
+// then the trailer.
+func (s *Section) encodePacked(order binary.ByteOrder, numFREs, hdrEnd, fdeLen uint64) [][]byte {
 	h := &s.Header
 	freLen := uint64(len(s.Packed))
-	b := make([]byte, hdrEnd+fdeLen+freLen+uint64(len(s.Trailer)))
+	b := make([]byte, hdrEnd+fdeLen)
 	order.PutUint16(b, Magic)
 	b[2] = h.Version
 	b[3] = uint8(h.Flags)
@@ -163,9 +188,11 @@ func (s *Section) encodePacked(order binary.ByteOrder, numFREs, hdrEnd, fdeLen u
 		order.PutUint32(b[p+12:], f.FREOffset)
 		p += FDEIndexEntrySize
 	}
-	copy(b[p:], s.Packed)
-	copy(b[p+freLen:], s.Trailer)
-	return b
+	parts := [][]byte{b, s.Packed}
+	if len(s.Trailer) > 0 {
+		parts = append(parts, s.Trailer)
+	}
+	return parts
 }
 
 // Size returns the length of the bytes Encode writes, without writing

@@ -58,6 +58,19 @@ func TestPacked(t *testing.T) {
 		if !bytes.Equal(got, want) {
 			t.Errorf("section %d: packed encoding differs from the unpacked one", n)
 		}
+		// EncodeParts: the same bytes in pieces, the FRE data not copied.
+		for _, sec := range []*Section{sec, p} {
+			parts, err := sec.EncodeParts()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if joined := bytes.Join(parts, nil); !bytes.Equal(joined, want) {
+				t.Errorf("section %d (packed %v): EncodeParts differs from Encode", n, sec.Packed != nil)
+			}
+			if sec.Packed != nil && len(sec.Packed) > 0 && (len(parts) < 2 || &parts[1][0] != &sec.Packed[0]) {
+				t.Errorf("section %d: EncodeParts copied the packed FRE data", n)
+			}
+		}
 		if size, err := p.Size(); err != nil || size != len(want) {
 			t.Errorf("section %d: packed Size() = %d, %v; want %d", n, size, err, len(want))
 		}

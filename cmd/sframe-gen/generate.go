@@ -5,6 +5,7 @@ import (
 	"debug/elf"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"runtime"
@@ -149,19 +150,12 @@ func (c *cli) generate(file string, o generateOptions) error {
 		return err
 	}
 
-	encode := func(addr uint64) ([]byte, error) {
-		res.Place(addr)
-		data, err := res.Section.Encode()
-		if err != nil {
-			return nil, fmt.Errorf("encoding .sframe: %w", err)
-		}
-		return data, nil
-	}
-	data, err := encode(o.addr)
+	res.Place(o.addr)
+	parts, err := res.Section.EncodeParts()
 	if err != nil {
-		return err
+		return fmt.Errorf("encoding .sframe: %w", err)
 	}
-	return c.writeRaw(o.output, data)
+	return c.writeRaw(o.output, parts...)
 }
 
 // errNoCFI is readCFI's error when nothing describes any code.
@@ -216,15 +210,15 @@ func (c *cli) generateLinked(file string, in *os.File, st fs.FileInfo, ef *elf.F
 		if err != nil {
 			return err
 		}
-		encode := func(addr uint64) ([]byte, error) {
+		encode := func(addr uint64) ([][]byte, error) {
 			res.Place(addr)
-			data, err := res.Section.Encode()
+			parts, err := res.Section.EncodeParts()
 			if err != nil {
 				return nil, fmt.Errorf("encoding .sframe: %w", err)
 			}
-			return data, nil
+			return parts, nil
 		}
-		layout, err = elfpatch.PatchLinkedCopy(in, tmp, size, encode)
+		layout, err = elfpatch.PatchLinkedCopyParts(in, tmp, size, encode)
 		return err
 	})
 	if err == errUnchanged {
@@ -308,16 +302,21 @@ func (c *cli) replace(file, output string, perm os.FileMode, write func(*os.File
 	return err
 }
 
-// writeRaw writes section bytes to output, or to stdout when output is empty.
-func (c *cli) writeRaw(output string, data []byte) error {
-	if output == "" {
-		_, err := c.stdout.Write(data)
-		return err
+// writeRaw writes section bytes, given in pieces, to output, or to stdout
+// when output is empty.
+func (c *cli) writeRaw(output string, parts ...[]byte) error {
+	write := func(w io.Writer) error {
+		for _, p := range parts {
+			if _, err := w.Write(p); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
-	return c.temps.ReplaceFile(output, 0o644, func(tmp *os.File) error {
-		_, err := tmp.Write(data)
-		return err
-	})
+	if output == "" {
+		return write(c.stdout)
+	}
+	return c.temps.ReplaceFile(output, 0o644, func(tmp *os.File) error { return write(tmp) })
 }
 
 // report prints, with -v, one line per function left without an SFrame FDE,
