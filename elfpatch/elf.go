@@ -38,10 +38,11 @@ const (
 	shtSymtabShndx = 18
 	shtGNUSFrame   = 0x6ffffff4
 
-	shfWrite     = 0x1
-	shfAlloc     = 0x2
-	shfExecinstr = 0x4
-	shfInfoLink  = 0x40
+	shfWrite      = 0x1
+	shfAlloc      = 0x2
+	shfExecinstr  = 0x4
+	shfCompressed = 0x800
+	shfInfoLink   = 0x40
 
 	shnUndef     = 0
 	shnLoreserve = 0xff00

@@ -100,6 +100,17 @@ func patchObject(data, sframe []byte, relocs []Reloc) ([]byte, error) {
 	o := &object{file: f, data: data, content: map[int][]byte{}}
 	for i := range f.sects {
 		o.origOff = append(o.origOff, f.sects[i].Off)
+		// Readers take the bytes at a compressed section's offset for
+		// its compression header; an SHT_NOBITS or SHT_NULL section has
+		// none (gABI: the flag cannot apply to SHT_NOBITS), and the new
+		// layout moves it onto other bytes.
+		if s := &f.sects[i]; i > 0 && (s.Type == shtNobits || s.Type == shtNull) && s.Flags&shfCompressed != 0 {
+			kind := "SHT_NOBITS"
+			if s.Type == shtNull {
+				kind = "SHT_NULL"
+			}
+			return nil, fmt.Errorf("section %d (%s) is %s but has the SHF_COMPRESSED flag", i, f.name(s), kind)
+		}
 	}
 	for i, r := range relocs {
 		if r.Section == 0 || uint64(r.Section) >= uint64(len(f.sects)) {

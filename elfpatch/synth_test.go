@@ -316,6 +316,10 @@ func TestPatchObjectBadInput(t *testing.T) {
 		{"string table PROGBITS", "its string table, section", setShdr(t, in, ".strtab", 4, 4, 1), nil},
 		// Found by FuzzPatchObject (cd4682d047d9044b): a new section
 		// symbol's st_name 0 names what the table starts with.
+		// Found by FuzzPatchObject (af2c7396968cd5b7): readers look for
+		// a compression header where the new layout puts the section.
+		{"compressed NOBITS", "SHT_NOBITS but has the SHF_COMPRESSED flag", setShdr(t, in, ".bss", 8, 8, 3|shfCompressed), nil},
+		{"compressed NULL", "SHT_NULL but has the SHF_COMPRESSED flag", setShdr(t, setShdr(t, in, ".data", 4, 4, shtNull), ".data", 8, 8, shfCompressed), nil},
 		{"string table without NUL", "does not start with a NUL byte", strtabStart(t, in, 'x'), []Reloc{{Offset: 28, Type: 24, Section: 1}, {Offset: 28, Type: 24, Section: 2}}},
 	}
 	for _, c := range cases {
