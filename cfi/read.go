@@ -6,10 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime"
-	"slices"
 	"strings"
-	"sync"
 )
 
 // ErrNoCFI is returned by Read for a file with no call-frame information
@@ -27,12 +24,6 @@ var ErrNoCFI = errors.New("no .eh_frame or .debug_frame section")
 // DW_EH_PE_indirect pointers are read from the file's allocated sections
 // (not followed in relocatable objects).
 func Read(f *elf.File, src Source) (*Frames, error) {
-	return read(f, src, 0)
-}
-
-// read is Read parsing the section in the given number of parts (0: as
-// parse chooses).
-func read(f *elf.File, src Source, parts int) (*Frames, error) {
 	sec, which, err := findSection(f, src)
 	if err != nil {
 		return nil, err
@@ -65,12 +56,7 @@ func read(f *elf.File, src Source, parts int) (*Frames, error) {
 	} else {
 		ptr.Indirect = indirectReader(f)
 	}
-	var fr *Frames
-	if parts == 0 {
-		fr = parse(data, name, which, ptr)
-	} else {
-		fr = parseParts(data, name, which, ptr, parts)
-	}
+	fr := parse(data, name, which, ptr)
 	fr.Address = sec.Addr
 	fr.Relocatable = rel
 	return fr, nil
@@ -195,15 +181,11 @@ func findSection(f *elf.File, src Source) (*elf.Section, Source, error) {
 }
 
 // indirectReader returns the DW_EH_PE_indirect reader of a linked file:
-// it reads a pointer from the allocated section holding the address. It is
-// safe for concurrent use (parse reads a big section in parts at once).
+// it reads a pointer from the allocated section holding the address.
 func indirectReader(f *elf.File) func(uint64) (uint64, error) {
 	cache := map[*elf.Section][]byte{}
-	var mu sync.Mutex
 	size := uint64(addrSize(f))
 	return func(addr uint64) (uint64, error) {
-		mu.Lock()
-		defer mu.Unlock()
 		for _, s := range f.Sections {
 			if s.Flags&elf.SHF_ALLOC == 0 || s.Type == elf.SHT_NOBITS || addr < s.Addr || addr-s.Addr >= s.Size || s.Size-(addr-s.Addr) < size {
 				continue
@@ -251,18 +233,9 @@ type cieResult struct {
 	err error
 }
 
-// parse reads every entry of a CFI section, a big one in parts at once
-// (one per CPU, each at least parallelBytes).
+// parse reads every entry of a CFI section.
 func parse(data []byte, name string, src Source, ptr PointerContext) *Frames {
-	return parseParts(data, name, src, ptr, min(runtime.GOMAXPROCS(0), len(data)/parallelBytes))
-}
-
-// parallelBytes is the least a part of a section parse reads on a
-// goroutine of its own (a big library's .eh_frame has several MB).
-const parallelBytes = 1 << 20
-
-func newParser(data []byte, name string, src Source, ptr PointerContext) *parser {
-	return &parser{
+	p := &parser{
 		data:  data,
 		name:  name,
 		eh:    src == EHFrame,
@@ -272,106 +245,11 @@ func newParser(data []byte, name string, src Source, ptr PointerContext) *parser
 		fr:    &Frames{Source: src, Name: name, Order: ptr.Order, Data: data, ptr: ptr, big: isBigEndian(ptr.Order)},
 		cies:  map[uint64]*cieResult{},
 	}
-}
-
-// parseParts parses data in n parts at once, cut at entry boundaries, and
-// joins them: the result is what one walk gives. With n < 2, or when the
-// entries cannot be cut (a broken length), it walks once.
-func parseParts(data []byte, name string, src Source, ptr PointerContext, n int) *Frames {
-	p := newParser(data, name, src, ptr)
-	cuts := p.cuts(n)
-	if cuts == nil {
-		// Real FDEs take 24 to 64 bytes: a list of len/32 pointers (a
-		// quarter of the section's size) rarely has to grow.
-		p.fr.FDEs = make([]*FDE, 0, len(data)/32)
-		p.walk(0, len(data))
-		return p.fr
-	}
-	// Each part fills a window of one list, sized from its bytes; the
-	// join moves the parts down over the gaps (a part that outgrew its
-	// window has an array of its own).
-	all := make([]*FDE, 0, len(data)/32)
-	window := func(k int) int { return cuts[k] / 32 }
-	parts := make([]*parser, len(cuts)-1)
-	var wg sync.WaitGroup
-	for k := range parts {
-		q := p
-		if k > 0 {
-			q = newParser(data, name, src, ptr)
-		}
-		start, end := cuts[k], cuts[k+1]
-		q.fr.FDEs = all[window(k):window(k):window(k+1)]
-		parts[k] = q
-		wg.Go(func() { q.walk(start, end) })
-	}
-	wg.Wait()
-	lists := make([][]*FDE, len(parts))
-	for k, q := range parts {
-		lists[k] = q.fr.FDEs
-	}
-	fr := p.fr
-	fr.FDEs = all[:0]
-	for k, q := range parts {
-		end := len(fr.FDEs) + len(lists[k])
-		for j := k + 1; j < len(parts) && window(j) < end; j++ {
-			lists[j] = slices.Clone(lists[j]) // about to be overwritten
-		}
-		fr.FDEs = append(fr.FDEs, lists[k]...)
-		if k > 0 {
-			fr.CIEs = append(fr.CIEs, q.fr.CIEs...)
-			fr.Errors = append(fr.Errors, q.fr.Errors...)
-		}
-	}
-	// A part that met another part's CIE through an FDE's pointer parsed
-	// a copy of its own: one CIE object per CIE, the walked one first.
-	canon := make(map[uint64]*CIE, len(fr.CIEs))
-	for _, c := range fr.CIEs {
-		canon[c.Offset] = c
-	}
-	for _, q := range parts {
-		for off, r := range q.cies {
-			if _, ok := canon[off]; !ok && r.cie != nil {
-				canon[off] = r.cie
-			}
-		}
-	}
-	for _, f := range fr.FDEs {
-		if c := canon[f.CIE.Offset]; c != nil {
-			f.CIE = c
-		}
-	}
-	return fr
-}
-
-// cuts returns the offsets that cut data into n parts of about the same
-// size at entry boundaries, 0 and len(data) included, or nil when n < 2 or
-// a length field on the way is broken (the walk then reports it).
-func (p *parser) cuts(n int) []int {
-	if n < 2 {
-		return nil
-	}
-	cuts := []int{0}
-	off := 0
-	for k := 1; k < n; k++ {
-		target := k * len(p.data) / n
-		for off < target {
-			h, next, err := p.readHeader(off)
-			if err != nil || h.end == 0 && next >= len(p.data) {
-				return nil
-			}
-			off = next
-		}
-		if off >= len(p.data) {
-			break
-		}
-		if off > cuts[len(cuts)-1] {
-			cuts = append(cuts, off)
-		}
-	}
-	if len(cuts) < 2 {
-		return nil
-	}
-	return append(cuts, len(p.data))
+	// Real FDEs take 24 to 64 bytes: a list of len/32 pointers (a quarter
+	// of the section's size) rarely has to grow.
+	p.fr.FDEs = make([]*FDE, 0, len(data)/32)
+	p.walk()
+	return p.fr
 }
 
 // header is the length and CIE id/pointer of one entry.
@@ -441,11 +319,10 @@ func (p *parser) isCIE(h *header) bool {
 	return h.id == 0xffffffff
 }
 
-// walk reads the entries from offset start, in section order, up to the
-// first one at or after end.
-func (p *parser) walk(start, end int) {
-	off := start
-	for off < end {
+// walk reads the entries in section order.
+func (p *parser) walk() {
+	off := 0
+	for off < len(p.data) {
 		h, next, err := p.readHeader(off)
 		if err != nil {
 			p.fail(uint64(off), err)

@@ -256,3 +256,38 @@ func TestReadBroken(t *testing.T) {
 		})
 	}
 }
+
+// TestBrokenCIESameMessage: every FDE whose CIE pointer names something
+// that is not a CIE gets the same message (the reader's one-entry cache
+// gave the second one a bare "not a CIE": finding 20).
+func TestBrokenCIESameMessage(t *testing.T) {
+	for _, eh := range []bool{false, true} {
+		s := &secBuilder{order: binary.LittleEndian, eh: eh}
+		c := s.simpleCIE(1, -8, 16, PEUData8, x86CIE)
+		target := s.simpleFDE(c, 0x1000, 0x10, nil) // an FDE, not a CIE
+		for i := 0; i < 3; i++ {
+			off := s.simpleFDE(c, 0x2000, 0x10, nil)
+			// Point this FDE's CIE pointer at the first FDE.
+			ptr := uint32(target)
+			if eh {
+				ptr = uint32(off + 4 - target)
+			}
+			binary.LittleEndian.PutUint32(s.b[off+4:], ptr)
+		}
+		src := DebugFrame
+		if eh {
+			src = EHFrame
+		}
+		fr := readBytes(t, s.b, src, binary.LittleEndian)
+		errs := errorStrings(fr)
+		if len(errs) != 3 {
+			t.Fatalf("eh %v: errors %q, want 3", eh, errs)
+		}
+		for _, e := range errs {
+			want := fmt.Sprintf("CIE at offset %#x: not a CIE", target)
+			if !strings.HasSuffix(e, want) {
+				t.Errorf("eh %v: error %q, want one ending in %q", eh, e, want)
+			}
+		}
+	}
+}
