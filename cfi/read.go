@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 )
 
@@ -133,10 +134,34 @@ func checkCompressedSize(sec *elf.Section) (uint64, bool, error) {
 	default:
 		return size, false, nil
 	}
-	if size > sec.FileSize && (size > 1<<32 || size/maxRatio > sec.FileSize+1<<10) {
+	if size > 1<<32 || size/maxRatio > sec.FileSize+1<<10 {
 		return 0, true, fmt.Errorf("%s: compressed section claims %d bytes from %d", sec.Name, size, sec.FileSize)
 	}
+	// The ratio holds only if the compressed bytes are there: a forged
+	// sh_size would otherwise justify any size.
+	if sec.FileSize > 0 && !rawBytesThere(sec) {
+		return 0, true, fmt.Errorf("%s (file offset %#x, size %#x) runs past the end of the file", sec.Name, sec.Offset, sec.FileSize)
+	}
 	return size, true, nil
+}
+
+// rawBytesThere reports whether the file holds sec's last stored byte
+// (debug/elf gives no random access to a compressed section's raw bytes:
+// a copy of its header without the flag and the .zdebug name does).
+func rawBytesThere(sec *elf.Section) bool {
+	if sec.FileSize > math.MaxInt64 {
+		return false
+	}
+	raw := *sec
+	raw.Flags &^= elf.SHF_COMPRESSED
+	raw.Name = ""
+	r := raw.Open()
+	if _, err := r.Seek(int64(sec.FileSize-1), io.SeekStart); err != nil {
+		return false
+	}
+	var last [1]byte
+	n, _ := r.Read(last[:])
+	return n == 1
 }
 
 func addrSize(f *elf.File) int {

@@ -64,12 +64,24 @@ func TestReadDamagedSection(t *testing.T) {
 	le.PutUint64(cut[shdr+0x18:], uint64(len(orig)))
 	le.PutUint64(cut[shdr+0x20:], uint64(len(chdr)+zc.Len()/2))
 
+	// The bomb again, its sh_size forged past the end of the file so that
+	// the ratio check passes (the stream itself is complete in the file).
+	forged := append([]byte(nil), bomb...)
+	le.PutUint64(forged[shdr+0x20:], 2<<20)
+	// A compressed size within 4 GiB but sh_size and ch_size huge: make
+	// panicked on the claimed size (FuzzReadELF, ace7d925c2d44211).
+	huge := append([]byte(nil), bomb...)
+	le.PutUint64(huge[shdr+0x20:], 1<<62)
+	le.PutUint64(huge[len(orig)+8:], 1<<61) // ch_size
+
 	for _, tc := range []struct {
 		name string
 		data []byte
 		want string
 	}{
 		{"past EOF", past, ".debug_frame (file offset 0x"},
+		{"bomb, sh_size forged", forged, "runs past the end of the file"},
+		{"ch_size and sh_size huge", huge, "compressed section claims 2305843009213693952 bytes"},
 		{"bomb", bomb, ".debug_frame: compressed section claims 67108864 bytes from "},
 		{"cut stream", cut, ".debug_frame: compressed data ends before the "},
 	} {
