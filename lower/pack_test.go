@@ -18,15 +18,7 @@ import (
 // testdata (PLT FDEs, placement and the s390x padding included) and the
 // system's libc.
 func TestPack(t *testing.T) {
-	var files []string
-	for _, pat := range []string{"link/*/*.so", "link/*/*.exe", "gas/*/*.o", "cc/*/*/*.o"} {
-		m, _ := filepath.Glob(filepath.Join("..", "testdata", pat))
-		files = append(files, m...)
-	}
-	if len(files) < 20 {
-		t.Fatalf("found %d files under testdata", len(files))
-	}
-	files = append(files, "/lib/x86_64-linux-gnu/libc.so.6")
+	files := append(testdataELFs(t), "/lib/x86_64-linux-gnu/libc.so.6")
 	n := 0
 	for _, name := range files {
 		f, err := elf.Open(name)
@@ -78,14 +70,7 @@ func TestPack(t *testing.T) {
 // modes, serially and on 3 workers; and that it does copy (on the big
 // libraries the machine has, most functions).
 func TestMemo(t *testing.T) {
-	var files []string
-	for _, pat := range []string{"link/*/*.so", "link/*/*.exe", "gas/*/*.o", "cc/*/*/*.o"} {
-		m, _ := filepath.Glob(filepath.Join("..", "testdata", pat))
-		files = append(files, m...)
-	}
-	if len(files) < 20 {
-		t.Fatalf("found %d files under testdata", len(files))
-	}
+	files := testdataELFs(t)
 	// libc and libstdc++ are on every machine that runs the tests (CI
 	// installs g++); LLVM 15 only where it is.
 	system := []string{"/lib/x86_64-linux-gnu/libc.so.6", "/usr/lib/x86_64-linux-gnu/libstdc++.so.6"}
@@ -168,4 +153,19 @@ func TestMemo(t *testing.T) {
 	if copied < total/4 {
 		t.Errorf("only %d of %d functions copied from an earlier one", copied, total)
 	}
+}
+
+// testdataELFs returns the linked files and objects under testdata: every
+// ABI, PLT variant and compiler output the golden files cover.
+func testdataELFs(t *testing.T) []string {
+	t.Helper()
+	var files []string
+	for _, pat := range []string{"link/*/*.so", "link/*/*.exe", "gas/*/*.o", "cc/*/*/*.o"} {
+		m, _ := filepath.Glob(filepath.Join("..", "testdata", pat))
+		files = append(files, m...)
+	}
+	if len(files) < 20 {
+		t.Fatalf("found %d files under testdata", len(files))
+	}
+	return files
 }

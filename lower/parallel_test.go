@@ -3,7 +3,6 @@ package lower
 import (
 	"bytes"
 	"debug/elf"
-	"path/filepath"
 	"reflect"
 	"testing"
 
@@ -15,14 +14,7 @@ import (
 // order), packed or not, in both modes, for every linked file and object
 // under testdata and, when present, a big system library.
 func TestWorkers(t *testing.T) {
-	var files []string
-	for _, pat := range []string{"link/*/*.so", "link/*/*.exe", "gas/*/*.o", "cc/*/*/*.o"} {
-		m, _ := filepath.Glob(filepath.Join("..", "testdata", pat))
-		files = append(files, m...)
-	}
-	if len(files) < 20 {
-		t.Fatalf("found %d files under testdata", len(files))
-	}
+	files := testdataELFs(t)
 	big := []string{"/lib/x86_64-linux-gnu/libc.so.6", "/usr/lib/x86_64-linux-gnu/libLLVM-15.so.1"}
 	if testing.Short() {
 		big = big[:1]
