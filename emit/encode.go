@@ -118,19 +118,7 @@ func (s *Section) EncodeParts() ([][]byte, error) {
 
 	total := hdrEnd + int(fdeLen) + int(freLen) + len(s.Trailer)
 	b := make([]byte, total)
-	order.PutUint16(b, Magic)
-	b[2] = h.Version
-	b[3] = uint8(h.Flags)
-	b[4] = uint8(h.ABI)
-	b[5] = uint8(h.CFAFixedFPOffset)
-	b[6] = uint8(h.CFAFixedRAOffset)
-	b[7] = uint8(len(h.AuxHeader))
-	order.PutUint32(b[8:], uint32(len(s.FDEs)))
-	order.PutUint32(b[12:], uint32(numFREs))
-	order.PutUint32(b[16:], uint32(freLen))
-	order.PutUint32(b[20:], 0)
-	order.PutUint32(b[24:], uint32(fdeLen))
-	copy(b[HeaderSize:], h.AuxHeader)
+	s.putHeader(b, order, numFREs, uint64(freLen), uint64(fdeLen))
 
 	fdeStart := hdrEnd
 	freStart := hdrEnd + int(fdeLen)
@@ -160,13 +148,10 @@ func (s *Section) EncodeParts() ([][]byte, error) {
 	return [][]byte{b}, nil
 }
 
-// encodePacked is EncodeParts for a checked packed section: the header
-// and the FDE index with the FREOffsets as stored, then Packed as it is,
-// then the trailer.
-func (s *Section) encodePacked(order binary.ByteOrder, numFREs, hdrEnd, fdeLen uint64) [][]byte {
+// putHeader writes the section header (fdeoff 0, freoff right after the
+// FDE index) and the auxiliary header at the start of b.
+func (s *Section) putHeader(b []byte, order binary.ByteOrder, numFREs, freLen, fdeLen uint64) {
 	h := &s.Header
-	freLen := uint64(len(s.Packed))
-	b := make([]byte, hdrEnd+fdeLen)
 	order.PutUint16(b, Magic)
 	b[2] = h.Version
 	b[3] = uint8(h.Flags)
@@ -180,6 +165,14 @@ func (s *Section) encodePacked(order binary.ByteOrder, numFREs, hdrEnd, fdeLen u
 	order.PutUint32(b[20:], 0)
 	order.PutUint32(b[24:], uint32(fdeLen))
 	copy(b[HeaderSize:], h.AuxHeader)
+}
+
+// encodePacked is EncodeParts for a checked packed section: the header
+// and the FDE index with the FREOffsets as stored, then Packed as it is,
+// then the trailer.
+func (s *Section) encodePacked(order binary.ByteOrder, numFREs, hdrEnd, fdeLen uint64) [][]byte {
+	b := make([]byte, hdrEnd+fdeLen)
+	s.putHeader(b, order, numFREs, uint64(len(s.Packed)), fdeLen)
 	p := hdrEnd
 	for i := range s.FDEs {
 		f := &s.FDEs[i]
