@@ -102,13 +102,13 @@ func (c *cli) generate(file string, o generateOptions) error {
 			return fmt.Errorf("file is for %s, not %s (--arch)", target, want)
 		}
 	}
-	if !target.Relocatable && !o.raw {
+	if !target.Relocatable && !o.raw && hasCFISection(ef) {
 		return c.generateLinked(file, in, st, ef, target, o)
 	}
 	frames, err := c.readCFI(file, ef, o)
 	if err == errNoCFI {
 		if o.raw {
-			return errors.New("no call-frame information")
+			return errNoCFI
 		}
 		if o.output == "" {
 			return nil
@@ -173,6 +173,17 @@ func (c *cli) readCFI(file string, ef *elf.File, o generateOptions) (*cfi.Frames
 		return nil, errNoCFI
 	}
 	return frames, err
+}
+
+// hasCFISection reports whether f has a section cfi.Read may read: without
+// one, generate does not start copying a linked file it will leave as it is.
+func hasCFISection(f *elf.File) bool {
+	for _, name := range []string{".eh_frame", ".debug_frame", ".zdebug_frame"} {
+		if s := f.Section(name); s != nil && s.Type != elf.SHT_NOBITS {
+			return true
+		}
+	}
+	return false
 }
 
 // errUnchanged makes replace leave the file as it is.

@@ -119,23 +119,44 @@ func TestGenerateRawAndInPlace(t *testing.T) {
 	}
 }
 
-// TestGenerateNoCFI checks a file without call-frame information: in place
-// it is left as it is (not even rewritten), with -o the output is a copy,
-// --raw fails, and -v says why.
+// TestGenerateNoCFI checks a file without call-frame information (no CFI
+// section, or an .eh_frame without entries): in place it is left as it is
+// (not even rewritten), with -o the output is a copy, --raw fails, and -v
+// says why.
 func TestGenerateNoCFI(t *testing.T) {
-	for _, src := range []string{
-		filepath.Join(testdataDir(), "sample", "hello-x86_64"),
-		filepath.Join(testdataDir(), "gas", "x86_64", "basic.o"),
+	hello := filepath.Join(testdataDir(), "sample", "hello-x86_64")
+	for _, tc := range []struct {
+		name, src string
+		empty     bool // zero .eh_frame's bytes instead of renaming it
+	}{
+		{"hello-x86_64", hello, false},
+		{"basic.o", filepath.Join(testdataDir(), "gas", "x86_64", "basic.o"), false},
+		{"hello-x86_64 empty .eh_frame", hello, true},
 	} {
-		t.Run(filepath.Base(src), func(t *testing.T) {
-			data, err := os.ReadFile(src)
+		t.Run(tc.name, func(t *testing.T) {
+			data, err := os.ReadFile(tc.src)
 			if err != nil {
 				t.Fatal(err)
 			}
-			// Rename .eh_frame in the section name table: no CFI left.
-			renamed := bytes.Replace(data, []byte(".eh_frame\x00"), []byte(".xh_frame\x00"), -1)
+			var renamed []byte
+			if tc.empty {
+				// Only zero terminators: a section without entries.
+				ef, err := elf.NewFile(bytes.NewReader(data))
+				if err != nil {
+					t.Fatal(err)
+				}
+				s := ef.Section(".eh_frame")
+				if s == nil {
+					t.Fatal("no .eh_frame")
+				}
+				renamed = append([]byte(nil), data...)
+				clear(renamed[s.Offset : s.Offset+s.FileSize])
+			} else {
+				// Rename .eh_frame in the section name table: no CFI left.
+				renamed = bytes.Replace(data, []byte(".eh_frame\x00"), []byte(".xh_frame\x00"), -1)
+			}
 			if bytes.Equal(renamed, data) {
-				t.Fatal("no .eh_frame section name to rename")
+				t.Fatal("the input was not changed")
 			}
 			dir := t.TempDir()
 			in := filepath.Join(dir, "in")
