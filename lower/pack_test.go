@@ -21,19 +21,9 @@ func TestPack(t *testing.T) {
 	files := append(testdataELFs(t), "/lib/x86_64-linux-gnu/libc.so.6")
 	n := 0
 	for _, name := range files {
-		f, err := elf.Open(name)
-		if err != nil {
+		f, tg, frames, ok := openLowerable(name)
+		if !ok {
 			continue // the system file may be missing
-		}
-		tg, err := TargetForELF(f)
-		if err != nil {
-			f.Close()
-			continue
-		}
-		frames, err := cfi.Read(f, cfi.Auto)
-		if err != nil {
-			f.Close()
-			continue
 		}
 		for _, gas := range []bool{false, true} {
 			var enc [2][]byte
@@ -168,4 +158,24 @@ func testdataELFs(t *testing.T) []string {
 		t.Fatalf("found %d files under testdata", len(files))
 	}
 	return files
+}
+
+// openLowerable opens name and reads its CFI, reporting false (with the
+// file closed) when it cannot be opened, has no target or no CFI.
+func openLowerable(name string) (*elf.File, Target, *cfi.Frames, bool) {
+	f, err := elf.Open(name)
+	if err != nil {
+		return nil, Target{}, nil, false
+	}
+	tg, err := TargetForELF(f)
+	if err != nil {
+		f.Close()
+		return nil, Target{}, nil, false
+	}
+	frames, err := cfi.Read(f, cfi.Auto)
+	if err != nil {
+		f.Close()
+		return nil, Target{}, nil, false
+	}
+	return f, tg, frames, true
 }

@@ -2,11 +2,8 @@ package lower
 
 import (
 	"bytes"
-	"debug/elf"
 	"reflect"
 	"testing"
-
-	"github.com/sframe-gen/sframe-gen/cfi"
 )
 
 // TestWorkers checks that lowering in parallel chunks gives the result of
@@ -26,19 +23,9 @@ func TestWorkers(t *testing.T) {
 		if len(big) > 1 && name == big[1] {
 			workers, packs = []int{2}, []bool{true} // big: as the CLI lowers it
 		}
-		f, err := elf.Open(name)
-		if err != nil {
+		f, tg, frames, ok := openLowerable(name)
+		if !ok {
 			continue // a system file may be missing
-		}
-		tg, err := TargetForELF(f)
-		if err != nil {
-			f.Close()
-			continue
-		}
-		frames, err := cfi.Read(f, cfi.Auto)
-		if err != nil {
-			f.Close()
-			continue
 		}
 		lowerEncode := func(opt Options) (*Result, []byte) {
 			res, _, err := LowerFile(f, frames, tg, opt)

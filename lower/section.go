@@ -158,8 +158,8 @@ func (r *Result) placeOrder(sectionAddr uint64) []int {
 	lo, hi := uint64(math.MaxUint64), uint64(0)
 	for i := range n {
 		k := key(i)
-		if i > 0 && k < key(i-1) {
-			sorted = false
+		if k < hi {
+			sorted = false // below an earlier key
 		}
 		lo, hi = min(lo, k), max(hi, k)
 	}
