@@ -1,6 +1,7 @@
 package lower
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -50,6 +51,13 @@ type Lowerer struct {
 	// section costs a few allocations instead of two per function.
 	freArena  []emit.FRE
 	wordArena []int32
+
+	// The fast path (fast.go): the section's byte order, its start
+	// states per CIE, its FREs.
+	order    binary.ByteOrder
+	fastCIEs [cieCacheSize]fastCIE
+	fastNext int
+	fastRows []fastRow
 }
 
 const arenaChunk = 4096
@@ -94,7 +102,7 @@ func NewLowererWith(frames *cfi.Frames, t Target, opt Options) (*Lowerer, error)
 	if err := t.check(); err != nil {
 		return nil, err
 	}
-	return &Lowerer{target: t, regs: t.regs(), frames: frames, opt: opt}, nil
+	return &Lowerer{target: t, regs: t.regs(), frames: frames, opt: opt, order: byteOrder(frames)}, nil
 }
 
 // Function translates one FDE. With skip == nil, or skip.Emitted, fde is

@@ -14,8 +14,8 @@ import (
 
 // FuzzLower feeds arbitrary .eh_frame bytes through cfi and LowerWith for
 // each target and mode (sel bit 7: GasCompat): no panic, every kept FDE is
-// encodable with its FREs inside the function, and the memo of packed
-// lowering changes nothing (checkMemo).
+// encodable with its FREs inside the function, and the shortcuts of packed
+// lowering (memo, fast path) change nothing (checkShortcuts).
 func FuzzLower(f *testing.F) {
 	objs, _ := filepath.Glob("../testdata/gas/*/*.o")
 	for _, o := range objs {
@@ -62,15 +62,16 @@ func FuzzLower(f *testing.F) {
 		if _, err := res.Section.Encode(); err != nil {
 			t.Fatalf("Encode: %v", err)
 		}
-		checkMemo(t, frames, target, sel&0x80 != 0)
+		checkShortcuts(t, frames, target, sel&0x80 != 0)
 	})
 }
 
-// checkMemo lowers, packed, the functions of frames followed by copies of
-// each with sizes around its own (the memo's cases: a function repeating
-// an earlier one's CFI, shorter, as long, longer), with and without the
-// memo: the sections and skipped functions must be the same.
-func checkMemo(t *testing.T, frames *cfi.Frames, target Target, gas bool) {
+// checkShortcuts lowers, packed, the functions of frames followed by
+// copies of each with sizes around its own (the memo's cases: a function
+// repeating an earlier one's CFI, shorter, as long, longer), with and
+// without the memo and the fast path: the sections and skipped functions
+// must be the same.
+func checkShortcuts(t *testing.T, frames *cfi.Frames, target Target, gas bool) {
 	if len(frames.FDEs) > 256 {
 		return
 	}
@@ -83,28 +84,32 @@ func checkMemo(t *testing.T, frames *cfi.Frames, target Target, gas bool) {
 			ext.FDEs = append(ext.FDEs, &g)
 		}
 	}
-	var enc [2][]byte
-	var res [2]*Result
-	for k, noMemo := range []bool{true, false} {
-		r, err := LowerWith(&ext, target, Options{GasCompat: gas, Pack: true, noMemo: noMemo})
+	var ref []byte
+	var refRes *Result
+	for k, off := range []struct{ noMemo, noFast bool }{{true, true}, {false, true}, {true, false}, {false, false}} {
+		r, err := LowerWith(&ext, target, Options{GasCompat: gas, Pack: true, noMemo: off.noMemo, noFast: off.noFast})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if enc[k], err = r.Section.Encode(); err != nil {
-			t.Fatalf("Encode (memo %v): %v", !noMemo, err)
+		enc, err := r.Section.Encode()
+		if err != nil {
+			t.Fatalf("Encode (memo %v, fast path %v): %v", !off.noMemo, !off.noFast, err)
 		}
-		res[k] = r
-	}
-	if !bytes.Equal(enc[0], enc[1]) {
-		t.Fatalf("the memo changes the section")
-	}
-	if len(res[0].Skipped) != len(res[1].Skipped) {
-		t.Fatalf("the memo changes the skipped functions: %d, %d", len(res[0].Skipped), len(res[1].Skipped))
-	}
-	for i := range res[0].Skipped {
-		a, b := res[0].Skipped[i], res[1].Skipped[i]
-		if a.FDE != b.FDE || a.Reason != b.Reason || a.Emitted != b.Emitted {
-			t.Fatalf("the memo changes skipped function %d: %v / %v", i, a.Error(), b.Error())
+		if k == 0 {
+			ref, refRes = enc, r
+			continue
+		}
+		if !bytes.Equal(ref, enc) {
+			t.Fatalf("the memo (%v) or the fast path (%v) changes the section", !off.noMemo, !off.noFast)
+		}
+		if len(refRes.Skipped) != len(r.Skipped) {
+			t.Fatalf("the memo (%v) or the fast path (%v) changes the skipped functions: %d, %d", !off.noMemo, !off.noFast, len(refRes.Skipped), len(r.Skipped))
+		}
+		for i := range r.Skipped {
+			a, b := refRes.Skipped[i], r.Skipped[i]
+			if a.FDE != b.FDE || a.Reason != b.Reason || a.Emitted != b.Emitted {
+				t.Fatalf("the memo (%v) or the fast path (%v) changes skipped function %d: %v / %v", !off.noMemo, !off.noFast, i, a.Error(), b.Error())
+			}
 		}
 	}
 }

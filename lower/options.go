@@ -35,4 +35,7 @@ type Options struct {
 	// noMemo makes a packed lowering translate every function, even one
 	// whose CFI repeats an earlier one's (tests compare both).
 	noMemo bool
+	// noFast sends every function through the translator, none through
+	// the fast path (tests compare both).
+	noFast bool
 }

@@ -3,7 +3,6 @@ package lower
 import (
 	"bytes"
 	"debug/elf"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -54,12 +53,15 @@ func TestPack(t *testing.T) {
 	}
 }
 
-// TestMemo checks that a packed lowering that copies the FREs of functions
-// whose CFI repeats an earlier one's gives what translating every function
-// gives: the same bytes, skipped functions, starts and sources, in both
-// modes, serially and on 3 workers; and that it does copy (on the big
-// libraries the machine has, most functions).
-func TestMemo(t *testing.T) {
+// TestShortcuts checks that the two shortcuts of a packed lowering change
+// nothing: the memo (functions whose CFI repeats an earlier one's get a
+// copy of its FREs) and the fast path (fast.go). With each, both and
+// neither, on every file under testdata, libc, libstdc++ and LLVM 15, in
+// both modes, serially and on 3 workers: the same bytes, skipped functions
+// and reasons, starts, sources and relocations. And that they are taken:
+// on the big libraries most functions are copied, and most of the others
+// go through the fast path.
+func TestShortcuts(t *testing.T) {
 	files := testdataELFs(t)
 	// libc and libstdc++ are on every machine that runs the tests (CI
 	// installs g++); LLVM 15 only where it is.
@@ -73,75 +75,84 @@ func TestMemo(t *testing.T) {
 	if !testing.Short() {
 		files = append(files, "/usr/lib/x86_64-linux-gnu/libLLVM-15.so.1")
 	}
-	copied, total := 0, 0
+	variants := []struct {
+		name           string
+		noMemo, noFast bool
+	}{
+		{"neither", true, true}, // the reference
+		{"memo", false, true},
+		{"fast path", true, false},
+		{"both", false, false},
+	}
+	copied, fast, total := 0, 0, 0
 	for _, name := range files {
-		f, err := elf.Open(name)
-		if err != nil {
+		f, tg, frames, ok := openLowerable(name)
+		if !ok {
 			continue // LLVM 15
-		}
-		tg, err := TargetForELF(f)
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		frames, err := cfi.Read(f, cfi.Auto)
-		if errors.Is(err, cfi.ErrNoCFI) {
-			f.Close()
-			continue
-		}
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
 		}
 		for _, gas := range []bool{false, true} {
 			for _, workers := range []int{1, 3} {
-				var enc [2][]byte
-				var res [2]*Result
-				for k, noMemo := range []bool{true, false} {
-					r, _, err := LowerFile(f, frames, tg, Options{GasCompat: gas, Pack: true, Workers: workers, noMemo: noMemo})
+				var ref []byte
+				var refRes *Result
+				for _, v := range variants {
+					r, _, err := LowerFile(f, frames, tg, Options{GasCompat: gas, Pack: true, Workers: workers, noMemo: v.noMemo, noFast: v.noFast})
 					if err != nil {
 						t.Fatalf("%s: %v", name, err)
 					}
 					if !tg.Relocatable {
 						r.Place(0x10000)
 					}
-					if enc[k], err = r.Section.Encode(); err != nil {
+					enc, err := r.Section.Encode()
+					if err != nil {
 						t.Fatalf("%s: %v", name, err)
 					}
-					res[k] = r
-				}
-				what := fmt.Sprintf("%s (gas-compat %v, %d workers)", name, gas, workers)
-				if !bytes.Equal(enc[0], enc[1]) {
-					t.Errorf("%s: the section differs with copies", what)
-				}
-				if !slices.Equal(res[0].Starts, res[1].Starts) || !slices.Equal(res[0].Sources, res[1].Sources) {
-					t.Errorf("%s: starts or sources differ with copies", what)
-				}
-				if !slices.Equal(res[0].Relocs, res[1].Relocs) {
-					t.Errorf("%s: relocations differ with copies", what)
-				}
-				if len(res[0].Skipped) != len(res[1].Skipped) {
-					t.Errorf("%s: %d skipped functions with copies, %d without", what, len(res[1].Skipped), len(res[0].Skipped))
-				} else {
-					for i := range res[0].Skipped {
-						a, b := res[0].Skipped[i], res[1].Skipped[i]
-						if a.FDE != b.FDE || a.Reason != b.Reason || a.Emitted != b.Emitted {
-							t.Errorf("%s: skipped function %d differs: %v / %v", what, i, a.Error(), b.Error())
-						}
+					what := fmt.Sprintf("%s (gas-compat %v, %d workers, %s)", name, gas, workers, v.name)
+					if v.noMemo && r.copied != 0 || v.noFast && r.fast != 0 || gas && r.fast != 0 {
+						t.Errorf("%s: %d functions copied, %d on the fast path", what, r.copied, r.fast)
 					}
-				}
-				if res[0].copied != 0 {
-					t.Errorf("%s: %d functions copied with the memo off", what, res[0].copied)
-				}
-				if !gas && workers == 1 {
-					total += len(res[1].Section.FDEs)
-					copied += res[1].copied
+					if !gas && workers == 1 && v.name == "both" {
+						total += len(r.Section.FDEs)
+						copied += r.copied
+						fast += r.fast
+					}
+					if refRes == nil {
+						ref, refRes = enc, r
+						continue
+					}
+					compareResults(t, what, ref, enc, refRes, r)
 				}
 			}
 		}
 		f.Close()
 	}
-	t.Logf("%d of %d functions copied from an earlier one", copied, total)
-	if copied < total/4 {
-		t.Errorf("only %d of %d functions copied from an earlier one", copied, total)
+	t.Logf("of %d functions, %d copied from an earlier one, %d on the fast path", total, copied, fast)
+	if copied < total/4 || fast < (total-copied)/2 {
+		t.Errorf("of %d functions only %d copied from an earlier one, %d on the fast path", total, copied, fast)
+	}
+}
+
+// compareResults reports where the lowering b (encoded: encB) differs
+// from the reference a.
+func compareResults(t *testing.T, what string, encA, encB []byte, a, b *Result) {
+	t.Helper()
+	if !bytes.Equal(encA, encB) {
+		t.Errorf("%s: the section differs", what)
+	}
+	if !slices.Equal(a.Starts, b.Starts) || !slices.Equal(a.Sources, b.Sources) {
+		t.Errorf("%s: starts or sources differ", what)
+	}
+	if !slices.Equal(a.Relocs, b.Relocs) {
+		t.Errorf("%s: relocations differ", what)
+	}
+	if len(a.Skipped) != len(b.Skipped) {
+		t.Errorf("%s: %d skipped functions, %d in the reference", what, len(b.Skipped), len(a.Skipped))
+		return
+	}
+	for i := range a.Skipped {
+		x, y := a.Skipped[i], b.Skipped[i]
+		if x.FDE != y.FDE || x.Reason != y.Reason || x.Emitted != y.Emitted {
+			t.Errorf("%s: skipped function %d differs: %v / %v", what, i, y.Error(), x.Error())
+		}
 	}
 }
 

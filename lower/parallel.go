@@ -94,5 +94,6 @@ func (r *Result) appendResult(p *Result, t Target) bool {
 	r.Sources = append(r.Sources, p.Sources...)
 	r.Skipped = append(r.Skipped, p.Skipped...)
 	r.copied += p.copied
+	r.fast += p.fast
 	return true
 }

@@ -30,6 +30,7 @@ func lowerRange(res *Result, frames *cfi.Frames, fdes []*cfi.FDE, t Target, opt 
 	if opt.Pack && !opt.noMemo {
 		m = newMemo(frames, len(fdes)/2)
 	}
+	fast := l.fastUsable()
 	for _, f := range fdes {
 		if opt.Pack {
 			l.recycle() // the FREs of the last function are packed
@@ -53,6 +54,19 @@ func lowerRange(res *Result, frames *cfi.Frames, fdes []*cfi.FDE, t Target, opt 
 				}
 				res.appendFunction(f, sec, i, t)
 				res.copied++
+				continue
+			}
+		}
+		if opt.Pack && fast {
+			if fde, reach, ok := l.lowerFast(f); ok {
+				if err := sec.AppendPacked(fde); err != nil {
+					return fmt.Errorf("lower: function at %#x: %w", f.Start, err)
+				}
+				if m != nil && memoable(f) {
+					m.add(key, f, i, reach)
+				}
+				res.appendFunction(f, sec, i, t)
+				res.fast++
 				continue
 			}
 		}

@@ -42,6 +42,7 @@ type Result struct {
 	Sources []*cfi.FDE
 
 	copied int // functions whose FREs were copied from an earlier one's
+	fast   int // functions translated on the fast path
 }
 
 // Lower is LowerWith in the default (correct) mode.

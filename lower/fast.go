@@ -1,0 +1,415 @@
+package lower
+
+import (
+	"encoding/binary"
+	"math"
+
+	"github.com/sframe-gen/sframe-gen/cfi"
+	"github.com/sframe-gen/sframe-gen/emit"
+)
+
+// The fast path translates, in the correct mode on AMD64, the functions
+// whose CFI keeps to what compilers write for them: the CFA on SP or FP
+// at an offset, FP saved on the stack or not, RA in its fixed slot, the
+// state remembered and restored a few levels deep. It reads the
+// instruction bytes itself and keeps a few integers of state per FRE
+// (fastRow) instead of decoding each instruction into a cfi.Instruction
+// and each state into a row. Whatever else it meets (another register for
+// the CFA, an expression, DW_CFA_set_loc, an operand too long, anything
+// the translator would refuse), it gives up before it has changed
+// anything and the function goes through the translator: the fast path
+// makes the FREs the translator makes, or none. TestFast and FuzzLower
+// compare the two on every input.
+
+// fastRow is the state of one FRE in the fast path: what a row holds when
+// the CFA is SP or FP plus an offset, FP is saved at CFA+offset or not, and
+// RA is in the ABI's fixed slot.
+type fastRow struct {
+	pc      uint32 // the FRE's start, from the function start
+	cfa     int32  // CFA offset
+	fp      int32  // where FP is saved, from the CFA (fpSaved)
+	cfaOnFP bool   // the CFA is FP+cfa, else SP+cfa
+	fpSaved bool
+}
+
+// fastStackDepth is how many remembered states the fast path keeps (the
+// translator has no limit; compilers nest one or two).
+const fastStackDepth = 8
+
+// fastCIE is the fast path's start state for the FDEs of one CIE.
+type fastCIE struct {
+	cie   *cfi.CIE
+	start fastRow
+	merge bool // the state after the CIE is a merge candidate
+	ok    bool // the fast path can start from it
+}
+
+// fastUsable reports whether the fast path may translate for l: AMD64, the
+// correct mode, a CFI section to take the alignment factors from.
+func (l *Lowerer) fastUsable() bool {
+	return l.regs.amd64 && !l.opt.GasCompat && !l.opt.noFast && l.frames != nil
+}
+
+// fastStart returns the fast path's state after the initial instructions
+// of cie, computed by the translator once per CIE (cached like
+// ciesDone), for the function f.
+func (l *Lowerer) fastStart(f *cfi.FDE) *fastCIE {
+	for i := range l.fastCIEs {
+		if c := &l.fastCIEs[i]; c.cie == f.CIE {
+			return c
+		}
+	}
+	c := &l.fastCIEs[l.fastNext]
+	l.fastNext = (l.fastNext + 1) % cieCacheSize
+	*c = l.fastFromCIE(f)
+	return c
+}
+
+// fastFromCIE runs the initial instructions of f's CIE through the
+// translator and turns the state it reaches into a fast start state, when
+// the fast path can go on from it (a state saveCIE would cache, that
+// fastRow can hold).
+func (l *Lowerer) fastFromCIE(f *cfi.FDE) fastCIE {
+	cie := f.CIE
+	c := fastCIE{cie: cie}
+	ca, da := cie.CodeAlign, cie.DataAlign
+	if cie.RAColumn != l.regs.ra || ca > 1<<20 || da > 1<<20 || da < -(1<<20) {
+		return c
+	}
+	x := &l.x
+	x.reset(l.regs, math.MaxUint32)
+	x.gas = false
+	if err := l.run(l.frames.CIEInstructions(cie), f, cie.Initial, cie.InitialOffset); err != nil {
+		return c
+	}
+	cur := &x.cur
+	if len(x.fres) != 0 || x.dropped != 0 || x.advanced || x.setLoc || len(x.stack) != 0 ||
+		x.noCFA || x.unrepresentable != "" || len(x.reasons) > 1 || x.flex || !x.hasCur {
+		return c
+	}
+	r := &l.regs
+	if cur.cfaReg != r.sp && cur.cfaReg != r.fp || cur.cfaDeref || !fitsInt32(cur.cfaOffset) ||
+		cur.raLoc != locNone || cur.raUndefined || cur.mangledRA ||
+		cur.fpLoc == locReg || cur.fpLoc == locStack && (!cur.fpDeref || !fitsInt32(cur.fpOffset)) {
+		return c
+	}
+	c.start = fastRow{cfa: int32(cur.cfaOffset), cfaOnFP: cur.cfaReg == r.fp}
+	if cur.fpLoc == locStack {
+		c.start.fpSaved, c.start.fp = true, int32(cur.fpOffset)
+	}
+	c.merge = cur.mergeCandidate
+	c.ok = true
+	return c
+}
+
+// fastULEB decodes an unsigned LEB128 number of at most 5 bytes at
+// data[pos:]: its value and the position after it, or n == 0 for a
+// longer or truncated one (left to the translator).
+func fastULEB(data []byte, pos int) (v uint64, n int) {
+	for shift := uint(0); shift < 35; shift += 7 {
+		if pos >= len(data) {
+			return 0, 0
+		}
+		b := data[pos]
+		pos++
+		v |= uint64(b&0x7f) << shift
+		if b < 0x80 {
+			return v, pos
+		}
+	}
+	return 0, 0
+}
+
+// fastSLEB is fastULEB for a signed LEB128 number.
+func fastSLEB(data []byte, pos int) (v int64, n int) {
+	start := pos
+	u, pos := fastULEB(data, pos)
+	if pos == 0 {
+		return 0, 0
+	}
+	bits := uint(7 * (pos - start))
+	return int64(u<<(64-bits)) >> (64 - bits), pos
+}
+
+// lowerFast translates f on the fast path. ok is false when it cannot:
+// then nothing has changed and the translator must. reach is how far the
+// CFI advances (the memo's translator.pc).
+func (l *Lowerer) lowerFast(f *cfi.FDE) (fde emit.FDE, reach uint64, ok bool) {
+	if f.CIE == nil || f.Size > math.MaxUint32 {
+		return fde, 0, false
+	}
+	c := l.fastStart(f)
+	if !c.ok {
+		return fde, 0, false
+	}
+	r := &l.regs
+	sp, fp, ra := r.sp, r.fp, r.ra
+	ca, da := f.CIE.CodeAlign, f.CIE.DataAlign
+	size := f.Size
+	data := f.Instructions
+	cur := c.start
+	changed := !c.merge // the translator's !mergeCandidate
+	rows := l.fastRows[:0]
+	var stack [fastStackDepth]fastRow
+	depth := 0
+	var pc uint64
+	for p := 0; p < len(data); {
+		b := data[p]
+		var delta uint64 // an advance, with advanced set
+		advanced := false
+		switch b >> 6 {
+		case 1: // DW_CFA_advance_loc
+			delta, advanced = uint64(b&0x3f), true
+			p++
+		case 2: // DW_CFA_offset
+			u, n := fastULEB(data, p+1)
+			if n == 0 || !l.fastOffset(&cur, uint64(b&0x3f), int64(u)*da) {
+				return fde, 0, false
+			}
+			changed = changed || uint64(b&0x3f) == fp || uint64(b&0x3f) == ra
+			p = n
+			continue
+		case 3: // DW_CFA_restore
+			if uint64(b&0x3f) == fp {
+				cur.fpSaved, cur.fp = c.start.fpSaved, c.start.fp
+				changed = true
+			}
+			// RA: the CIE's rule is the fixed slot, as now: no change.
+			p++
+			continue
+		}
+		if !advanced {
+			switch cfi.Op(b) {
+			case cfi.OpNop:
+				p++
+			case cfi.OpAdvanceLoc1:
+				if p+1 >= len(data) {
+					return fde, 0, false
+				}
+				delta, advanced = uint64(data[p+1]), true
+				p += 2
+			case cfi.OpAdvanceLoc2:
+				if p+2 >= len(data) {
+					return fde, 0, false
+				}
+				delta, advanced = uint64(l.order.Uint16(data[p+1:])), true
+				p += 3
+			case cfi.OpAdvanceLoc4:
+				if p+4 >= len(data) {
+					return fde, 0, false
+				}
+				delta, advanced = uint64(l.order.Uint32(data[p+1:])), true
+				p += 5
+			case cfi.OpOffsetExtended, cfi.OpOffsetExtendedSF:
+				reg, n := fastULEB(data, p+1)
+				if n == 0 {
+					return fde, 0, false
+				}
+				var off int64
+				if cfi.Op(b) == cfi.OpOffsetExtended {
+					u, m := fastULEB(data, n)
+					off, n = int64(u), m
+				} else {
+					off, n = fastSLEB(data, n)
+				}
+				if n == 0 || !l.fastOffset(&cur, reg, off*da) {
+					return fde, 0, false
+				}
+				changed = changed || reg == fp || reg == ra
+				p = n
+			case cfi.OpRestoreExtended:
+				reg, n := fastULEB(data, p+1)
+				if n == 0 {
+					return fde, 0, false
+				}
+				if reg == fp {
+					cur.fpSaved, cur.fp = c.start.fpSaved, c.start.fp
+					changed = true
+				}
+				p = n
+			case cfi.OpUndefined, cfi.OpSameValue:
+				reg, n := fastULEB(data, p+1)
+				if n == 0 || reg == ra || reg == sp && cfi.Op(b) == cfi.OpUndefined {
+					return fde, 0, false
+				}
+				if reg == fp {
+					if cfi.Op(b) == cfi.OpUndefined {
+						return fde, 0, false
+					}
+					cur.fpSaved, cur.fp = false, 0
+					changed = true
+				}
+				p = n
+			case cfi.OpRegister:
+				reg, n := fastULEB(data, p+1)
+				if n == 0 || reg == sp || reg == fp || reg == ra {
+					return fde, 0, false
+				}
+				if _, n = fastULEB(data, n); n == 0 {
+					return fde, 0, false
+				}
+				p = n
+			case cfi.OpRememberState:
+				if depth == fastStackDepth {
+					return fde, 0, false
+				}
+				stack[depth] = cur
+				depth++
+				p++
+			case cfi.OpRestoreState:
+				if depth == 0 {
+					return fde, 0, false
+				}
+				depth--
+				at := cur.pc
+				cur = stack[depth]
+				cur.pc = at
+				changed = true
+				p++
+			case cfi.OpDefCFA, cfi.OpDefCFASF:
+				reg, n := fastULEB(data, p+1)
+				if n == 0 || reg != sp && reg != fp {
+					return fde, 0, false
+				}
+				var off int64
+				if cfi.Op(b) == cfi.OpDefCFA {
+					u, m := fastULEB(data, n)
+					off, n = int64(u), m
+				} else {
+					s, m := fastSLEB(data, n)
+					off, n = s*da, m
+				}
+				if n == 0 || !fitsInt32(off) {
+					return fde, 0, false
+				}
+				cur.cfaOnFP, cur.cfa = reg == fp, int32(off)
+				changed = true
+				p = n
+			case cfi.OpDefCFARegister:
+				reg, n := fastULEB(data, p+1)
+				if n == 0 || reg != sp && reg != fp {
+					return fde, 0, false
+				}
+				cur.cfaOnFP = reg == fp
+				changed = true
+				p = n
+			case cfi.OpDefCFAOffset, cfi.OpDefCFAOffsetSF:
+				var off int64
+				var n int
+				if cfi.Op(b) == cfi.OpDefCFAOffset {
+					var u uint64
+					u, n = fastULEB(data, p+1)
+					off = int64(u)
+				} else {
+					var s int64
+					s, n = fastSLEB(data, p+1)
+					off = s * da
+				}
+				if n == 0 || !fitsInt32(off) {
+					return fde, 0, false
+				}
+				cur.cfa = int32(off)
+				changed = true
+				p = n
+			case cfi.OpGNUArgsSize:
+				// gas takes .cfi_escape 0x2e <n> with a one-byte n when n
+				// is 0 or the CFA is FP-based; the translator refuses the
+				// rest.
+				if p+1 >= len(data) || data[p+1] >= 0x80 || data[p+1] != 0 && !cur.cfaOnFP {
+					return fde, 0, false
+				}
+				p += 2
+			default:
+				return fde, 0, false
+			}
+			if !advanced {
+				continue
+			}
+		}
+		next := pc + delta*ca // delta < 1<<32, ca <= 1<<20: no overflow
+		if next > size {
+			return fde, 0, false
+		}
+		if changed {
+			if rows, ok = commitFast(rows, cur); !ok {
+				return fde, 0, false
+			}
+			changed = false
+		}
+		pc = next
+		cur.pc = uint32(pc)
+	}
+	if rows, ok = commitFast(rows, cur); !ok {
+		return fde, 0, false
+	}
+	l.fastRows = rows
+	fde = l.encodeFast(rows, uint32(size), f.CIE.Signal)
+	return fde, pc, true
+}
+
+// fastOffset applies DW_CFA_offset of reg at off to cur, as the
+// translator's offset does; false when the fast path cannot (RA saved
+// elsewhere than its fixed slot: a flex FDE; an FP offset beyond 32 bits:
+// refused).
+func (l *Lowerer) fastOffset(cur *fastRow, reg uint64, off int64) bool {
+	r := &l.regs
+	switch reg {
+	case r.fp:
+		if !fitsInt32(off) {
+			return false
+		}
+		cur.fpSaved, cur.fp = true, int32(off)
+	case r.ra:
+		return off == int64(r.fixedRA)
+	}
+	return true
+}
+
+// commitFast is the translator's commit for the fast path: rows grows by
+// cur, or its last row is replaced when cur starts at the same address (a
+// zero advance). ok is false past maxFREs (the translator refuses).
+func commitFast(rows []fastRow, cur fastRow) ([]fastRow, bool) {
+	if n := len(rows); n > 0 && rows[n-1].pc == cur.pc {
+		rows[n-1] = cur
+		return rows, true
+	}
+	if len(rows) == maxFREs {
+		return rows, false
+	}
+	return append(rows, cur), true
+}
+
+// encodeFast makes the SFrame FDE of rows as encode makes it of the
+// translator's rows: FRE start, one data word for the CFA offset and one
+// for FP when it is saved, in the smallest size that holds them.
+func (l *Lowerer) encodeFast(rows []fastRow, size uint32, signal bool) emit.FDE {
+	fde := emit.FDE{Size: size, Info: emit.FuncInfo(emit.PCInc, emit.FRETypeFor(size), false, signal)}
+	fde.FREs = l.allocFREs(len(rows))
+	words := l.wordsFor(2 * len(rows))
+	for i := range rows {
+		f := &rows[i]
+		ws, _ := emit.DataWordSizeFor(int64(f.cfa))
+		n := len(words)
+		words = append(words, f.cfa)
+		if f.fpSaved {
+			if s, _ := emit.DataWordSizeFor(int64(f.fp)); s > ws {
+				ws = s
+			}
+			words = append(words, f.fp)
+		}
+		e := &fde.FREs[i]
+		e.StartAddr = f.pc
+		e.Words = words[n:len(words):len(words)]
+		e.Info = emit.FREInfo(!f.cfaOnFP, len(e.Words), ws, false)
+	}
+	l.wordArena = words
+	return fde
+}
+
+// byteOrder returns the byte order of frames (little-endian without one).
+func byteOrder(frames *cfi.Frames) binary.ByteOrder {
+	if frames == nil || frames.Order == nil {
+		return binary.LittleEndian
+	}
+	return frames.Order
+}
