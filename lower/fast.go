@@ -134,13 +134,13 @@ func fastSLEB(data []byte, pos int) (v int64, n int) {
 // lowerFast translates f on the fast path. ok is false when it cannot:
 // then nothing has changed and the translator must. reach is how far the
 // CFI advances (the memo's translator.pc).
-func (l *Lowerer) lowerFast(f *cfi.FDE) (fde emit.FDE, reach uint64, ok bool) {
+func (l *Lowerer) lowerFast(f *cfi.FDE) (fde emit.FDE, ok bool) {
 	if f.CIE == nil || f.Size > math.MaxUint32 {
-		return fde, 0, false
+		return fde, false
 	}
 	c := l.fastStart(f)
 	if !c.ok {
-		return fde, 0, false
+		return fde, false
 	}
 	r := &l.regs
 	sp, fp, ra := r.sp, r.fp, r.ra
@@ -164,7 +164,7 @@ func (l *Lowerer) lowerFast(f *cfi.FDE) (fde emit.FDE, reach uint64, ok bool) {
 		case 2: // DW_CFA_offset
 			u, n := fastULEB(data, p+1)
 			if n == 0 || !l.fastOffset(&cur, uint64(b&0x3f), int64(u)*da) {
-				return fde, 0, false
+				return fde, false
 			}
 			changed = changed || uint64(b&0x3f) == fp || uint64(b&0x3f) == ra
 			p = n
@@ -184,26 +184,26 @@ func (l *Lowerer) lowerFast(f *cfi.FDE) (fde emit.FDE, reach uint64, ok bool) {
 				p++
 			case cfi.OpAdvanceLoc1:
 				if p+1 >= len(data) {
-					return fde, 0, false
+					return fde, false
 				}
 				delta, advanced = uint64(data[p+1]), true
 				p += 2
 			case cfi.OpAdvanceLoc2:
 				if p+2 >= len(data) {
-					return fde, 0, false
+					return fde, false
 				}
 				delta, advanced = uint64(l.order.Uint16(data[p+1:])), true
 				p += 3
 			case cfi.OpAdvanceLoc4:
 				if p+4 >= len(data) {
-					return fde, 0, false
+					return fde, false
 				}
 				delta, advanced = uint64(l.order.Uint32(data[p+1:])), true
 				p += 5
 			case cfi.OpOffsetExtended, cfi.OpOffsetExtendedSF:
 				reg, n := fastULEB(data, p+1)
 				if n == 0 {
-					return fde, 0, false
+					return fde, false
 				}
 				var off int64
 				if cfi.Op(b) == cfi.OpOffsetExtended {
@@ -213,14 +213,14 @@ func (l *Lowerer) lowerFast(f *cfi.FDE) (fde emit.FDE, reach uint64, ok bool) {
 					off, n = fastSLEB(data, n)
 				}
 				if n == 0 || !l.fastOffset(&cur, reg, off*da) {
-					return fde, 0, false
+					return fde, false
 				}
 				changed = changed || reg == fp || reg == ra
 				p = n
 			case cfi.OpRestoreExtended:
 				reg, n := fastULEB(data, p+1)
 				if n == 0 {
-					return fde, 0, false
+					return fde, false
 				}
 				if reg == fp {
 					cur.fpSaved, cur.fp = c.start.fpSaved, c.start.fp
@@ -230,11 +230,11 @@ func (l *Lowerer) lowerFast(f *cfi.FDE) (fde emit.FDE, reach uint64, ok bool) {
 			case cfi.OpUndefined, cfi.OpSameValue:
 				reg, n := fastULEB(data, p+1)
 				if n == 0 || reg == ra || reg == sp && cfi.Op(b) == cfi.OpUndefined {
-					return fde, 0, false
+					return fde, false
 				}
 				if reg == fp {
 					if cfi.Op(b) == cfi.OpUndefined {
-						return fde, 0, false
+						return fde, false
 					}
 					cur.fpSaved, cur.fp = false, 0
 					changed = true
@@ -243,22 +243,22 @@ func (l *Lowerer) lowerFast(f *cfi.FDE) (fde emit.FDE, reach uint64, ok bool) {
 			case cfi.OpRegister:
 				reg, n := fastULEB(data, p+1)
 				if n == 0 || reg == sp || reg == fp || reg == ra {
-					return fde, 0, false
+					return fde, false
 				}
 				if _, n = fastULEB(data, n); n == 0 {
-					return fde, 0, false
+					return fde, false
 				}
 				p = n
 			case cfi.OpRememberState:
 				if depth == fastStackDepth {
-					return fde, 0, false
+					return fde, false
 				}
 				stack[depth] = cur
 				depth++
 				p++
 			case cfi.OpRestoreState:
 				if depth == 0 {
-					return fde, 0, false
+					return fde, false
 				}
 				depth--
 				at := cur.pc
@@ -269,7 +269,7 @@ func (l *Lowerer) lowerFast(f *cfi.FDE) (fde emit.FDE, reach uint64, ok bool) {
 			case cfi.OpDefCFA, cfi.OpDefCFASF:
 				reg, n := fastULEB(data, p+1)
 				if n == 0 || reg != sp && reg != fp {
-					return fde, 0, false
+					return fde, false
 				}
 				var off int64
 				if cfi.Op(b) == cfi.OpDefCFA {
@@ -280,7 +280,7 @@ func (l *Lowerer) lowerFast(f *cfi.FDE) (fde emit.FDE, reach uint64, ok bool) {
 					off, n = s*da, m
 				}
 				if n == 0 || !fitsInt32(off) {
-					return fde, 0, false
+					return fde, false
 				}
 				cur.cfaOnFP, cur.cfa = reg == fp, int32(off)
 				changed = true
@@ -288,7 +288,7 @@ func (l *Lowerer) lowerFast(f *cfi.FDE) (fde emit.FDE, reach uint64, ok bool) {
 			case cfi.OpDefCFARegister:
 				reg, n := fastULEB(data, p+1)
 				if n == 0 || reg != sp && reg != fp {
-					return fde, 0, false
+					return fde, false
 				}
 				cur.cfaOnFP = reg == fp
 				changed = true
@@ -306,7 +306,7 @@ func (l *Lowerer) lowerFast(f *cfi.FDE) (fde emit.FDE, reach uint64, ok bool) {
 					off = s * da
 				}
 				if n == 0 || !fitsInt32(off) {
-					return fde, 0, false
+					return fde, false
 				}
 				cur.cfa = int32(off)
 				changed = true
@@ -316,11 +316,11 @@ func (l *Lowerer) lowerFast(f *cfi.FDE) (fde emit.FDE, reach uint64, ok bool) {
 				// is 0 or the CFA is FP-based; the translator refuses the
 				// rest.
 				if p+1 >= len(data) || data[p+1] >= 0x80 || data[p+1] != 0 && !cur.cfaOnFP {
-					return fde, 0, false
+					return fde, false
 				}
 				p += 2
 			default:
-				return fde, 0, false
+				return fde, false
 			}
 			if !advanced {
 				continue
@@ -328,11 +328,11 @@ func (l *Lowerer) lowerFast(f *cfi.FDE) (fde emit.FDE, reach uint64, ok bool) {
 		}
 		next := pc + delta*ca // delta < 1<<32, ca <= 1<<20: no overflow
 		if next > size {
-			return fde, 0, false
+			return fde, false
 		}
 		if changed {
 			if rows, ok = commitFast(rows, cur); !ok {
-				return fde, 0, false
+				return fde, false
 			}
 			changed = false
 		}
@@ -340,11 +340,11 @@ func (l *Lowerer) lowerFast(f *cfi.FDE) (fde emit.FDE, reach uint64, ok bool) {
 		cur.pc = uint32(pc)
 	}
 	if rows, ok = commitFast(rows, cur); !ok {
-		return fde, 0, false
+		return fde, false
 	}
 	l.fastRows = rows
 	fde = l.encodeFast(rows, uint32(size), f.CIE.Signal)
-	return fde, pc, true
+	return fde, true
 }
 
 // fastOffset applies DW_CFA_offset of reg at off to cur, as the

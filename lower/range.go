@@ -45,6 +45,16 @@ func lowerRange(res *Result, frames *cfi.Frames, fdes []*cfi.FDE, t Target, opt 
 			continue
 		}
 		i := len(sec.FDEs)
+		if opt.Pack && fast {
+			if fde, ok := l.lowerFast(f); ok {
+				if err := sec.AppendPacked(fde); err != nil {
+					return fmt.Errorf("lower: function at %#x: %w", f.Start, err)
+				}
+				res.appendFunction(f, sec, i, t)
+				res.fast++
+				continue
+			}
+		}
 		var key uint64
 		if m != nil && memoable(f) {
 			key = m.hash(f)
@@ -54,19 +64,6 @@ func lowerRange(res *Result, frames *cfi.Frames, fdes []*cfi.FDE, t Target, opt 
 				}
 				res.appendFunction(f, sec, i, t)
 				res.copied++
-				continue
-			}
-		}
-		if opt.Pack && fast {
-			if fde, reach, ok := l.lowerFast(f); ok {
-				if err := sec.AppendPacked(fde); err != nil {
-					return fmt.Errorf("lower: function at %#x: %w", f.Start, err)
-				}
-				if m != nil && memoable(f) {
-					m.add(key, f, i, reach)
-				}
-				res.appendFunction(f, sec, i, t)
-				res.fast++
 				continue
 			}
 		}
