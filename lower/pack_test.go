@@ -59,8 +59,8 @@ func TestPack(t *testing.T) {
 // neither, on every file under testdata, libc, libstdc++ and LLVM 15, in
 // both modes, serially and on 3 workers: the same bytes, skipped functions
 // and reasons, starts, sources and relocations. And that they are taken:
-// on the big libraries most functions are copied, and most of the others
-// go through the fast path.
+// on the big libraries the memo alone copies a quarter of the functions at
+// least, the fast path alone lowers three in four.
 func TestShortcuts(t *testing.T) {
 	files := testdataELFs(t)
 	// libc and libstdc++ are on every machine that runs the tests (CI
@@ -110,10 +110,14 @@ func TestShortcuts(t *testing.T) {
 					if v.noMemo && r.copied != 0 || v.noFast && r.fast != 0 || gas && r.fast != 0 {
 						t.Errorf("%s: %d functions copied, %d on the fast path", what, r.copied, r.fast)
 					}
-					if !gas && workers == 1 && v.name == "both" {
-						total += len(r.Section.FDEs)
-						copied += r.copied
-						fast += r.fast
+					if !gas && workers == 1 {
+						switch v.name {
+						case "memo":
+							total += len(r.Section.FDEs)
+							copied += r.copied
+						case "fast path":
+							fast += r.fast
+						}
 					}
 					if refRes == nil {
 						ref, refRes = enc, r
@@ -125,9 +129,9 @@ func TestShortcuts(t *testing.T) {
 		}
 		f.Close()
 	}
-	t.Logf("of %d functions, %d copied from an earlier one, %d on the fast path", total, copied, fast)
-	if copied < total/4 || fast < (total-copied)/2 {
-		t.Errorf("of %d functions only %d copied from an earlier one, %d on the fast path", total, copied, fast)
+	t.Logf("of %d functions, %d copied from an earlier one by the memo alone, %d lowered on the fast path alone", total, copied, fast)
+	if copied < total/4 || fast < total*3/4 {
+		t.Errorf("of %d functions only %d copied from an earlier one by the memo alone, %d lowered on the fast path alone", total, copied, fast)
 	}
 }
 
