@@ -13,52 +13,146 @@ import (
 // offset). f.FREs may be reused once it returns. s must be packed
 // already or empty, in version 3.
 func (s *Section) AppendPacked(f FDE) error {
+	w, err := s.BeginPacked(f)
+	if err != nil {
+		return err
+	}
+	for j := range f.FREs {
+		e := &f.FREs[j]
+		if err := w.Add(e.StartAddr, e.Info, e.Words); err != nil {
+			w.Abort()
+			return err
+		}
+	}
+	return w.End()
+}
+
+// PackedFDE appends one function to a packed section FRE by FRE: made by
+// Section.BeginPacked, given each FRE with Add, finished by End (or taken
+// back by Abort). For a caller that has the FREs in another form than
+// []FRE: the checks and bytes are AppendPacked's.
+type PackedFDE struct {
+	s   *Section
+	f   FDE
+	ft  FREType
+	big bool // the ABI's byte order is big-endian
+	off int  // where the attribute record starts in s.Packed
+	n   int  // FREs so far
+}
+
+// BeginPacked starts appending f (its FREs are not looked at) to the
+// packed section s: it appends f's attribute record to s.Packed. s must
+// be packed already or empty, in version 3; nothing else may be appended
+// to s until End or Abort.
+func (s *Section) BeginPacked(f FDE) (PackedFDE, error) {
 	if s.Packed == nil {
 		if len(s.FDEs) > 0 {
-			return fmt.Errorf("sframe: pack: section has %d unpacked FDEs", len(s.FDEs))
+			return PackedFDE{}, fmt.Errorf("sframe: pack: section has %d unpacked FDEs", len(s.FDEs))
 		}
 		s.Packed = []byte{}
 	}
 	if s.Header.Version != Version3 {
-		return fmt.Errorf("sframe: pack: version %d (only 3)", s.Header.Version)
+		return PackedFDE{}, fmt.Errorf("sframe: pack: version %d (only 3)", s.Header.Version)
 	}
 	order := s.Header.ABI.ByteOrder()
 	if order == nil {
-		return fmt.Errorf("sframe: pack: unknown ABI %d", uint8(s.Header.ABI))
+		return PackedFDE{}, fmt.Errorf("sframe: pack: unknown ABI %d", uint8(s.Header.ABI))
 	}
 	if len(f.FREs) > MaxFREsPerFDE {
-		return fmt.Errorf("sframe: pack: FDE %d: %d FREs (at most %d)", len(s.FDEs), len(f.FREs), MaxFREsPerFDE)
+		return PackedFDE{}, fmt.Errorf("sframe: pack: FDE %d: %d FREs (at most %d)", len(s.FDEs), len(f.FREs), MaxFREsPerFDE)
 	}
 	ft := f.FREType()
 	if ft.AddrSize() == 0 {
-		return fmt.Errorf("sframe: pack: FDE %d: invalid FRE type %d", len(s.FDEs), uint8(ft))
+		return PackedFDE{}, fmt.Errorf("sframe: pack: FDE %d: invalid FRE type %d", len(s.FDEs), uint8(ft))
 	}
-	// One pass: each FRE is checked, then appended; on an error the
-	// record is taken back.
-	off := len(s.Packed)
-	b := append(s.Packed, 0, 0, f.Info, f.Info2, f.RepSize)
-	order.PutUint16(b[off:], uint16(len(f.FREs)))
-	for j := range f.FREs {
-		e := &f.FREs[j]
-		n, err := checkFRE(ft, f.Size, j, e)
-		if err != nil {
-			s.Packed = b[:off]
-			return fmt.Errorf("sframe: pack: FDE %d: %w", len(s.FDEs), err)
+	w := PackedFDE{s: s, f: f, ft: ft, big: order == binary.BigEndian, off: len(s.Packed)}
+	w.f.FREs = nil
+	s.Packed = append(s.Packed, 0, 0, f.Info, f.Info2, f.RepSize)
+	return w, nil
+}
+
+// Add checks and appends one FRE: its start address, info byte and data
+// words (as many, of the size, as the info byte says).
+func (w *PackedFDE) Add(start uint32, info uint8, words []int32) error {
+	e := FRE{StartAddr: start, Info: info, Words: words}
+	if w.n == MaxFREsPerFDE {
+		return fmt.Errorf("sframe: pack: FDE %d: more than %d FREs", len(w.s.FDEs), MaxFREsPerFDE)
+	}
+	n, err := checkFRE(w.ft, w.f.Size, w.n, &e)
+	if err != nil {
+		return fmt.Errorf("sframe: pack: FDE %d: %w", len(w.s.FDEs), err)
+	}
+	b := w.s.Packed
+	p := len(b)
+	b = slices.Grow(b, n)[:p+n]
+	switch w.ft {
+	case FREAddr1:
+		b[p] = uint8(start)
+	case FREAddr2:
+		w.put16(b[p:], uint16(start))
+	default:
+		w.put32(b[p:], start)
+	}
+	p += w.ft.AddrSize()
+	b[p] = info
+	p++
+	switch e.DataWordSize() {
+	case DataWord1B:
+		for _, v := range words {
+			b[p] = uint8(v)
+			p++
 		}
-		p := len(b)
-		b = slices.Grow(b, n)[:p+n]
-		putFRE(b[p:], order, ft, e)
+	case DataWord2B:
+		for _, v := range words {
+			w.put16(b[p:], uint16(v))
+			p += 2
+		}
+	default:
+		for _, v := range words {
+			w.put32(b[p:], uint32(v))
+			p += 4
+		}
 	}
-	if uint64(len(b)) > math.MaxUint32 {
-		s.Packed = b[:off]
+	w.s.Packed = b
+	w.n++
+	return nil
+}
+
+func (w *PackedFDE) put16(b []byte, v uint16) {
+	if w.big {
+		binary.BigEndian.PutUint16(b, v)
+	} else {
+		binary.LittleEndian.PutUint16(b, v)
+	}
+}
+
+func (w *PackedFDE) put32(b []byte, v uint32) {
+	if w.big {
+		binary.BigEndian.PutUint32(b, v)
+	} else {
+		binary.LittleEndian.PutUint32(b, v)
+	}
+}
+
+// End writes the function's FRE count into its attribute record and
+// appends it to s.FDEs (FREOffset: the record's offset; no FREs).
+func (w *PackedFDE) End() error {
+	s := w.s
+	if uint64(len(s.Packed)) > math.MaxUint32 {
+		w.Abort()
 		return fmt.Errorf("sframe: pack: FRE data past 4 GiB at FDE %d", len(s.FDEs))
 	}
-	s.Packed = b
-	s.PackedFREs += len(f.FREs)
-	f.FREs = nil
-	f.FREOffset = uint32(off)
-	s.FDEs = append(s.FDEs, f)
+	w.put16(s.Packed[w.off:], uint16(w.n))
+	s.PackedFREs += w.n
+	w.f.FREOffset = uint32(w.off)
+	s.FDEs = append(s.FDEs, w.f)
 	return nil
+}
+
+// Abort takes the function back: s.Packed ends where it did before
+// BeginPacked.
+func (w *PackedFDE) Abort() {
+	w.s.Packed = w.s.Packed[:w.off]
 }
 
 // AppendPackedCopy appends to the packed section s a function of the given

@@ -131,16 +131,16 @@ func fastSLEB(data []byte, pos int) (v int64, n int) {
 	return int64(u<<(64-bits)) >> (64 - bits), pos
 }
 
-// lowerFast translates f on the fast path. ok is false when it cannot:
-// then nothing has changed and the translator must. reach is how far the
-// CFI advances (the memo's translator.pc).
-func (l *Lowerer) lowerFast(f *cfi.FDE) (fde emit.FDE, ok bool) {
+// lowerFast translates f on the fast path and appends its SFrame FDE to
+// the packed section sec. ok is false when it cannot: then nothing has
+// changed and the translator must.
+func (l *Lowerer) lowerFast(f *cfi.FDE, sec *emit.Section) (ok bool, err error) {
 	if f.CIE == nil || f.Size > math.MaxUint32 {
-		return fde, false
+		return false, nil
 	}
 	c := l.fastStart(f)
 	if !c.ok {
-		return fde, false
+		return false, nil
 	}
 	r := &l.regs
 	sp, fp, ra := r.sp, r.fp, r.ra
@@ -164,7 +164,7 @@ func (l *Lowerer) lowerFast(f *cfi.FDE) (fde emit.FDE, ok bool) {
 		case 2: // DW_CFA_offset
 			u, n := fastULEB(data, p+1)
 			if n == 0 || !l.fastOffset(&cur, uint64(b&0x3f), int64(u)*da) {
-				return fde, false
+				return false, nil
 			}
 			changed = changed || uint64(b&0x3f) == fp || uint64(b&0x3f) == ra
 			p = n
@@ -184,26 +184,26 @@ func (l *Lowerer) lowerFast(f *cfi.FDE) (fde emit.FDE, ok bool) {
 				p++
 			case cfi.OpAdvanceLoc1:
 				if p+1 >= len(data) {
-					return fde, false
+					return false, nil
 				}
 				delta, advanced = uint64(data[p+1]), true
 				p += 2
 			case cfi.OpAdvanceLoc2:
 				if p+2 >= len(data) {
-					return fde, false
+					return false, nil
 				}
 				delta, advanced = uint64(l.order.Uint16(data[p+1:])), true
 				p += 3
 			case cfi.OpAdvanceLoc4:
 				if p+4 >= len(data) {
-					return fde, false
+					return false, nil
 				}
 				delta, advanced = uint64(l.order.Uint32(data[p+1:])), true
 				p += 5
 			case cfi.OpOffsetExtended, cfi.OpOffsetExtendedSF:
 				reg, n := fastULEB(data, p+1)
 				if n == 0 {
-					return fde, false
+					return false, nil
 				}
 				var off int64
 				if cfi.Op(b) == cfi.OpOffsetExtended {
@@ -213,14 +213,14 @@ func (l *Lowerer) lowerFast(f *cfi.FDE) (fde emit.FDE, ok bool) {
 					off, n = fastSLEB(data, n)
 				}
 				if n == 0 || !l.fastOffset(&cur, reg, off*da) {
-					return fde, false
+					return false, nil
 				}
 				changed = changed || reg == fp || reg == ra
 				p = n
 			case cfi.OpRestoreExtended:
 				reg, n := fastULEB(data, p+1)
 				if n == 0 {
-					return fde, false
+					return false, nil
 				}
 				if reg == fp {
 					cur.fpSaved, cur.fp = c.start.fpSaved, c.start.fp
@@ -230,11 +230,11 @@ func (l *Lowerer) lowerFast(f *cfi.FDE) (fde emit.FDE, ok bool) {
 			case cfi.OpUndefined, cfi.OpSameValue:
 				reg, n := fastULEB(data, p+1)
 				if n == 0 || reg == ra || reg == sp && cfi.Op(b) == cfi.OpUndefined {
-					return fde, false
+					return false, nil
 				}
 				if reg == fp {
 					if cfi.Op(b) == cfi.OpUndefined {
-						return fde, false
+						return false, nil
 					}
 					cur.fpSaved, cur.fp = false, 0
 					changed = true
@@ -243,22 +243,22 @@ func (l *Lowerer) lowerFast(f *cfi.FDE) (fde emit.FDE, ok bool) {
 			case cfi.OpRegister:
 				reg, n := fastULEB(data, p+1)
 				if n == 0 || reg == sp || reg == fp || reg == ra {
-					return fde, false
+					return false, nil
 				}
 				if _, n = fastULEB(data, n); n == 0 {
-					return fde, false
+					return false, nil
 				}
 				p = n
 			case cfi.OpRememberState:
 				if depth == fastStackDepth {
-					return fde, false
+					return false, nil
 				}
 				stack[depth] = cur
 				depth++
 				p++
 			case cfi.OpRestoreState:
 				if depth == 0 {
-					return fde, false
+					return false, nil
 				}
 				depth--
 				at := cur.pc
@@ -269,7 +269,7 @@ func (l *Lowerer) lowerFast(f *cfi.FDE) (fde emit.FDE, ok bool) {
 			case cfi.OpDefCFA, cfi.OpDefCFASF:
 				reg, n := fastULEB(data, p+1)
 				if n == 0 || reg != sp && reg != fp {
-					return fde, false
+					return false, nil
 				}
 				var off int64
 				if cfi.Op(b) == cfi.OpDefCFA {
@@ -280,7 +280,7 @@ func (l *Lowerer) lowerFast(f *cfi.FDE) (fde emit.FDE, ok bool) {
 					off, n = s*da, m
 				}
 				if n == 0 || !fitsInt32(off) {
-					return fde, false
+					return false, nil
 				}
 				cur.cfaOnFP, cur.cfa = reg == fp, int32(off)
 				changed = true
@@ -288,7 +288,7 @@ func (l *Lowerer) lowerFast(f *cfi.FDE) (fde emit.FDE, ok bool) {
 			case cfi.OpDefCFARegister:
 				reg, n := fastULEB(data, p+1)
 				if n == 0 || reg != sp && reg != fp {
-					return fde, false
+					return false, nil
 				}
 				cur.cfaOnFP = reg == fp
 				changed = true
@@ -306,7 +306,7 @@ func (l *Lowerer) lowerFast(f *cfi.FDE) (fde emit.FDE, ok bool) {
 					off = s * da
 				}
 				if n == 0 || !fitsInt32(off) {
-					return fde, false
+					return false, nil
 				}
 				cur.cfa = int32(off)
 				changed = true
@@ -316,11 +316,11 @@ func (l *Lowerer) lowerFast(f *cfi.FDE) (fde emit.FDE, ok bool) {
 				// is 0 or the CFA is FP-based; the translator refuses the
 				// rest.
 				if p+1 >= len(data) || data[p+1] >= 0x80 || data[p+1] != 0 && !cur.cfaOnFP {
-					return fde, false
+					return false, nil
 				}
 				p += 2
 			default:
-				return fde, false
+				return false, nil
 			}
 			if !advanced {
 				continue
@@ -328,11 +328,11 @@ func (l *Lowerer) lowerFast(f *cfi.FDE) (fde emit.FDE, ok bool) {
 		}
 		next := pc + delta*ca // delta < 1<<32, ca <= 1<<20: no overflow
 		if next > size {
-			return fde, false
+			return false, nil
 		}
 		if changed {
 			if rows, ok = commitFast(rows, cur); !ok {
-				return fde, false
+				return false, nil
 			}
 			changed = false
 		}
@@ -340,11 +340,10 @@ func (l *Lowerer) lowerFast(f *cfi.FDE) (fde emit.FDE, ok bool) {
 		cur.pc = uint32(pc)
 	}
 	if rows, ok = commitFast(rows, cur); !ok {
-		return fde, false
+		return false, nil
 	}
 	l.fastRows = rows
-	fde = l.encodeFast(rows, uint32(size), f.CIE.Signal)
-	return fde, true
+	return true, packFast(sec, rows, uint32(size), f.CIE.Signal)
 }
 
 // fastOffset applies DW_CFA_offset of reg at off to cur, as the
@@ -379,31 +378,32 @@ func commitFast(rows []fastRow, cur fastRow) ([]fastRow, bool) {
 	return append(rows, cur), true
 }
 
-// encodeFast makes the SFrame FDE of rows as encode makes it of the
-// translator's rows: FRE start, one data word for the CFA offset and one
-// for FP when it is saved, in the smallest size that holds them.
-func (l *Lowerer) encodeFast(rows []fastRow, size uint32, signal bool) emit.FDE {
-	fde := emit.FDE{Size: size, Info: emit.FuncInfo(emit.PCInc, emit.FRETypeFor(size), false, signal)}
-	fde.FREs = l.allocFREs(len(rows))
-	words := l.wordsFor(2 * len(rows))
+// packFast appends to sec the SFrame FDE of rows, as encode makes it of
+// the translator's rows and AppendPacked packs it: FRE start, one data
+// word for the CFA offset and one for FP when it is saved, in the
+// smallest size that holds them.
+func packFast(sec *emit.Section, rows []fastRow, size uint32, signal bool) error {
+	w, err := sec.BeginPacked(emit.FDE{Size: size, Info: emit.FuncInfo(emit.PCInc, emit.FRETypeFor(size), false, signal)})
+	if err != nil {
+		return err
+	}
 	for i := range rows {
 		f := &rows[i]
 		ws, _ := emit.DataWordSizeFor(int64(f.cfa))
-		n := len(words)
-		words = append(words, f.cfa)
+		words := [2]int32{f.cfa, f.fp}
+		n := 1
 		if f.fpSaved {
 			if s, _ := emit.DataWordSizeFor(int64(f.fp)); s > ws {
 				ws = s
 			}
-			words = append(words, f.fp)
+			n = 2
 		}
-		e := &fde.FREs[i]
-		e.StartAddr = f.pc
-		e.Words = words[n:len(words):len(words)]
-		e.Info = emit.FREInfo(!f.cfaOnFP, len(e.Words), ws, false)
+		if err := w.Add(f.pc, emit.FREInfo(!f.cfaOnFP, n, ws, false), words[:n]); err != nil {
+			w.Abort()
+			return err
+		}
 	}
-	l.wordArena = words
-	return fde
+	return w.End()
 }
 
 // byteOrder returns the byte order of frames (little-endian without one).

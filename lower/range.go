@@ -46,8 +46,8 @@ func lowerRange(res *Result, frames *cfi.Frames, fdes []*cfi.FDE, t Target, opt 
 		}
 		i := len(sec.FDEs)
 		if opt.Pack && fast {
-			if fde, ok := l.lowerFast(f); ok {
-				if err := sec.AppendPacked(fde); err != nil {
+			if ok, err := l.lowerFast(f, sec); ok {
+				if err != nil {
 					return fmt.Errorf("lower: function at %#x: %w", f.Start, err)
 				}
 				res.appendFunction(f, sec, i, t)
