@@ -74,29 +74,37 @@ func (s *Section) BeginPacked(f FDE) (PackedFDE, error) {
 // Add checks and appends one FRE: its start address, info byte and data
 // words (as many, of the size, as the info byte says).
 func (w *PackedFDE) Add(start uint32, info uint8, words []int32) error {
-	e := FRE{StartAddr: start, Info: info, Words: words}
-	if w.n == MaxFREsPerFDE {
-		return fmt.Errorf("sframe: pack: FDE %d: more than %d FREs", len(w.s.FDEs), MaxFREsPerFDE)
-	}
-	n, err := checkFRE(w.ft, w.f.Size, w.n, &e)
-	if err != nil {
+	ws := DataWordSize(info >> 5 & 3)
+	if w.n == MaxFREsPerFDE || uint64(start) >= w.ft.Limit() || start > w.f.Size || ws.Bytes() == 0 ||
+		int(info>>1&0xf) != len(words) || len(words) > MaxDataWords || !wordsFit(words, ws) {
+		// checkFRE says what is wrong.
+		e := FRE{StartAddr: start, Info: info, Words: words}
+		_, err := checkFRE(w.ft, w.f.Size, w.n, &e)
+		if err == nil {
+			err = fmt.Errorf("more than %d FREs", MaxFREsPerFDE)
+		}
 		return fmt.Errorf("sframe: pack: FDE %d: %w", len(w.s.FDEs), err)
 	}
 	b := w.s.Packed
+	if cap(b)-len(b) < 4+1+4*MaxDataWords {
+		b = slices.Grow(b, 4+1+4*MaxDataWords)
+	}
 	p := len(b)
-	b = slices.Grow(b, n)[:p+n]
+	b = b[:cap(b)]
 	switch w.ft {
 	case FREAddr1:
 		b[p] = uint8(start)
+		p++
 	case FREAddr2:
 		w.put16(b[p:], uint16(start))
+		p += 2
 	default:
 		w.put32(b[p:], start)
+		p += 4
 	}
-	p += w.ft.AddrSize()
 	b[p] = info
 	p++
-	switch e.DataWordSize() {
+	switch ws {
 	case DataWord1B:
 		for _, v := range words {
 			b[p] = uint8(v)
@@ -113,9 +121,19 @@ func (w *PackedFDE) Add(start uint32, info uint8, words []int32) error {
 			p += 4
 		}
 	}
-	w.s.Packed = b
+	w.s.Packed = b[:p]
 	w.n++
 	return nil
+}
+
+// wordsFit reports whether every word fits size s.
+func wordsFit(words []int32, s DataWordSize) bool {
+	for _, v := range words {
+		if !wordFits(v, s) {
+			return false
+		}
+	}
+	return true
 }
 
 func (w *PackedFDE) put16(b []byte, v uint16) {
