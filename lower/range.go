@@ -26,11 +26,18 @@ func lowerRange(res *Result, frames *cfi.Frames, fdes []*cfi.FDE, t Target, opt 
 		return err
 	}
 	sec := res.Section
+	fast := l.fastUsable()
 	var m *memo
 	if opt.Pack && !opt.noMemo {
-		m = newMemo(frames, len(fdes)/2)
+		// Two functions in three repeat an earlier one's CFI; with the
+		// fast path, the memo sees only the few it leaves (it grows if
+		// need be).
+		hint := len(fdes) / 2
+		if fast {
+			hint = len(fdes) / 32
+		}
+		m = newMemo(frames, hint)
 	}
-	fast := l.fastUsable()
 	for _, f := range fdes {
 		if opt.Pack {
 			l.recycle() // the FREs of the last function are packed
