@@ -2,6 +2,7 @@ package elfpatch
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -42,16 +43,28 @@ func TestPatchLinkedCopy(t *testing.T) {
 				}
 				return PatchLinkedCopy(in, out, size, encode)
 			})
+			// The copy is made by the wait (after the encoding): anything
+			// written to out before it would be overwritten or cut.
+			waits := 0
 			parts, partsErr := patchTo(t, filepath.Join(dir, "parts"), func(out *os.File) (Layout, error) {
-				if _, err := io.Copy(out, io.NewSectionReader(in, 0, 1<<40)); err != nil {
-					t.Fatal(err)
-				}
+				encoded := false
 				return PatchLinkedCopyParts(in, out, size, func(addr uint64) ([][]byte, error) {
+					encoded = true
 					b, err := encode(addr)
 					// Three pieces, one of them empty.
 					return [][]byte{b[:size/3], b[size/3 : size/3], b[size/3:]}, err
+				}, func() error {
+					waits++
+					if !encoded {
+						t.Errorf("%s: wait called before the section was encoded", name)
+					}
+					_, err := io.Copy(out, io.NewSectionReader(in, 0, 1<<40))
+					return err
 				})
 			})
+			if partsErr == nil && waits != 1 {
+				t.Errorf("%s, %d bytes: PatchLinkedCopyParts waited %d times", name, size, waits)
+			}
 			in.Close()
 			if (wantErr == nil) != (gotErr == nil) || (wantErr == nil) != (partsErr == nil) {
 				t.Fatalf("%s, %d bytes: PatchLinked error %v, PatchLinkedCopy error %v, PatchLinkedCopyParts error %v", name, size, wantErr, gotErr, partsErr)
@@ -63,6 +76,28 @@ func TestPatchLinkedCopy(t *testing.T) {
 				t.Errorf("%s, %d bytes: PatchLinkedCopyParts output (%d bytes) differs from PatchLinked's (%d bytes)", name, size, len(parts), len(want))
 			}
 		}
+	}
+}
+
+// TestPatchLinkedCopyWaitError checks that an error of the copy ends
+// PatchLinkedCopyParts before it writes anything.
+func TestPatchLinkedCopyWaitError(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("..", "testdata", "link", "x86_64", "*.so"))
+	if len(files) == 0 {
+		t.Fatal("no linked x86_64 file under testdata/link")
+	}
+	in, err := os.Open(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	copyErr := errors.New("copy failed")
+	got, err := patchTo(t, filepath.Join(t.TempDir(), "out"), func(out *os.File) (Layout, error) {
+		return PatchLinkedCopyParts(in, out, 64, func(uint64) ([][]byte, error) { return [][]byte{make([]byte, 64)}, nil },
+			func() error { return copyErr })
+	})
+	if !errors.Is(err, copyErr) || len(got) != 0 {
+		t.Fatalf("PatchLinkedCopyParts with a failed copy: error %v, %d bytes written", err, len(got))
 	}
 }
 

@@ -61,7 +61,7 @@ const maxPadding = 64 << 20
 // in and out must be different files. out is truncated first; on error its
 // contents are unspecified, so write through [ReplaceFile].
 func PatchLinked(in, out *os.File, size int, encode func(addr uint64) ([]byte, error)) (Layout, error) {
-	return patchLinked(in, out, size, whole(encode), false)
+	return patchLinked(in, out, size, whole(encode), nil)
 }
 
 // PatchLinkedCopy is PatchLinked for an out that already holds an exact
@@ -70,15 +70,25 @@ func PatchLinked(in, out *os.File, size int, encode func(addr uint64) ([]byte, e
 // work overlap. Only the bytes that differ are written; out is cut or
 // extended to the new size.
 func PatchLinkedCopy(in, out *os.File, size int, encode func(addr uint64) ([]byte, error)) (Layout, error) {
-	return patchLinked(in, out, size, whole(encode), true)
+	return patchLinked(in, out, size, whole(encode), copyDone)
 }
+
+// copyDone is the wait of a copy already made.
+func copyDone() error { return nil }
 
 // PatchLinkedCopyParts is PatchLinkedCopy with the section given in pieces
 // written one after the other (emit.Section.EncodeParts): the FRE data of
 // a packed section is written from where it is, not first copied into one
-// buffer with the header and index.
-func PatchLinkedCopyParts(in, out *os.File, size int, encode func(addr uint64) ([][]byte, error)) (Layout, error) {
-	return patchLinked(in, out, size, encode, true)
+// buffer with the header and index. The copy may still be running: wait
+// is called once the section is encoded, before out is looked at or
+// written, and must return when the copy is complete (its error, if any,
+// ends the patch; nil: the copy is made). Planning and encoding thus
+// overlap the copy too.
+func PatchLinkedCopyParts(in, out *os.File, size int, encode func(addr uint64) ([][]byte, error), wait func() error) (Layout, error) {
+	if wait == nil {
+		wait = copyDone
+	}
+	return patchLinked(in, out, size, encode, wait)
 }
 
 // whole makes an encode function of the section in one piece one of the
@@ -90,7 +100,10 @@ func whole(encode func(addr uint64) ([]byte, error)) func(addr uint64) ([][]byte
 	}
 }
 
-func patchLinked(in, out *os.File, size int, encode func(addr uint64) ([][]byte, error), copied bool) (Layout, error) {
+// patchLinked writes out as in with the section encode gives. With
+// copied nil, out is written whole; otherwise copied is called before out
+// is written, which then holds a copy of in: only what differs is written.
+func patchLinked(in, out *os.File, size int, encode func(addr uint64) ([][]byte, error), copied func() error) (Layout, error) {
 	st, err := in.Stat()
 	if err != nil {
 		return Layout{}, err
@@ -123,7 +136,10 @@ func patchLinked(in, out *os.File, size int, encode func(addr uint64) ([][]byte,
 		off += uint64(len(b))
 	}
 	write := p.write
-	if copied {
+	if copied != nil {
+		if err := copied(); err != nil {
+			return Layout{}, err
+		}
 		write = p.writeOverCopy
 	}
 	if err := write(in, out); err != nil {

@@ -206,8 +206,8 @@ var errUnchanged = errors.New("unchanged")
 
 // generateLinked writes a linked file with its new section. The input is
 // copied to the output file to file (copy_file_range) while the CFI is
-// read and the section made, so that the copy, most of the time on big
-// files, overlaps the work.
+// read, the section made, placed and encoded, so that the copy, most of
+// the time on big files, overlaps the work.
 func (c *cli) generateLinked(file string, in *os.File, st fs.FileInfo, ef *elf.File, target lower.Target, o generateOptions) error {
 	var res *lower.Result
 	var layout elfpatch.Layout
@@ -220,12 +220,25 @@ func (c *cli) generateLinked(file string, in *os.File, st fs.FileInfo, ef *elf.F
 		go func() {
 			copied <- elfpatch.CopySparse(tmp, in, st.Size())
 		}()
+		// wait returns the copy's error once it is done; whatever
+		// happens, the copy is done before tmp is closed or removed.
+		var copyErr error
+		waited := false
+		wait := func() error {
+			if !waited {
+				copyErr, waited = <-copied, true
+			}
+			return copyErr
+		}
+		defer wait()
 		frames, err := c.readCFI(file, ef, o)
 		if err == nil {
 			err = c.makeLinked(file, ef, frames, target, o, &res, &size)
 		}
-		if cerr := <-copied; cerr != nil {
-			return cerr
+		if err != nil {
+			if cerr := wait(); cerr != nil {
+				return cerr
+			}
 		}
 		if err == errNoCFI {
 			if o.output == "" {
@@ -244,7 +257,7 @@ func (c *cli) generateLinked(file string, in *os.File, st fs.FileInfo, ef *elf.F
 			}
 			return parts, nil
 		}
-		layout, err = elfpatch.PatchLinkedCopyParts(in, tmp, size, encode)
+		layout, err = elfpatch.PatchLinkedCopyParts(in, tmp, size, encode, wait)
 		return err
 	})
 	if err == errUnchanged {
