@@ -8,9 +8,10 @@ import (
 	"github.com/sframe-gen/sframe-gen/emit"
 )
 
-// The fast path translates, in the correct mode on AMD64, the functions
-// whose CFI keeps to what compilers write for them: the CFA on SP or FP
-// at an offset, FP saved on the stack or not, RA in its fixed slot, the
+// The fast path translates, in the correct mode on AMD64 and AArch64, the
+// functions whose CFI keeps to what compilers write for them: the CFA on
+// SP or FP at an offset, FP saved on the stack or not, RA in its fixed
+// slot (AMD64) or saved on the stack or not (AArch64, signed or not), the
 // state remembered and restored a few levels deep. It reads the
 // instruction bytes itself and keeps a few integers of state per FRE
 // (fastRow) instead of decoding each instruction into a cfi.Instruction
@@ -22,14 +23,17 @@ import (
 // compare the two on every input.
 
 // fastRow is the state of one FRE in the fast path: what a row holds when
-// the CFA is SP or FP plus an offset, FP is saved at CFA+offset or not, and
-// RA is in the ABI's fixed slot.
+// the CFA is SP or FP plus an offset, FP and (with RA tracking) RA are
+// saved at CFA+offset or not, and (AMD64) RA is in its fixed slot.
 type fastRow struct {
 	pc      uint32 // the FRE's start, from the function start
 	cfa     int32  // CFA offset
 	fp      int32  // where FP is saved, from the CFA (fpSaved)
+	ra      int32  // where RA is saved, from the CFA (raSaved)
 	cfaOnFP bool   // the CFA is FP+cfa, else SP+cfa
 	fpSaved bool
+	raSaved bool // AArch64 only: on AMD64 RA stays in its fixed slot
+	mangled bool // AArch64: RA is signed
 }
 
 // fastStackDepth is how many remembered states the fast path keeps (the
@@ -44,10 +48,11 @@ type fastCIE struct {
 	ok    bool // the fast path can start from it
 }
 
-// fastUsable reports whether the fast path may translate for l: AMD64, the
-// correct mode, a CFI section to take the alignment factors from.
+// fastUsable reports whether the fast path may translate for l: AMD64 or
+// AArch64, the correct mode, a CFI section to take the alignment factors
+// from.
 func (l *Lowerer) fastUsable() bool {
-	return l.regs.amd64 && !l.opt.GasCompat && !l.opt.noFast && l.frames != nil
+	return (l.regs.amd64 || l.regs.aarch64) && !l.opt.GasCompat && !l.opt.noFast && l.frames != nil
 }
 
 // fastStart returns the fast path's state after the initial instructions
@@ -88,14 +93,17 @@ func (l *Lowerer) fastFromCIE(f *cfi.FDE) fastCIE {
 		return c
 	}
 	r := &l.regs
-	if cur.cfaReg != r.sp && cur.cfaReg != r.fp || cur.cfaDeref || !fitsInt32(cur.cfaOffset) ||
-		cur.raLoc != locNone || cur.raUndefined || cur.mangledRA ||
+	if cur.cfaReg != r.sp && cur.cfaReg != r.fp || cur.cfaDeref || !fitsInt32(cur.cfaOffset) || cur.raUndefined ||
+		cur.raLoc == locReg || cur.raLoc == locStack && (!r.raTracking || !cur.raDeref || !fitsInt32(cur.raOffset)) ||
 		cur.fpLoc == locReg || cur.fpLoc == locStack && (!cur.fpDeref || !fitsInt32(cur.fpOffset)) {
 		return c
 	}
-	c.start = fastRow{cfa: int32(cur.cfaOffset), cfaOnFP: cur.cfaReg == r.fp}
+	c.start = fastRow{cfa: int32(cur.cfaOffset), cfaOnFP: cur.cfaReg == r.fp, mangled: cur.mangledRA}
 	if cur.fpLoc == locStack {
 		c.start.fpSaved, c.start.fp = true, int32(cur.fpOffset)
+	}
+	if cur.raLoc == locStack {
+		c.start.raSaved, c.start.ra = true, int32(cur.raOffset)
 	}
 	c.merge = cur.mergeCandidate
 	c.ok = true
@@ -170,11 +178,7 @@ func (l *Lowerer) lowerFast(f *cfi.FDE, sec *emit.Section) (ok bool, err error) 
 			p = n
 			continue
 		case 3: // DW_CFA_restore
-			if uint64(b&0x3f) == fp {
-				cur.fpSaved, cur.fp = c.start.fpSaved, c.start.fp
-				changed = true
-			}
-			// RA: the CIE's rule is the fixed slot, as now: no change.
+			changed = l.fastRestore(&cur, &c.start, uint64(b&0x3f)) || changed
 			p++
 			continue
 		}
@@ -222,24 +226,37 @@ func (l *Lowerer) lowerFast(f *cfi.FDE, sec *emit.Section) (ok bool, err error) 
 				if n == 0 {
 					return false, nil
 				}
-				if reg == fp {
-					cur.fpSaved, cur.fp = c.start.fpSaved, c.start.fp
-					changed = true
-				}
+				changed = l.fastRestore(&cur, &c.start, reg) || changed
 				p = n
-			case cfi.OpUndefined, cfi.OpSameValue:
+			case cfi.OpUndefined:
+				// Of FP or SP: refused; of RA: an outermost frame.
 				reg, n := fastULEB(data, p+1)
-				if n == 0 || reg == ra || reg == sp && cfi.Op(b) == cfi.OpUndefined {
+				if n == 0 || reg == ra || reg == sp || reg == fp {
 					return false, nil
 				}
-				if reg == fp {
-					if cfi.Op(b) == cfi.OpUndefined {
-						return false, nil
-					}
+				p = n
+			case cfi.OpSameValue:
+				// Of RA on AMD64: not representable.
+				reg, n := fastULEB(data, p+1)
+				if n == 0 || reg == ra && !r.raTracking {
+					return false, nil
+				}
+				switch reg {
+				case fp:
 					cur.fpSaved, cur.fp = false, 0
+					changed = true
+				case ra:
+					cur.raSaved, cur.ra = false, 0
 					changed = true
 				}
 				p = n
+			case cfi.OpGNUWindowSave:
+				if !r.aarch64 {
+					return false, nil
+				}
+				cur.mangled = !cur.mangled
+				changed = true
+				p++
 			case cfi.OpRegister:
 				reg, n := fastULEB(data, p+1)
 				if n == 0 || reg == sp || reg == fp || reg == ra {
@@ -343,13 +360,20 @@ func (l *Lowerer) lowerFast(f *cfi.FDE, sec *emit.Section) (ok bool, err error) 
 		return false, nil
 	}
 	l.fastRows = rows
-	return true, packFast(sec, rows, uint32(size), f.CIE.Signal)
+	if r.raTracking {
+		for i := range rows {
+			if rows[i].fpSaved && !rows[i].raSaved {
+				return false, nil // refused: FP without RA on stack
+			}
+		}
+	}
+	return true, l.packFast(sec, rows, uint32(size), f.CIE)
 }
 
 // fastOffset applies DW_CFA_offset of reg at off to cur, as the
-// translator's offset does; false when the fast path cannot (RA saved
-// elsewhere than its fixed slot: a flex FDE; an FP offset beyond 32 bits:
-// refused).
+// translator's offset does; false when the fast path cannot (AMD64: RA
+// saved elsewhere than its fixed slot, a flex FDE; an offset beyond 32
+// bits: refused).
 func (l *Lowerer) fastOffset(cur *fastRow, reg uint64, off int64) bool {
 	r := &l.regs
 	switch reg {
@@ -359,9 +383,32 @@ func (l *Lowerer) fastOffset(cur *fastRow, reg uint64, off int64) bool {
 		}
 		cur.fpSaved, cur.fp = true, int32(off)
 	case r.ra:
-		return off == int64(r.fixedRA)
+		if !r.raTracking {
+			return off == int64(r.fixedRA)
+		}
+		if !fitsInt32(off) {
+			return false
+		}
+		cur.raSaved, cur.ra = true, int32(off)
 	}
 	return true
+}
+
+// fastRestore applies DW_CFA_restore of reg to cur, as the translator's
+// restore does: FP and (with RA tracking) RA go back to their rule after
+// the CIE, start; it reports whether that counts as a change (on AMD64 the
+// RA rule, always the fixed slot here, stays as it is).
+func (l *Lowerer) fastRestore(cur, start *fastRow, reg uint64) bool {
+	r := &l.regs
+	switch {
+	case reg == r.fp:
+		cur.fpSaved, cur.fp = start.fpSaved, start.fp
+		return true
+	case reg == r.ra && r.raTracking:
+		cur.raSaved, cur.ra = start.raSaved, start.ra
+		return true
+	}
+	return false
 }
 
 // commitFast is the translator's commit for the fast path: rows grows by
@@ -378,27 +425,35 @@ func commitFast(rows []fastRow, cur fastRow) ([]fastRow, bool) {
 	return append(rows, cur), true
 }
 
-// packFast appends to sec the SFrame FDE of rows, as encode makes it of
-// the translator's rows and AppendPacked packs it: FRE start, one data
-// word for the CFA offset and one for FP when it is saved, in the
-// smallest size that holds them.
-func packFast(sec *emit.Section, rows []fastRow, size uint32, signal bool) error {
-	w, err := sec.BeginPacked(emit.FDE{Size: size, Info: emit.FuncInfo(emit.PCInc, emit.FRETypeFor(size), false, signal)})
+// packFast appends to sec the SFrame FDE of rows for a function of f's
+// CIE, as encode makes it of the translator's rows and AppendPacked packs
+// it: FRE start, then data words for the CFA offset, RA's (when saved) and
+// FP's (when saved), in the smallest size that holds them.
+func (l *Lowerer) packFast(sec *emit.Section, rows []fastRow, size uint32, cie *cfi.CIE) error {
+	pauthB := l.regs.aarch64 && cie.BKey
+	w, err := sec.BeginPacked(emit.FDE{Size: size, Info: emit.FuncInfo(emit.PCInc, emit.FRETypeFor(size), pauthB, cie.Signal)})
 	if err != nil {
 		return err
 	}
 	for i := range rows {
 		f := &rows[i]
 		ws, _ := emit.DataWordSizeFor(int64(f.cfa))
-		words := [2]int32{f.cfa, f.fp}
+		var words [3]int32
+		words[0] = f.cfa
 		n := 1
-		if f.fpSaved {
-			if s, _ := emit.DataWordSizeFor(int64(f.fp)); s > ws {
-				ws = s
+		for _, saved := range [...]struct {
+			on  bool
+			off int32
+		}{{f.raSaved, f.ra}, {f.fpSaved, f.fp}} {
+			if saved.on {
+				if s, _ := emit.DataWordSizeFor(int64(saved.off)); s > ws {
+					ws = s
+				}
+				words[n] = saved.off
+				n++
 			}
-			n = 2
 		}
-		if err := w.Add(f.pc, emit.FREInfo(!f.cfaOnFP, n, ws, false), words[:n]); err != nil {
+		if err := w.Add(f.pc, emit.FREInfo(!f.cfaOnFP, n, ws, f.mangled), words[:n]); err != nil {
 			w.Abort()
 			return err
 		}
