@@ -20,8 +20,9 @@ func addObjectSeeds(f *testing.F) {
 }
 
 // FuzzPatchLinked: no panic on any input; a successful patch satisfies the
-// loader invariants, keeps every input section (CheckPreserved) and patches
-// again in place.
+// loader invariants, keeps every input section (CheckPreserved), patches
+// again in place, and is what PatchLinkedCopyParts writes over a copy made
+// while it encodes.
 func FuzzPatchLinked(f *testing.F) {
 	f.Add(synthExec(binary.LittleEndian))
 	f.Add(synthExec(binary.BigEndian))
@@ -47,6 +48,10 @@ func FuzzPatchLinked(f *testing.F) {
 		}
 		if err := CheckPreserved(in, out); err != nil {
 			t.Fatalf("patched output does not keep the input: %v", err)
+		}
+		overCopy, err := patchOverCopy(t, in, sf)
+		if err != nil || !bytes.Equal(overCopy, out) {
+			t.Fatalf("PatchLinkedCopyParts (error %v) differs from PatchLinked", err)
 		}
 		again, lay, err := patchBytes(t, out, sf)
 		if err != nil {

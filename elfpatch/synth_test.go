@@ -101,6 +101,36 @@ func patchBytesFunc(t testing.TB, in []byte, size int, enc func(uint64) ([]byte,
 	return out, lay, nil
 }
 
+// patchOverCopy patches in with PatchLinkedCopyParts, the section sf in
+// two pieces, the copy of in made by its wait.
+func patchOverCopy(t testing.TB, in []byte, sf []byte) ([]byte, error) {
+	dir := t.TempDir()
+	ip, op := filepath.Join(dir, "in"), filepath.Join(dir, "out")
+	if err := os.WriteFile(ip, in, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Open(ip)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fi.Close()
+	fo, err := os.Create(op)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fo.Close()
+	_, err = PatchLinkedCopyParts(fi, fo, len(sf), func(uint64) ([][]byte, error) {
+		return [][]byte{sf[:len(sf)/2], sf[len(sf)/2:]}, nil
+	}, func() error {
+		_, err := fo.Write(in)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return os.ReadFile(op)
+}
+
 // checkInvariants checks what loaders need of a patched file.
 func checkInvariants(b []byte, sfLen int) error {
 	f, err := elf.NewFile(bytes.NewReader(b))
