@@ -35,7 +35,7 @@ RUNS=${RUNS:-5}
 if [ -n "${SFRAME_GEN:-}" ]; then
   BIN=$(readlink -f "$SFRAME_GEN") # a prebuilt binary (e.g. an older version, for before/after)
 else
-  go build -o bin/sframe-gen ./cmd/sframe-gen
+  CGO_ENABLED=0 go build -o bin/sframe-gen ./cmd/sframe-gen
   BIN=$PWD/bin/sframe-gen
 fi
 READELF=${READELF:-readelf}
