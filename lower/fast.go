@@ -8,11 +8,12 @@ import (
 	"github.com/sframe-gen/sframe-gen/emit"
 )
 
-// The fast path translates, in the correct mode on AMD64 and AArch64, the
-// functions whose CFI keeps to what compilers write for them: the CFA on
-// SP or FP at an offset, FP saved on the stack or not, RA in its fixed
-// slot (AMD64) or saved on the stack or not (AArch64, signed or not), the
-// state remembered and restored a few levels deep. It reads the
+// The fast path translates, in the correct mode, the functions whose CFI
+// keeps to what compilers write for them: the CFA on SP or FP at an offset
+// (on s390x, one its encoding gives back), FP saved on the stack or not,
+// RA in its fixed slot (AMD64) or saved on the stack or not (AArch64,
+// signed or not; s390x), the state remembered and restored a few levels
+// deep. It reads the
 // instruction bytes itself and keeps a few integers of state per FRE
 // (fastRow) instead of decoding each instruction into a cfi.Instruction
 // and each state into a row. Whatever else it meets (another register for
@@ -27,12 +28,12 @@ import (
 // saved at CFA+offset or not, and (AMD64) RA is in its fixed slot.
 type fastRow struct {
 	pc      uint32 // the FRE's start, from the function start
-	cfa     int32  // CFA offset
+	cfa     int32  // CFA offset (s390x: encoded, as rows keep it)
 	fp      int32  // where FP is saved, from the CFA (fpSaved)
 	ra      int32  // where RA is saved, from the CFA (raSaved)
 	cfaOnFP bool   // the CFA is FP+cfa, else SP+cfa
 	fpSaved bool
-	raSaved bool // AArch64 only: on AMD64 RA stays in its fixed slot
+	raSaved bool // with RA tracking only: on AMD64 RA stays in its fixed slot
 	mangled bool // AArch64: RA is signed
 }
 
@@ -48,11 +49,10 @@ type fastCIE struct {
 	ok    bool // the fast path can start from it
 }
 
-// fastUsable reports whether the fast path may translate for l: AMD64 or
-// AArch64, the correct mode, a CFI section to take the alignment factors
-// from.
+// fastUsable reports whether the fast path may translate for l: the
+// correct mode, a CFI section to take the alignment factors from.
 func (l *Lowerer) fastUsable() bool {
-	return (l.regs.amd64 || l.regs.aarch64) && !l.opt.GasCompat && !l.opt.noFast && l.frames != nil
+	return (l.regs.amd64 || l.regs.aarch64 || l.regs.s390x) && !l.opt.GasCompat && !l.opt.noFast && l.frames != nil
 }
 
 // fastStart returns the fast path's state after the initial instructions
@@ -296,10 +296,11 @@ func (l *Lowerer) lowerFast(f *cfi.FDE, sec *emit.Section) (ok bool, err error) 
 					s, m := fastSLEB(data, n)
 					off, n = s*da, m
 				}
-				if n == 0 || !fitsInt32(off) {
+				enc, ok := l.fastCFAOffset(off)
+				if n == 0 || !ok {
 					return false, nil
 				}
-				cur.cfaOnFP, cur.cfa = reg == fp, int32(off)
+				cur.cfaOnFP, cur.cfa = reg == fp, enc
 				changed = true
 				p = n
 			case cfi.OpDefCFARegister:
@@ -322,10 +323,11 @@ func (l *Lowerer) lowerFast(f *cfi.FDE, sec *emit.Section) (ok bool, err error) 
 					s, n = fastSLEB(data, p+1)
 					off = s * da
 				}
-				if n == 0 || !fitsInt32(off) {
+				enc, ok := l.fastCFAOffset(off)
+				if n == 0 || !ok {
 					return false, nil
 				}
-				cur.cfa = int32(off)
+				cur.cfa = enc
 				changed = true
 				p = n
 			case cfi.OpGNUArgsSize:
@@ -360,7 +362,7 @@ func (l *Lowerer) lowerFast(f *cfi.FDE, sec *emit.Section) (ok bool, err error) 
 		return false, nil
 	}
 	l.fastRows = rows
-	if r.raTracking {
+	if r.raTracking && !r.s390x {
 		for i := range rows {
 			if rows[i].fpSaved && !rows[i].raSaved {
 				return false, nil // refused: FP without RA on stack
@@ -368,6 +370,20 @@ func (l *Lowerer) lowerFast(f *cfi.FDE, sec *emit.Section) (ok bool, err error) 
 		}
 	}
 	return true, l.packFast(sec, rows, uint32(size), f.CIE)
+}
+
+// fastCFAOffset is a CFA offset as the row keeps it (s390x: encoded as
+// (off-160)/8), or false when the translator refuses it or would give a
+// reason (not in 32 bits; on s390x, not given back by the decoding).
+func (l *Lowerer) fastCFAOffset(off int64) (int32, bool) {
+	enc := off
+	if l.regs.s390x {
+		enc = emit.S390XCFAOffsetEncode(off)
+	}
+	if !fitsInt32(enc) || l.regs.s390x && int64(emit.S390XCFAOffsetDecode(int32(enc))) != off {
+		return 0, false
+	}
+	return int32(enc), true
 }
 
 // fastOffset applies DW_CFA_offset of reg at off to cur, as the
@@ -441,10 +457,16 @@ func (l *Lowerer) packFast(sec *emit.Section, rows []fastRow, size uint32, cie *
 		var words [3]int32
 		words[0] = f.cfa
 		n := 1
+		// s390x: FP saved without RA gets a padding word for RA.
+		ra := f.ra
+		pad := l.regs.s390x && f.fpSaved && !f.raSaved
+		if pad {
+			ra = emit.RAOffsetInvalid
+		}
 		for _, saved := range [...]struct {
 			on  bool
 			off int32
-		}{{f.raSaved, f.ra}, {f.fpSaved, f.fp}} {
+		}{{f.raSaved || pad, ra}, {f.fpSaved, f.fp}} {
 			if saved.on {
 				if s, _ := emit.DataWordSizeFor(int64(saved.off)); s > ws {
 					ws = s

@@ -60,14 +60,15 @@ func TestPack(t *testing.T) {
 // both modes, serially and on 3 workers: the same bytes, skipped functions
 // and reasons, starts, sources and relocations. And that they are taken:
 // on the big libraries the memo alone copies a quarter of the functions at
-// least, the fast path alone lowers three in four, on AMD64 and AArch64.
+// least, the fast path alone lowers three in four, on each ABI.
 func TestShortcuts(t *testing.T) {
 	files := testdataELFs(t)
 	// libc and libstdc++ are on every machine that runs the tests (CI
-	// installs g++), and the AArch64 sanitizer runtimes (gcc's
-	// cross-compiler depends on them); LLVM 15 only where it is.
+	// installs g++), and the AArch64 and s390x sanitizer runtimes (gcc's
+	// cross-compilers depend on them); LLVM 15 only where it is.
 	system := []string{"/lib/x86_64-linux-gnu/libc.so.6", "/usr/lib/x86_64-linux-gnu/libstdc++.so.6",
-		"/usr/aarch64-linux-gnu/lib/libasan.so.8", "/usr/aarch64-linux-gnu/lib/libtsan.so.2"}
+		"/usr/aarch64-linux-gnu/lib/libasan.so.8", "/usr/aarch64-linux-gnu/lib/libtsan.so.2",
+		"/usr/s390x-linux-gnu/lib/libasan.so.8", "/usr/s390x-linux-gnu/lib/libubsan.so.1"}
 	for _, p := range system {
 		if _, err := os.Stat(p); err != nil {
 			t.Fatalf("system library missing: %v", err)
@@ -137,7 +138,7 @@ func TestShortcuts(t *testing.T) {
 	if copied < total/4 {
 		t.Errorf("of %d functions only %d copied from an earlier one by the memo alone", total, copied)
 	}
-	for _, arch := range []Arch{AMD64, AArch64} {
+	for _, arch := range []Arch{AMD64, AArch64, S390X} {
 		t.Logf("%v: of %d functions, %d lowered on the fast path alone", arch, functions[arch], fast[arch])
 		if fast[arch] < functions[arch]*3/4 {
 			t.Errorf("%v: of %d functions only %d lowered on the fast path alone", arch, functions[arch], fast[arch])
