@@ -53,11 +53,14 @@ fi
 
 # best CMD...: "WALL_NS CPU_NS" of the run with the best wall time of RUNS
 # runs (CPU: user+system from /usr/bin/time, 10 ms resolution).
-# Files named in $CLEAN are removed before each run (outside the timing).
+# Files named in $CLEAN are removed before each run (outside the timing),
+# and the page cache is written back (sync), so that no run pays for the
+# writeback of an earlier one's 200 MB.
 best() {
   local bw=0 bc=0 t0 t1 d c i
   for ((i = 0; i < RUNS; i++)); do
     [ -n "${CLEAN:-}" ] && rm -f $CLEAN
+    sync
     t0=$(date +%s%N)
     /usr/bin/time -o "$TMP/time" -f '%U %S' "$@" >/dev/null 2>&1 || true
     c=$(tail -n1 "$TMP/time")
