@@ -79,9 +79,10 @@ func TestPatchLinkedCopy(t *testing.T) {
 	}
 }
 
-// TestPatchLinkedCopyWaitError checks that an error of the copy ends
-// PatchLinkedCopyParts before it writes anything.
-func TestPatchLinkedCopyWaitError(t *testing.T) {
+// openLinkedX86 opens a linked x86_64 file of testdata/link, closed when
+// the test ends.
+func openLinkedX86(t *testing.T) *os.File {
+	t.Helper()
 	files, _ := filepath.Glob(filepath.Join("..", "testdata", "link", "x86_64", "*.so"))
 	if len(files) == 0 {
 		t.Fatal("no linked x86_64 file under testdata/link")
@@ -90,7 +91,14 @@ func TestPatchLinkedCopyWaitError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer in.Close()
+	t.Cleanup(func() { in.Close() })
+	return in
+}
+
+// TestPatchLinkedCopyWaitError checks that an error of the copy ends
+// PatchLinkedCopyParts before it writes anything.
+func TestPatchLinkedCopyWaitError(t *testing.T) {
+	in := openLinkedX86(t)
 	copyErr := errors.New("copy failed")
 	got, err := patchTo(t, filepath.Join(t.TempDir(), "out"), func(out *os.File) (Layout, error) {
 		return PatchLinkedCopyParts(in, out, 64, func(uint64) ([][]byte, error) { return [][]byte{make([]byte, 64)}, nil },
@@ -103,16 +111,8 @@ func TestPatchLinkedCopyWaitError(t *testing.T) {
 
 // TestPatchLinkedCopyShort refuses an output shorter than the copy needs.
 func TestPatchLinkedCopyShort(t *testing.T) {
-	files, _ := filepath.Glob(filepath.Join("..", "testdata", "link", "x86_64", "*.so"))
-	if len(files) == 0 {
-		t.Fatal("no linked x86_64 file under testdata/link")
-	}
-	in, err := os.Open(files[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Close()
-	_, err = patchTo(t, filepath.Join(t.TempDir(), "out"), func(out *os.File) (Layout, error) {
+	in := openLinkedX86(t)
+	_, err := patchTo(t, filepath.Join(t.TempDir(), "out"), func(out *os.File) (Layout, error) {
 		return PatchLinkedCopy(in, out, 64, func(uint64) ([]byte, error) { return make([]byte, 64), nil })
 	})
 	if err == nil {

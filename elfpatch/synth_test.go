@@ -75,35 +75,31 @@ func patchBytes(t testing.TB, in []byte, sf []byte) ([]byte, Layout, error) {
 
 // patchBytesFunc is patchBytes with an encode callback.
 func patchBytesFunc(t testing.TB, in []byte, size int, enc func(uint64) ([]byte, error)) ([]byte, Layout, error) {
-	dir := t.TempDir()
-	ip, op := filepath.Join(dir, "in"), filepath.Join(dir, "out")
-	if err := os.WriteFile(ip, in, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	fi, err := os.Open(ip)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fi.Close()
-	fo, err := os.Create(op)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fo.Close()
-	lay, err := PatchLinked(fi, fo, size, enc)
-	if err != nil {
-		return nil, lay, err
-	}
-	out, err := os.ReadFile(op)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out, lay, nil
+	var lay Layout
+	out, err := patchFiles(t, in, func(fi, fo *os.File) (err error) {
+		lay, err = PatchLinked(fi, fo, size, enc)
+		return err
+	})
+	return out, lay, err
 }
 
 // patchOverCopy patches in with PatchLinkedCopyParts, the section sf in
 // two pieces, the copy of in made by its wait.
 func patchOverCopy(t testing.TB, in []byte, sf []byte) ([]byte, error) {
+	return patchFiles(t, in, func(fi, fo *os.File) error {
+		_, err := PatchLinkedCopyParts(fi, fo, len(sf), func(uint64) ([][]byte, error) {
+			return [][]byte{sf[:len(sf)/2], sf[len(sf)/2:]}, nil
+		}, func() error {
+			_, err := fo.Write(in)
+			return err
+		})
+		return err
+	})
+}
+
+// patchFiles writes in to a temporary file, runs patch on it and a new
+// output file, and returns the output's contents (nil on patch's error).
+func patchFiles(t testing.TB, in []byte, patch func(fi, fo *os.File) error) ([]byte, error) {
 	dir := t.TempDir()
 	ip, op := filepath.Join(dir, "in"), filepath.Join(dir, "out")
 	if err := os.WriteFile(ip, in, 0o644); err != nil {
@@ -119,16 +115,14 @@ func patchOverCopy(t testing.TB, in []byte, sf []byte) ([]byte, error) {
 		t.Fatal(err)
 	}
 	defer fo.Close()
-	_, err = PatchLinkedCopyParts(fi, fo, len(sf), func(uint64) ([][]byte, error) {
-		return [][]byte{sf[:len(sf)/2], sf[len(sf)/2:]}, nil
-	}, func() error {
-		_, err := fo.Write(in)
-		return err
-	})
-	if err != nil {
+	if err := patch(fi, fo); err != nil {
 		return nil, err
 	}
-	return os.ReadFile(op)
+	out, err := os.ReadFile(op)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out, nil
 }
 
 // checkInvariants checks what loaders need of a patched file.
