@@ -10,8 +10,8 @@ import (
 )
 
 // TestTuneGC checks the collector settings of a generate run: off up to
-// 256 MiB plus 16 times the CFI size, and left alone when GOGC or
-// GOMEMLIMIT is set.
+// 256 MiB plus 16 times the CFI size, at most 4 GiB, and left alone when
+// GOGC or GOMEMLIMIT is set.
 func TestTuneGC(t *testing.T) {
 	percent := debug.SetGCPercent(100)
 	limit := debug.SetMemoryLimit(math.MaxInt64)
@@ -27,7 +27,9 @@ func TestTuneGC(t *testing.T) {
 	}{
 		{"", "", 1 << 20, -1, 256<<20 + 16<<20},
 		{"", "", 0, -1, 256 << 20},
-		{"", "", math.MaxUint64, -1, math.MaxInt64},
+		{"", "", 200 << 20, -1, 256<<20 + 16*200<<20},
+		{"", "", 300 << 20, -1, maxHeapOff},
+		{"", "", math.MaxUint64, -1, maxHeapOff},
 		{"GOGC", "50", 1 << 20, 100, math.MaxInt64},
 		{"GOMEMLIMIT", "1GiB", 1 << 20, 100, math.MaxInt64},
 	}

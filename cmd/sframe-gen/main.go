@@ -14,7 +14,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -77,8 +76,9 @@ func main() {
 
 // tuneGC turns the garbage collector off for a generate run whose CFI
 // section has cfiSize bytes, up to a heap of 256 MiB plus 16 times that
-// size (the process needs about 7 times), unless GOGC or GOMEMLIMIT in the
-// environment say otherwise. Nearly all that generate allocates stays live
+// size (the process needs about 7 times) but at most maxHeapOff (a size
+// that a damaged header claims does not turn it off for good), unless
+// GOGC or GOMEMLIMIT in the environment say otherwise. Nearly all that generate allocates stays live
 // until it ends (the CFI, the section being built): collections free little
 // and cost time, and each one reads the capacity of big lists not written
 // yet, which the kernel then maps twice (a read fault, then a write fault
@@ -87,15 +87,16 @@ func tuneGC(cfiSize uint64) {
 	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
 		return
 	}
-	limit := uint64(256 << 20)
-	if cfiSize < (math.MaxInt64-limit)/16 {
-		limit += 16 * cfiSize
-	} else {
-		limit = math.MaxInt64
+	limit := uint64(maxHeapOff)
+	if cfiSize < (maxHeapOff-256<<20)/16 {
+		limit = 256<<20 + 16*cfiSize
 	}
 	debug.SetGCPercent(-1)
 	debug.SetMemoryLimit(int64(limit))
 }
+
+// maxHeapOff is the largest heap tuneGC lets grow without collections.
+const maxHeapOff = 4 << 30
 
 func (c *cli) main(args []string) int {
 	if len(args) > 0 {
