@@ -44,22 +44,7 @@ func TestLowerFileOutsideCode(t *testing.T) {
 		t.Fatal(err)
 	}
 	lowerIt := func(data []byte) (*Result, int) {
-		f, err := elf.NewFile(bytes.NewReader(data))
-		if err != nil {
-			t.Fatal(err)
-		}
-		tg, err := TargetForELF(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		frames, err := cfi.Read(f, cfi.Auto)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, _, err := LowerFile(f, frames, tg, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		res, frames := lowerELFBytes(t, data)
 		return res, len(frames.FDEs)
 	}
 	res, _ := lowerIt(data)
@@ -135,22 +120,7 @@ func TestLowerFileOutsideSection(t *testing.T) {
 	damaged := append([]byte(nil), data...)
 	binary.LittleEndian.PutUint64(damaged[shoff+uint64(text)*64+32:], 1) // sh_size
 	lower := func(data []byte) *Result {
-		f, err := elf.NewFile(bytes.NewReader(data))
-		if err != nil {
-			t.Fatal(err)
-		}
-		tg, err := TargetForELF(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		frames, err := cfi.Read(f, cfi.Auto)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, _, err := LowerFile(f, frames, tg, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		res, _ := lowerELFBytes(t, data)
 		return res
 	}
 	intact, broken := lower(data), lower(damaged)
@@ -168,4 +138,27 @@ func TestLowerFileOutsideSection(t *testing.T) {
 	if skipped == 0 || len(broken.Section.FDEs)+skipped != len(intact.Section.FDEs) {
 		t.Errorf("intact: %d FDEs; shrunk .text: %d FDEs, %d skipped as outside", len(intact.Section.FDEs), len(broken.Section.FDEs), skipped)
 	}
+}
+
+// lowerELFBytes reads the ELF file data and lowers it with LowerFile in the
+// default mode.
+func lowerELFBytes(t *testing.T, data []byte) (*Result, *cfi.Frames) {
+	t.Helper()
+	f, err := elf.NewFile(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg, err := TargetForELF(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	frames, err := cfi.Read(f, cfi.Auto)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, _, err := LowerFile(f, frames, tg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, frames
 }
