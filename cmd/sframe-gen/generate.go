@@ -153,6 +153,7 @@ func (c *cli) generate(file string, o generateOptions) error {
 		return err
 	}
 
+	res.Sources = nil // reported: Place need not move them
 	res.Place(o.addr)
 	parts, err := res.Section.EncodeParts()
 	if err != nil {
@@ -279,6 +280,7 @@ func (c *cli) makeLinked(file string, ef *elf.File, frames *cfi.Frames, target l
 	if err := c.report(file, ef, frames, r, o); err != nil {
 		return err
 	}
+	r.Sources = nil // reported: Place need not move them
 	if len(r.Section.FDEs) == 0 {
 		return errors.New("no function has an SFrame representation (see -v); nothing written")
 	}
