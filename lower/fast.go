@@ -138,6 +138,20 @@ func fastSLEB(data []byte, pos int) (v int64, n int) {
 	return int64(u<<(64-bits)) >> (64 - bits), pos
 }
 
+// fastOffsetOperand decodes the offset operand at data[pos:] of
+// DW_CFA_offset_extended(_sf), def_cfa(_sf) or def_cfa_offset(_sf): a
+// signed one (the _sf forms) factored by the data alignment factor da, an
+// unsigned one as it is (offset_extended's caller factors it). n == 0 when
+// the fast path cannot decode it.
+func fastOffsetOperand(data []byte, pos int, signed bool, da int64) (off int64, n int) {
+	if signed {
+		s, n := fastSLEB(data, pos)
+		return s * da, n
+	}
+	u, n := fastULEB(data, pos)
+	return int64(u), n
+}
+
 // lowerFast translates f on the fast path and appends its SFrame FDE to
 // the packed section sec. ok is false when it cannot: then nothing has
 // changed and the translator must.
@@ -208,14 +222,11 @@ func (l *Lowerer) lowerFast(f *cfi.FDE, sec *emit.Section) (ok bool, err error) 
 				if n == 0 {
 					return false, nil
 				}
-				var off int64
+				off, n := fastOffsetOperand(data, n, cfi.Op(b) == cfi.OpOffsetExtendedSF, da)
 				if cfi.Op(b) == cfi.OpOffsetExtended {
-					u, m := fastULEB(data, n)
-					off, n = int64(u), m
-				} else {
-					off, n = fastSLEB(data, n)
+					off *= da // factored, unlike def_cfa's unsigned offsets
 				}
-				if n == 0 || !l.fastOffset(&cur, reg, off*da) {
+				if n == 0 || !l.fastOffset(&cur, reg, off) {
 					return false, nil
 				}
 				changed = changed || reg == fp || reg == ra
@@ -287,14 +298,7 @@ func (l *Lowerer) lowerFast(f *cfi.FDE, sec *emit.Section) (ok bool, err error) 
 				if n == 0 || reg != sp && reg != fp {
 					return false, nil
 				}
-				var off int64
-				if cfi.Op(b) == cfi.OpDefCFA {
-					u, m := fastULEB(data, n)
-					off, n = int64(u), m
-				} else {
-					s, m := fastSLEB(data, n)
-					off, n = s*da, m
-				}
+				off, n := fastOffsetOperand(data, n, cfi.Op(b) == cfi.OpDefCFASF, da)
 				enc, ok := l.fastCFAOffset(off)
 				if n == 0 || !ok {
 					return false, nil
@@ -311,17 +315,7 @@ func (l *Lowerer) lowerFast(f *cfi.FDE, sec *emit.Section) (ok bool, err error) 
 				changed = true
 				p = n
 			case cfi.OpDefCFAOffset, cfi.OpDefCFAOffsetSF:
-				var off int64
-				var n int
-				if cfi.Op(b) == cfi.OpDefCFAOffset {
-					var u uint64
-					u, n = fastULEB(data, p+1)
-					off = int64(u)
-				} else {
-					var s int64
-					s, n = fastSLEB(data, p+1)
-					off = s * da
-				}
+				off, n := fastOffsetOperand(data, p+1, cfi.Op(b) == cfi.OpDefCFAOffsetSF, da)
 				enc, ok := l.fastCFAOffset(off)
 				if n == 0 || !ok {
 					return false, nil
