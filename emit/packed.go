@@ -77,14 +77,46 @@ func (w *PackedFDE) Add(start uint32, info uint8, words []int32) error {
 	ws := DataWordSize(info >> 5 & 3)
 	if w.n == MaxFREsPerFDE || uint64(start) >= w.ft.Limit() || start > w.f.Size || ws.Bytes() == 0 ||
 		int(info>>1&0xf) != len(words) || len(words) > MaxDataWords || !wordsFit(words, ws) {
-		// checkFRE says what is wrong.
-		e := FRE{StartAddr: start, Info: info, Words: words}
-		_, err := checkFRE(w.ft, w.f.Size, w.n, &e)
-		if err == nil {
-			err = fmt.Errorf("more than %d FREs", MaxFREsPerFDE)
-		}
-		return fmt.Errorf("sframe: pack: FDE %d: %w", len(w.s.FDEs), err)
+		return w.addError(start, info, words)
 	}
+	w.put(start, info, ws, words)
+	return nil
+}
+
+// AddMin appends one FRE whose data words are words, written in the
+// smallest data-word size that holds each of them as a signed number, its
+// info byte made of baseSP, the count, that size and mangledRA (FREInfo):
+// for a caller that has the words rather than their encoding.
+func (w *PackedFDE) AddMin(start uint32, baseSP, mangledRA bool, words []int32) error {
+	ws := DataWord1B
+	for _, v := range words {
+		switch {
+		case v != int32(int8(v)) && v == int32(int16(v)):
+			ws = max(ws, DataWord2B)
+		case v != int32(int16(v)):
+			ws = DataWord4B
+		}
+	}
+	info := FREInfo(baseSP, len(words), ws, mangledRA)
+	if w.n == MaxFREsPerFDE || uint64(start) >= w.ft.Limit() || start > w.f.Size || len(words) > MaxDataWords {
+		return w.addError(start, info, words)
+	}
+	w.put(start, info, ws, words)
+	return nil
+}
+
+// addError is the error of Add for an FRE it refuses: checkFRE's.
+func (w *PackedFDE) addError(start uint32, info uint8, words []int32) error {
+	e := FRE{StartAddr: start, Info: info, Words: slices.Clone(words)}
+	_, err := checkFRE(w.ft, w.f.Size, w.n, &e)
+	if err == nil {
+		err = fmt.Errorf("more than %d FREs", MaxFREsPerFDE)
+	}
+	return fmt.Errorf("sframe: pack: FDE %d: %w", len(w.s.FDEs), err)
+}
+
+// put appends a checked FRE.
+func (w *PackedFDE) put(start uint32, info uint8, ws DataWordSize, words []int32) {
 	b := w.s.Packed
 	if cap(b)-len(b) < 4+1+4*MaxDataWords {
 		b = slices.Grow(b, 4+1+4*MaxDataWords)
@@ -123,7 +155,6 @@ func (w *PackedFDE) Add(start uint32, info uint8, words []int32) error {
 	}
 	w.s.Packed = b[:p]
 	w.n++
-	return nil
 }
 
 // wordsFit reports whether every word fits size s.
@@ -151,6 +182,9 @@ func (w *PackedFDE) put32(b []byte, v uint32) {
 		binary.LittleEndian.PutUint32(b, v)
 	}
 }
+
+// Len returns the number of FREs added so far.
+func (w *PackedFDE) Len() int { return w.n }
 
 // End writes the function's FRE count into its attribute record and
 // appends it to s.FDEs (FREOffset: the record's offset; no FREs).

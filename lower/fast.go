@@ -170,7 +170,20 @@ func (l *Lowerer) lowerFast(f *cfi.FDE, sec *emit.Section) (ok bool, err error) 
 	data := f.Instructions
 	cur := c.start
 	changed := !c.merge // the translator's !mergeCandidate
-	rows := l.fastRows[:0]
+	// The FREs are packed as they are committed, but each one only once
+	// the next starts at another address (a zero advance replaces it):
+	// pending holds it until then. On giving up, Abort takes back what
+	// was written.
+	w, err := sec.BeginPacked(emit.FDE{Size: uint32(size), Info: emit.FuncInfo(emit.PCInc, emit.FRETypeFor(uint32(size)), r.aarch64 && f.CIE.BKey, f.CIE.Signal)})
+	if err != nil {
+		return true, err
+	}
+	var pending fastRow
+	hasPending := false
+	giveUp := func() (bool, error) {
+		w.Abort()
+		return false, nil
+	}
 	var stack [fastStackDepth]fastRow
 	depth := 0
 	var pc uint64
@@ -185,7 +198,7 @@ func (l *Lowerer) lowerFast(f *cfi.FDE, sec *emit.Section) (ok bool, err error) 
 		case 2: // DW_CFA_offset
 			u, n := fastULEB(data, p+1)
 			if n == 0 || !l.fastOffset(&cur, uint64(b&0x3f), int64(u)*da) {
-				return false, nil
+				return giveUp()
 			}
 			changed = changed || uint64(b&0x3f) == fp || uint64(b&0x3f) == ra
 			p = n
@@ -201,40 +214,40 @@ func (l *Lowerer) lowerFast(f *cfi.FDE, sec *emit.Section) (ok bool, err error) 
 				p++
 			case cfi.OpAdvanceLoc1:
 				if p+1 >= len(data) {
-					return false, nil
+					return giveUp()
 				}
 				delta, advanced = uint64(data[p+1]), true
 				p += 2
 			case cfi.OpAdvanceLoc2:
 				if p+2 >= len(data) {
-					return false, nil
+					return giveUp()
 				}
 				delta, advanced = uint64(l.order.Uint16(data[p+1:])), true
 				p += 3
 			case cfi.OpAdvanceLoc4:
 				if p+4 >= len(data) {
-					return false, nil
+					return giveUp()
 				}
 				delta, advanced = uint64(l.order.Uint32(data[p+1:])), true
 				p += 5
 			case cfi.OpOffsetExtended, cfi.OpOffsetExtendedSF:
 				reg, n := fastULEB(data, p+1)
 				if n == 0 {
-					return false, nil
+					return giveUp()
 				}
 				off, n := fastOffsetOperand(data, n, cfi.Op(b) == cfi.OpOffsetExtendedSF, da)
 				if cfi.Op(b) == cfi.OpOffsetExtended {
 					off *= da // factored, unlike def_cfa's unsigned offsets
 				}
 				if n == 0 || !l.fastOffset(&cur, reg, off) {
-					return false, nil
+					return giveUp()
 				}
 				changed = changed || reg == fp || reg == ra
 				p = n
 			case cfi.OpRestoreExtended:
 				reg, n := fastULEB(data, p+1)
 				if n == 0 {
-					return false, nil
+					return giveUp()
 				}
 				changed = l.fastRestore(&cur, &c.start, reg) || changed
 				p = n
@@ -242,14 +255,14 @@ func (l *Lowerer) lowerFast(f *cfi.FDE, sec *emit.Section) (ok bool, err error) 
 				// Of FP or SP: refused; of RA: an outermost frame.
 				reg, n := fastULEB(data, p+1)
 				if n == 0 || reg == ra || reg == sp || reg == fp {
-					return false, nil
+					return giveUp()
 				}
 				p = n
 			case cfi.OpSameValue:
 				// Of RA on AMD64: not representable.
 				reg, n := fastULEB(data, p+1)
 				if n == 0 || reg == ra && !r.raTracking {
-					return false, nil
+					return giveUp()
 				}
 				switch reg {
 				case fp:
@@ -262,7 +275,7 @@ func (l *Lowerer) lowerFast(f *cfi.FDE, sec *emit.Section) (ok bool, err error) 
 				p = n
 			case cfi.OpGNUWindowSave:
 				if !r.aarch64 {
-					return false, nil
+					return giveUp()
 				}
 				cur.mangled = !cur.mangled
 				changed = true
@@ -270,22 +283,22 @@ func (l *Lowerer) lowerFast(f *cfi.FDE, sec *emit.Section) (ok bool, err error) 
 			case cfi.OpRegister:
 				reg, n := fastULEB(data, p+1)
 				if n == 0 || reg == sp || reg == fp || reg == ra {
-					return false, nil
+					return giveUp()
 				}
 				if _, n = fastULEB(data, n); n == 0 {
-					return false, nil
+					return giveUp()
 				}
 				p = n
 			case cfi.OpRememberState:
 				if depth == fastStackDepth {
-					return false, nil
+					return giveUp()
 				}
 				stack[depth] = cur
 				depth++
 				p++
 			case cfi.OpRestoreState:
 				if depth == 0 {
-					return false, nil
+					return giveUp()
 				}
 				depth--
 				at := cur.pc
@@ -296,12 +309,12 @@ func (l *Lowerer) lowerFast(f *cfi.FDE, sec *emit.Section) (ok bool, err error) 
 			case cfi.OpDefCFA, cfi.OpDefCFASF:
 				reg, n := fastULEB(data, p+1)
 				if n == 0 || reg != sp && reg != fp {
-					return false, nil
+					return giveUp()
 				}
 				off, n := fastOffsetOperand(data, n, cfi.Op(b) == cfi.OpDefCFASF, da)
 				enc, ok := l.fastCFAOffset(off)
 				if n == 0 || !ok {
-					return false, nil
+					return giveUp()
 				}
 				cur.cfaOnFP, cur.cfa = reg == fp, enc
 				changed = true
@@ -309,7 +322,7 @@ func (l *Lowerer) lowerFast(f *cfi.FDE, sec *emit.Section) (ok bool, err error) 
 			case cfi.OpDefCFARegister:
 				reg, n := fastULEB(data, p+1)
 				if n == 0 || reg != sp && reg != fp {
-					return false, nil
+					return giveUp()
 				}
 				cur.cfaOnFP = reg == fp
 				changed = true
@@ -318,7 +331,7 @@ func (l *Lowerer) lowerFast(f *cfi.FDE, sec *emit.Section) (ok bool, err error) 
 				off, n := fastOffsetOperand(data, p+1, cfi.Op(b) == cfi.OpDefCFAOffsetSF, da)
 				enc, ok := l.fastCFAOffset(off)
 				if n == 0 || !ok {
-					return false, nil
+					return giveUp()
 				}
 				cur.cfa = enc
 				changed = true
@@ -328,11 +341,11 @@ func (l *Lowerer) lowerFast(f *cfi.FDE, sec *emit.Section) (ok bool, err error) 
 				// is 0 or the CFA is FP-based; the translator refuses the
 				// rest.
 				if p+1 >= len(data) || data[p+1] >= 0x80 || data[p+1] != 0 && !cur.cfaOnFP {
-					return false, nil
+					return giveUp()
 				}
 				p += 2
 			default:
-				return false, nil
+				return giveUp()
 			}
 			if !advanced {
 				continue
@@ -340,29 +353,42 @@ func (l *Lowerer) lowerFast(f *cfi.FDE, sec *emit.Section) (ok bool, err error) 
 		}
 		next := pc + delta*ca // delta < 1<<32, ca <= 1<<20: no overflow
 		if next > size {
-			return false, nil
+			return giveUp()
 		}
 		if changed {
-			if rows, ok = commitFast(rows, cur); !ok {
-				return false, nil
+			// The translator's commit: a row at the address of the last
+			// one replaces it.
+			if hasPending && pending.pc != cur.pc {
+				if ok, err := l.packFast(&w, &pending); !ok || err != nil {
+					return l.fastFailed(&w, err)
+				}
 			}
+			pending, hasPending = cur, true
 			changed = false
 		}
 		pc = next
 		cur.pc = uint32(pc)
 	}
-	if rows, ok = commitFast(rows, cur); !ok {
-		return false, nil
-	}
-	l.fastRows = rows
-	if r.raTracking && !r.s390x {
-		for i := range rows {
-			if rows[i].fpSaved && !rows[i].raSaved {
-				return false, nil // refused: FP without RA on stack
-			}
+	if hasPending && pending.pc != cur.pc {
+		if ok, err := l.packFast(&w, &pending); !ok || err != nil {
+			return l.fastFailed(&w, err)
 		}
 	}
-	return true, l.packFast(sec, rows, uint32(size), f.CIE)
+	if ok, err := l.packFast(&w, &cur); !ok || err != nil {
+		return l.fastFailed(&w, err)
+	}
+	return true, w.End()
+}
+
+// fastFailed ends lowerFast after packFast refused a row: the function,
+// taken back from the section, goes to the translator (or, on an error of
+// the section, that error).
+func (l *Lowerer) fastFailed(w *emit.PackedFDE, err error) (bool, error) {
+	w.Abort()
+	if err != nil {
+		return true, err
+	}
+	return false, nil
 }
 
 // fastCFAOffset is a CFA offset as the row keeps it (s390x: encoded as
@@ -420,60 +446,34 @@ func (l *Lowerer) fastRestore(cur, start *fastRow, reg uint64) bool {
 	return false
 }
 
-// commitFast is the translator's commit for the fast path: rows grows by
-// cur, or its last row is replaced when cur starts at the same address (a
-// zero advance). ok is false past maxFREs (the translator refuses).
-func commitFast(rows []fastRow, cur fastRow) ([]fastRow, bool) {
-	if n := len(rows); n > 0 && rows[n-1].pc == cur.pc {
-		rows[n-1] = cur
-		return rows, true
+// packFast appends the FRE of row f to the function w packs, as encode
+// makes it of the translator's row and AppendPacked packs it: FRE start,
+// then data words for the CFA offset, RA's (when saved) and FP's (when
+// saved), in the smallest size that holds them. ok is false when the
+// translator must lower the function instead: FP saved without RA (which
+// it refuses) or more FREs than an FDE holds.
+func (l *Lowerer) packFast(w *emit.PackedFDE, f *fastRow) (ok bool, err error) {
+	r := &l.regs
+	if r.raTracking && !r.s390x && f.fpSaved && !f.raSaved || w.Len() == maxFREs {
+		return false, nil
 	}
-	if len(rows) == maxFREs {
-		return rows, false
-	}
-	return append(rows, cur), true
-}
-
-// packFast appends to sec the SFrame FDE of rows for a function of f's
-// CIE, as encode makes it of the translator's rows and AppendPacked packs
-// it: FRE start, then data words for the CFA offset, RA's (when saved) and
-// FP's (when saved), in the smallest size that holds them.
-func (l *Lowerer) packFast(sec *emit.Section, rows []fastRow, size uint32, cie *cfi.CIE) error {
-	pauthB := l.regs.aarch64 && cie.BKey
-	w, err := sec.BeginPacked(emit.FDE{Size: size, Info: emit.FuncInfo(emit.PCInc, emit.FRETypeFor(size), pauthB, cie.Signal)})
-	if err != nil {
-		return err
-	}
-	for i := range rows {
-		f := &rows[i]
-		ws, _ := emit.DataWordSizeFor(int64(f.cfa))
-		var words [3]int32
-		words[0] = f.cfa
-		n := 1
+	var words [3]int32
+	words[0] = f.cfa
+	n := 1
+	switch {
+	case f.raSaved:
+		words[n] = f.ra
+		n++
+	case r.s390x && f.fpSaved:
 		// s390x: FP saved without RA gets a padding word for RA.
-		ra := f.ra
-		pad := l.regs.s390x && f.fpSaved && !f.raSaved
-		if pad {
-			ra = emit.RAOffsetInvalid
-		}
-		for _, saved := range [...]struct {
-			on  bool
-			off int32
-		}{{f.raSaved || pad, ra}, {f.fpSaved, f.fp}} {
-			if saved.on {
-				if s, _ := emit.DataWordSizeFor(int64(saved.off)); s > ws {
-					ws = s
-				}
-				words[n] = saved.off
-				n++
-			}
-		}
-		if err := w.Add(f.pc, emit.FREInfo(!f.cfaOnFP, n, ws, f.mangled), words[:n]); err != nil {
-			w.Abort()
-			return err
-		}
+		words[n] = emit.RAOffsetInvalid
+		n++
 	}
-	return w.End()
+	if f.fpSaved {
+		words[n] = f.fp
+		n++
+	}
+	return true, w.AddMin(f.pc, !f.cfaOnFP, f.mangled, words[:n])
 }
 
 // byteOrder returns the byte order of frames (little-endian without one).

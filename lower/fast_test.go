@@ -12,7 +12,8 @@ import (
 // TestFastOperands checks the fast path on every operand form it decodes
 // (the unsigned and signed, factored and unfactored offsets of
 // offset_extended, def_cfa and def_cfa_offset, the advances of each size,
-// restore_extended), for FP and RA on each ABI: it must take every one of
+// restore_extended) and zero advances (whose row replaces the last one,
+// at the end of a function too), for FP and RA on each ABI: it must take every one of
 // these functions and give the translator's bytes. Compilers rarely write
 // these forms for FP and RA, so the testdata files and the fuzz corpus
 // hardly reach them.
@@ -62,9 +63,16 @@ func TestFastOperands(t *testing.T) {
 			ins = order.AppendUint32(append(ins, 0x04), 3)
 			fdes = append(fdes, ins)
 		}
+		// Zero advances, as they are (no advance after them).
+		fdes = append(fdes,
+			[]byte{0x0e, 0x10, 0x41, 0x0e, 0x18, 0x40, 0x0e, 0x20}, // ...; advance 0; def_cfa_offset 32
+			[]byte{0x41, 0x0e, 0x10, 0x40},                         // advance 1; def_cfa_offset 16; advance 0
+			[]byte{0x40, 0x0e, 0x10, 0x41, 0x0e, 0x18, 0x40},       // advance 0 first and last
+			[]byte{0x41, 0x0e, 0x10, 0x40, 0x0e, 0x18, 0x41, 0x0e, 0x20},
+		)
 		data := ehFrame(order, ra, abi.initial, fdes, 64)
 		frames, err := cfi.ReadSection(data, cfi.EHFrame, cfi.PointerContext{Order: order, AddrSize: 8})
-		if err != nil || len(frames.Errors) != 0 || len(frames.FDEs) != len(cases) {
+		if err != nil || len(frames.Errors) != 0 || len(frames.FDEs) != len(fdes) {
 			t.Fatalf("%v: the test's .eh_frame: %v %v, %d FDEs", abi.target, err, frames.Errors, len(frames.FDEs))
 		}
 		var enc [2][]byte
@@ -76,8 +84,8 @@ func TestFastOperands(t *testing.T) {
 			if len(r.Skipped) != 0 {
 				t.Fatalf("%v: skipped %v", abi.target, r.Skipped[0].Error())
 			}
-			if !noFast && r.fast != len(cases) {
-				t.Errorf("%v: %d of %d functions on the fast path", abi.target, r.fast, len(cases))
+			if !noFast && r.fast != len(fdes) {
+				t.Errorf("%v: %d of %d functions on the fast path", abi.target, r.fast, len(fdes))
 			}
 			if enc[k], err = r.Section.Encode(); err != nil {
 				t.Fatal(err)

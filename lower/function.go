@@ -53,11 +53,10 @@ type Lowerer struct {
 	wordArena []int32
 
 	// The fast path (fast.go): the section's byte order, its start
-	// states per CIE, its FREs.
+	// states per CIE.
 	order    binary.ByteOrder
 	fastCIEs [cieCacheSize]fastCIE
 	fastNext int
-	fastRows []fastRow
 }
 
 const arenaChunk = 4096
