@@ -172,13 +172,13 @@ func checkEncoding(e PointerEncoding) error {
 	return nil
 }
 
-// parseFDE decodes the FDE with header h.
-func (p *parser) parseFDE(h *header) (*FDE, error) {
+// parseFDE decodes the FDE with header h into f (which must be zero).
+func (p *parser) parseFDE(h *header, f *FDE) error {
 	var cieOff uint64
 	if p.eh {
 		// The CIE pointer counts back from the pointer field itself.
 		if h.id > uint64(h.idOff) {
-			return nil, fmt.Errorf("CIE pointer %#x points before the start of the section", h.id)
+			return fmt.Errorf("CIE pointer %#x points before the start of the section", h.id)
 		}
 		cieOff = uint64(h.idOff) - h.id
 	} else {
@@ -189,14 +189,8 @@ func (p *parser) parseFDE(h *header) (*FDE, error) {
 	}
 	cie, err := p.lookupCIE(cieOff)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	// FDEs are allocated in blocks: one allocation per 1024 FDEs.
-	if p.slabUsed == len(p.slab) {
-		p.slab, p.slabUsed = make([]FDE, 1024), 0
-	}
-	f := &p.slab[p.slabUsed]
-	p.slabUsed++
 	f.Offset, f.CIE, f.Format64 = h.off, cie, h.format64
 	data := p.data[:h.end]
 	pos := h.body
@@ -209,7 +203,7 @@ func (p *parser) parseFDE(h *header) (*FDE, error) {
 		if !p.eh {
 			pos += int(cie.SegmentSize)
 			if pos > len(data) {
-				return nil, fmt.Errorf("segment selector: %w", errTruncated)
+				return fmt.Errorf("segment selector: %w", errTruncated)
 			}
 		}
 	}
@@ -222,32 +216,32 @@ func (p *parser) parseFDE(h *header) (*FDE, error) {
 		}
 		pos += 8
 	} else if pos, err = p.location(f, data, pos, enc, ptr); err != nil {
-		return nil, err
+		return err
 	}
 	if end := f.Start + f.Size; end < f.Start || ptr.AddrSize == 4 && end > 1<<32 {
-		return nil, fmt.Errorf("address range %#x..+%#x wraps around", f.Start, f.Size)
+		return fmt.Errorf("address range %#x..+%#x wraps around", f.Start, f.Size)
 	}
 	if cie.hasAugData {
 		n, next, err := uleb(data, pos)
 		if err != nil {
-			return nil, fmt.Errorf("augmentation data length: %w", err)
+			return fmt.Errorf("augmentation data length: %w", err)
 		}
 		if n > uint64(len(data)-next) {
-			return nil, fmt.Errorf("augmentation data length %d runs past the end of the FDE", n)
+			return fmt.Errorf("augmentation data length %d runs past the end of the FDE", n)
 		}
 		end := next + int(n)
 		if PointerEncoding(cie.LSDAEncoding) != PEOmit && n > 0 {
 			lp := *ptr
 			lp.FuncAddr = f.Start
 			if f.LSDA, _, err = lp.Decode(data[:end], next, PointerEncoding(cie.LSDAEncoding), 0); err != nil {
-				return nil, fmt.Errorf("LSDA pointer: %w", err)
+				return fmt.Errorf("LSDA pointer: %w", err)
 			}
 		}
 		pos = end
 	}
 	f.Instructions = data[pos:h.end:h.end]
 	f.InstructionsOffset = uint64(pos)
-	return f, nil
+	return nil
 }
 
 // location decodes an FDE's initial location and address range.

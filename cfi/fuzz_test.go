@@ -67,7 +67,8 @@ func walkAll(fr *Frames) int {
 }
 
 // FuzzRead reads arbitrary section bytes as .eh_frame or .debug_frame:
-// no panic, offsets in range, the fast and slow evaluators agree.
+// no panic, offsets in range, the fast and slow evaluators agree, scanning
+// the section in parts gives what Read gives.
 func FuzzRead(f *testing.F) {
 	fuzzSeeds(f)
 	f.Fuzz(func(t *testing.T, data []byte, eh, big bool) {
@@ -96,6 +97,11 @@ func FuzzRead(f *testing.F) {
 		walkAll(fr)
 		if msg := compareFastSlow(fr); msg != "" {
 			t.Fatal(msg)
+		}
+		for _, n := range []int{2, 5} {
+			if msg := compareScan(fr, n); msg != "" {
+				t.Fatal(msg)
+			}
 		}
 	})
 }

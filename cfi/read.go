@@ -25,6 +25,19 @@ var ErrNoCFI = errors.New("no .eh_frame or .debug_frame section")
 // DW_EH_PE_indirect pointers are read from the file's allocated sections
 // (not followed in relocatable objects).
 func Read(f *elf.File, src Source) (*Frames, error) {
+	fr, err := Open(f, src)
+	if err != nil {
+		return nil, err
+	}
+	fr.readAll()
+	return fr, nil
+}
+
+// Open reads f's CFI section as Read does, but none of its entries: the
+// Frames has no CIEs, FDEs or Errors yet. Its Scanners read the entries
+// one at a time, for a caller that does not need them all at once (and
+// the memory they take: 88 bytes per FDE).
+func Open(f *elf.File, src Source) (*Frames, error) {
 	sec, which, err := findSection(f, src)
 	if err != nil {
 		return nil, err
@@ -57,7 +70,7 @@ func Read(f *elf.File, src Source) (*Frames, error) {
 	} else {
 		ptr.Indirect = indirectReader(f)
 	}
-	fr := parse(data, name, which, ptr)
+	fr := newFrames(data, name, which, ptr)
 	fr.Address = sec.Addr
 	fr.Relocatable = rel
 	return fr, nil
@@ -77,8 +90,9 @@ func ReadSection(data []byte, src Source, ptr PointerContext) (*Frames, error) {
 		return nil, fmt.Errorf("cfi: address size %d not supported", ptr.AddrSize)
 	}
 	ptr.rel = nil
-	fr := parse(data, src.String(), src, ptr)
+	fr := newFrames(data, src.String(), src, ptr)
 	fr.Address = ptr.SectionAddr
+	fr.readAll()
 	return fr, nil
 }
 
@@ -236,7 +250,8 @@ func indirectReader(f *elf.File) func(uint64) (uint64, error) {
 	}
 }
 
-// parser walks one CFI section.
+// parser walks one CFI section, or part of it: fr receives the CIEs and
+// the errors of the entries it reads.
 type parser struct {
 	data  []byte
 	name  string
@@ -246,11 +261,9 @@ type parser struct {
 	ptr   PointerContext
 	fr    *Frames
 
-	cies     map[uint64]*cieResult
-	lastOff  uint64
-	last     *cieResult
-	slab     []FDE
-	slabUsed int
+	cies    map[uint64]*cieResult
+	lastOff uint64
+	last    *cieResult
 }
 
 type cieResult struct {
@@ -258,23 +271,52 @@ type cieResult struct {
 	err error
 }
 
-// parse reads every entry of a CFI section.
-func parse(data []byte, name string, src Source, ptr PointerContext) *Frames {
-	p := &parser{
-		data:  data,
-		name:  name,
-		eh:    src == EHFrame,
-		order: ptr.Order,
-		big:   isBigEndian(ptr.Order),
-		ptr:   ptr,
-		fr:    &Frames{Source: src, Name: name, Order: ptr.Order, Data: data, ptr: ptr, big: isBigEndian(ptr.Order)},
+// newFrames returns the Frames of a CFI section, its entries not read.
+func newFrames(data []byte, name string, src Source, ptr PointerContext) *Frames {
+	return &Frames{Source: src, Name: name, Order: ptr.Order, Data: data, ptr: ptr, big: isBigEndian(ptr.Order)}
+}
+
+// newParser returns a parser of fr's section that records CIEs and errors
+// in into (fr itself, or a Scanner's).
+func newParser(fr, into *Frames) *parser {
+	return &parser{
+		data:  fr.Data,
+		name:  fr.Name,
+		eh:    fr.Source == EHFrame,
+		order: fr.Order,
+		big:   fr.big,
+		ptr:   fr.ptr,
+		fr:    into,
 		cies:  map[uint64]*cieResult{},
 	}
+}
+
+// readAll reads every entry of fr's section into its CIEs, FDEs and
+// Errors.
+func (fr *Frames) readAll() {
+	p := newParser(fr, fr)
 	// Real FDEs take 24 to 64 bytes: a list of len/32 pointers (a quarter
 	// of the section's size) rarely has to grow.
-	p.fr.FDEs = make([]*FDE, 0, len(data)/32)
-	p.walk()
-	return p.fr
+	fr.FDEs = make([]*FDE, 0, len(fr.Data)/32)
+	// FDEs are allocated in blocks: one allocation per 1024 FDEs.
+	var slab []FDE
+	for off := 0; off < len(p.data); {
+		h, next, fde := p.entry(off)
+		off = next
+		if !fde {
+			continue
+		}
+		if len(slab) == 0 {
+			slab = make([]FDE, 1024)
+		}
+		if err := p.parseFDE(&h, &slab[0]); err != nil {
+			p.fail(h.off, err)
+			slab[0] = FDE{}
+			continue
+		}
+		fr.FDEs = append(fr.FDEs, &slab[0])
+		slab = slab[1:]
+	}
 }
 
 // header is the length and CIE id/pointer of one entry.
@@ -344,40 +386,33 @@ func (p *parser) isCIE(h *header) bool {
 	return h.id == 0xffffffff
 }
 
-// walk reads the entries in section order.
-func (p *parser) walk() {
-	off := 0
-	for off < len(p.data) {
-		h, next, err := p.readHeader(off)
-		if err != nil {
-			p.fail(uint64(off), err)
-			var stop stopError
-			if errors.As(err, &stop) {
-				return
-			}
-			off = next
-			continue
+// entry reads the entry at off, in a walk of the section in order: it
+// records a CIE, or the error of a broken entry, and returns the header of
+// an FDE (fde true) for the caller to parse. next is where the next entry
+// starts: len(p.data) when the walk cannot go on.
+func (p *parser) entry(off int) (h header, next int, fde bool) {
+	h, next, err := p.readHeader(off)
+	if err != nil {
+		p.fail(uint64(off), err)
+		var stop stopError
+		if errors.As(err, &stop) {
+			return h, len(p.data), false
 		}
-		off = next
-		if h.end == 0 {
-			continue // zero terminator
-		}
-		if p.isCIE(&h) {
-			r := p.cieAt(&h)
-			if r.err != nil {
-				p.fail(h.off, r.err)
-			} else {
-				p.fr.CIEs = append(p.fr.CIEs, r.cie)
-			}
-			continue
-		}
-		fde, err := p.parseFDE(&h)
-		if err != nil {
-			p.fail(h.off, err)
-			continue
-		}
-		p.fr.FDEs = append(p.fr.FDEs, fde)
+		return h, next, false
 	}
+	if h.end == 0 {
+		return h, next, false // zero terminator
+	}
+	if p.isCIE(&h) {
+		r := p.cieAt(&h)
+		if r.err != nil {
+			p.fail(h.off, r.err)
+		} else {
+			p.fr.CIEs = append(p.fr.CIEs, r.cie)
+		}
+		return h, next, false
+	}
+	return h, next, true
 }
 
 func (p *parser) fail(off uint64, err error) {

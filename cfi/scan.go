@@ -1,0 +1,78 @@
+package cfi
+
+// Scanner reads the FDEs of one part of a CFI section one at a time, as
+// Read reads them all: for a caller that lowers each FDE once and keeps
+// none (Read holds 88 bytes per FDE at once), and for one that reads the
+// parts of a section at once (Frames.Cut), each with its own Scanner.
+type Scanner struct {
+	p        *parser
+	own      Frames // the errors and CIEs of the part
+	off, end int
+}
+
+// Scanner returns a Scanner of the entries of fr's section from offset
+// from to offset to: 0 and len(fr.Data) for the whole section, or two
+// consecutive offsets of Cut. fr itself is not changed: the Scanner keeps
+// the errors of the part.
+func (fr *Frames) Scanner(from, to int) *Scanner {
+	from = max(0, min(from, len(fr.Data)))
+	s := &Scanner{own: *fr, off: from, end: max(from, min(to, len(fr.Data)))}
+	s.own.FDEs, s.own.CIEs, s.own.Errors = nil, nil, nil
+	s.p = newParser(fr, &s.own)
+	return s
+}
+
+// Next reads entries up to the next FDE of the part and decodes it into f:
+// false when the part has no more. Its CIE is shared by the part's FDEs;
+// its instructions alias fr.Data. The broken entries on the way are
+// collected in Errors.
+func (s *Scanner) Next(f *FDE) bool {
+	for s.off < s.end {
+		h, next, fde := s.p.entry(s.off)
+		s.off = next
+		if !fde {
+			continue
+		}
+		*f = FDE{}
+		if err := s.p.parseFDE(&h, f); err != nil {
+			s.p.fail(h.off, err)
+			continue
+		}
+		return true
+	}
+	return false
+}
+
+// Errors returns the problems with the part's entries read so far, in
+// section order (Read's Frames.Errors for those entries).
+func (s *Scanner) Errors() []*EntryError { return s.own.Errors }
+
+// Cut cuts fr's section into at most n parts of about the same size, at
+// entry boundaries, for a Scanner each: the parts are [cuts[k],
+// cuts[k+1]), in section order, and together hold the entries (and give
+// the FDEs and errors) Read reads. fdes[k] is how many entries of part k
+// may be FDEs (their id says so; some may fail to decode): a bound for
+// sizing what the part's FDEs make. Cut reads only the entries' headers.
+func (fr *Frames) Cut(n int) (cuts, fdes []int) {
+	n = max(n, 1)
+	cuts = make([]int, 1, n+1)
+	fdes = make([]int, 1, n)
+	p := newParser(fr, &Frames{})
+	size := len(fr.Data)
+	for off := 0; off < size; {
+		if len(cuts) < n && off >= len(cuts)*(size/n) {
+			cuts = append(cuts, off)
+			fdes = append(fdes, 0)
+		}
+		h, next, err := p.readHeader(off)
+		if err != nil {
+			if _, stop := err.(stopError); stop {
+				break
+			}
+		} else if h.end != 0 && !p.isCIE(&h) {
+			fdes[len(fdes)-1]++
+		}
+		off = next
+	}
+	return append(cuts, size), fdes
+}
