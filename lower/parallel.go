@@ -8,60 +8,84 @@ import (
 	"github.com/sframe-gen/sframe-gen/emit"
 )
 
-// lowerParallel lowers frames.FDEs in opt.Workers contiguous chunks at
-// once, each with a Lowerer of its own (functions are lowered
-// independently), then joins them in order: the result is the one
-// lowerRange gives for the whole list. res must be empty, made by
-// newResult for frames.FDEs. Each chunk fills a window of res's lists,
-// sized for the chunk (for the FRE data, from its estimate; a chunk that
-// needs more gets its own), and the join moves them down over the gaps,
-// so that lowering in parallel takes no more memory than serially. It
-// reports false, res then unusable, when some chunk failed.
-func lowerParallel(res *Result, frames *cfi.Frames, t Target, opt Options) bool {
-	fdes := frames.FDEs
+// part is one contiguous piece of the functions lowerParallel lowers:
+// at most fdes FDEs, about packed bytes of packed FRE data, lowered by run
+// into the Result it is given.
+type part struct {
+	fdes, packed int
+	run          func(p *Result) error
+}
+
+// lowerParallel lowers parts at once, each on a goroutine with a Lowerer
+// of its own (functions are lowered independently), then joins them in
+// order: the result is the one lowering them one after the other gives.
+// res must be empty, with room for the FDEs of all parts. Each part fills
+// a window of res's lists, sized for it (for the FRE data, from its
+// estimate; a part that needs more gets its own), and the join moves them
+// down over the gaps, so that lowering in parallel takes no more memory
+// than serially. It reports false, res then unusable, when some part
+// failed.
+func lowerParallel(res *Result, t Target, parts []part) bool {
 	sec := res.Section
-	parts := make([]*Result, opt.Workers)
-	errs := make([]error, opt.Workers)
-	packedAt := 0
-	windows := make([]int, len(parts)+1) // where each chunk's FRE data starts in sec.Packed
+	results := make([]*Result, len(parts))
+	errs := make([]error, len(parts))
+	lo, packedAt := 0, 0
+	windows := make([]int, len(parts)+1) // where each part's FRE data starts in sec.Packed
 	var wg sync.WaitGroup
-	for k := range parts {
-		lo, hi := k*len(fdes)/len(parts), (k+1)*len(fdes)/len(parts)
-		chunk := fdes[lo:hi]
+	for k, pt := range parts {
+		hi := lo + pt.fdes
 		p := &Result{
 			Section: &emit.Section{Header: sec.Header, FDEs: sec.FDEs[lo:lo:hi]},
 			Starts:  res.Starts[lo:lo:hi],
-			Sources: res.Sources[lo:lo:hi],
+		}
+		if res.Sources != nil {
+			p.Sources = res.Sources[lo:lo:hi]
 		}
 		if sec.Packed != nil {
-			n := packedSize(chunk)
-			p.Section.Packed = sec.Packed[packedAt : packedAt : packedAt+n]
-			packedAt += n
+			p.Section.Packed = sec.Packed[packedAt : packedAt : packedAt+pt.packed]
+			packedAt += pt.packed
 		}
+		lo = hi
 		windows[k+1] = packedAt
-		parts[k] = p
-		wg.Go(func() { errs[k] = lowerRange(p, frames, chunk, t, opt) })
+		results[k] = p
+		wg.Go(func() { errs[k] = pt.run(p) })
 	}
 	wg.Wait()
-	sec.FDEs, res.Starts, res.Sources = sec.FDEs[:0], res.Starts[:0], res.Sources[:0]
+	sec.FDEs, res.Starts = sec.FDEs[:0], res.Starts[:0]
+	if res.Sources != nil {
+		res.Sources = res.Sources[:0]
+	}
 	if sec.Packed != nil {
 		sec.Packed = sec.Packed[:0]
 	}
-	for k, p := range parts {
+	for k, p := range results {
 		if errs[k] != nil {
 			return false
 		}
-		// A chunk that outgrew its window (in an array of its own) moves
+		// A part that outgrew its window (in an array of its own) moves
 		// down over the windows of the next ones: save what it covers.
 		end := len(sec.Packed) + len(p.Section.Packed)
-		for j := k + 1; j < len(parts) && windows[j] < end; j++ {
-			parts[j].Section.Packed = slices.Clone(parts[j].Section.Packed)
+		for j := k + 1; j < len(results) && windows[j] < end; j++ {
+			results[j].Section.Packed = slices.Clone(results[j].Section.Packed)
 		}
 		if !res.appendResult(p, t) {
 			return false
 		}
 	}
 	return true
+}
+
+// chunks cuts frames.FDEs into n contiguous parts for lowerParallel.
+func chunks(frames *cfi.Frames, t Target, opt Options, n int) []part {
+	fdes := frames.FDEs
+	parts := make([]part, n)
+	for k := range parts {
+		chunk := fdes[k*len(fdes)/n : (k+1)*len(fdes)/n]
+		parts[k] = part{fdes: len(chunk), packed: packedSize(chunk), run: func(p *Result) error {
+			return lowerRange(p, frames, chunk, t, opt)
+		}}
+	}
+	return parts
 }
 
 // appendResult appends the functions of p, lowered after those of r, to
@@ -91,7 +115,9 @@ func (r *Result) appendResult(p *Result, t Target) bool {
 		sec.PackedFREs += psec.PackedFREs
 	}
 	r.Starts = append(r.Starts, p.Starts...)
-	r.Sources = append(r.Sources, p.Sources...)
+	if r.Sources != nil {
+		r.Sources = append(r.Sources, p.Sources...)
+	}
 	r.Skipped = append(r.Skipped, p.Skipped...)
 	r.copied += p.copied
 	r.fast += p.fast

@@ -200,7 +200,9 @@ func (r *Result) AppendPLT(plt []PLTFDE) error {
 			r.Section.FDEs = append(r.Section.FDEs, p.FDE)
 		}
 		r.Starts = append(r.Starts, p.Start)
-		r.Sources = append(r.Sources, (*cfi.FDE)(nil))
+		if r.Sources != nil {
+			r.Sources = append(r.Sources, (*cfi.FDE)(nil))
+		}
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"sort"
 
 	"github.com/sframe-gen/sframe-gen/cfi"
+	"github.com/sframe-gen/sframe-gen/emit"
 )
 
 // endbr64 is the x86-64 IBT landing pad that starts every IBT PLT entry.
@@ -97,32 +98,18 @@ func LowerFile(f *elf.File, frames *cfi.Frames, t Target, opt Options) (*Result,
 	// executable segment maps (a damaged or odd file) would make the kernel
 	// reject the whole section, so those functions are skipped.
 	var outside []Skip
-	if t.Relocatable {
-		kept := make([]*cfi.FDE, 0, len(frames.FDEs))
-		for _, fde := range frames.FDEs {
-			if reason := outsideSection(f, fde); reason != "" {
-				outside = append(outside, Skip{FDE: fde, Reason: reason})
-				continue
-			}
+	all := len(frames.FDEs)
+	kept := make([]*cfi.FDE, 0, len(frames.FDEs))
+	keep := fileFilter(f, t, plt)
+	for _, fde := range frames.FDEs {
+		switch reason, ok := keep(fde); {
+		case reason != "":
+			outside = append(outside, Skip{FDE: fde, Reason: reason})
+		case ok:
 			kept = append(kept, fde)
 		}
-		if len(outside) > 0 {
-			only := *frames
-			only.FDEs = kept
-			frames = &only
-		}
-	} else {
-		code := executableRanges(f)
-		kept := make([]*cfi.FDE, 0, len(frames.FDEs))
-		for _, fde := range frames.FDEs {
-			switch {
-			case InPLT(plt, fde.Start):
-			case !inRanges(code, fde.Start, fde.Size):
-				outside = append(outside, Skip{FDE: fde, Reason: fmt.Sprintf("code at %#x-%#x is outside every executable segment", fde.Start, fde.Start+fde.Size)})
-			default:
-				kept = append(kept, fde)
-			}
-		}
+	}
+	if len(kept) < len(frames.FDEs) {
 		only := *frames
 		only.FDEs = kept
 		frames = &only
@@ -131,10 +118,16 @@ func LowerFile(f *elf.File, frames *cfi.Frames, t Target, opt Options) (*Result,
 	if err != nil {
 		return nil, nil, err
 	}
+	res.FDEsRead = all
 	if len(outside) > 0 {
 		res.Skipped = append(res.Skipped, outside...)
 		sort.SliceStable(res.Skipped, func(i, j int) bool { return res.Skipped[i].FDE.Offset < res.Skipped[j].FDE.Offset })
 	}
+	return finishFile(res, t, variant, plt, opt)
+}
+
+// finishFile appends the PLT FDEs of a file to its result.
+func finishFile(res *Result, t Target, variant PLTVariant, plt []PLTSection, opt Options) (*Result, []PLTSection, error) {
 	if len(plt) > 0 {
 		fdes, err := PLTWith(t, variant, plt, opt)
 		if err != nil {
@@ -145,6 +138,131 @@ func LowerFile(f *elf.File, frames *cfi.Frames, t Target, opt Options) (*Result,
 		}
 	}
 	return res, plt, nil
+}
+
+// fileFilter returns what LowerFile does with each CFI FDE of f before
+// lowering: a reason to skip it (code outside every executable segment,
+// or in an object outside its section), or whether to lower it (false for
+// the PLT's, replaced by ld's PLT FDEs).
+func fileFilter(f *elf.File, t Target, plt []PLTSection) func(fde *cfi.FDE) (reason string, lower bool) {
+	if t.Relocatable {
+		return func(fde *cfi.FDE) (string, bool) {
+			if reason := outsideSection(f, fde); reason != "" {
+				return reason, false
+			}
+			return "", true
+		}
+	}
+	code := executableRanges(f)
+	return func(fde *cfi.FDE) (string, bool) {
+		switch {
+		case InPLT(plt, fde.Start):
+			return "", false
+		case !inRanges(code, fde.Start, fde.Size):
+			return fmt.Sprintf("code at %#x-%#x is outside every executable segment", fde.Start, fde.Start+fde.Size), false
+		}
+		return "", true
+	}
+}
+
+// LowerScan is LowerFile for a section opened with cfi.Open (its entries
+// not read): it reads the FDEs with cfi.Scanners (on opt.Workers
+// goroutines, a part of the section each) and lowers each as it is read,
+// so that the CFI FDEs are never all held at once. The result is
+// LowerFile's for cfi.Read's Frames, but with no Sources (each FDE is
+// gone once lowered; a Skip holds a copy of its FDE); the errors of the
+// section's entries (Read's Frames.Errors) are returned beside it, and
+// Result.FDEsRead counts the FDEs read.
+func LowerScan(f *elf.File, frames *cfi.Frames, t Target, opt Options) (*Result, []PLTSection, []*cfi.EntryError, error) {
+	if frames == nil {
+		return nil, nil, nil, fmt.Errorf("lower: no CFI")
+	}
+	if len(frames.FDEs) != 0 || len(frames.Errors) != 0 {
+		return nil, nil, nil, fmt.Errorf("lower: LowerScan needs a CFI section opened with cfi.Open, not read")
+	}
+	if frames.Relocatable != t.Relocatable {
+		return nil, nil, nil, fmt.Errorf("lower: CFI of a relocatable object is %v, target says %v", frames.Relocatable, t.Relocatable)
+	}
+	if err := t.check(); err != nil {
+		return nil, nil, nil, err
+	}
+	variant, plt, err := PLTForELF(f, t)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	keep := fileFilter(f, t, plt)
+	cuts, counts := frames.Cut(max(opt.Workers, 1))
+	n := 8 // the PLT FDEs
+	for _, c := range counts {
+		n += c
+	}
+	// The packed FRE data of a part: about 1.25 bytes per byte of CFI
+	// instructions (packedSize), of which the part has fewer than its
+	// size, and the attribute records.
+	packedOf := func(k int) int {
+		return emit.FDEAttrSize*counts[k] + (cuts[k+1]-cuts[k])*5/4
+	}
+	scan := func(p *Result, k int) (int, []*cfi.EntryError, error) {
+		s := frames.Scanner(cuts[k], cuts[k+1])
+		r, err := newRangeLowerer(p, frames, counts[k], t, opt, true)
+		if err != nil {
+			return 0, nil, err
+		}
+		read := 0
+		var fde cfi.FDE
+		for s.Next(&fde) {
+			read++
+			switch reason, ok := keep(&fde); {
+			case reason != "":
+				r.skip(Skip{FDE: &fde, Reason: reason})
+			case ok:
+				if err := r.lower(&fde); err != nil {
+					return 0, nil, err
+				}
+			}
+		}
+		return read, s.Errors(), nil
+	}
+	var res *Result
+	read := 0
+	var errs []*cfi.EntryError
+	if len(counts) > 1 {
+		packed := 1024 // and the PLT FDEs
+		for k := range counts {
+			packed += packedOf(k)
+		}
+		res = newResult(t, opt, n, packed)
+		res.Sources = nil
+		parts := make([]part, len(counts))
+		partErrs := make([][]*cfi.EntryError, len(counts))
+		partRead := make([]int, len(counts))
+		for k := range parts {
+			parts[k] = part{fdes: counts[k], packed: packedOf(k), run: func(p *Result) (err error) {
+				partRead[k], partErrs[k], err = scan(p, k)
+				return err
+			}}
+		}
+		if lowerParallel(res, t, parts) {
+			for k := range parts {
+				read += partRead[k]
+				errs = append(errs, partErrs[k]...)
+			}
+		} else {
+			res = nil // some function failed: lower again in one piece, for the serial error
+		}
+	}
+	if res == nil {
+		cuts, counts = []int{0, len(frames.Data)}, []int{n - 8}
+		res = newResult(t, opt, n, packedOf(0)+1024)
+		res.Sources = nil
+		if read, errs, err = scan(res, 0); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	res.FDEsRead = read
+	padObject(res, t)
+	res, plt, err = finishFile(res, t, variant, plt, opt)
+	return res, plt, errs, err
 }
 
 // InPLT reports whether addr lies in one of the PLT sections.

@@ -7,105 +7,151 @@ import (
 	"github.com/sframe-gen/sframe-gen/emit"
 )
 
-// newResult returns an empty result for the functions of fdes, with room
-// for n FDEs (and, packed, about their FRE data) so that lowering them
-// does not copy the lists as they grow.
-func newResult(t Target, opt Options, fdes []*cfi.FDE, n int) *Result {
+// newResult returns an empty result with room for n FDEs and, packed,
+// packed bytes of FRE data, so that lowering does not copy the lists as
+// they grow.
+func newResult(t Target, opt Options, n, packed int) *Result {
 	sec := &emit.Section{Header: t.Header(), FDEs: make([]emit.FDE, 0, n)}
 	if opt.Pack {
-		sec.Packed = make([]byte, 0, packedEstimate(fdes))
+		sec.Packed = make([]byte, 0, packed)
 	}
 	return &Result{Section: sec, Starts: make([]uint64, 0, n), Sources: make([]*cfi.FDE, 0, n)}
+}
+
+// rangeLowerer lowers functions one after the other, each with the same
+// Lowerer, and appends them to res: the loop of lowerRange and
+// lowerScanRange.
+type rangeLowerer struct {
+	res  *Result
+	l    *Lowerer
+	t    Target
+	opt  Options
+	fast bool  // the fast path may translate
+	m    *memo // nil without memo
+	// scanned is true when each FDE is the caller's variable, reused for
+	// the next one: a Skip gets a copy, Sources stay empty.
+	scanned bool
+}
+
+// newRangeLowerer returns a rangeLowerer of about n FDEs into res.
+func newRangeLowerer(res *Result, frames *cfi.Frames, n int, t Target, opt Options, scanned bool) (*rangeLowerer, error) {
+	l, err := NewLowererWith(frames, t, opt)
+	if err != nil {
+		return nil, err
+	}
+	r := &rangeLowerer{res: res, l: l, t: t, opt: opt, fast: l.fastUsable(), scanned: scanned}
+	if opt.Pack && !opt.noMemo {
+		// Two functions in three repeat an earlier one's CFI; with the
+		// fast path, the memo sees only the few it leaves (it grows if
+		// need be).
+		hint := n / 2
+		if r.fast {
+			hint = n / 32
+		}
+		r.m = newMemo(frames, hint)
+	}
+	return r, nil
 }
 
 // lowerRange lowers fdes, in order, with a Lowerer of its own and appends
 // them to res.
 func lowerRange(res *Result, frames *cfi.Frames, fdes []*cfi.FDE, t Target, opt Options) error {
-	l, err := NewLowererWith(frames, t, opt)
+	r, err := newRangeLowerer(res, frames, len(fdes), t, opt, false)
 	if err != nil {
 		return err
 	}
-	sec := res.Section
-	fast := l.fastUsable()
-	var m *memo
-	if opt.Pack && !opt.noMemo {
-		// Two functions in three repeat an earlier one's CFI; with the
-		// fast path, the memo sees only the few it leaves (it grows if
-		// need be).
-		hint := len(fdes) / 2
-		if fast {
-			hint = len(fdes) / 32
-		}
-		m = newMemo(frames, hint)
-	}
 	for _, f := range fdes {
-		if opt.Pack {
-			l.recycle() // the FREs of the last function are packed
+		if err := r.lower(f); err != nil {
+			return err
 		}
-		if t.Relocatable && f.Section <= 0 {
-			// Without the section of the function there is nothing for
-			// the start field's relocation to refer to.
-			res.Skipped = append(res.Skipped, Skip{FDE: f, Reason: "function start has no relocation to a section"})
-			continue
-		}
-		if !t.Relocatable && !opt.GasCompat && f.Size == 0 {
-			continue
-		}
-		i := len(sec.FDEs)
-		if opt.Pack && fast {
-			if ok, err := l.lowerFast(f, sec); ok {
-				if err != nil {
-					return fmt.Errorf("lower: function at %#x: %w", f.Start, err)
-				}
-				res.appendFunction(f, sec, i, t)
-				res.fast++
-				continue
-			}
-		}
-		var key uint64
-		if m != nil && memoable(f) {
-			key = m.hash(f)
-			if j, ok := m.lookup(key, f); ok {
-				if err := sec.AppendPackedCopy(j, uint32(f.Size)); err != nil {
-					return fmt.Errorf("lower: function at %#x: %w", f.Start, err)
-				}
-				res.appendFunction(f, sec, i, t)
-				res.copied++
-				continue
-			}
-		}
-		fde, skip := l.Function(f)
-		if skip != nil {
-			res.Skipped = append(res.Skipped, *skip)
-			if !skip.Emitted {
-				continue
-			}
-		}
-		if opt.Pack {
-			if err := sec.AppendPacked(fde); err != nil {
-				return fmt.Errorf("lower: function at %#x: %w", f.Start, err)
-			}
-			if m != nil && memoable(f) && skip == nil && !l.x.setLoc {
-				m.add(key, f, i, l.x.pc)
-			}
-		} else {
-			fde.FREOffset = uint32(i)
-			sec.FDEs = append(sec.FDEs, fde)
-		}
-		res.appendFunction(f, sec, i, t)
 	}
 	return nil
 }
 
-// appendFunction records that FDE i of sec was lowered from f: its start,
-// its source and, in an object, its relocation.
-func (r *Result) appendFunction(f *cfi.FDE, sec *emit.Section, i int, t Target) {
-	r.Starts = append(r.Starts, f.Start)
-	r.Sources = append(r.Sources, f)
-	if t.Relocatable {
-		r.Relocs = append(r.Relocs, Reloc{
-			Offset:  uint64(sec.FieldOffset(i)),
-			Type:    t.RelocType(),
+// skip records that f has no SFrame FDE.
+func (r *rangeLowerer) skip(s Skip) {
+	if r.scanned {
+		f := *s.FDE
+		s.FDE = &f
+	}
+	r.res.Skipped = append(r.res.Skipped, s)
+}
+
+// lower lowers f and appends it to r.res.
+func (r *rangeLowerer) lower(f *cfi.FDE) error {
+	res, l, t, opt := r.res, r.l, r.t, r.opt
+	sec := res.Section
+	if opt.Pack {
+		l.recycle() // the FREs of the last function are packed
+	}
+	if t.Relocatable && f.Section <= 0 {
+		// Without the section of the function there is nothing for
+		// the start field's relocation to refer to.
+		r.skip(Skip{FDE: f, Reason: "function start has no relocation to a section"})
+		return nil
+	}
+	if !t.Relocatable && !opt.GasCompat && f.Size == 0 {
+		return nil
+	}
+	i := len(sec.FDEs)
+	if opt.Pack && r.fast {
+		if ok, err := l.lowerFast(f, sec); ok {
+			if err != nil {
+				return fmt.Errorf("lower: function at %#x: %w", f.Start, err)
+			}
+			r.appendFunction(f, i)
+			res.fast++
+			return nil
+		}
+	}
+	m := r.m
+	var key uint64
+	if m != nil && memoable(f) {
+		key = m.hash(f)
+		if j, ok := m.lookup(key, f); ok {
+			if err := sec.AppendPackedCopy(j, uint32(f.Size)); err != nil {
+				return fmt.Errorf("lower: function at %#x: %w", f.Start, err)
+			}
+			r.appendFunction(f, i)
+			res.copied++
+			return nil
+		}
+	}
+	fde, skip := l.Function(f)
+	if skip != nil {
+		r.skip(*skip)
+		if !skip.Emitted {
+			return nil
+		}
+	}
+	if opt.Pack {
+		if err := sec.AppendPacked(fde); err != nil {
+			return fmt.Errorf("lower: function at %#x: %w", f.Start, err)
+		}
+		if m != nil && memoable(f) && skip == nil && !l.x.setLoc {
+			m.add(key, f, i, l.x.pc)
+		}
+	} else {
+		fde.FREOffset = uint32(i)
+		sec.FDEs = append(sec.FDEs, fde)
+	}
+	r.appendFunction(f, i)
+	return nil
+}
+
+// appendFunction records that FDE i of the section was lowered from f:
+// its start, its source (unless scanned) and, in an object, its
+// relocation.
+func (r *rangeLowerer) appendFunction(f *cfi.FDE, i int) {
+	res := r.res
+	res.Starts = append(res.Starts, f.Start)
+	if !r.scanned {
+		res.Sources = append(res.Sources, f)
+	}
+	if r.t.Relocatable {
+		res.Relocs = append(res.Relocs, Reloc{
+			Offset:  uint64(res.Section.FieldOffset(i)),
+			Type:    r.t.RelocType(),
 			Section: f.Section,
 			Addend:  int64(f.Start),
 		})

@@ -38,8 +38,11 @@ type Result struct {
 	// address in a linked file, the offset in its section in an object.
 	Starts []uint64
 	// Sources is, per FDE of Section, the CFI FDE it was made from (nil
-	// for PLT FDEs).
+	// for PLT FDEs); nil after LowerScan.
 	Sources []*cfi.FDE
+	// FDEsRead is the number of CFI FDEs read, lowered or not: those of
+	// the Frames given to LowerWith or LowerFile, or that LowerScan read.
+	FDEsRead int
 
 	copied int // functions whose FREs were copied from an earlier one's
 	fast   int // functions translated on the fast path
@@ -74,12 +77,13 @@ func LowerWith(frames *cfi.Frames, t Target, opt Options) (*Result, error) {
 	}
 	// Room for the PLT FDEs LowerFile appends (ld makes at most two per
 	// PLT section), so that they do not copy the whole list.
-	res := newResult(t, opt, frames.FDEs, len(frames.FDEs)+8)
+	n, packed := len(frames.FDEs)+8, packedEstimate(frames.FDEs)
+	res := newResult(t, opt, n, packed)
 	if opt.Workers > 1 && len(frames.FDEs) >= opt.Workers {
-		if !lowerParallel(res, frames, t, opt) {
+		if !lowerParallel(res, t, chunks(frames, t, opt, opt.Workers)) {
 			// Some function failed: lowering again in one piece gives
 			// the error as the serial path words it.
-			res = newResult(t, opt, frames.FDEs, len(frames.FDEs)+8)
+			res = newResult(t, opt, n, packed)
 			if err := lowerRange(res, frames, frames.FDEs, t, opt); err != nil {
 				return nil, err
 			}
@@ -87,13 +91,19 @@ func LowerWith(frames *cfi.Frames, t Target, opt Options) (*Result, error) {
 	} else if err := lowerRange(res, frames, frames.FDEs, t, opt); err != nil {
 		return nil, err
 	}
+	padObject(res, t)
+	res.FDEsRead = len(frames.FDEs)
+	return res, nil
+}
+
+// padObject pads the section of an s390x object as gas does: s390 gas
+// rounds section sizes up to 8 (md_section_align).
+func padObject(res *Result, t Target) {
 	if t.Relocatable && t.Arch == S390X {
-		// s390 gas rounds section sizes up to 8 (md_section_align).
 		if n := encodedSize(res.Section) % 8; n != 0 {
 			res.Section.Trailer = make([]byte, 8-n)
 		}
 	}
-	return res, nil
 }
 
 // packedEstimate is a little more than the packed FRE data of fdes

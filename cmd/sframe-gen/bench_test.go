@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"syscall"
 	"testing"
@@ -155,11 +156,37 @@ func BenchmarkStageRows(b *testing.B) {
 	})
 }
 
-// BenchmarkStageLower is lower.LowerFile, packed and on every CPU as the
-// CLI does it: every FDE to an SFrame FDE and its encoded FREs.
+// BenchmarkStageScan is cfi.Open and lower.LowerScan, packed and on every
+// CPU, as the CLI runs them on a linked file: the section read, then each
+// FDE read and lowered in one pass (BenchmarkStageRead and
+// BenchmarkStageLower are the two passes of cfi.Read and lower.LowerFile).
+func BenchmarkStageScan(b *testing.B) {
+	benchScan(b, runtime.GOMAXPROCS(0))
+}
+
+// BenchmarkStageScanSerial is BenchmarkStageScan on one goroutine.
+func BenchmarkStageScanSerial(b *testing.B) {
+	benchScan(b, 1)
+}
+
+func benchScan(b *testing.B, workers int) {
+	s := loadBench(b, "read")
+	opt := lower.Options{Pack: true, Workers: workers}
+	s.run(b, len(s.frames.FDEs), func() error {
+		frames, err := cfi.Open(s.ef, cfi.Auto)
+		if err != nil {
+			return err
+		}
+		_, _, _, err = lower.LowerScan(s.ef, frames, s.target, opt)
+		return err
+	})
+}
+
+// BenchmarkStageLower is lower.LowerFile, packed and on every CPU: every
+// FDE cfi.Read read to an SFrame FDE and its encoded FREs.
 func BenchmarkStageLower(b *testing.B) {
 	s := loadBench(b, "read")
-	opt := lowerOptions(generateOptions{}, s.frames)
+	opt := lower.Options{Pack: true, Workers: runtime.GOMAXPROCS(0)}
 	s.run(b, len(s.frames.FDEs), func() error {
 		_, _, err := lower.LowerFile(s.ef, s.frames, s.target, opt)
 		return err

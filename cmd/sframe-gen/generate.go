@@ -108,7 +108,7 @@ func (c *cli) generate(file string, o generateOptions) error {
 	if !target.Relocatable && !o.raw && hasCFISection(ef) {
 		return c.generateLinked(file, in, st, ef, target, o)
 	}
-	frames, err := c.readCFI(file, ef, o)
+	res, err := c.lowerCFI(file, ef, target, o)
 	if err == errNoCFI {
 		if o.raw {
 			return errNoCFI
@@ -122,13 +122,6 @@ func (c *cli) generate(file string, o generateOptions) error {
 		})
 	}
 	if err != nil {
-		return err
-	}
-	res, _, err := lower.LowerFile(ef, frames, target, lowerOptions(o, frames))
-	if err != nil {
-		return err
-	}
-	if err := c.report(file, ef, frames, res, o); err != nil {
 		return err
 	}
 
@@ -162,21 +155,59 @@ func (c *cli) generate(file string, o generateOptions) error {
 	return c.writeRaw(o.output, parts...)
 }
 
-// errNoCFI is readCFI's error when nothing describes any code.
+// errNoCFI is lowerCFI's error when nothing describes any code.
 var errNoCFI = errors.New("no call-frame information")
 
-// readCFI reads the CFI of file. It returns errNoCFI, and says so with -v,
-// when there is none (as for gas, which makes no .sframe without
-// .cfi_startproc).
-func (c *cli) readCFI(file string, ef *elf.File, o generateOptions) (*cfi.Frames, error) {
-	frames, err := cfi.Read(ef, o.source)
-	if errors.Is(err, cfi.ErrNoCFI) || err == nil && len(frames.FDEs) == 0 && len(frames.Errors) == 0 {
+// lowerCFI reads and lowers the CFI of file and reports (report) what it
+// could not lower. It returns errNoCFI, and says so with -v, when there is
+// none (as for gas, which makes no .sframe without .cfi_startproc). A
+// linked file's section is read and lowered in one pass (lower.LowerScan),
+// an object's read first (its relocations are few and small).
+func (c *cli) lowerCFI(file string, ef *elf.File, target lower.Target, o generateOptions) (*lower.Result, error) {
+	noCFI := func() error {
 		if o.verbose {
 			fmt.Fprintf(c.stderr, "sframe-gen: %s: no call-frame information; nothing to generate\n", file)
 		}
-		return nil, errNoCFI
+		return errNoCFI
 	}
-	return frames, err
+	opt := lower.Options{GasCompat: o.gas, Pack: true, Workers: 1}
+	if target.Relocatable {
+		frames, err := cfi.Read(ef, o.source)
+		if errors.Is(err, cfi.ErrNoCFI) || err == nil && len(frames.FDEs) == 0 && len(frames.Errors) == 0 {
+			return nil, noCFI()
+		}
+		if err != nil {
+			return nil, err
+		}
+		res, _, err := lower.LowerFile(ef, frames, target, opt)
+		if err != nil {
+			return nil, err
+		}
+		return res, c.report(file, ef, frames.Errors, res, o)
+	}
+	frames, err := cfi.Open(ef, o.source)
+	if errors.Is(err, cfi.ErrNoCFI) {
+		return nil, noCFI()
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(frames.Data) >= parallelCFIBytes {
+		opt.Workers = runtime.GOMAXPROCS(0)
+	}
+	res, _, errs, err := lower.LowerScan(ef, frames, target, opt)
+	if err != nil {
+		// As when the section was read first: without FDEs and broken
+		// entries there is nothing to lower, whatever else is wrong.
+		if all, rerr := cfi.Read(ef, o.source); rerr == nil && len(all.FDEs) == 0 && len(all.Errors) == 0 {
+			return nil, noCFI()
+		}
+		return nil, err
+	}
+	if res.FDEsRead == 0 && len(errs) == 0 {
+		return nil, noCFI()
+	}
+	return res, c.report(file, ef, errs, res, o)
 }
 
 // hasCFISection reports whether f has a section cfi.Read may read: without
@@ -232,10 +263,7 @@ func (c *cli) generateLinked(file string, in *os.File, st fs.FileInfo, ef *elf.F
 			return copyErr
 		}
 		defer wait()
-		frames, err := c.readCFI(file, ef, o)
-		if err == nil {
-			err = c.makeLinked(file, ef, frames, target, o, &res, &size)
-		}
+		err := c.makeLinked(file, ef, target, o, &res, &size)
 		if err != nil {
 			if cerr := wait(); cerr != nil {
 				return cerr
@@ -272,15 +300,11 @@ func (c *cli) generateLinked(file string, in *os.File, st fs.FileInfo, ef *elf.F
 
 // makeLinked lowers the CFI of a linked file, reports as generate does and
 // sizes the section.
-func (c *cli) makeLinked(file string, ef *elf.File, frames *cfi.Frames, target lower.Target, o generateOptions, res **lower.Result, size *int) error {
-	r, _, err := lower.LowerFile(ef, frames, target, lowerOptions(o, frames))
+func (c *cli) makeLinked(file string, ef *elf.File, target lower.Target, o generateOptions, res **lower.Result, size *int) error {
+	r, err := c.lowerCFI(file, ef, target, o)
 	if err != nil {
 		return err
 	}
-	if err := c.report(file, ef, frames, r, o); err != nil {
-		return err
-	}
-	r.Sources = nil // reported: Place need not move them
 	if len(r.Section.FDEs) == 0 {
 		return errors.New("no function has an SFrame representation (see -v); nothing written")
 	}
@@ -292,19 +316,11 @@ func (c *cli) makeLinked(file string, ef *elf.File, frames *cfi.Frames, target l
 	return nil
 }
 
-// parallelFDEs is the number of CFI FDEs from which generate lowers on
-// every CPU: below it, starting goroutines costs about what they save.
-const parallelFDEs = 4096
-
-// lowerOptions are the options generate lowers with: packed, on every CPU
-// for big inputs (the same bytes as serially).
-func lowerOptions(o generateOptions, frames *cfi.Frames) lower.Options {
-	opt := lower.Options{GasCompat: o.gas, Pack: true, Workers: 1}
-	if len(frames.FDEs) >= parallelFDEs {
-		opt.Workers = runtime.GOMAXPROCS(0)
-	}
-	return opt
-}
+// parallelCFIBytes is the size of a linked file's CFI section from which
+// generate lowers on every CPU (about 4096 FDEs): below it, starting
+// goroutines costs about what they save. The bytes are the same either
+// way.
+const parallelCFIBytes = 192 << 10
 
 // summary prints, with -v, what was written.
 func (c *cli) summary(file string, o generateOptions, res *lower.Result, size int, where string) {
@@ -362,12 +378,12 @@ func (c *cli) writeRaw(output string, parts ...[]byte) error {
 
 // report prints, with -v, one line per function left without an SFrame FDE,
 // and with --strict turns any such function or broken CFI entry into an error.
-func (c *cli) report(file string, ef *elf.File, frames *cfi.Frames, res *lower.Result, o generateOptions) error {
+func (c *cli) report(file string, ef *elf.File, errs []*cfi.EntryError, res *lower.Result, o generateOptions) error {
 	var names *symbolizer
 	w := bufio.NewWriter(c.stderr)
 	defer w.Flush()
 	problems := 0
-	for _, e := range frames.Errors {
+	for _, e := range errs {
 		problems++
 		fmt.Fprintf(w, "sframe-gen: %s: %v\n", file, e)
 	}

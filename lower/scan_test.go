@@ -1,0 +1,144 @@
+package lower
+
+import (
+	"bytes"
+	"debug/elf"
+	"encoding/binary"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"testing"
+
+	"github.com/sframe-gen/sframe-gen/cfi"
+)
+
+// TestScanLower checks that LowerScan, which reads and lowers each FDE in
+// turn, gives LowerFile's result for cfi.Read's Frames: the same bytes,
+// starts, relocations, skipped functions (with their FDEs and reasons),
+// entry errors, PLT sections and count of FDEs read, on every file under
+// testdata, libc, libstdc++ and the AArch64 and s390x sanitizer runtimes
+// (and LLVM 15 where it is), in both modes, packed or not, on 1 to 3
+// workers.
+func TestScanLower(t *testing.T) {
+	files := append(testdataELFs(t), "/lib/x86_64-linux-gnu/libc.so.6", "/usr/lib/x86_64-linux-gnu/libstdc++.so.6",
+		"/usr/aarch64-linux-gnu/lib/libasan.so.8", "/usr/s390x-linux-gnu/lib/libasan.so.8")
+	if _, err := os.Stat("/usr/lib/x86_64-linux-gnu/libLLVM-15.so.1"); err == nil && !testing.Short() {
+		files = append(files, "/usr/lib/x86_64-linux-gnu/libLLVM-15.so.1")
+	}
+	// And libstdc++ with broken FDEs all along its .eh_frame, for the
+	// entry errors of each part.
+	files = append(files, brokenFDEs(t, "/usr/lib/x86_64-linux-gnu/libstdc++.so.6", 7))
+	n, broken := 0, false
+	for _, name := range files {
+		f, tg, frames, ok := openLowerable(name)
+		if !ok {
+			if _, err := os.Stat(name); err != nil {
+				t.Errorf("%v", err)
+			}
+			continue // no CFI
+		}
+		broken = broken || len(frames.Errors) > 100
+		for _, gas := range []bool{false, true} {
+			for _, pack := range []bool{false, true} {
+				for _, workers := range []int{1, 2, 3} {
+					opt := Options{GasCompat: gas, Pack: pack, Workers: workers}
+					what := fmt.Sprintf("%s (gas-compat %v, packed %v, %d workers)", name, gas, pack, workers)
+					ref, refPLT, err := LowerFile(f, frames, tg, opt)
+					if err != nil {
+						t.Fatalf("%s: %v", what, err)
+					}
+					open, err := cfi.Open(f, cfi.Auto)
+					if err != nil {
+						t.Fatalf("%s: %v", what, err)
+					}
+					got, plt, errs, err := LowerScan(f, open, tg, opt)
+					if err != nil {
+						t.Fatalf("%s: %v", what, err)
+					}
+					if msg := compareScanned(ref, got, tg); msg != "" {
+						t.Errorf("%s: %s", what, msg)
+					}
+					if !slices.Equal(plt, refPLT) || fmt.Sprint(errs) != fmt.Sprint(frames.Errors) || got.FDEsRead != len(frames.FDEs) {
+						t.Errorf("%s: PLT %v, errors %v, %d FDEs read; LowerFile: %v, %v, %d", what, plt, errs, got.FDEsRead, refPLT, frames.Errors, len(frames.FDEs))
+					}
+				}
+			}
+		}
+		f.Close()
+		n++
+	}
+	if n < 24 || !broken {
+		t.Fatalf("only %d files lowered, broken FDEs: %v", n, broken)
+	}
+}
+
+// brokenFDEs writes a copy of the linked file name in which the CIE
+// pointer of every k-th FDE of .eh_frame points before the section, and
+// returns its path.
+func brokenFDEs(t *testing.T, name string, k int) string {
+	t.Helper()
+	data, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := elf.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	s := f.Section(".eh_frame")
+	if s == nil || f.ByteOrder != binary.LittleEndian {
+		t.Fatalf("%s: no little-endian .eh_frame", name)
+	}
+	sec := data[s.Offset : s.Offset+s.Size]
+	for off, i := 0, 0; off+8 <= len(sec); i++ {
+		n := int(binary.LittleEndian.Uint32(sec[off:]))
+		if n == 0 || n == 0xffffffff {
+			break
+		}
+		if binary.LittleEndian.Uint32(sec[off+4:]) != 0 && i%k == 0 {
+			binary.LittleEndian.PutUint32(sec[off+4:], 0xfffffff0)
+		}
+		off += 4 + n
+	}
+	out := filepath.Join(t.TempDir(), "broken.so")
+	if err := os.WriteFile(out, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// compareScanned says how LowerScan's result got differs from LowerFile's
+// ref (its Sources aside), or returns "".
+func compareScanned(ref, got *Result, tg Target) string {
+	if got.Sources != nil {
+		return "LowerScan gave Sources"
+	}
+	if !tg.Relocatable {
+		ref.Place(0x10000)
+		got.Place(0x10000)
+	}
+	a, errA := ref.Section.Encode()
+	b, errB := got.Section.Encode()
+	switch {
+	case errA != nil || errB != nil:
+		return fmt.Sprintf("encoding: %v / %v", errB, errA)
+	case !bytes.Equal(a, b):
+		return "the section differs"
+	case !slices.Equal(ref.Starts, got.Starts) || !slices.Equal(ref.Relocs, got.Relocs):
+		return "starts or relocations differ"
+	case len(ref.Skipped) != len(got.Skipped):
+		return fmt.Sprintf("%d skipped functions, LowerFile %d", len(got.Skipped), len(ref.Skipped))
+	case ref.FDEsRead != got.FDEsRead:
+		return fmt.Sprintf("%d FDEs read, LowerFile %d", got.FDEsRead, ref.FDEsRead)
+	}
+	for i, x := range ref.Skipped {
+		y := got.Skipped[i]
+		if !reflect.DeepEqual(*x.FDE, *y.FDE) || x.Reason != y.Reason || x.Emitted != y.Emitted {
+			return fmt.Sprintf("skipped function %d: %v (%+v), LowerFile %v (%+v)", i, y.Error(), *y.FDE, x.Error(), *x.FDE)
+		}
+	}
+	return ""
+}
