@@ -82,7 +82,10 @@ func (s *Section) EncodeParts() ([][]byte, error) {
 		entSize, attrSize = FDEEntrySizeV2, 0
 	}
 
-	sizes := make([]int, len(s.FDEs))
+	var sizes []int // what each function's FRE data takes (packed: not needed)
+	if s.Packed == nil {
+		sizes = make([]int, len(s.FDEs))
+	}
 	numFREs, freLen, err := s.measure(sizes, attrSize, v2)
 	if err != nil {
 		return nil, err
@@ -186,6 +189,14 @@ func (s *Section) encodePacked(order binary.ByteOrder, numFREs, hdrEnd, fdeLen u
 		parts = append(parts, s.Trailer)
 	}
 	return parts
+}
+
+// PackedOffset returns where s.Packed starts in the bytes Encode writes
+// of a packed section: after the header, the auxiliary header and the FDE
+// index. Place-like changes (start fields, index order) leave s.Packed as
+// it is, so a writer may write it there before the index is final.
+func (s *Section) PackedOffset() int {
+	return HeaderSize + len(s.Header.AuxHeader) + len(s.FDEs)*FDEIndexEntrySize
 }
 
 // Size returns the length of the bytes Encode writes, without writing

@@ -36,7 +36,11 @@ func TestPermute(t *testing.T) {
 				want.Starts = append(want.Starts, r.Starts[p])
 				want.Sources = append(want.Sources, r.Sources[p])
 			}
-			r.permute(slices.Clone(perm))
+			p := make([]uint64, len(perm))
+			for i, k := range perm {
+				p[i] = uint64(k)
+			}
+			r.permute(p)
 			if !slices.EqualFunc(r.Section.FDEs, want.Section.FDEs, func(a, b emit.FDE) bool { return a.Size == b.Size }) || !slices.Equal(r.Starts, want.Starts) || !slices.Equal(r.Sources, want.Sources) {
 				t.Errorf("n=%d seed=%d perm %v: FDEs %v, want %v", n, seed, perm, r.Section.FDEs, want.Section.FDEs)
 			}
@@ -60,12 +64,12 @@ func TestPlaceOrder(t *testing.T) {
 				r.Starts[i] = addr - tc.span/2 + rng.Uint64N(tc.span)
 			}
 			got := r.placeOrder(addr)
-			want := make([]int, tc.n)
+			want := make([]uint64, tc.n)
 			for i := range want {
-				want[i] = i
+				want[i] = uint64(i)
 			}
-			rel := func(i int) int64 { return int64(r.Starts[i] - addr) }
-			slices.SortStableFunc(want, func(a, b int) int { return cmp.Compare(rel(a), rel(b)) })
+			rel := func(i uint64) int64 { return int64(r.Starts[i] - addr) }
+			slices.SortStableFunc(want, func(a, b uint64) int { return cmp.Compare(rel(a), rel(b)) })
 			if got == nil {
 				if !slices.IsSortedFunc(r.Starts, func(a, b uint64) int { return cmp.Compare(int64(a-addr), int64(b-addr)) }) {
 					t.Fatalf("n %d span %#x: nil order for unsorted starts", tc.n, tc.span)

@@ -161,7 +161,7 @@ func (r *Result) Place(sectionAddr uint64) {
 // them, or nil when they are in that order already. ld compares starts as
 // signed section-relative offsets; ties keep the index order (the sort is
 // stable).
-func (r *Result) placeOrder(sectionAddr uint64) []int {
+func (r *Result) placeOrder(sectionAddr uint64) []uint64 {
 	n := len(r.Starts)
 	// Order-preserving unsigned keys of the signed offsets.
 	key := func(i int) uint64 { return (r.Starts[i] - sectionAddr) ^ 1<<63 }
@@ -205,16 +205,17 @@ func (r *Result) placeOrder(sectionAddr uint64) []int {
 		}
 		vals, tmp = tmp, vals
 	}
-	perm := make([]int, n)
+	// The sorted values become the permutation in place.
+	perm := vals
 	for j, v := range vals {
-		perm[j] = int(v & (1<<ibits - 1))
+		perm[j] = v & (1<<ibits - 1)
 	}
 	return perm
 }
 
 // placeOrderCompare is placeOrder by comparisons, for offsets spread over
 // more bits than the radix sort's keys hold.
-func (r *Result) placeOrderCompare(sectionAddr uint64) []int {
+func (r *Result) placeOrderCompare(sectionAddr uint64) []uint64 {
 	type key struct {
 		rel int64
 		i   int
@@ -231,9 +232,9 @@ func (r *Result) placeOrderCompare(sectionAddr uint64) []int {
 		}
 		return cmp.Compare(a.i, b.i)
 	})
-	perm := make([]int, len(keys))
+	perm := make([]uint64, len(keys))
 	for j, k := range keys {
-		perm[j] = k.i
+		perm[j] = uint64(k.i)
 	}
 	return perm
 }
@@ -243,14 +244,14 @@ func (r *Result) placeOrderCompare(sectionAddr uint64) []int {
 // leaves perm the identity): a big section is not copied. Sources are
 // left alone when they do not match the FDEs one to one (dropped by a
 // caller done with them).
-func (r *Result) permute(perm []int) {
+func (r *Result) permute(perm []uint64) {
 	fdes, starts := r.Section.FDEs, r.Starts
 	srcs := r.Sources
 	if len(srcs) != len(fdes) {
 		srcs = nil
 	}
 	for i := range perm {
-		if perm[i] == i {
+		if perm[i] == uint64(i) {
 			continue
 		}
 		fde, start := fdes[i], starts[i]
@@ -259,8 +260,8 @@ func (r *Result) permute(perm []int) {
 			src = srcs[i]
 		}
 		for j := i; ; {
-			k := perm[j]
-			perm[j] = j
+			k := int(perm[j])
+			perm[j] = uint64(j)
 			if k == i {
 				fdes[j], starts[j] = fde, start
 				if srcs != nil {

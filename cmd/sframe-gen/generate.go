@@ -146,13 +146,48 @@ func (c *cli) generate(file string, o generateOptions) error {
 		return err
 	}
 
-	res.Sources = nil // reported: Place need not move them
+	if o.output != "" && res.Section.Packed != nil {
+		return c.writeRawPlaced(o.output, res, o.addr)
+	}
 	res.Place(o.addr)
 	parts, err := res.Section.EncodeParts()
 	if err != nil {
 		return fmt.Errorf("encoding .sframe: %w", err)
 	}
 	return c.writeRaw(o.output, parts...)
+}
+
+// writeRawPlaced places the packed section of res at addr and writes it
+// to output. Placing sorts the index but leaves the FRE data after it as
+// it is: that is written meanwhile, on another goroutine.
+func (c *cli) writeRawPlaced(output string, res *lower.Result, addr uint64) error {
+	return c.temps.ReplaceFile(output, 0o644, func(tmp *os.File) error {
+		sec := res.Section
+		packed, at := sec.Packed, int64(sec.PackedOffset())
+		written := make(chan error, 1)
+		go func() {
+			_, err := tmp.WriteAt(packed, at)
+			written <- err
+		}()
+		res.Place(addr)
+		parts, err := sec.EncodeParts()
+		if err != nil {
+			<-written
+			return fmt.Errorf("encoding .sframe: %w", err)
+		}
+		pos := int64(0)
+		for _, p := range parts {
+			same := pos == at && len(p) == len(packed) && (len(p) == 0 || &p[0] == &packed[0])
+			if !same {
+				if _, err := tmp.WriteAt(p, pos); err != nil {
+					<-written
+					return err
+				}
+			}
+			pos += int64(len(p))
+		}
+		return <-written
+	})
 }
 
 // errNoCFI is lowerCFI's error when nothing describes any code.
