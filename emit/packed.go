@@ -32,13 +32,20 @@ func (s *Section) AppendPacked(f FDE) error {
 // back by Abort). For a caller that has the FREs in another form than
 // []FRE: the checks and bytes are AppendPacked's.
 type PackedFDE struct {
-	s   *Section
-	f   FDE
-	ft  FREType
-	big bool // the ABI's byte order is big-endian
-	off int  // where the attribute record starts in s.Packed
-	n   int  // FREs so far
+	s     *Section
+	start int64  // the FDE's StartOffset
+	size  uint32 // its Size
+	off   int    // where the attribute record starts in s.Packed
+	n     int    // FREs so far
+	info  uint8  // its Info, Info2, RepSize
+	info2 uint8
+	rep   uint8
+	ft    FREType
+	big   bool // the ABI's byte order is big-endian
 }
+
+// maxFRESize is the most bytes one FRE takes.
+const maxFRESize = 4 + 1 + 4*MaxDataWords
 
 // BeginPacked starts appending f (its FREs are not looked at) to the
 // packed section s: it appends f's attribute record to s.Packed. s must
@@ -54,8 +61,12 @@ func (s *Section) BeginPacked(f FDE) (PackedFDE, error) {
 	if s.Header.Version != Version3 {
 		return PackedFDE{}, fmt.Errorf("sframe: pack: version %d (only 3)", s.Header.Version)
 	}
-	order := s.Header.ABI.ByteOrder()
-	if order == nil {
+	var big bool
+	switch s.Header.ABI {
+	case ABIAArch64LittleEndian, ABIAMD64LittleEndian:
+	case ABIAArch64BigEndian, ABIS390XBigEndian:
+		big = true
+	default:
 		return PackedFDE{}, fmt.Errorf("sframe: pack: unknown ABI %d", uint8(s.Header.ABI))
 	}
 	if len(f.FREs) > MaxFREsPerFDE {
@@ -65,8 +76,8 @@ func (s *Section) BeginPacked(f FDE) (PackedFDE, error) {
 	if ft.AddrSize() == 0 {
 		return PackedFDE{}, fmt.Errorf("sframe: pack: FDE %d: invalid FRE type %d", len(s.FDEs), uint8(ft))
 	}
-	w := PackedFDE{s: s, f: f, ft: ft, big: order == binary.BigEndian, off: len(s.Packed)}
-	w.f.FREs = nil
+	w := PackedFDE{s: s, start: f.StartOffset, size: f.Size, off: len(s.Packed),
+		info: f.Info, info2: f.Info2, rep: f.RepSize, ft: ft, big: big}
 	s.Packed = append(s.Packed, 0, 0, f.Info, f.Info2, f.RepSize)
 	return w, nil
 }
@@ -75,7 +86,7 @@ func (s *Section) BeginPacked(f FDE) (PackedFDE, error) {
 // words (as many, of the size, as the info byte says).
 func (w *PackedFDE) Add(start uint32, info uint8, words []int32) error {
 	ws := DataWordSize(info >> 5 & 3)
-	if w.n == MaxFREsPerFDE || uint64(start) >= w.ft.Limit() || start > w.f.Size || ws.Bytes() == 0 ||
+	if w.n == MaxFREsPerFDE || uint64(start) >= w.ft.Limit() || start > w.size || ws.Bytes() == 0 ||
 		int(info>>1&0xf) != len(words) || len(words) > MaxDataWords || !wordsFit(words, ws) {
 		return w.addError(start, info, words)
 	}
@@ -88,17 +99,21 @@ func (w *PackedFDE) Add(start uint32, info uint8, words []int32) error {
 // info byte made of baseSP, the count, that size and mangledRA (FREInfo):
 // for a caller that has the words rather than their encoding.
 func (w *PackedFDE) AddMin(start uint32, baseSP, mangledRA bool, words []int32) error {
-	ws := DataWord1B
+	// v fits n signed bits when v^(v>>31), its magnitude less one if
+	// negative, is below 1<<(n-1).
+	var m uint32
 	for _, v := range words {
-		switch {
-		case v != int32(int8(v)) && v == int32(int16(v)):
-			ws = max(ws, DataWord2B)
-		case v != int32(int16(v)):
-			ws = DataWord4B
-		}
+		m |= uint32(v ^ v>>31)
+	}
+	ws := DataWord1B
+	switch {
+	case m >= 1<<15:
+		ws = DataWord4B
+	case m >= 1<<7:
+		ws = DataWord2B
 	}
 	info := FREInfo(baseSP, len(words), ws, mangledRA)
-	if w.n == MaxFREsPerFDE || uint64(start) >= w.ft.Limit() || start > w.f.Size || len(words) > MaxDataWords {
+	if w.n == MaxFREsPerFDE || uint64(start) >= w.ft.Limit() || start > w.size || len(words) > MaxDataWords {
 		return w.addError(start, info, words)
 	}
 	w.put(start, info, ws, words)
@@ -108,7 +123,7 @@ func (w *PackedFDE) AddMin(start uint32, baseSP, mangledRA bool, words []int32) 
 // addError is the error of Add for an FRE it refuses: checkFRE's.
 func (w *PackedFDE) addError(start uint32, info uint8, words []int32) error {
 	e := FRE{StartAddr: start, Info: info, Words: slices.Clone(words)}
-	_, err := checkFRE(w.ft, w.f.Size, w.n, &e)
+	_, err := checkFRE(w.ft, w.size, w.n, &e)
 	if err == nil {
 		err = fmt.Errorf("more than %d FREs", MaxFREsPerFDE)
 	}
@@ -118,11 +133,11 @@ func (w *PackedFDE) addError(start uint32, info uint8, words []int32) error {
 // put appends a checked FRE.
 func (w *PackedFDE) put(start uint32, info uint8, ws DataWordSize, words []int32) {
 	b := w.s.Packed
-	if cap(b)-len(b) < 4+1+4*MaxDataWords {
-		b = slices.Grow(b, 4+1+4*MaxDataWords)
+	if cap(b)-len(b) < maxFRESize {
+		b = slices.Grow(b, maxFRESize)
 	}
 	p := len(b)
-	b = b[:cap(b)]
+	b = b[:p+maxFRESize]
 	switch w.ft {
 	case FREAddr1:
 		b[p] = uint8(start)
@@ -196,8 +211,7 @@ func (w *PackedFDE) End() error {
 	}
 	w.put16(s.Packed[w.off:], uint16(w.n))
 	s.PackedFREs += w.n
-	w.f.FREOffset = uint32(w.off)
-	s.FDEs = append(s.FDEs, w.f)
+	s.FDEs = append(s.FDEs, FDE{StartOffset: w.start, Size: w.size, Info: w.info, Info2: w.info2, RepSize: w.rep, FREOffset: uint32(w.off)})
 	return nil
 }
 

@@ -2,6 +2,7 @@ package emit
 
 import (
 	"bytes"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -170,5 +171,46 @@ func TestAppendPackedCopy(t *testing.T) {
 	}
 	if err := sec.AppendPackedCopy(0, 10); err == nil || !strings.Contains(err.Error(), "no packed FDE 0") {
 		t.Errorf("copy in an unpacked section: %v", err)
+	}
+}
+
+// TestAddMin checks that AddMin writes what Add writes with the smallest
+// data-word size DataWordSizeFor gives each word, at every boundary of
+// the three sizes, in both byte orders.
+func TestAddMin(t *testing.T) {
+	vals := []int32{0, 1, -1, 127, 128, -128, -129, 255, 256, 32767, 32768, -32768, -32769, 65535, 65536, math.MaxInt32, math.MinInt32}
+	for _, abi := range []ABI{ABIAMD64LittleEndian, ABIS390XBigEndian} {
+		for _, a := range vals {
+			for _, b := range vals {
+				words := []int32{a, b, a ^ b}
+				ws := DataWord1B
+				for _, v := range words {
+					s, _ := DataWordSizeFor(int64(v))
+					ws = max(ws, s)
+				}
+				var got, want Section
+				for k, s := range []*Section{&got, &want} {
+					s.Header = Header{Version: Version3, ABI: abi}
+					w, err := s.BeginPacked(FDE{Size: 0x100, Info: FuncInfo(PCInc, FREAddr1, false, false)})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if k == 0 {
+						err = w.AddMin(7, true, true, words)
+					} else {
+						err = w.Add(7, FREInfo(true, len(words), ws, true), words)
+					}
+					if err != nil {
+						t.Fatal(err)
+					}
+					if err := w.End(); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if !bytes.Equal(got.Packed, want.Packed) {
+					t.Errorf("%v %v: AddMin wrote % x, Add % x", abi, words, got.Packed, want.Packed)
+				}
+			}
+		}
 	}
 }
