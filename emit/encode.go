@@ -48,6 +48,49 @@ func (s *Section) Encode() ([]byte, error) {
 // (the section must not change until they are written), then the trailer:
 // a big section is not copied into one buffer.
 func (s *Section) EncodeParts() ([][]byte, error) {
+	return s.encodeParts(nil)
+}
+
+// sortedIndex is how EncodeSorted writes the index: entry j is FDE
+// order[j], its start field made of starts[order[j]] for a section at
+// addr.
+type sortedIndex struct {
+	order  []int
+	starts []uint64
+	addr   uint64
+}
+
+// EncodeSorted is EncodeParts of the packed section s as if its FDE index
+// had first been sorted: entry j of the index written is FDE order[j],
+// its start field that of the function start starts[order[j]] with the
+// section at sectionAddr (as SetFuncStart sets it for position j), and
+// the header has FlagFDESorted. s itself does not change. order must be a
+// permutation of the FDEs' indices (nil: the FDEs are in start order
+// already), starts hold one start per FDE. For a
+// caller that has the start order of a big index (lower.Result.EncodePlaced):
+// moving the FDEs into that order only to write them costs more than
+// writing them from where they are.
+func (s *Section) EncodeSorted(order []int, starts []uint64, sectionAddr uint64) ([][]byte, error) {
+	if s.Packed == nil {
+		return nil, fmt.Errorf("sframe: encode: EncodeSorted needs a packed section")
+	}
+	n := len(s.FDEs)
+	if order != nil && len(order) != n || len(starts) != n {
+		return nil, fmt.Errorf("sframe: encode: %d FDEs, an order of %d and %d starts", n, len(order), len(starts))
+	}
+	seen := make([]uint64, (n+63)/64)
+	for _, i := range order {
+		if i < 0 || i >= n || seen[i/64]&(1<<(i%64)) != 0 {
+			return nil, fmt.Errorf("sframe: encode: the order is not a permutation of the %d FDEs (%d)", n, i)
+		}
+		seen[i/64] |= 1 << (i % 64)
+	}
+	return s.encodeParts(&sortedIndex{order, starts, sectionAddr})
+}
+
+// encodeParts is EncodeParts, of the index sorted as sorted says when it
+// is not nil (packed sections only).
+func (s *Section) encodeParts(sorted *sortedIndex) ([][]byte, error) {
 	h := &s.Header
 	v2 := false
 	switch h.Version {
@@ -93,7 +136,7 @@ func (s *Section) EncodeParts() ([][]byte, error) {
 	hdrEnd := HeaderSize + len(h.AuxHeader)
 	fdeLen := uint64(len(s.FDEs)) * uint64(entSize)
 	if s.Packed != nil {
-		return s.encodePacked(order, numFREs, uint64(hdrEnd), fdeLen), nil
+		return s.encodePacked(order, numFREs, uint64(hdrEnd), fdeLen, sorted), nil
 	}
 
 	// Lay out the FRE data in FREOffset order, ties in index order.
@@ -171,18 +214,39 @@ func (s *Section) putHeader(b []byte, order binary.ByteOrder, numFREs, freLen, f
 }
 
 // encodePacked is EncodeParts for a checked packed section: the header
-// and the FDE index with the FREOffsets as stored, then Packed as it is,
-// then the trailer.
-func (s *Section) encodePacked(order binary.ByteOrder, numFREs, hdrEnd, fdeLen uint64) [][]byte {
+// and the FDE index with the FREOffsets as stored (in the order and with
+// the start fields sorted gives, if not nil), then Packed as it is, then
+// the trailer.
+func (s *Section) encodePacked(order binary.ByteOrder, numFREs, hdrEnd, fdeLen uint64, sorted *sortedIndex) [][]byte {
 	b := make([]byte, hdrEnd+fdeLen)
 	s.putHeader(b, order, numFREs, uint64(len(s.Packed)), fdeLen)
 	p := hdrEnd
-	for i := range s.FDEs {
-		f := &s.FDEs[i]
-		order.PutUint64(b[p:], uint64(f.StartOffset))
-		order.PutUint32(b[p+8:], f.Size)
-		order.PutUint32(b[p+12:], f.FREOffset)
-		p += FDEIndexEntrySize
+	if sorted != nil {
+		b[3] |= uint8(FlagFDESorted)
+		pcRel := s.Header.Flags&FlagFDEFuncStartPCRel != 0
+		for j := range s.FDEs {
+			i := j
+			if sorted.order != nil {
+				i = sorted.order[j]
+			}
+			f := &s.FDEs[i]
+			v := sorted.starts[i] - sorted.addr
+			if pcRel {
+				v -= p // the field's offset: FieldOffset(j)
+			}
+			order.PutUint64(b[p:], v)
+			order.PutUint32(b[p+8:], f.Size)
+			order.PutUint32(b[p+12:], f.FREOffset)
+			p += FDEIndexEntrySize
+		}
+	} else {
+		for i := range s.FDEs {
+			f := &s.FDEs[i]
+			order.PutUint64(b[p:], uint64(f.StartOffset))
+			order.PutUint32(b[p+8:], f.Size)
+			order.PutUint32(b[p+12:], f.FREOffset)
+			p += FDEIndexEntrySize
+		}
 	}
 	parts := [][]byte{b, s.Packed}
 	if len(s.Trailer) > 0 {

@@ -214,3 +214,46 @@ func TestAddMin(t *testing.T) {
 		}
 	}
 }
+
+// TestEncodeSortedErrors checks that EncodeSorted refuses what it cannot
+// write: an unpacked section, an order or starts of another length, an
+// order that is not a permutation.
+func TestEncodeSortedErrors(t *testing.T) {
+	var s Section
+	s.Header = Header{Version: Version3, ABI: ABIAMD64LittleEndian}
+	for range 3 {
+		w, err := s.BeginPacked(FDE{Size: 0x10, Info: FuncInfo(PCInc, FREAddr1, false, false)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.AddMin(0, true, false, []int32{8}); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.End(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	starts := []uint64{0x3000, 0x1000, 0x2000}
+	for _, tc := range []struct {
+		order  []int
+		starts []uint64
+		want   string
+	}{
+		{[]int{1, 2}, starts, "an order of 2"},
+		{[]int{1, 2, 0}, starts[:2], "2 starts"},
+		{[]int{1, 1, 0}, starts, "not a permutation"},
+		{[]int{1, 3, 0}, starts, "not a permutation"},
+		{[]int{-1, 2, 0}, starts, "not a permutation"},
+	} {
+		if _, err := s.EncodeSorted(tc.order, tc.starts, 0); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("order %v, %d starts: error %v, want %q", tc.order, len(tc.starts), err, tc.want)
+		}
+	}
+	if _, err := s.EncodeSorted([]int{1, 2, 0}, starts, 0); err != nil {
+		t.Errorf("a valid order: %v", err)
+	}
+	unpacked := Section{Header: s.Header, FDEs: []FDE{{Size: 0x10, Info: FuncInfo(PCInc, FREAddr1, false, false)}}}
+	if _, err := unpacked.EncodeSorted([]int{0}, []uint64{0}, 0); err == nil {
+		t.Error("an unpacked section: no error")
+	}
+}

@@ -1,8 +1,11 @@
 package lower
 
 import (
+	"bytes"
 	"cmp"
+	"fmt"
 	"math"
+	"os"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -36,11 +39,7 @@ func TestPermute(t *testing.T) {
 				want.Starts = append(want.Starts, r.Starts[p])
 				want.Sources = append(want.Sources, r.Sources[p])
 			}
-			p := make([]uint64, len(perm))
-			for i, k := range perm {
-				p[i] = uint64(k)
-			}
-			r.permute(p)
+			r.permute(slices.Clone(perm))
 			if !slices.EqualFunc(r.Section.FDEs, want.Section.FDEs, func(a, b emit.FDE) bool { return a.Size == b.Size }) || !slices.Equal(r.Starts, want.Starts) || !slices.Equal(r.Sources, want.Sources) {
 				t.Errorf("n=%d seed=%d perm %v: FDEs %v, want %v", n, seed, perm, r.Section.FDEs, want.Section.FDEs)
 			}
@@ -64,12 +63,12 @@ func TestPlaceOrder(t *testing.T) {
 				r.Starts[i] = addr - tc.span/2 + rng.Uint64N(tc.span)
 			}
 			got := r.placeOrder(addr)
-			want := make([]uint64, tc.n)
+			want := make([]int, tc.n)
 			for i := range want {
-				want[i] = uint64(i)
+				want[i] = i
 			}
-			rel := func(i uint64) int64 { return int64(r.Starts[i] - addr) }
-			slices.SortStableFunc(want, func(a, b uint64) int { return cmp.Compare(rel(a), rel(b)) })
+			rel := func(i int) int64 { return int64(r.Starts[i] - addr) }
+			slices.SortStableFunc(want, func(a, b int) int { return cmp.Compare(rel(a), rel(b)) })
 			if got == nil {
 				if !slices.IsSortedFunc(r.Starts, func(a, b uint64) int { return cmp.Compare(int64(a-addr), int64(b-addr)) }) {
 					t.Fatalf("n %d span %#x: nil order for unsorted starts", tc.n, tc.span)
@@ -81,4 +80,68 @@ func TestPlaceOrder(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestEncodePlaced checks that EncodePlaced writes what Place followed by
+// EncodeParts writes, leaving the result as it was, on every linked file
+// under testdata and the system's libc and libstdc++ (and LLVM 15 where it
+// is), packed and not, at section addresses below, among and above the
+// functions.
+func TestEncodePlaced(t *testing.T) {
+	files := append(testdataELFs(t), "/lib/x86_64-linux-gnu/libc.so.6", "/usr/lib/x86_64-linux-gnu/libstdc++.so.6")
+	if _, err := os.Stat("/usr/lib/x86_64-linux-gnu/libLLVM-15.so.1"); err == nil && !testing.Short() {
+		files = append(files, "/usr/lib/x86_64-linux-gnu/libLLVM-15.so.1")
+	}
+	n := 0
+	for _, name := range files {
+		f, tg, frames, ok := openLowerable(name)
+		if !ok || tg.Relocatable {
+			if ok {
+				f.Close()
+			}
+			continue
+		}
+		for _, pack := range []bool{false, true} {
+			opt := Options{Pack: pack}
+			for _, addr := range []uint64{0, 0x10000, frames.FDEs[len(frames.FDEs)/2].Start, 1 << 40} {
+				what := fmt.Sprintf("%s (packed %v, section at %#x)", name, pack, addr)
+				r, _, err := LowerFile(f, frames, tg, opt)
+				if err != nil {
+					t.Fatalf("%s: %v", what, err)
+				}
+				before := slices.Clone(r.Section.FDEs)
+				starts := slices.Clone(r.Starts)
+				parts, err := r.EncodePlaced(addr)
+				if err != nil {
+					t.Fatalf("%s: %v", what, err)
+				}
+				if pack && (!slices.EqualFunc(before, r.Section.FDEs, fdeEqual) || !slices.Equal(starts, r.Starts)) {
+					t.Errorf("%s: EncodePlaced changed the result", what)
+				}
+				ref, _, err := LowerFile(f, frames, tg, opt)
+				if err != nil {
+					t.Fatalf("%s: %v", what, err)
+				}
+				ref.Place(addr)
+				want, err := ref.Section.EncodeParts()
+				if err != nil {
+					t.Fatalf("%s: %v", what, err)
+				}
+				if !bytes.Equal(bytes.Join(parts, nil), bytes.Join(want, nil)) {
+					t.Errorf("%s: EncodePlaced's bytes differ from Place and EncodeParts'", what)
+				}
+			}
+		}
+		f.Close()
+		n++
+	}
+	if n < 12 {
+		t.Fatalf("only %d linked files", n)
+	}
+}
+
+// fdeEqual compares two FDEs field by field (FREs by length).
+func fdeEqual(a, b emit.FDE) bool {
+	return a.StartOffset == b.StartOffset && a.Size == b.Size && a.Info == b.Info && a.Info2 == b.Info2 &&
+		a.RepSize == b.RepSize && a.FREOffset == b.FREOffset && len(a.FREs) == len(b.FREs)
 }

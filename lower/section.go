@@ -157,11 +157,25 @@ func (r *Result) Place(sectionAddr uint64) {
 	sec.Header.Flags |= emit.FlagFDESorted
 }
 
+// EncodePlaced encodes the section as Place(sectionAddr) followed by
+// Section.EncodeParts would, but a packed section without reordering r:
+// its FDE index is written in start order from where the FDEs are
+// (emit.Section.EncodeSorted), and r stays as it was. An unpacked section
+// is placed, then encoded.
+func (r *Result) EncodePlaced(sectionAddr uint64) ([][]byte, error) {
+	sec := r.Section
+	if sec.Packed == nil {
+		r.Place(sectionAddr)
+		return sec.EncodeParts()
+	}
+	return sec.EncodeSorted(r.placeOrder(sectionAddr), r.Starts, sectionAddr)
+}
+
 // placeOrder returns the order of the FDEs sorted by start as ld sorts
 // them, or nil when they are in that order already. ld compares starts as
 // signed section-relative offsets; ties keep the index order (the sort is
 // stable).
-func (r *Result) placeOrder(sectionAddr uint64) []uint64 {
+func (r *Result) placeOrder(sectionAddr uint64) []int {
 	n := len(r.Starts)
 	// Order-preserving unsigned keys of the signed offsets.
 	key := func(i int) uint64 { return (r.Starts[i] - sectionAddr) ^ 1<<63 }
@@ -205,17 +219,16 @@ func (r *Result) placeOrder(sectionAddr uint64) []uint64 {
 		}
 		vals, tmp = tmp, vals
 	}
-	// The sorted values become the permutation in place.
-	perm := vals
+	perm := make([]int, n)
 	for j, v := range vals {
-		perm[j] = v & (1<<ibits - 1)
+		perm[j] = int(v & (1<<ibits - 1))
 	}
 	return perm
 }
 
 // placeOrderCompare is placeOrder by comparisons, for offsets spread over
 // more bits than the radix sort's keys hold.
-func (r *Result) placeOrderCompare(sectionAddr uint64) []uint64 {
+func (r *Result) placeOrderCompare(sectionAddr uint64) []int {
 	type key struct {
 		rel int64
 		i   int
@@ -232,9 +245,9 @@ func (r *Result) placeOrderCompare(sectionAddr uint64) []uint64 {
 		}
 		return cmp.Compare(a.i, b.i)
 	})
-	perm := make([]uint64, len(keys))
+	perm := make([]int, len(keys))
 	for j, k := range keys {
-		perm[j] = uint64(k.i)
+		perm[j] = k.i
 	}
 	return perm
 }
@@ -244,14 +257,14 @@ func (r *Result) placeOrderCompare(sectionAddr uint64) []uint64 {
 // leaves perm the identity): a big section is not copied. Sources are
 // left alone when they do not match the FDEs one to one (dropped by a
 // caller done with them).
-func (r *Result) permute(perm []uint64) {
+func (r *Result) permute(perm []int) {
 	fdes, starts := r.Section.FDEs, r.Starts
 	srcs := r.Sources
 	if len(srcs) != len(fdes) {
 		srcs = nil
 	}
 	for i := range perm {
-		if perm[i] == uint64(i) {
+		if perm[i] == i {
 			continue
 		}
 		fde, start := fdes[i], starts[i]
@@ -260,8 +273,8 @@ func (r *Result) permute(perm []uint64) {
 			src = srcs[i]
 		}
 		for j := i; ; {
-			k := int(perm[j])
-			perm[j] = uint64(j)
+			k := perm[j]
+			perm[j] = j
 			if k == i {
 				fdes[j], starts[j] = fde, start
 				if srcs != nil {

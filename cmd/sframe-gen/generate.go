@@ -149,15 +149,14 @@ func (c *cli) generate(file string, o generateOptions) error {
 	if o.output != "" && res.Section.Packed != nil {
 		return c.writeRawPlaced(o.output, res, o.addr)
 	}
-	res.Place(o.addr)
-	parts, err := res.Section.EncodeParts()
+	parts, err := res.EncodePlaced(o.addr)
 	if err != nil {
 		return fmt.Errorf("encoding .sframe: %w", err)
 	}
 	return c.writeRaw(o.output, parts...)
 }
 
-// writeRawPlaced places the packed section of res at addr and writes it
+// writeRawPlaced encodes the packed section of res at addr and writes it
 // to output. Placing sorts the index but leaves the FRE data after it as
 // it is: that is written meanwhile, on another goroutine.
 func (c *cli) writeRawPlaced(output string, res *lower.Result, addr uint64) error {
@@ -169,8 +168,7 @@ func (c *cli) writeRawPlaced(output string, res *lower.Result, addr uint64) erro
 			_, err := tmp.WriteAt(packed, at)
 			written <- err
 		}()
-		res.Place(addr)
-		parts, err := sec.EncodeParts()
+		parts, err := res.EncodePlaced(addr)
 		if err != nil {
 			<-written
 			return fmt.Errorf("encoding .sframe: %w", err)
@@ -314,8 +312,7 @@ func (c *cli) generateLinked(file string, in *os.File, st fs.FileInfo, ef *elf.F
 			return err
 		}
 		encode := func(addr uint64) ([][]byte, error) {
-			res.Place(addr)
-			parts, err := res.Section.EncodeParts()
+			parts, err := res.EncodePlaced(addr)
 			if err != nil {
 				return nil, fmt.Errorf("encoding .sframe: %w", err)
 			}
