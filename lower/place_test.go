@@ -5,8 +5,8 @@ import (
 	"cmp"
 	"fmt"
 	"math"
-	"os"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"testing"
 
