@@ -38,12 +38,33 @@ func Read(f *elf.File, src Source) (*Frames, error) {
 // one at a time, for a caller that does not need them all at once (and
 // the memory they take: 88 bytes per FDE).
 func Open(f *elf.File, src Source) (*Frames, error) {
+	return open(f, src, nil)
+}
+
+// OpenMapped is Open for a caller that holds the whole file in memory,
+// typically mapped: the section's bytes are those of file at its offset,
+// not read into a copy (a compressed section is inflated into memory of
+// its own, as Open does). The Frames aliases file.
+func OpenMapped(f *elf.File, src Source, file []byte) (*Frames, error) {
+	if file == nil {
+		file = []byte{}
+	}
+	return open(f, src, file)
+}
+
+// open is Open, or OpenMapped when file is not nil.
+func open(f *elf.File, src Source, file []byte) (*Frames, error) {
 	sec, which, err := findSection(f, src)
 	if err != nil {
 		return nil, err
 	}
-	data, err := sectionData(sec)
-	if err != nil {
+	var data []byte
+	if file != nil && sec.Flags&elf.SHF_COMPRESSED == 0 && !strings.HasPrefix(sec.Name, ".zdebug") {
+		if sec.Offset > uint64(len(file)) || sec.Size > uint64(len(file))-sec.Offset {
+			return nil, fmt.Errorf("%s (file offset %#x, size %#x) runs past the end of the file (%w)", sec.Name, sec.Offset, sec.Size, io.ErrUnexpectedEOF)
+		}
+		data = file[sec.Offset : sec.Offset+sec.Size : sec.Offset+sec.Size]
+	} else if data, err = sectionData(sec); err != nil {
 		return nil, err
 	}
 	name := ".eh_frame"

@@ -1,10 +1,13 @@
 package cfi
 
 import (
+	"bytes"
 	"debug/elf"
 	"fmt"
+	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -80,5 +83,55 @@ func TestScan(t *testing.T) {
 	}
 	if sections < 100 {
 		t.Errorf("only %d CFI sections found", sections)
+	}
+}
+
+// TestOpenMapped checks that OpenMapped, given the file's bytes, reads what
+// Open reads (compressed sections included), and refuses a file cut before
+// the section's end.
+func TestOpenMapped(t *testing.T) {
+	paths, _ := filepath.Glob("../testdata/*/*/*")
+	more, _ := filepath.Glob("testdata/*")
+	paths = append(paths, more...)
+	n, compressed := 0, 0
+	for _, p := range paths {
+		file, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		ef, err := elf.Open(p)
+		if err != nil {
+			continue
+		}
+		for _, src := range []Source{EHFrame, DebugFrame} {
+			want, err := Read(ef, src)
+			if err != nil {
+				continue
+			}
+			got, err := OpenMapped(ef, src, file)
+			if err != nil {
+				t.Errorf("%s %v: %v", p, src, err)
+				continue
+			}
+			got.readAll()
+			if !bytes.Equal(got.Data, want.Data) || len(got.FDEs) != len(want.FDEs) || fmt.Sprint(got.Errors) != fmt.Sprint(want.Errors) {
+				t.Errorf("%s %v: OpenMapped read %d FDEs, %v; Read %d, %v", p, src, len(got.FDEs), got.Errors, len(want.FDEs), want.Errors)
+			}
+			n++
+			sec, _, _ := findSection(ef, src)
+			if sec.Flags&elf.SHF_COMPRESSED != 0 || strings.HasPrefix(sec.Name, ".zdebug") {
+				compressed++
+				continue
+			}
+			if len(want.Data) > 0 {
+				if _, err := OpenMapped(ef, src, file[:sec.Offset+sec.Size-1]); err == nil || !strings.Contains(err.Error(), "runs past the end of the file") {
+					t.Errorf("%s %v: a file cut in the section: %v", p, src, err)
+				}
+			}
+		}
+		ef.Close()
+	}
+	if n < 100 || compressed == 0 {
+		t.Errorf("%d sections read, %d compressed", n, compressed)
 	}
 }

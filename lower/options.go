@@ -33,6 +33,14 @@ type Options struct {
 	// Lowerer), joined in order: the result is the one of the serial
 	// path. Worth it from a few thousand functions.
 	Workers int
+	// MappedCFI says, to LowerScan, that the CFI section's bytes are a
+	// mapping of the file (cfi.OpenMapped), which faults if the file is
+	// cut while it is read: such a fault becomes an error instead of a
+	// crash, and the result keeps no reference into the bytes (the
+	// skipped functions' FDEs lose their instructions, their CIEs the
+	// initial ones), so that the mapping may be removed once LowerScan
+	// returns.
+	MappedCFI bool
 
 	// noMemo makes a packed lowering translate every function, even one
 	// whose CFI repeats an earlier one's (tests compare both).
@@ -40,4 +48,7 @@ type Options struct {
 	// noFast sends every function through the translator, none through
 	// the fast path (tests compare both).
 	noFast bool
+	// afterCut, if not nil, is called by LowerScan once it has cut the
+	// section, before the parts are read (a test cuts the file there).
+	afterCut func()
 }

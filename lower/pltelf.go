@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime/debug"
 	"sort"
 
 	"github.com/sframe-gen/sframe-gen/cfi"
@@ -173,7 +174,15 @@ func fileFilter(f *elf.File, t Target, plt []PLTSection) func(fde *cfi.FDE) (rea
 // gone once lowered; a Skip holds a copy of its FDE); the errors of the
 // section's entries (Read's Frames.Errors) are returned beside it, and
 // Result.FDEsRead counts the FDEs read.
-func LowerScan(f *elf.File, frames *cfi.Frames, t Target, opt Options) (*Result, []PLTSection, []*cfi.EntryError, error) {
+func LowerScan(f *elf.File, frames *cfi.Frames, t Target, opt Options) (res *Result, plt []PLTSection, errs []*cfi.EntryError, err error) {
+	if opt.MappedCFI {
+		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+		defer func() {
+			if r := recover(); r != nil {
+				res, plt, errs, err = nil, nil, nil, faultError(r)
+			}
+		}()
+	}
 	if frames == nil {
 		return nil, nil, nil, fmt.Errorf("lower: no CFI")
 	}
@@ -192,6 +201,9 @@ func LowerScan(f *elf.File, frames *cfi.Frames, t Target, opt Options) (*Result,
 	}
 	keep := fileFilter(f, t, plt)
 	cuts, counts := frames.Cut(max(opt.Workers, 1))
+	if opt.afterCut != nil {
+		opt.afterCut()
+	}
 	n := 8 // the PLT FDEs
 	for _, c := range counts {
 		n += c
@@ -202,13 +214,21 @@ func LowerScan(f *elf.File, frames *cfi.Frames, t Target, opt Options) (*Result,
 	packedOf := func(k int) int {
 		return emit.FDEAttrSize*counts[k] + (cuts[k+1]-cuts[k])*5/4
 	}
-	scan := func(p *Result, k int) (int, []*cfi.EntryError, error) {
+	scan := func(p *Result, k int) (read int, errs []*cfi.EntryError, err error) {
+		if opt.MappedCFI {
+			// On a worker's goroutine too.
+			defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+			defer func() {
+				if r := recover(); r != nil {
+					read, errs, err = 0, nil, faultError(r)
+				}
+			}()
+		}
 		s := frames.Scanner(cuts[k], cuts[k+1])
 		r, err := newRangeLowerer(p, frames, counts[k], t, opt, true)
 		if err != nil {
 			return 0, nil, err
 		}
-		read := 0
 		var fde cfi.FDE
 		for s.Next(&fde) {
 			read++
@@ -223,9 +243,7 @@ func LowerScan(f *elf.File, frames *cfi.Frames, t Target, opt Options) (*Result,
 		}
 		return read, s.Errors(), nil
 	}
-	var res *Result
 	read := 0
-	var errs []*cfi.EntryError
 	if len(counts) > 1 {
 		packed := 1024 // and the PLT FDEs
 		for k := range counts {
@@ -263,6 +281,16 @@ func LowerScan(f *elf.File, frames *cfi.Frames, t Target, opt Options) (*Result,
 	padObject(res, t)
 	res, plt, err = finishFile(res, t, variant, plt, opt)
 	return res, plt, errs, err
+}
+
+// faultError returns the error of a recovered memory fault (the panic of
+// a goroutine that SetPanicOnFault, which says where it faulted); any
+// other panic goes on.
+func faultError(r any) error {
+	if f, ok := r.(interface{ Addr() uintptr }); ok {
+		return fmt.Errorf("memory fault reading the CFI section at %#x (was the file cut while it was read?)", f.Addr())
+	}
+	panic(r)
 }
 
 // InPLT reports whether addr lies in one of the PLT sections.

@@ -72,6 +72,11 @@ func lowerRange(res *Result, frames *cfi.Frames, fdes []*cfi.FDE, t Target, opt 
 func (r *rangeLowerer) skip(s Skip) {
 	if r.scanned {
 		f := *s.FDE
+		if r.opt.MappedCFI && f.CIE != nil {
+			// Nothing of the result may point into the mapping.
+			cie := *f.CIE
+			cie.Initial, f.Instructions, f.CIE = nil, nil, &cie
+		}
 		s.FDE = &f
 	}
 	r.res.Skipped = append(r.res.Skipped, s)

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/sframe-gen/sframe-gen/cfi"
@@ -75,7 +77,8 @@ func TestScanLower(t *testing.T) {
 }
 
 // brokenFDEs writes a copy of the linked file name in which the CIE
-// pointer of every k-th FDE of .eh_frame points before the section, and
+// pointer of every k-th FDE of .eh_frame points before the section and
+// the code of every k-th plus one runs past the executable segments, and
 // returns its path.
 func brokenFDEs(t *testing.T, name string, k int) string {
 	t.Helper()
@@ -98,8 +101,15 @@ func brokenFDEs(t *testing.T, name string, k int) string {
 		if n == 0 || n == 0xffffffff {
 			break
 		}
-		if binary.LittleEndian.Uint32(sec[off+4:]) != 0 && i%k == 0 {
-			binary.LittleEndian.PutUint32(sec[off+4:], 0xfffffff0)
+		if binary.LittleEndian.Uint32(sec[off+4:]) != 0 {
+			switch i % k {
+			case 0:
+				binary.LittleEndian.PutUint32(sec[off+4:], 0xfffffff0)
+			case 1:
+				// The address range (pcrel sdata4 pointers) runs out of
+				// the code: skipped, not broken.
+				binary.LittleEndian.PutUint32(sec[off+12:], 0x7fffffff)
+			}
 		}
 		off += 4 + n
 	}
@@ -141,4 +151,89 @@ func compareScanned(ref, got *Result, tg Target) string {
 		}
 	}
 	return ""
+}
+
+// TestScanLowerMapped lowers libstdc++ (with broken FDEs, so that some are
+// skipped) from a mapping of the file: the result is that of a copy, keeps
+// nothing of the mapping, and once the file is cut, LowerScan fails with
+// an error instead of crashing, serially and on two workers.
+func TestScanLowerMapped(t *testing.T) {
+	name := brokenFDEs(t, "/usr/lib/x86_64-linux-gnu/libstdc++.so.6", 7)
+	file, err := os.OpenFile(name, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer file.Close()
+	st, err := file.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mapped, err := syscall.Mmap(int(file.Fd()), 0, int(st.Size()), syscall.PROT_READ, syscall.MAP_SHARED)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Munmap(mapped)
+	f, err := elf.NewFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg, err := TargetForELF(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lowerMapped := func(workers int, afterCut func()) (*Result, []*cfi.EntryError, error) {
+		frames, err := cfi.OpenMapped(f, cfi.Auto, mapped)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, _, errs, err := LowerScan(f, frames, tg, Options{Pack: true, Workers: workers, MappedCFI: true, afterCut: afterCut})
+		return res, errs, err
+	}
+	for _, workers := range []int{1, 2} {
+		frames, err := cfi.Open(f, cfi.Auto)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref, _, refErrs, err := LowerScan(f, frames, tg, Options{Pack: true, Workers: workers})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, s := range ref.Skipped {
+			// What the mapped lowering drops.
+			f, cie := *s.FDE, *s.FDE.CIE
+			cie.Initial, f.Instructions, f.CIE = nil, nil, &cie
+			ref.Skipped[i].FDE = &f
+		}
+		got, errs, err := lowerMapped(workers, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if msg := compareScanned(ref, got, tg); msg != "" || fmt.Sprint(errs) != fmt.Sprint(refErrs) {
+			t.Errorf("%d workers: mapped: %s; errors %d, %d", workers, msg, len(errs), len(refErrs))
+		}
+		if len(got.Skipped) == 0 {
+			t.Fatal("no function skipped")
+		}
+		for _, s := range got.Skipped {
+			if s.FDE.Instructions != nil || s.FDE.CIE != nil && s.FDE.CIE.Initial != nil {
+				t.Fatalf("%d workers: skipped %v keeps bytes of the mapping", workers, s.Error())
+			}
+		}
+	}
+	// The file cut once the section is cut in parts (the workers fault),
+	// then before (Cut faults).
+	cut := func() {
+		if err := file.Truncate(int64(f.Section(".eh_frame").Offset)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, workers := range []int{2, 1, 2} {
+		afterCut := cut
+		if st, _ := file.Stat(); st.Size() < int64(len(mapped)) {
+			afterCut = nil
+		}
+		if _, _, err := lowerMapped(workers, afterCut); err == nil || !strings.Contains(err.Error(), "memory fault reading the CFI section") {
+			t.Errorf("%d workers, the file cut: error %v", workers, err)
+		}
+	}
 }

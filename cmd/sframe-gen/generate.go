@@ -108,7 +108,7 @@ func (c *cli) generate(file string, o generateOptions) error {
 	if !target.Relocatable && !o.raw && hasCFISection(ef) {
 		return c.generateLinked(file, in, st, ef, target, o)
 	}
-	res, err := c.lowerCFI(file, ef, target, o)
+	res, err := c.lowerCFI(file, in, st.Size(), ef, target, o)
 	if err == errNoCFI {
 		if o.raw {
 			return errNoCFI
@@ -194,9 +194,10 @@ var errNoCFI = errors.New("no call-frame information")
 // lowerCFI reads and lowers the CFI of file and reports (report) what it
 // could not lower. It returns errNoCFI, and says so with -v, when there is
 // none (as for gas, which makes no .sframe without .cfi_startproc). A
-// linked file's section is read and lowered in one pass (lower.LowerScan),
-// an object's read first (its relocations are few and small).
-func (c *cli) lowerCFI(file string, ef *elf.File, target lower.Target, o generateOptions) (*lower.Result, error) {
+// linked file's section is read from a mapping of in (size bytes) and
+// lowered in one pass (lower.LowerScan), an object's read first (its
+// relocations are few and small).
+func (c *cli) lowerCFI(file string, in *os.File, size int64, ef *elf.File, target lower.Target, o generateOptions) (*lower.Result, error) {
 	noCFI := func() error {
 		if o.verbose {
 			fmt.Fprintf(c.stderr, "sframe-gen: %s: no call-frame information; nothing to generate\n", file)
@@ -218,7 +219,19 @@ func (c *cli) lowerCFI(file string, ef *elf.File, target lower.Target, o generat
 		}
 		return res, c.report(file, ef, frames.Errors, res, o)
 	}
-	frames, err := cfi.Open(ef, o.source)
+	// The section is read where the file is mapped, not copied; LowerScan
+	// turns a fault (the file cut meanwhile) into an error and keeps no
+	// reference into the mapping.
+	var frames *cfi.Frames
+	var err error
+	mapped, unmap := mapFile(in, size)
+	if mapped != nil {
+		defer unmap()
+		frames, err = cfi.OpenMapped(ef, o.source, mapped)
+		opt.MappedCFI = true
+	} else {
+		frames, err = cfi.Open(ef, o.source)
+	}
 	if errors.Is(err, cfi.ErrNoCFI) {
 		return nil, noCFI()
 	}
@@ -296,7 +309,7 @@ func (c *cli) generateLinked(file string, in *os.File, st fs.FileInfo, ef *elf.F
 			return copyErr
 		}
 		defer wait()
-		err := c.makeLinked(file, ef, target, o, &res, &size)
+		err := c.makeLinked(file, in, st.Size(), ef, target, o, &res, &size)
 		if err != nil {
 			if cerr := wait(); cerr != nil {
 				return cerr
@@ -332,8 +345,8 @@ func (c *cli) generateLinked(file string, in *os.File, st fs.FileInfo, ef *elf.F
 
 // makeLinked lowers the CFI of a linked file, reports as generate does and
 // sizes the section.
-func (c *cli) makeLinked(file string, ef *elf.File, target lower.Target, o generateOptions, res **lower.Result, size *int) error {
-	r, err := c.lowerCFI(file, ef, target, o)
+func (c *cli) makeLinked(file string, in *os.File, inSize int64, ef *elf.File, target lower.Target, o generateOptions, res **lower.Result, size *int) error {
+	r, err := c.lowerCFI(file, in, inSize, ef, target, o)
 	if err != nil {
 		return err
 	}
