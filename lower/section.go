@@ -193,17 +193,19 @@ func (r *Result) placeOrder(sectionAddr uint64) []int {
 	}
 	ibits := bits.Len(uint(n))
 	kbits := bits.Len64(hi - lo)
-	if ibits+kbits > 64 {
+	if ibits+kbits > bits.UintSize-1 {
 		return r.placeOrderCompare(sectionAddr)
 	}
 	// Radix sort, least significant digit first, of key<<ibits | index
-	// on the key bits: stable, so equal keys keep the index order.
+	// on the key bits: stable, so equal keys keep the index order. The
+	// values are ints (not negative: they take fewer bits than one) so
+	// that the sorted ones become the permutation in place.
 	const digit = 11
-	vals := make([]uint64, n)
+	vals := make([]int, n)
 	for i := range n {
-		vals[i] = (key(i)-lo)<<ibits | uint64(i)
+		vals[i] = int((key(i)-lo)<<ibits) | i
 	}
-	tmp := make([]uint64, n)
+	tmp := make([]int, n)
 	for shift := ibits; shift < ibits+kbits; shift += digit {
 		var count [1<<digit + 1]int
 		for _, v := range vals {
@@ -219,11 +221,10 @@ func (r *Result) placeOrder(sectionAddr uint64) []int {
 		}
 		vals, tmp = tmp, vals
 	}
-	perm := make([]int, n)
 	for j, v := range vals {
-		perm[j] = int(v & (1<<ibits - 1))
+		vals[j] = v & (1<<ibits - 1)
 	}
-	return perm
+	return vals
 }
 
 // placeOrderCompare is placeOrder by comparisons, for offsets spread over
