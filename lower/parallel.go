@@ -3,6 +3,7 @@ package lower
 import (
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/sframe-gen/sframe-gen/cfi"
 	"github.com/sframe-gen/sframe-gen/emit"
@@ -16,22 +17,27 @@ type part struct {
 	run          func(p *Result) error
 }
 
-// lowerParallel lowers parts at once, each on a goroutine with a Lowerer
-// of its own (functions are lowered independently), then joins them in
-// order: the result is the one lowering them one after the other gives.
-// res must be empty, with room for the FDEs of all parts. Each part fills
-// a window of res's lists, sized for it (for the FRE data, from its
-// estimate; a part that needs more gets its own), and the join moves them
-// down over the gaps, so that lowering in parallel takes no more memory
-// than serially. It reports false, res then unusable, when some part
-// failed.
-func lowerParallel(res *Result, t Target, parts []part) bool {
+// partsPerWorker is how many parts lowerParallel's callers cut the
+// functions into per worker: when one worker is slowed down (on a virtual
+// machine, its CPU taken by the host for a while), the others take more
+// parts instead of waiting for it.
+const partsPerWorker = 4
+
+// lowerParallel lowers parts on workers goroutines, each part with a
+// Lowerer of its own (functions are lowered independently), the next part
+// going to the first goroutine free, then joins them in order: the result
+// is the one lowering them one after the other gives. res must be empty,
+// with room for the FDEs of all parts. Each part fills a window of res's
+// lists, sized for it (for the FRE data, from its estimate; a part that
+// needs more gets its own), and the join moves them down over the gaps,
+// so that lowering in parallel takes no more memory than serially. It
+// reports false, res then unusable, when some part failed.
+func lowerParallel(res *Result, t Target, parts []part, workers int) bool {
 	sec := res.Section
 	results := make([]*Result, len(parts))
 	errs := make([]error, len(parts))
 	lo, packedAt := 0, 0
 	windows := make([]int, len(parts)+1) // where each part's FRE data starts in sec.Packed
-	var wg sync.WaitGroup
 	for k, pt := range parts {
 		hi := lo + pt.fdes
 		p := &Result{
@@ -48,7 +54,15 @@ func lowerParallel(res *Result, t Target, parts []part) bool {
 		lo = hi
 		windows[k+1] = packedAt
 		results[k] = p
-		wg.Go(func() { errs[k] = pt.run(p) })
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(workers, len(parts)) {
+		wg.Go(func() {
+			for k := int(next.Add(1) - 1); k < len(parts); k = int(next.Add(1) - 1) {
+				errs[k] = parts[k].run(results[k])
+			}
+		})
 	}
 	wg.Wait()
 	sec.FDEs, res.Starts = sec.FDEs[:0], res.Starts[:0]

@@ -200,7 +200,11 @@ func LowerScan(f *elf.File, frames *cfi.Frames, t Target, opt Options) (res *Res
 		return nil, nil, nil, err
 	}
 	keep := fileFilter(f, t, plt)
-	cuts, counts := frames.Cut(max(opt.Workers, 1))
+	nparts := 1
+	if opt.Workers > 1 {
+		nparts = opt.Workers * partsPerWorker
+	}
+	cuts, counts := frames.Cut(nparts)
 	if opt.afterCut != nil {
 		opt.afterCut()
 	}
@@ -260,7 +264,7 @@ func LowerScan(f *elf.File, frames *cfi.Frames, t Target, opt Options) (res *Res
 				return err
 			}}
 		}
-		if lowerParallel(res, t, parts) {
+		if lowerParallel(res, t, parts, opt.Workers) {
 			for k := range parts {
 				read += partRead[k]
 				errs = append(errs, partErrs[k]...)
