@@ -3,7 +3,7 @@ GO ?= go
 BIN := bin/sframe-gen
 SAMPLE ?= testdata/sample/hello-x86_64
 
-.PHONY: all build run test vet fmt bench bench-stages regen fuzz clean
+.PHONY: all build run test race vet fmt bench bench-stages regen fuzz clean
 
 all: build
 
@@ -23,6 +23,12 @@ run: build
 
 test: vet
 	$(GO) test -count=1 ./...
+
+# race: the tests of the code that runs on several goroutines (lowering in
+# parts, reading a section in parts, a mapped section), under the race
+# detector (which needs cgo, hence a C compiler).
+race:
+	CGO_ENABLED=1 $(GO) test -count=1 -race -short -run 'TestScanParallel|TestScanLowerMapped|TestWorkers' ./lower
 
 vet:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

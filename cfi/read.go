@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"strings"
+	"sync"
 )
 
 // ErrNoCFI is returned by Read for a file with no call-frame information
@@ -241,11 +242,15 @@ func findSection(f *elf.File, src Source) (*elf.Section, Source, error) {
 }
 
 // indirectReader returns the DW_EH_PE_indirect reader of a linked file:
-// it reads a pointer from the allocated section holding the address.
+// it reads a pointer from the allocated section holding the address. It
+// is safe for concurrent use (the Scanners of one section share it).
 func indirectReader(f *elf.File) func(uint64) (uint64, error) {
+	var mu sync.Mutex
 	cache := map[*elf.Section][]byte{}
 	size := uint64(addrSize(f))
 	return func(addr uint64) (uint64, error) {
+		mu.Lock()
+		defer mu.Unlock()
 		for _, s := range f.Sections {
 			if s.Flags&elf.SHF_ALLOC == 0 || s.Type == elf.SHT_NOBITS || addr < s.Addr || addr-s.Addr >= s.Size || s.Size-(addr-s.Addr) < size {
 				continue

@@ -3,7 +3,10 @@ package cfi
 // Scanner reads the FDEs of one part of a CFI section one at a time, as
 // Read reads them all: for a caller that lowers each FDE once and keeps
 // none (Read holds 88 bytes per FDE at once), and for one that reads the
-// parts of a section at once (Frames.Cut), each with its own Scanner.
+// parts of a section at once (Frames.Cut), each with its own Scanner. The
+// Scanners of one Frames may run on several goroutines at once: they
+// share only the section's bytes and its PointerContext, whose Indirect
+// must then be safe for concurrent use (Open's is).
 type Scanner struct {
 	p        *parser
 	own      Frames // the errors and CIEs of the part

@@ -237,3 +237,37 @@ func TestScanLowerMapped(t *testing.T) {
 		}
 	}
 }
+
+// TestScanParallel lowers libstdc++ (whose CIEs have indirect personality
+// pointers, read through a cache the Scanners share) and its copy with
+// broken FDEs on 2 and 3 workers and compares with one. Under the race
+// detector (make race, in CI) it checks that the parts share nothing they
+// write.
+func TestScanParallel(t *testing.T) {
+	for _, name := range []string{"/usr/lib/x86_64-linux-gnu/libstdc++.so.6", brokenFDEs(t, "/usr/lib/x86_64-linux-gnu/libstdc++.so.6", 5)} {
+		f, tg, _, ok := openLowerable(name)
+		if !ok {
+			t.Fatalf("%s: cannot be lowered", name)
+		}
+		var ref *Result
+		var refErrs []*cfi.EntryError
+		for _, workers := range []int{1, 2, 3} {
+			frames, err := cfi.Open(f, cfi.Auto)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, _, errs, err := LowerScan(f, frames, tg, Options{Pack: true, Workers: workers})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ref == nil {
+				ref, refErrs = res, errs
+				continue
+			}
+			if msg := compareScanned(ref, res, tg); msg != "" || fmt.Sprint(errs) != fmt.Sprint(refErrs) {
+				t.Errorf("%s, %d workers: %s; %d errors, %d", name, workers, msg, len(errs), len(refErrs))
+			}
+		}
+		f.Close()
+	}
+}
