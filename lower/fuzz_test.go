@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"debug/elf"
 	"encoding/binary"
+	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -112,4 +114,70 @@ func checkShortcuts(t *testing.T, frames *cfi.Frames, target Target, gas bool) {
 			}
 		}
 	}
+}
+
+// FuzzScanELF lowers the CFI of arbitrary ELF files (seeded with the
+// linked files under testdata) both ways: cfi.Read then LowerFile, and
+// cfi.Open then LowerScan on 1 and 3 workers. They must agree (the bytes,
+// starts, skipped functions and reasons, entry errors, FDEs read) or fail
+// alike, and not panic.
+func FuzzScanELF(f *testing.F) {
+	seeds, _ := filepath.Glob("../testdata/link/*/*.so")
+	for i, p := range seeds {
+		if i%3 != 0 {
+			continue // a few of each ABI is enough
+		}
+		if d, err := os.ReadFile(p); err == nil && len(d) < 80<<10 {
+			f.Add(d, false)
+			f.Add(d, true)
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte, gas bool) {
+		ef, err := openELFBytes(data)
+		if err != nil {
+			return
+		}
+		tg, err := TargetForELF(ef)
+		if err != nil || tg.Relocatable {
+			return
+		}
+		frames, err := cfi.Read(ef, cfi.Auto)
+		if err != nil {
+			return
+		}
+		opt := Options{GasCompat: gas, Pack: true}
+		_, _, refErr := LowerFile(ef, frames, tg, opt)
+		for _, workers := range []int{1, 3} {
+			open, err := cfi.Open(ef, cfi.Auto)
+			if err != nil {
+				t.Fatalf("Read reads the section, Open: %v", err)
+			}
+			opt.Workers = workers
+			got, _, errs, err := LowerScan(ef, open, tg, opt)
+			if (err == nil) != (refErr == nil) {
+				t.Fatalf("%d workers: LowerScan error %v, LowerFile %v", workers, err, refErr)
+			}
+			if err != nil {
+				continue
+			}
+			if fmt.Sprint(errs) != fmt.Sprint(frames.Errors) || got.FDEsRead != len(frames.FDEs) {
+				t.Fatalf("%d workers: errors %v, %d FDEs; Read: %v, %d", workers, errs, got.FDEsRead, frames.Errors, len(frames.FDEs))
+			}
+			again, _, _ := LowerFile(ef, frames, tg, Options{GasCompat: gas, Pack: true})
+			if msg := compareScanned(again, got, tg); msg != "" {
+				t.Fatalf("%d workers: %s", workers, msg)
+			}
+		}
+	})
+}
+
+// openELFBytes parses data with debug/elf, its panics turned into errors
+// (they are debug/elf's, not ours).
+func openELFBytes(data []byte) (f *elf.File, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("debug/elf: %v", r)
+		}
+	}()
+	return elf.NewFile(bytes.NewReader(data))
 }
