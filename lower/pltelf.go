@@ -5,11 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime/debug"
 	"sort"
 
 	"github.com/sframe-gen/sframe-gen/cfi"
-	"github.com/sframe-gen/sframe-gen/emit"
 )
 
 // endbr64 is the x86-64 IBT landing pad that starts every IBT PLT entry.
@@ -164,137 +162,6 @@ func fileFilter(f *elf.File, t Target, plt []PLTSection) func(fde *cfi.FDE) (rea
 		}
 		return "", true
 	}
-}
-
-// LowerScan is LowerFile for a section opened with cfi.Open (its entries
-// not read): it reads the FDEs with cfi.Scanners (on opt.Workers
-// goroutines, a part of the section each) and lowers each as it is read,
-// so that the CFI FDEs are never all held at once. The result is
-// LowerFile's for cfi.Read's Frames, but with no Sources (each FDE is
-// gone once lowered; a Skip holds a copy of its FDE); the errors of the
-// section's entries (Read's Frames.Errors) are returned beside it, and
-// Result.FDEsRead counts the FDEs read.
-func LowerScan(f *elf.File, frames *cfi.Frames, t Target, opt Options) (res *Result, plt []PLTSection, errs []*cfi.EntryError, err error) {
-	if opt.MappedCFI {
-		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-		defer func() {
-			if r := recover(); r != nil {
-				res, plt, errs, err = nil, nil, nil, faultError(r)
-			}
-		}()
-	}
-	if frames == nil {
-		return nil, nil, nil, fmt.Errorf("lower: no CFI")
-	}
-	if len(frames.FDEs) != 0 || len(frames.Errors) != 0 {
-		return nil, nil, nil, fmt.Errorf("lower: LowerScan needs a CFI section opened with cfi.Open, not read")
-	}
-	if frames.Relocatable != t.Relocatable {
-		return nil, nil, nil, fmt.Errorf("lower: CFI of a relocatable object is %v, target says %v", frames.Relocatable, t.Relocatable)
-	}
-	if err := t.check(); err != nil {
-		return nil, nil, nil, err
-	}
-	variant, plt, err := PLTForELF(f, t)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	keep := fileFilter(f, t, plt)
-	nparts := 1
-	if opt.Workers > 1 {
-		nparts = opt.Workers * partsPerWorker
-	}
-	cuts, counts := frames.Cut(nparts)
-	if opt.afterCut != nil {
-		opt.afterCut()
-	}
-	n := 8 // the PLT FDEs
-	for _, c := range counts {
-		n += c
-	}
-	// The packed FRE data of a part: about 1.25 bytes per byte of CFI
-	// instructions (packedSize), of which the part has fewer than its
-	// size, and the attribute records.
-	packedOf := func(k int) int {
-		return emit.FDEAttrSize*counts[k] + (cuts[k+1]-cuts[k])*5/4
-	}
-	scan := func(p *Result, k int) (read int, errs []*cfi.EntryError, err error) {
-		if opt.MappedCFI {
-			// On a worker's goroutine too.
-			defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-			defer func() {
-				if r := recover(); r != nil {
-					read, errs, err = 0, nil, faultError(r)
-				}
-			}()
-		}
-		s := frames.Scanner(cuts[k], cuts[k+1])
-		r, err := newRangeLowerer(p, frames, counts[k], t, opt, true)
-		if err != nil {
-			return 0, nil, err
-		}
-		var fde cfi.FDE
-		for s.Next(&fde) {
-			read++
-			switch reason, ok := keep(&fde); {
-			case reason != "":
-				r.skip(Skip{FDE: &fde, Reason: reason})
-			case ok:
-				if err := r.lower(&fde); err != nil {
-					return 0, nil, err
-				}
-			}
-		}
-		return read, s.Errors(), nil
-	}
-	read := 0
-	if len(counts) > 1 {
-		packed := 1024 // and the PLT FDEs
-		for k := range counts {
-			packed += packedOf(k)
-		}
-		res = newResult(t, opt, n, packed)
-		res.Sources = nil
-		parts := make([]part, len(counts))
-		partErrs := make([][]*cfi.EntryError, len(counts))
-		partRead := make([]int, len(counts))
-		for k := range parts {
-			parts[k] = part{fdes: counts[k], packed: packedOf(k), run: func(p *Result) (err error) {
-				partRead[k], partErrs[k], err = scan(p, k)
-				return err
-			}}
-		}
-		if lowerParallel(res, t, parts, opt.Workers) {
-			for k := range parts {
-				read += partRead[k]
-				errs = append(errs, partErrs[k]...)
-			}
-		} else {
-			res = nil // some function failed: lower again in one piece, for the serial error
-		}
-	}
-	if res == nil {
-		cuts, counts = []int{0, len(frames.Data)}, []int{n - 8}
-		res = newResult(t, opt, n, packedOf(0)+1024)
-		res.Sources = nil
-		if read, errs, err = scan(res, 0); err != nil {
-			return nil, nil, nil, err
-		}
-	}
-	res.FDEsRead = read
-	padObject(res, t)
-	res, plt, err = finishFile(res, t, variant, plt, opt)
-	return res, plt, errs, err
-}
-
-// faultError returns the error of a recovered memory fault (the panic of
-// a goroutine that SetPanicOnFault, which says where it faulted); any
-// other panic goes on.
-func faultError(r any) error {
-	if f, ok := r.(interface{ Addr() uintptr }); ok {
-		return fmt.Errorf("memory fault reading the CFI section at %#x (was the file cut while it was read?)", f.Addr())
-	}
-	panic(r)
 }
 
 // InPLT reports whether addr lies in one of the PLT sections.
