@@ -41,6 +41,12 @@ type Options struct {
 	// initial ones), so that the mapping may be removed once LowerScan
 	// returns.
 	MappedCFI bool
+	// Hold, when not nil, keeps one of the Workers from lowering until it
+	// is closed: for a caller whose other work has a CPU until then
+	// (generate copies the file meanwhile), so that the two do not share
+	// one CPU while the other idles later. (The worker starts anyway once
+	// every part has been taken.)
+	Hold <-chan struct{}
 
 	// noMemo makes a packed lowering translate every function, even one
 	// whose CFI repeats an earlier one's (tests compare both).

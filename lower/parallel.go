@@ -30,9 +30,11 @@ const partsPerWorker = 4
 // with room for the FDEs of all parts. Each part fills a window of res's
 // lists, sized for it (for the FRE data, from its estimate; a part that
 // needs more gets its own), and the join moves them down over the gaps,
-// so that lowering in parallel takes no more memory than serially. It
-// reports false, res then unusable, when some part failed.
-func lowerParallel(res *Result, t Target, parts []part, workers int) bool {
+// so that lowering in parallel takes no more memory than serially. With
+// hold not nil, the second worker starts taking parts once hold is closed
+// (or when every part is taken: it then has nothing to do). It reports
+// false, res then unusable, when some part failed.
+func lowerParallel(res *Result, t Target, parts []part, workers int, hold <-chan struct{}) bool {
 	sec := res.Section
 	results := make([]*Result, len(parts))
 	errs := make([]error, len(parts))
@@ -56,10 +58,21 @@ func lowerParallel(res *Result, t Target, parts []part, workers int) bool {
 		results[k] = p
 	}
 	var next atomic.Int64
+	allTaken := make(chan struct{})
 	var wg sync.WaitGroup
-	for range min(workers, len(parts)) {
+	for w := range min(workers, len(parts)) {
 		wg.Go(func() {
+			if w == 1 && hold != nil {
+				select {
+				case <-hold:
+				case <-allTaken:
+					return
+				}
+			}
 			for k := int(next.Add(1) - 1); k < len(parts); k = int(next.Add(1) - 1) {
+				if k == len(parts)-1 {
+					close(allTaken)
+				}
 				errs[k] = parts[k].run(results[k])
 			}
 		})

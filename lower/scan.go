@@ -107,7 +107,7 @@ func LowerScan(f *elf.File, frames *cfi.Frames, t Target, opt Options) (res *Res
 				return err
 			}}
 		}
-		if lowerParallel(res, t, parts, opt.Workers) {
+		if lowerParallel(res, t, parts, opt.Workers, opt.Hold) {
 			for k := range parts {
 				read += partRead[k]
 				errs = append(errs, partErrs[k]...)

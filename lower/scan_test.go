@@ -271,3 +271,57 @@ func TestScanParallel(t *testing.T) {
 		f.Close()
 	}
 }
+
+// TestScanHold checks Options.Hold: with the held worker never let go
+// (the other lowers every part) or let go at once or midway, LowerScan
+// and LowerWith give the result of one worker, and return.
+func TestScanHold(t *testing.T) {
+	f, tg, frames, ok := openLowerable("/usr/lib/x86_64-linux-gnu/libstdc++.so.6")
+	if !ok {
+		t.Fatal("libstdc++ cannot be lowered")
+	}
+	defer f.Close()
+	ref, _, err := LowerFile(f, frames, tg, Options{Pack: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	refBytes, err := ref.EncodePlaced(0x10000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, when := range []string{"never", "at once", "midway"} {
+		for _, scan := range []bool{false, true} {
+			hold := make(chan struct{})
+			opt := Options{Pack: true, Workers: 2, Hold: hold}
+			switch when {
+			case "at once":
+				close(hold)
+			case "midway":
+				opt.afterCut = func() { go close(hold) }
+				if !scan {
+					go close(hold)
+				}
+			}
+			var res *Result
+			if scan {
+				open, err := cfi.Open(f, cfi.Auto)
+				if err != nil {
+					t.Fatal(err)
+				}
+				res, _, _, err = LowerScan(f, open, tg, opt)
+			} else {
+				res, _, err = LowerFile(f, frames, tg, opt)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := res.EncodePlaced(0x10000)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(bytes.Join(got, nil), bytes.Join(refBytes, nil)) || !slices.Equal(res.Starts, ref.Starts) {
+				t.Errorf("hold let go %s (scan %v): the result differs from one worker's", when, scan)
+			}
+		}
+	}
+}

@@ -80,7 +80,7 @@ func LowerWith(frames *cfi.Frames, t Target, opt Options) (*Result, error) {
 	n, packed := len(frames.FDEs)+8, packedEstimate(frames.FDEs)
 	res := newResult(t, opt, n, packed)
 	if opt.Workers > 1 && len(frames.FDEs) >= opt.Workers {
-		if !lowerParallel(res, t, chunks(frames, t, opt, min(opt.Workers*partsPerWorker, len(frames.FDEs))), opt.Workers) {
+		if !lowerParallel(res, t, chunks(frames, t, opt, min(opt.Workers*partsPerWorker, len(frames.FDEs))), opt.Workers, opt.Hold) {
 			// Some function failed: lowering again in one piece gives
 			// the error as the serial path words it.
 			res = newResult(t, opt, n, packed)

@@ -27,6 +27,7 @@ type generateOptions struct {
 	strict  bool
 	gas     bool
 	source  cfi.Source
+	hold    <-chan struct{} // closed when the copy generate makes meanwhile is done
 }
 
 // runGenerate is the default command: generate SFrame for FILE.
@@ -239,7 +240,9 @@ func (c *cli) lowerCFI(file string, in *os.File, size int64, ef *elf.File, targe
 		return nil, err
 	}
 	if len(frames.Data) >= parallelCFIBytes {
-		opt.Workers = runtime.GOMAXPROCS(0)
+		// While generate copies the file, the copy has a CPU of its own:
+		// one worker waits for it to end.
+		opt.Workers, opt.Hold = runtime.GOMAXPROCS(0), o.hold
 	}
 	res, _, errs, err := lower.LowerScan(ef, frames, target, opt)
 	if err != nil {
@@ -295,8 +298,11 @@ func (c *cli) generateLinked(file string, in *os.File, st fs.FileInfo, ef *elf.F
 		// needs an *os.File source); everything else reads at offsets.
 		// Holes of a sparse input stay holes.
 		copied := make(chan error, 1)
+		copying := make(chan struct{})
 		go func() {
-			copied <- elfpatch.CopySparse(tmp, in, st.Size())
+			err := elfpatch.CopySparse(tmp, in, st.Size())
+			close(copying)
+			copied <- err
 		}()
 		// wait returns the copy's error once it is done; whatever
 		// happens, the copy is done before tmp is closed or removed.
@@ -309,6 +315,7 @@ func (c *cli) generateLinked(file string, in *os.File, st fs.FileInfo, ef *elf.F
 			return copyErr
 		}
 		defer wait()
+		o.hold = copying
 		err := c.makeLinked(file, in, st.Size(), ef, target, o, &res, &size)
 		if err != nil {
 			if cerr := wait(); cerr != nil {
