@@ -35,8 +35,9 @@ type Options struct {
 	Workers int
 	// MappedCFI says, to LowerScan, that the CFI section's bytes are a
 	// mapping of the file (cfi.OpenMapped), which faults if the file is
-	// cut while it is read: such a fault becomes an error instead of a
-	// crash, and the result keeps no reference into the bytes (the
+	// cut while it is read: such a fault (as any panic while lowering)
+	// becomes an error instead of a crash, and the result keeps no
+	// reference into the bytes (the
 	// skipped functions' FDEs lose their instructions, their CIEs the
 	// initial ones), so that the mapping may be removed once LowerScan
 	// returns.

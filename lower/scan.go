@@ -130,12 +130,14 @@ func LowerScan(f *elf.File, frames *cfi.Frames, t Target, opt Options) (res *Res
 	return res, plt, errs, err
 }
 
-// faultError returns the error of a recovered memory fault (the panic of
-// a goroutine that SetPanicOnFault, which says where it faulted); any
-// other panic goes on.
+// faultError returns the error of a panic recovered while the section's
+// mapping is read: a memory fault (the panic of a goroutine that
+// SetPanicOnFault, which says where it faulted) or, should lowering have
+// a bug, any other panic, which the CLI then reports as an error rather
+// than a crash.
 func faultError(r any) error {
 	if f, ok := r.(interface{ Addr() uintptr }); ok {
 		return fmt.Errorf("memory fault reading the CFI section at %#x (was the file cut while it was read?)", f.Addr())
 	}
-	panic(r)
+	return fmt.Errorf("lower: internal error: %v", r)
 }
