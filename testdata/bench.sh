@@ -5,7 +5,10 @@
 # the size of the section against GNU ld's on the linked twins of testdata/link.
 #
 #   testdata/bench.sh [FILE...]     default: the big binaries found on this machine
-#   RUNS=N (default 5): each command runs N times, the best time counts.
+#   RUNS=N (default 5): each command runs N times, the commands of a file
+#     taking turns; STAT=median (default) reports the median wall and CPU
+#     times, STAT=best the run with the best wall time (before round 6, the
+#     only way, each command's runs one after the other).
 #   SIZES=0: skip the size comparison.
 #   SFRAME_GEN=PATH: time that binary instead of building the tree's.
 #
@@ -32,6 +35,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${RUNS:-5}
+STAT=${STAT:-median}
 if [ -n "${SFRAME_GEN:-}" ]; then
   BIN=$(readlink -f "$SFRAME_GEN") # a prebuilt binary (e.g. an older version, for before/after)
 else
@@ -51,39 +55,60 @@ if [ $# -eq 0 ]; then
   done
 fi
 
-# best CMD...: "WALL_NS CPU_NS" of the run with the best wall time of RUNS
-# runs (CPU: user+system from /usr/bin/time, 10 ms resolution).
-# Files named in $CLEAN are removed before each run (outside the timing),
-# and the page cache is written back (sync), so that no run pays for the
-# writeback of an earlier one's 200 MB.
-best() {
-  local bw=0 bc=0 t0 t1 d c i
-  for ((i = 0; i < RUNS; i++)); do
-    [ -n "${CLEAN:-}" ] && rm -f $CLEAN
-    sync
-    t0=$(date +%s%N)
-    /usr/bin/time -o "$TMP/time" -f '%U %S' "$@" >/dev/null 2>&1 || true
-    c=$(tail -n1 "$TMP/time")
-    t1=$(date +%s%N)
-    d=$((t1 - t0))
-    c=$(awk -v c="$c" 'BEGIN { split(c, a, " "); printf "%d", (a[1] + a[2]) * 1e9 }')
-    if [ "$bw" -eq 0 ] || [ "$d" -lt "$bw" ]; then bw=$d bc=$c; fi
-  done
-  echo "$bw $bc"
+# one CMD...: "WALL_NS CPU_NS" of one run of CMD (CPU: user+system from
+# /usr/bin/time, 10 ms resolution). Files named in $CLEAN are removed before
+# the run, and the page cache is written back (sync), outside the timing, so
+# that no run pays for the writeback of an earlier one's 200 MB.
+one() {
+  local t0 t1 c
+  [ -n "${CLEAN:-}" ] && rm -f $CLEAN
+  sync
+  t0=$(date +%s%N)
+  /usr/bin/time -o "$TMP/time" -f '%U %S' "$@" >/dev/null 2>&1 || true
+  c=$(tail -n1 "$TMP/time")
+  t1=$(date +%s%N)
+  awk -v d=$((t1 - t0)) -v c="$c" 'BEGIN { split(c, a, " "); printf "%d %d\n", d, (a[1] + a[2]) * 1e9 }'
 }
 
-echo "load average: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) CPUs, RUNS=$RUNS"
+# pick FILE: "WALL_NS CPU_NS" of the runs in FILE (one line each): with
+# STAT=median the median wall time and the median CPU time, with STAT=best
+# the run with the best wall time.
+pick() {
+  if [ "$STAT" = best ]; then
+    sort -n "$1" | head -n1
+  else
+    paste <(cut -d' ' -f1 "$1" | sort -n) <(cut -d' ' -f2 "$1" | sort -n) |
+      awk '{ w[NR] = $1; c[NR] = $2 } END { m = int((NR + 1) / 2); print w[m], c[m] }'
+  fi
+}
+
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) CPUs, RUNS=$RUNS, STAT=$STAT"
 printf '%-40s %7s %8s %8s %7s %7s %7s %7s %7s %7s %7s %7s %7s %7s %6s %7s %7s\n' \
   file FDEs re_wall re_cpu raw_wal raw_cpu raw/re rawc/re cp_wall cp_cpu pat_wal pat_cpu pat/cp rep_wal RSS_Mi ns/FDE cns/FDE
 for f in "$@"; do
   fdes=$("$BIN" stats --json "$f" 2>/dev/null | sed -n 's/.*"cfi_functions": *\([0-9]*\).*/\1/p' | head -n1)
   fdes=${fdes:-0}
   cp "$f" "$TMP/in"
-  read -r re rec < <(best sh -c "$READELF --debug-dump=frames-interp $TMP/in >/dev/null")
-  read -r raw rawc < <(CLEAN="$TMP/raw" best "$BIN" --raw -o "$TMP/raw" "$TMP/in")
-  read -r cpt cpc < <(CLEAN="$TMP/copy" best cp "$TMP/in" "$TMP/copy")
-  read -r pat patc < <(CLEAN="$TMP/out" best "$BIN" -o "$TMP/out" "$TMP/in")
-  read -r rep repc < <(best "$BIN" -o "$TMP/out" "$TMP/in")
+  : >"$TMP/t.re"; : >"$TMP/t.raw"; : >"$TMP/t.cp"; : >"$TMP/t.pat"; : >"$TMP/t.rep"
+  # The commands take turns, so that each ratio compares runs made in the
+  # same minutes (this machine's speed moves by a third within minutes).
+  for ((i = 0; i < RUNS; i++)); do
+    one sh -c "$READELF --debug-dump=frames-interp $TMP/in >/dev/null" >>"$TMP/t.re"
+    CLEAN="$TMP/raw" one "$BIN" --raw -o "$TMP/raw" "$TMP/in" >>"$TMP/t.raw"
+    CLEAN="$TMP/copy" one cp "$TMP/in" "$TMP/copy" >>"$TMP/t.cp"
+    CLEAN="$TMP/out" one "$BIN" -o "$TMP/out" "$TMP/in" >>"$TMP/t.pat"
+  done
+  rm -f "$TMP/copy"
+  # The replacing runs (each syncs 200 MB to disk) apart, so as not to
+  # disturb the others.
+  for ((i = 0; i < RUNS; i++)); do
+    one "$BIN" -o "$TMP/out" "$TMP/in" >>"$TMP/t.rep" # over the output of the run before
+  done
+  read -r re rec < <(pick "$TMP/t.re")
+  read -r raw rawc < <(pick "$TMP/t.raw")
+  read -r cpt cpc < <(pick "$TMP/t.cp")
+  read -r pat patc < <(pick "$TMP/t.pat")
+  read -r rep repc < <(pick "$TMP/t.rep")
   /usr/bin/time -o "$TMP/time" -f '%M' "$BIN" -o "$TMP/out2" "$TMP/in" >/dev/null 2>&1
   rss=$(tail -n1 "$TMP/time")
   awk -v n="$(basename "$f")" -v fd="$fdes" -v re="$re" -v rec="$rec" -v raw="$raw" -v rawc="$rawc" \
