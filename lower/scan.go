@@ -9,10 +9,12 @@ import (
 	"github.com/sframe-gen/sframe-gen/emit"
 )
 
-// LowerScan is LowerFile for a section opened with cfi.Open (its entries
-// not read): it reads the FDEs with cfi.Scanners (on opt.Workers
-// goroutines, a part of the section each) and lowers each as it is read,
-// so that the CFI FDEs are never all held at once. The result is
+// LowerScan is LowerFile for a section opened with cfi.Open or
+// cfi.OpenMapped (its entries not read): it reads the FDEs with
+// cfi.Scanners and lowers each as it is read, so that the CFI FDEs are
+// never all held at once. With opt.Workers the section is cut into parts
+// (4 per worker), each read and lowered by the first worker free;
+// Options.Hold and Options.MappedCFI concern it too. The result is
 // LowerFile's for cfi.Read's Frames, but with no Sources (each FDE is
 // gone once lowered; a Skip holds a copy of its FDE); the errors of the
 // section's entries (Read's Frames.Errors) are returned beside it, and
