@@ -9,7 +9,11 @@
 //     64-bit lengths), CIE versions 1, 3 and 4, both byte orders, relocatable
 //     objects (the FDE start comes from the .rela.eh_frame relocation) and
 //     compressed sections. A broken entry is recorded in Frames.Errors with
-//     its section offset; the rest of the section is still read.
+//     its section offset; the rest of the section is still read. Open (or
+//     OpenMapped, on a file mapped in memory) reads the section without
+//     parsing it, for Scanners that read one part's FDEs one at a time
+//     (Frames.Cut cuts the section into parts): the same FDEs and errors
+//     as Read, without holding them all.
 //   - InstructionReader decodes call-frame instructions one at a time.
 //   - RowIterator executes a CIE's initial instructions then an FDE's
 //     instructions and yields one Row at a time, reusing its storage so that a

@@ -17,6 +17,8 @@
 // algorithm, the gas quirks GasCompat keeps and what the default mode
 // changes.
 //
-// Lower and LowerWith handle a whole .eh_frame; PLT and PLTWith build the
-// FDEs GNU ld synthesizes for the procedure linkage table.
+// Lower and LowerWith handle a whole .eh_frame; LowerFile a whole ELF file
+// as GNU ld lays it out, and LowerScan the same from a section it reads as
+// it lowers (cfi.Scanner); PLT and PLTWith build the FDEs GNU ld
+// synthesizes for the procedure linkage table.
 package lower
