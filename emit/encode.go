@@ -220,33 +220,27 @@ func (s *Section) putHeader(b []byte, order binary.ByteOrder, numFREs, freLen, f
 func (s *Section) encodePacked(order binary.ByteOrder, numFREs, hdrEnd, fdeLen uint64, sorted *sortedIndex) [][]byte {
 	b := make([]byte, hdrEnd+fdeLen)
 	s.putHeader(b, order, numFREs, uint64(len(s.Packed)), fdeLen)
-	p := hdrEnd
+	pcRel := s.Header.Flags&FlagFDEFuncStartPCRel != 0
 	if sorted != nil {
 		b[3] |= uint8(FlagFDESorted)
-		pcRel := s.Header.Flags&FlagFDEFuncStartPCRel != 0
-		for j := range s.FDEs {
-			i := j
+	}
+	p := hdrEnd
+	for j := range s.FDEs {
+		i, v := j, uint64(s.FDEs[j].StartOffset)
+		if sorted != nil {
 			if sorted.order != nil {
 				i = sorted.order[j]
 			}
-			f := &s.FDEs[i]
-			v := sorted.starts[i] - sorted.addr
+			v = sorted.starts[i] - sorted.addr
 			if pcRel {
 				v -= p // the field's offset: FieldOffset(j)
 			}
-			order.PutUint64(b[p:], v)
-			order.PutUint32(b[p+8:], f.Size)
-			order.PutUint32(b[p+12:], f.FREOffset)
-			p += FDEIndexEntrySize
 		}
-	} else {
-		for i := range s.FDEs {
-			f := &s.FDEs[i]
-			order.PutUint64(b[p:], uint64(f.StartOffset))
-			order.PutUint32(b[p+8:], f.Size)
-			order.PutUint32(b[p+12:], f.FREOffset)
-			p += FDEIndexEntrySize
-		}
+		f := &s.FDEs[i]
+		order.PutUint64(b[p:], v)
+		order.PutUint32(b[p+8:], f.Size)
+		order.PutUint32(b[p+12:], f.FREOffset)
+		p += FDEIndexEntrySize
 	}
 	parts := [][]byte{b, s.Packed}
 	if len(s.Trailer) > 0 {

@@ -180,10 +180,6 @@ func (l *Lowerer) lowerFast(f *cfi.FDE, sec *emit.Section) (ok bool, err error) 
 	}
 	var pending fastRow
 	hasPending := false
-	giveUp := func() (bool, error) {
-		w.Abort()
-		return false, nil
-	}
 	var stack [fastStackDepth]fastRow
 	depth := 0
 	var pc uint64
@@ -198,7 +194,7 @@ func (l *Lowerer) lowerFast(f *cfi.FDE, sec *emit.Section) (ok bool, err error) 
 		case 2: // DW_CFA_offset
 			u, n := fastULEB(data, p+1)
 			if n == 0 || !l.fastOffset(&cur, uint64(b&0x3f), int64(u)*da) {
-				return giveUp()
+				return l.fastFailed(&w, nil)
 			}
 			changed = changed || uint64(b&0x3f) == fp || uint64(b&0x3f) == ra
 			p = n
@@ -214,40 +210,40 @@ func (l *Lowerer) lowerFast(f *cfi.FDE, sec *emit.Section) (ok bool, err error) 
 				p++
 			case cfi.OpAdvanceLoc1:
 				if p+1 >= len(data) {
-					return giveUp()
+					return l.fastFailed(&w, nil)
 				}
 				delta, advanced = uint64(data[p+1]), true
 				p += 2
 			case cfi.OpAdvanceLoc2:
 				if p+2 >= len(data) {
-					return giveUp()
+					return l.fastFailed(&w, nil)
 				}
 				delta, advanced = uint64(l.order.Uint16(data[p+1:])), true
 				p += 3
 			case cfi.OpAdvanceLoc4:
 				if p+4 >= len(data) {
-					return giveUp()
+					return l.fastFailed(&w, nil)
 				}
 				delta, advanced = uint64(l.order.Uint32(data[p+1:])), true
 				p += 5
 			case cfi.OpOffsetExtended, cfi.OpOffsetExtendedSF:
 				reg, n := fastULEB(data, p+1)
 				if n == 0 {
-					return giveUp()
+					return l.fastFailed(&w, nil)
 				}
 				off, n := fastOffsetOperand(data, n, cfi.Op(b) == cfi.OpOffsetExtendedSF, da)
 				if cfi.Op(b) == cfi.OpOffsetExtended {
 					off *= da // factored, unlike def_cfa's unsigned offsets
 				}
 				if n == 0 || !l.fastOffset(&cur, reg, off) {
-					return giveUp()
+					return l.fastFailed(&w, nil)
 				}
 				changed = changed || reg == fp || reg == ra
 				p = n
 			case cfi.OpRestoreExtended:
 				reg, n := fastULEB(data, p+1)
 				if n == 0 {
-					return giveUp()
+					return l.fastFailed(&w, nil)
 				}
 				changed = l.fastRestore(&cur, &c.start, reg) || changed
 				p = n
@@ -255,14 +251,14 @@ func (l *Lowerer) lowerFast(f *cfi.FDE, sec *emit.Section) (ok bool, err error) 
 				// Of FP or SP: refused; of RA: an outermost frame.
 				reg, n := fastULEB(data, p+1)
 				if n == 0 || reg == ra || reg == sp || reg == fp {
-					return giveUp()
+					return l.fastFailed(&w, nil)
 				}
 				p = n
 			case cfi.OpSameValue:
 				// Of RA on AMD64: not representable.
 				reg, n := fastULEB(data, p+1)
 				if n == 0 || reg == ra && !r.raTracking {
-					return giveUp()
+					return l.fastFailed(&w, nil)
 				}
 				switch reg {
 				case fp:
@@ -275,7 +271,7 @@ func (l *Lowerer) lowerFast(f *cfi.FDE, sec *emit.Section) (ok bool, err error) 
 				p = n
 			case cfi.OpGNUWindowSave:
 				if !r.aarch64 {
-					return giveUp()
+					return l.fastFailed(&w, nil)
 				}
 				cur.mangled = !cur.mangled
 				changed = true
@@ -283,22 +279,22 @@ func (l *Lowerer) lowerFast(f *cfi.FDE, sec *emit.Section) (ok bool, err error) 
 			case cfi.OpRegister:
 				reg, n := fastULEB(data, p+1)
 				if n == 0 || reg == sp || reg == fp || reg == ra {
-					return giveUp()
+					return l.fastFailed(&w, nil)
 				}
 				if _, n = fastULEB(data, n); n == 0 {
-					return giveUp()
+					return l.fastFailed(&w, nil)
 				}
 				p = n
 			case cfi.OpRememberState:
 				if depth == fastStackDepth {
-					return giveUp()
+					return l.fastFailed(&w, nil)
 				}
 				stack[depth] = cur
 				depth++
 				p++
 			case cfi.OpRestoreState:
 				if depth == 0 {
-					return giveUp()
+					return l.fastFailed(&w, nil)
 				}
 				depth--
 				at := cur.pc
@@ -309,12 +305,12 @@ func (l *Lowerer) lowerFast(f *cfi.FDE, sec *emit.Section) (ok bool, err error) 
 			case cfi.OpDefCFA, cfi.OpDefCFASF:
 				reg, n := fastULEB(data, p+1)
 				if n == 0 || reg != sp && reg != fp {
-					return giveUp()
+					return l.fastFailed(&w, nil)
 				}
 				off, n := fastOffsetOperand(data, n, cfi.Op(b) == cfi.OpDefCFASF, da)
 				enc, ok := l.fastCFAOffset(off)
 				if n == 0 || !ok {
-					return giveUp()
+					return l.fastFailed(&w, nil)
 				}
 				cur.cfaOnFP, cur.cfa = reg == fp, enc
 				changed = true
@@ -322,7 +318,7 @@ func (l *Lowerer) lowerFast(f *cfi.FDE, sec *emit.Section) (ok bool, err error) 
 			case cfi.OpDefCFARegister:
 				reg, n := fastULEB(data, p+1)
 				if n == 0 || reg != sp && reg != fp {
-					return giveUp()
+					return l.fastFailed(&w, nil)
 				}
 				cur.cfaOnFP = reg == fp
 				changed = true
@@ -331,7 +327,7 @@ func (l *Lowerer) lowerFast(f *cfi.FDE, sec *emit.Section) (ok bool, err error) 
 				off, n := fastOffsetOperand(data, p+1, cfi.Op(b) == cfi.OpDefCFAOffsetSF, da)
 				enc, ok := l.fastCFAOffset(off)
 				if n == 0 || !ok {
-					return giveUp()
+					return l.fastFailed(&w, nil)
 				}
 				cur.cfa = enc
 				changed = true
@@ -341,11 +337,11 @@ func (l *Lowerer) lowerFast(f *cfi.FDE, sec *emit.Section) (ok bool, err error) 
 				// is 0 or the CFA is FP-based; the translator refuses the
 				// rest.
 				if p+1 >= len(data) || data[p+1] >= 0x80 || data[p+1] != 0 && !cur.cfaOnFP {
-					return giveUp()
+					return l.fastFailed(&w, nil)
 				}
 				p += 2
 			default:
-				return giveUp()
+				return l.fastFailed(&w, nil)
 			}
 			if !advanced {
 				continue
@@ -353,7 +349,7 @@ func (l *Lowerer) lowerFast(f *cfi.FDE, sec *emit.Section) (ok bool, err error) 
 		}
 		next := pc + delta*ca // delta < 1<<32, ca <= 1<<20: no overflow
 		if next > size {
-			return giveUp()
+			return l.fastFailed(&w, nil)
 		}
 		if changed {
 			// The translator's commit: a row at the address of the last
@@ -380,9 +376,9 @@ func (l *Lowerer) lowerFast(f *cfi.FDE, sec *emit.Section) (ok bool, err error) 
 	return true, w.End()
 }
 
-// fastFailed ends lowerFast after packFast refused a row: the function,
-// taken back from the section, goes to the translator (or, on an error of
-// the section, that error).
+// fastFailed ends lowerFast when it gives up: the function, taken back
+// from the section, goes to the translator (or, on an error of the
+// section, that error).
 func (l *Lowerer) fastFailed(w *emit.PackedFDE, err error) (bool, error) {
 	w.Abort()
 	if err != nil {

@@ -28,10 +28,11 @@ type Options struct {
 	// function whose CIE, FRE type and instructions repeat an earlier
 	// one's gets a copy of its FREs without a second translation.
 	Pack bool
-	// Workers, when more than 1, lowers the functions in that many
-	// contiguous chunks at once (each on a goroutine, with its own
-	// Lowerer), joined in order: the result is the one of the serial
-	// path. Worth it from a few thousand functions.
+	// Workers, when more than 1, lowers the functions on that many
+	// goroutines: they are cut into contiguous parts (4 per worker), each
+	// lowered with a Lowerer of its own by the first worker free, and
+	// joined in order: the result is the one of the serial path. Worth it
+	// from a few thousand functions.
 	Workers int
 	// MappedCFI says, to LowerScan, that the CFI section's bytes are a
 	// mapping of the file (cfi.OpenMapped), which faults if the file is

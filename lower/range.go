@@ -7,15 +7,19 @@ import (
 	"github.com/sframe-gen/sframe-gen/emit"
 )
 
-// newResult returns an empty result with room for n FDEs and, packed,
-// packed bytes of FRE data, so that lowering does not copy the lists as
-// they grow.
-func newResult(t Target, opt Options, n, packed int) *Result {
+// newResult returns an empty result with room for n FDEs (and their
+// Sources, unless scanned) and, packed, packed bytes of FRE data, so that
+// lowering does not copy the lists as they grow.
+func newResult(t Target, opt Options, n, packed int, scanned bool) *Result {
 	sec := &emit.Section{Header: t.Header(), FDEs: make([]emit.FDE, 0, n)}
 	if opt.Pack {
 		sec.Packed = make([]byte, 0, packed)
 	}
-	return &Result{Section: sec, Starts: make([]uint64, 0, n), Sources: make([]*cfi.FDE, 0, n)}
+	r := &Result{Section: sec, Starts: make([]uint64, 0, n)}
+	if !scanned {
+		r.Sources = make([]*cfi.FDE, 0, n)
+	}
+	return r
 }
 
 // rangeLowerer lowers functions one after the other, each with the same

@@ -98,8 +98,7 @@ func LowerScan(f *elf.File, frames *cfi.Frames, t Target, opt Options) (res *Res
 		for k := range counts {
 			packed += packedOf(k)
 		}
-		res = newResult(t, opt, n, packed)
-		res.Sources = nil
+		res = newResult(t, opt, n, packed, true)
 		parts := make([]part, len(counts))
 		partErrs := make([][]*cfi.EntryError, len(counts))
 		partRead := make([]int, len(counts))
@@ -120,8 +119,7 @@ func LowerScan(f *elf.File, frames *cfi.Frames, t Target, opt Options) (res *Res
 	}
 	if res == nil {
 		cuts, counts = []int{0, len(frames.Data)}, []int{n - 8}
-		res = newResult(t, opt, n, packedOf(0)+1024)
-		res.Sources = nil
+		res = newResult(t, opt, n, packedOf(0)+1024, true)
 		if read, errs, err = scan(res, 0); err != nil {
 			return nil, nil, nil, err
 		}

@@ -78,12 +78,12 @@ func LowerWith(frames *cfi.Frames, t Target, opt Options) (*Result, error) {
 	// Room for the PLT FDEs LowerFile appends (ld makes at most two per
 	// PLT section), so that they do not copy the whole list.
 	n, packed := len(frames.FDEs)+8, packedEstimate(frames.FDEs)
-	res := newResult(t, opt, n, packed)
+	res := newResult(t, opt, n, packed, false)
 	if opt.Workers > 1 && len(frames.FDEs) >= opt.Workers {
 		if !lowerParallel(res, t, chunks(frames, t, opt, min(opt.Workers*partsPerWorker, len(frames.FDEs))), opt.Workers, opt.Hold) {
 			// Some function failed: lowering again in one piece gives
 			// the error as the serial path words it.
-			res = newResult(t, opt, n, packed)
+			res = newResult(t, opt, n, packed, false)
 			if err := lowerRange(res, frames, frames.FDEs, t, opt); err != nil {
 				return nil, err
 			}
