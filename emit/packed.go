@@ -47,6 +47,9 @@ type PackedFDE struct {
 // maxFRESize is the most bytes one FRE takes.
 const maxFRESize = 4 + 1 + 4*MaxDataWords
 
+// maxMinFRESize is the most bytes one MinFRE takes.
+const maxMinFRESize = 4 + 1 + 4*3
+
 // BeginPacked starts appending f (its FREs are not looked at) to the
 // packed section s: it appends f's attribute record to s.Packed. s must
 // be packed already or empty, in version 3; nothing else may be appended
@@ -94,30 +97,146 @@ func (w *PackedFDE) Add(start uint32, info uint8, words []int32) error {
 	return nil
 }
 
-// AddMin appends one FRE whose data words are words, written in the
-// smallest data-word size that holds each of them as a signed number, its
-// info byte made of baseSP, the count, that size and mangledRA (FREInfo):
-// for a caller that has the words rather than their encoding.
-func (w *PackedFDE) AddMin(start uint32, baseSP, mangledRA bool, words []int32) error {
-	// v fits n signed bits when v^(v>>31), its magnitude less one if
-	// negative, is below 1<<(n-1).
-	var m uint32
-	for _, v := range words {
-		m |= uint32(v ^ v>>31)
+// MinFRE is an FRE of a default FDE given by its values, for
+// Section.AppendPackedMin to encode: its start address, its base register
+// and RA signing (the info byte's bits), and its N data words (CFA first,
+// then as the ABI lays them out), written in the smallest data-word size
+// that holds each of them as a signed number (as AddMin writes them).
+type MinFRE struct {
+	Start     uint32
+	N         uint8 // data words in Words (1 to 3)
+	BaseSP    bool  // the CFA is SP-based
+	MangledRA bool
+	Words     [3]int32
+}
+
+// AppendPackedMin is AppendPacked for a function whose FREs are given as
+// MinFREs (f.FREs is not looked at): one call for the whole function, for
+// a caller that has the values rather than the encoding. On an error s
+// is as it was.
+func (s *Section) AppendPackedMin(f FDE, fres []MinFRE) error {
+	if s.Packed == nil || s.Header.Version != Version3 {
+		// BeginPacked makes s packed or says why it cannot be.
+		w, err := s.BeginPacked(FDE{Info: f.Info})
+		if err != nil {
+			return err
+		}
+		w.Abort()
 	}
-	ws := DataWord1B
-	switch {
-	case m >= 1<<15:
-		ws = DataWord4B
-	case m >= 1<<7:
-		ws = DataWord2B
+	if len(fres) > MaxFREsPerFDE {
+		return fmt.Errorf("sframe: pack: FDE %d: %d FREs (at most %d)", len(s.FDEs), len(fres), MaxFREsPerFDE)
 	}
-	info := FREInfo(baseSP, len(words), ws, mangledRA)
-	if w.n == MaxFREsPerFDE || uint64(start) >= w.ft.Limit() || start > w.size || len(words) > MaxDataWords {
-		return w.addError(start, info, words)
+	var big bool
+	switch s.Header.ABI {
+	case ABIAArch64LittleEndian, ABIAMD64LittleEndian:
+	case ABIAArch64BigEndian, ABIS390XBigEndian:
+		big = true
+	default:
+		return fmt.Errorf("sframe: pack: unknown ABI %d", uint8(s.Header.ABI))
 	}
-	w.put(start, info, ws, words)
+	ft := f.FREType()
+	limit := ft.Limit()
+	if limit == 0 {
+		return fmt.Errorf("sframe: pack: FDE %d: invalid FRE type %d", len(s.FDEs), uint8(ft))
+	}
+	as := ft.AddrSize()
+	b := s.Packed
+	off := len(b)
+	// Each FRE is written whole (start, info, three words of its size)
+	// into room for the largest, then the slice ends after what it
+	// takes: no loop over its words.
+	if need := FDEAttrSize + len(fres)*maxMinFRESize; cap(b)-off < need {
+		b = slices.Grow(b, need)
+	}
+	b = b[:off+FDEAttrSize+len(fres)*maxMinFRESize]
+	if big {
+		binary.BigEndian.PutUint16(b[off:], uint16(len(fres)))
+	} else {
+		binary.LittleEndian.PutUint16(b[off:], uint16(len(fres)))
+	}
+	b[off+2], b[off+3], b[off+4] = f.Info, f.Info2, f.RepSize
+	p := off + FDEAttrSize
+	for j := range fres {
+		e := &fres[j]
+		n := int(e.N)
+		if uint64(e.Start) >= limit || e.Start > f.Size || n == 0 || n > 3 {
+			return s.minError(f, j, e)
+		}
+		w0, w1, w2 := e.Words[0], e.Words[1], e.Words[2]
+		if n < 3 {
+			w2 = 0
+			if n < 2 {
+				w1 = 0
+			}
+		}
+		// v fits k signed bits when v^(v>>31), its magnitude less one
+		// if negative, is below 1<<(k-1).
+		m := uint32(w0^w0>>31) | uint32(w1^w1>>31) | uint32(w2^w2>>31)
+		ws, wb := DataWord1B, 1
+		switch {
+		case m >= 1<<15:
+			ws, wb = DataWord4B, 4
+		case m >= 1<<7:
+			ws, wb = DataWord2B, 2
+		}
+		q := b[p : p+maxMinFRESize]
+		switch {
+		case as == 1:
+			q[0] = uint8(e.Start)
+		case big && as == 2:
+			binary.BigEndian.PutUint16(q, uint16(e.Start))
+		case as == 2:
+			binary.LittleEndian.PutUint16(q, uint16(e.Start))
+		case big:
+			binary.BigEndian.PutUint32(q, e.Start)
+		default:
+			binary.LittleEndian.PutUint32(q, e.Start)
+		}
+		q[as] = FREInfo(e.BaseSP, n, ws, e.MangledRA)
+		q = q[as+1 : as+1+12]
+		switch {
+		case wb == 1:
+			q[0], q[1], q[2] = uint8(w0), uint8(w1), uint8(w2)
+		case wb == 2 && big:
+			binary.BigEndian.PutUint16(q, uint16(w0))
+			binary.BigEndian.PutUint16(q[2:], uint16(w1))
+			binary.BigEndian.PutUint16(q[4:], uint16(w2))
+		case wb == 2:
+			binary.LittleEndian.PutUint16(q, uint16(w0))
+			binary.LittleEndian.PutUint16(q[2:], uint16(w1))
+			binary.LittleEndian.PutUint16(q[4:], uint16(w2))
+		case big:
+			binary.BigEndian.PutUint32(q, uint32(w0))
+			binary.BigEndian.PutUint32(q[4:], uint32(w1))
+			binary.BigEndian.PutUint32(q[8:], uint32(w2))
+		default:
+			binary.LittleEndian.PutUint32(q, uint32(w0))
+			binary.LittleEndian.PutUint32(q[4:], uint32(w1))
+			binary.LittleEndian.PutUint32(q[8:], uint32(w2))
+		}
+		p += as + 1 + n*wb
+	}
+	b = b[:p]
+	if uint64(len(b)) > math.MaxUint32 {
+		return fmt.Errorf("sframe: pack: FRE data past 4 GiB at FDE %d", len(s.FDEs))
+	}
+	s.Packed = b
+	s.PackedFREs += len(fres)
+	f.FREs, f.FREOffset = nil, uint32(off)
+	s.FDEs = append(s.FDEs, f)
 	return nil
+}
+
+// minError is the error of AppendPackedMin for FRE j of f, e, which it
+// refuses: checkFRE's.
+func (s *Section) minError(f FDE, j int, e *MinFRE) error {
+	words := e.Words[:min(int(e.N), len(e.Words))]
+	fre := FRE{StartAddr: e.Start, Info: FREInfo(e.BaseSP, len(words), DataWord4B, e.MangledRA), Words: slices.Clone(words)}
+	_, err := checkFRE(f.FREType(), f.Size, j, &fre)
+	if err == nil {
+		err = fmt.Errorf("FRE %d has %d data words (1 to 3)", j, e.N)
+	}
+	return fmt.Errorf("sframe: pack: FDE %d: %w", len(s.FDEs), err)
 }
 
 // addError is the error of Add for an FRE it refuses: checkFRE's.

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -175,43 +176,115 @@ func TestAppendPackedCopy(t *testing.T) {
 	}
 }
 
-// TestAddMin checks that AddMin writes what Add writes with the smallest
-// data-word size DataWordSizeFor gives each word, at every boundary of
-// the three sizes, in both byte orders.
-func TestAddMin(t *testing.T) {
+// TestAppendPackedMin checks that AppendPackedMin writes what
+// AppendPacked writes of the same FREs with the smallest data-word size
+// DataWordSizeFor gives their words: at every boundary of the three sizes,
+// with one to three words, for each width of start addresses, in both
+// byte orders.
+func TestAppendPackedMin(t *testing.T) {
 	vals := []int32{0, 1, -1, 127, 128, -128, -129, 255, 256, 32767, 32768, -32768, -32769, 65535, 65536, math.MaxInt32, math.MinInt32}
 	for _, abi := range []ABI{ABIAMD64LittleEndian, ABIS390XBigEndian} {
-		for _, a := range vals {
-			for _, b := range vals {
-				words := []int32{a, b, a ^ b}
-				ws := DataWord1B
-				for _, v := range words {
-					s, _ := DataWordSizeFor(int64(v))
-					ws = max(ws, s)
+		for _, size := range []uint32{0x80, 0x1234, 0x123456} {
+			ft := FRETypeFor(size)
+			var got, want Section
+			got.Header = Header{Version: Version3, ABI: abi}
+			want.Header = got.Header
+			for _, a := range vals {
+				var fres []MinFRE
+				var ref []FRE
+				for _, b := range vals {
+					for n := 1; n <= 3; n++ {
+						all := [3]int32{a, b, a ^ b}
+						words := all[:n]
+						ws := DataWord1B
+						for _, v := range words {
+							s, _ := DataWordSizeFor(int64(v))
+							ws = max(ws, s)
+						}
+						start := uint32(len(fres)) * (size / 200)
+						sp, mangled := n != 2, b < 0
+						e := MinFRE{Start: start, N: uint8(n), BaseSP: sp, MangledRA: mangled}
+						copy(e.Words[:], words)
+						if n < 3 {
+							e.Words[2] = 1 << 30 // ignored: past N
+						}
+						fres = append(fres, e)
+						ref = append(ref, FRE{StartAddr: start, Info: FREInfo(sp, n, ws, mangled), Words: slices.Clone(words)})
+					}
 				}
-				var got, want Section
-				for k, s := range []*Section{&got, &want} {
-					s.Header = Header{Version: Version3, ABI: abi}
-					w, err := s.BeginPacked(FDE{Size: 0x100, Info: FuncInfo(PCInc, FREAddr1, false, false)})
-					if err != nil {
-						t.Fatal(err)
-					}
-					if k == 0 {
-						err = w.AddMin(7, true, true, words)
-					} else {
-						err = w.Add(7, FREInfo(true, len(words), ws, true), words)
-					}
-					if err != nil {
-						t.Fatal(err)
-					}
-					if err := w.End(); err != nil {
-						t.Fatal(err)
-					}
+				f := FDE{Size: size, Info: FuncInfo(PCInc, ft, a < 0, false), Info2: 1, RepSize: 2}
+				if err := got.AppendPackedMin(f, fres); err != nil {
+					t.Fatal(err)
 				}
-				if !bytes.Equal(got.Packed, want.Packed) {
-					t.Errorf("%v %v: AddMin wrote % x, Add % x", abi, words, got.Packed, want.Packed)
+				f.FREs = ref
+				if err := want.AppendPacked(f); err != nil {
+					t.Fatal(err)
 				}
 			}
+			if !bytes.Equal(got.Packed, want.Packed) {
+				t.Errorf("%v, %v: AppendPackedMin wrote other bytes than AppendPacked", abi, ft)
+			}
+			if !fdesEqual(got.FDEs, want.FDEs) {
+				t.Errorf("%v, %v: FDEs %+v, want %+v", abi, ft, got.FDEs[0], want.FDEs[0])
+			}
+			if got.PackedFREs != want.PackedFREs {
+				t.Errorf("%v, %v: %d FREs counted, want %d", abi, ft, got.PackedFREs, want.PackedFREs)
+			}
+		}
+	}
+}
+
+// fdesEqual compares FDEs without their FREs (nil in a packed section).
+func fdesEqual(a, b []FDE) bool {
+	return slices.EqualFunc(a, b, func(x, y FDE) bool {
+		x.FREs, y.FREs = nil, nil
+		return reflect.DeepEqual(x, y)
+	})
+}
+
+// TestAppendPackedMinErrors checks that AppendPackedMin refuses what
+// AppendPacked refuses, with its error, and leaves the section as it was.
+func TestAppendPackedMinErrors(t *testing.T) {
+	ok := MinFRE{Start: 4, N: 1, BaseSP: true, Words: [3]int32{8}}
+	info := FuncInfo(PCInc, FREAddr1, false, false)
+	for _, tc := range []struct {
+		name string
+		hdr  Header
+		f    FDE
+		fres []MinFRE
+		want string
+	}{
+		{"start past the size", Header{Version: Version3, ABI: ABIAMD64LittleEndian}, FDE{Size: 0x10, Info: info},
+			[]MinFRE{ok, {Start: 0x11, N: 1}}, "FRE 1: start address 0x11 past the function size 0x10"},
+		{"start past the FRE type", Header{Version: Version3, ABI: ABIAMD64LittleEndian}, FDE{Size: 0x1000, Info: info},
+			[]MinFRE{{Start: 0x100, N: 1}}, "does not fit"},
+		{"no words", Header{Version: Version3, ABI: ABIAMD64LittleEndian}, FDE{Size: 0x10, Info: info},
+			[]MinFRE{{N: 0}}, "FRE 0 has 0 data words"},
+		{"four words", Header{Version: Version3, ABI: ABIAMD64LittleEndian}, FDE{Size: 0x10, Info: info},
+			[]MinFRE{ok, ok, {N: 4}}, "FRE 2 has 4 data words"},
+		{"too many FREs", Header{Version: Version3, ABI: ABIAMD64LittleEndian}, FDE{Size: 0x10, Info: info},
+			make([]MinFRE, MaxFREsPerFDE+1), "FREs (at most"},
+		{"invalid FRE type", Header{Version: Version3, ABI: ABIAMD64LittleEndian}, FDE{Size: 0x10, Info: 0xf},
+			[]MinFRE{ok}, "invalid FRE type"},
+		{"unknown ABI", Header{Version: Version3, ABI: 9}, FDE{Size: 0x10, Info: info}, []MinFRE{ok}, "unknown ABI 9"},
+		{"version 2", Header{Version: Version2, ABI: ABIAMD64LittleEndian}, FDE{Size: 0x10, Info: info}, []MinFRE{ok}, "version 2"},
+	} {
+		s := Section{Header: tc.hdr}
+		if tc.hdr.Version == Version3 && tc.hdr.ABI == ABIAMD64LittleEndian {
+			// Not empty: what was there must stay.
+			if err := s.AppendPackedMin(FDE{Size: 0x10, Info: info}, []MinFRE{ok}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		before := s
+		before.Packed = slices.Clone(s.Packed)
+		before.FDEs = slices.Clone(s.FDEs)
+		err := s.AppendPackedMin(tc.f, tc.fres)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want %q", tc.name, err, tc.want)
+		}
+		if !bytes.Equal(s.Packed, before.Packed) || len(s.FDEs) != len(before.FDEs) || s.PackedFREs != before.PackedFREs {
+			t.Errorf("%s: the section changed", tc.name)
 		}
 	}
 }
@@ -223,14 +296,7 @@ func TestEncodeSortedErrors(t *testing.T) {
 	var s Section
 	s.Header = Header{Version: Version3, ABI: ABIAMD64LittleEndian}
 	for range 3 {
-		w, err := s.BeginPacked(FDE{Size: 0x10, Info: FuncInfo(PCInc, FREAddr1, false, false)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := w.AddMin(0, true, false, []int32{8}); err != nil {
-			t.Fatal(err)
-		}
-		if err := w.End(); err != nil {
+		if err := s.AppendPackedMin(FDE{Size: 0x10, Info: FuncInfo(PCInc, FREAddr1, false, false)}, []MinFRE{{N: 1, BaseSP: true, Words: [3]int32{8}}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -271,14 +337,8 @@ func TestEncodeSortedBig(t *testing.T) {
 			s.Header = Header{Version: Version3, ABI: abi, Flags: flags}
 			starts := make([]uint64, n)
 			for i := range n {
-				w, err := s.BeginPacked(FDE{Size: uint32(16 + i%200), Info: FuncInfo(PCInc, FREAddr1, false, false)})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := w.AddMin(0, true, false, []int32{int32(8 * (i % 50))}); err != nil {
-					t.Fatal(err)
-				}
-				if err := w.End(); err != nil {
+				f := FDE{Size: uint32(16 + i%200), Info: FuncInfo(PCInc, FREAddr1, false, false)}
+				if err := s.AppendPackedMin(f, []MinFRE{{N: 1, BaseSP: true, Words: [3]int32{int32(8 * (i % 50))}}}); err != nil {
 					t.Fatal(err)
 				}
 				starts[i] = 0x400000 + rng.Uint64N(1<<24)

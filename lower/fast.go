@@ -22,19 +22,29 @@ import (
 // fast path makes the FREs the translator makes, or none. TestShortcuts
 // and FuzzLower compare the two on every input.
 
-// fastRow is the state of one FRE in the fast path: what a row holds when
-// the CFA is SP or FP plus an offset, FP and (with RA tracking) RA are
-// saved at CFA+offset or not, and (AMD64) RA is in its fixed slot.
+// fastRow is the state of one FRE in the fast path (its start address
+// apart): what a row holds when the CFA is SP or FP plus an offset, FP and
+// (with RA tracking) RA are saved at CFA+offset or not, and (AMD64) RA is
+// in its fixed slot. It is four words, so that the compiler keeps a row in
+// registers and copies it word by word: a row written field by field and
+// then copied whole would stall the copy (its load cannot take the bytes
+// from the narrower stores still in flight).
 type fastRow struct {
-	pc      uint32 // the FRE's start, from the function start
-	cfa     int32  // CFA offset (s390x: encoded, as rows keep it)
-	fp      int32  // where FP is saved, from the CFA (fpSaved)
-	ra      int32  // where RA is saved, from the CFA (raSaved)
-	cfaOnFP bool   // the CFA is FP+cfa, else SP+cfa
-	fpSaved bool
-	raSaved bool // with RA tracking only: on AMD64 RA stays in its fixed slot
-	mangled bool // AArch64: RA is signed
+	cfa   int32 // CFA offset (s390x: encoded, as rows keep it)
+	fp    int32 // where FP is saved, from the CFA (fastFPSaved)
+	ra    int32 // where RA is saved, from the CFA (fastRASaved)
+	flags fastFlags
 }
+
+// fastFlags are the yes-or-no parts of a fastRow.
+type fastFlags uint32
+
+const (
+	fastCFAOnFP fastFlags = 1 << iota // the CFA is FP+cfa, else SP+cfa
+	fastFPSaved
+	fastRASaved // with RA tracking only: on AMD64 RA stays in its fixed slot
+	fastMangled // AArch64: RA is signed
+)
 
 // fastStackDepth is how many remembered states the fast path keeps (the
 // translator has no limit; compilers nest one or two).
@@ -97,12 +107,20 @@ func (l *Lowerer) fastFromCIE(f *cfi.FDE) fastCIE {
 		cur.fpLoc == locReg || cur.fpLoc == locStack && (!cur.fpDeref || !fitsInt32(cur.fpOffset)) {
 		return c
 	}
-	c.start = fastRow{cfa: int32(cur.cfaOffset), cfaOnFP: cur.cfaReg == r.fp, mangled: cur.mangledRA}
+	c.start = fastRow{cfa: int32(cur.cfaOffset)}
+	if cur.cfaReg == r.fp {
+		c.start.flags |= fastCFAOnFP
+	}
+	if cur.mangledRA {
+		c.start.flags |= fastMangled
+	}
 	if cur.fpLoc == locStack {
-		c.start.fpSaved, c.start.fp = true, int32(cur.fpOffset)
+		c.start.flags |= fastFPSaved
+		c.start.fp = int32(cur.fpOffset)
 	}
 	if cur.raLoc == locStack {
-		c.start.raSaved, c.start.ra = true, int32(cur.raOffset)
+		c.start.flags |= fastRASaved
+		c.start.ra = int32(cur.raOffset)
 	}
 	c.merge = cur.mergeCandidate
 	c.ok = true
@@ -152,6 +170,22 @@ func fastOffsetOperand(data []byte, pos int, signed bool, da int64) (off int64, 
 	return int64(u), n
 }
 
+// fastRun is lowerFast's state while it runs one function's
+// instructions. It lives in the Lowerer, in memory, rather than in local
+// variables: there are more of those than registers, and the compiler
+// would move them between the two at every instruction decoded.
+type fastRun struct {
+	cur     fastRow
+	pending fastRow // the FRE committed last, not yet kept (see lowerFast)
+	pendPC  uint32  // where pending starts
+	pend    bool    // pending holds an FRE
+	changed bool    // cur differs from the FRE committed last
+	depth   int     // remembered states in stack
+	stack   [fastStackDepth]fastRow
+	start   *fastRow // the state after the CIE
+	da      int64    // the data alignment factor
+}
+
 // lowerFast translates f on the fast path and appends its SFrame FDE to
 // the packed section sec. ok is false when it cannot: then nothing has
 // changed and the translator must.
@@ -163,185 +197,32 @@ func (l *Lowerer) lowerFast(f *cfi.FDE, sec *emit.Section) (ok bool, err error) 
 	if !c.ok {
 		return false, nil
 	}
-	r := &l.regs
-	sp, fp, ra := r.sp, r.fp, r.ra
-	ca, da := f.CIE.CodeAlign, f.CIE.DataAlign
+	ca := f.CIE.CodeAlign
 	size := f.Size
 	data := f.Instructions
-	cur := c.start
-	changed := !c.merge // the translator's !mergeCandidate
-	// The FREs are packed as they are committed, but each one only once
-	// the next starts at another address (a zero advance replaces it):
-	// pending holds it until then. On giving up, Abort takes back what
-	// was written.
-	w, err := sec.BeginPacked(emit.FDE{Size: uint32(size), Info: emit.FuncInfo(emit.PCInc, emit.FRETypeFor(uint32(size)), r.aarch64 && f.CIE.BKey, f.CIE.Signal)})
-	if err != nil {
-		return true, err
-	}
-	var pending fastRow
-	hasPending := false
-	var stack [fastStackDepth]fastRow
-	depth := 0
+	st := &l.fastRun
+	st.cur.copyFrom(&c.start)
+	st.pend, st.changed, st.depth = false, !c.merge, 0 // the translator's !mergeCandidate
+	st.start, st.da = &c.start, f.CIE.DataAlign
+	// The FREs are kept as they are committed, but each one only once the
+	// next starts at another address (a zero advance replaces it):
+	// pending holds it until then. They are packed at the end, in one
+	// call.
+	fres := l.fastFREs[:0]
 	var pc uint64
 	for p := 0; p < len(data); {
-		b := data[p]
-		var delta uint64 // an advance, with advanced set
-		advanced := false
-		switch b >> 6 {
-		case 1: // DW_CFA_advance_loc
-			delta, advanced = uint64(b&0x3f), true
+		var delta uint64 // an advance
+		switch b := data[p]; {
+		case b>>6 == 1: // DW_CFA_advance_loc, the most frequent
+			delta = uint64(b & 0x3f)
 			p++
-		case 2: // DW_CFA_offset
-			u, n := fastULEB(data, p+1)
-			if n == 0 || !l.fastOffset(&cur, uint64(b&0x3f), int64(u)*da) {
-				return l.fastFailed(&w, nil)
-			}
-			changed = changed || uint64(b&0x3f) == fp || uint64(b&0x3f) == ra
-			p = n
-			continue
-		case 3: // DW_CFA_restore
-			changed = l.fastRestore(&cur, &c.start, uint64(b&0x3f)) || changed
+		case b == byte(cfi.OpNop): // the padding at the end
 			p++
 			continue
-		}
-		if !advanced {
-			switch cfi.Op(b) {
-			case cfi.OpNop:
-				p++
-			case cfi.OpAdvanceLoc1:
-				if p+1 >= len(data) {
-					return l.fastFailed(&w, nil)
-				}
-				delta, advanced = uint64(data[p+1]), true
-				p += 2
-			case cfi.OpAdvanceLoc2:
-				if p+2 >= len(data) {
-					return l.fastFailed(&w, nil)
-				}
-				delta, advanced = uint64(l.order.Uint16(data[p+1:])), true
-				p += 3
-			case cfi.OpAdvanceLoc4:
-				if p+4 >= len(data) {
-					return l.fastFailed(&w, nil)
-				}
-				delta, advanced = uint64(l.order.Uint32(data[p+1:])), true
-				p += 5
-			case cfi.OpOffsetExtended, cfi.OpOffsetExtendedSF:
-				reg, n := fastULEB(data, p+1)
-				if n == 0 {
-					return l.fastFailed(&w, nil)
-				}
-				off, n := fastOffsetOperand(data, n, cfi.Op(b) == cfi.OpOffsetExtendedSF, da)
-				if cfi.Op(b) == cfi.OpOffsetExtended {
-					off *= da // factored, unlike def_cfa's unsigned offsets
-				}
-				if n == 0 || !l.fastOffset(&cur, reg, off) {
-					return l.fastFailed(&w, nil)
-				}
-				changed = changed || reg == fp || reg == ra
-				p = n
-			case cfi.OpRestoreExtended:
-				reg, n := fastULEB(data, p+1)
-				if n == 0 {
-					return l.fastFailed(&w, nil)
-				}
-				changed = l.fastRestore(&cur, &c.start, reg) || changed
-				p = n
-			case cfi.OpUndefined:
-				// Of FP or SP: refused; of RA: an outermost frame.
-				reg, n := fastULEB(data, p+1)
-				if n == 0 || reg == ra || reg == sp || reg == fp {
-					return l.fastFailed(&w, nil)
-				}
-				p = n
-			case cfi.OpSameValue:
-				// Of RA on AMD64: not representable.
-				reg, n := fastULEB(data, p+1)
-				if n == 0 || reg == ra && !r.raTracking {
-					return l.fastFailed(&w, nil)
-				}
-				switch reg {
-				case fp:
-					cur.fpSaved, cur.fp = false, 0
-					changed = true
-				case ra:
-					cur.raSaved, cur.ra = false, 0
-					changed = true
-				}
-				p = n
-			case cfi.OpGNUWindowSave:
-				if !r.aarch64 {
-					return l.fastFailed(&w, nil)
-				}
-				cur.mangled = !cur.mangled
-				changed = true
-				p++
-			case cfi.OpRegister:
-				reg, n := fastULEB(data, p+1)
-				if n == 0 || reg == sp || reg == fp || reg == ra {
-					return l.fastFailed(&w, nil)
-				}
-				if _, n = fastULEB(data, n); n == 0 {
-					return l.fastFailed(&w, nil)
-				}
-				p = n
-			case cfi.OpRememberState:
-				if depth == fastStackDepth {
-					return l.fastFailed(&w, nil)
-				}
-				stack[depth] = cur
-				depth++
-				p++
-			case cfi.OpRestoreState:
-				if depth == 0 {
-					return l.fastFailed(&w, nil)
-				}
-				depth--
-				at := cur.pc
-				cur = stack[depth]
-				cur.pc = at
-				changed = true
-				p++
-			case cfi.OpDefCFA, cfi.OpDefCFASF:
-				reg, n := fastULEB(data, p+1)
-				if n == 0 || reg != sp && reg != fp {
-					return l.fastFailed(&w, nil)
-				}
-				off, n := fastOffsetOperand(data, n, cfi.Op(b) == cfi.OpDefCFASF, da)
-				enc, ok := l.fastCFAOffset(off)
-				if n == 0 || !ok {
-					return l.fastFailed(&w, nil)
-				}
-				cur.cfaOnFP, cur.cfa = reg == fp, enc
-				changed = true
-				p = n
-			case cfi.OpDefCFARegister:
-				reg, n := fastULEB(data, p+1)
-				if n == 0 || reg != sp && reg != fp {
-					return l.fastFailed(&w, nil)
-				}
-				cur.cfaOnFP = reg == fp
-				changed = true
-				p = n
-			case cfi.OpDefCFAOffset, cfi.OpDefCFAOffsetSF:
-				off, n := fastOffsetOperand(data, p+1, cfi.Op(b) == cfi.OpDefCFAOffsetSF, da)
-				enc, ok := l.fastCFAOffset(off)
-				if n == 0 || !ok {
-					return l.fastFailed(&w, nil)
-				}
-				cur.cfa = enc
-				changed = true
-				p = n
-			case cfi.OpGNUArgsSize:
-				// gas takes .cfi_escape 0x2e <n> with a one-byte n when n
-				// is 0 or the CFA is FP-based; the translator refuses the
-				// rest.
-				if p+1 >= len(data) || data[p+1] >= 0x80 || data[p+1] != 0 && !cur.cfaOnFP {
-					return l.fastFailed(&w, nil)
-				}
-				p += 2
-			default:
-				return l.fastFailed(&w, nil)
+		default:
+			var advanced bool
+			if p, delta, advanced = l.fastOp(st, data, p); p == 0 {
+				return false, nil
 			}
 			if !advanced {
 				continue
@@ -349,42 +230,193 @@ func (l *Lowerer) lowerFast(f *cfi.FDE, sec *emit.Section) (ok bool, err error) 
 		}
 		next := pc + delta*ca // delta < 1<<32, ca <= 1<<20: no overflow
 		if next > size {
-			return l.fastFailed(&w, nil)
+			return false, nil
 		}
-		if changed {
+		if st.changed {
 			// The translator's commit: a row at the address of the last
 			// one replaces it.
-			if hasPending && pending.pc != cur.pc {
-				if ok, err := l.packFast(&w, &pending); !ok || err != nil {
-					return l.fastFailed(&w, err)
+			if st.pend && st.pendPC != uint32(pc) {
+				if fres, ok = l.appendFast(fres, st.pendPC, &st.pending); !ok {
+					return false, nil
 				}
 			}
-			pending, hasPending = cur, true
-			changed = false
+			st.pending.copyFrom(&st.cur)
+			st.pendPC, st.pend, st.changed = uint32(pc), true, false
 		}
 		pc = next
-		cur.pc = uint32(pc)
 	}
-	if hasPending && pending.pc != cur.pc {
-		if ok, err := l.packFast(&w, &pending); !ok || err != nil {
-			return l.fastFailed(&w, err)
+	if st.pend && st.pendPC != uint32(pc) {
+		if fres, ok = l.appendFast(fres, st.pendPC, &st.pending); !ok {
+			return false, nil
 		}
 	}
-	if ok, err := l.packFast(&w, &cur); !ok || err != nil {
-		return l.fastFailed(&w, err)
+	if fres, ok = l.appendFast(fres, uint32(pc), &st.cur); !ok {
+		return false, nil
 	}
-	return true, w.End()
+	l.fastFREs = fres
+	info := emit.FuncInfo(emit.PCInc, emit.FRETypeFor(uint32(size)), l.regs.aarch64 && f.CIE.BKey, f.CIE.Signal)
+	return true, sec.AppendPackedMin(emit.FDE{Size: uint32(size), Info: info}, fres)
 }
 
-// fastFailed ends lowerFast when it gives up: the function, taken back
-// from the section, goes to the translator (or, on an error of the
-// section, that error).
-func (l *Lowerer) fastFailed(w *emit.PackedFDE, err error) (bool, error) {
-	w.Abort()
-	if err != nil {
-		return true, err
+// copyFrom sets r to src field by field: src was most often just written
+// field by field, and a copy of the whole would wait for those writes to
+// reach the cache (see fastRow).
+func (r *fastRow) copyFrom(src *fastRow) {
+	r.cfa, r.fp, r.ra, r.flags = src.cfa, src.fp, src.ra, src.flags
+}
+
+// fastOp applies the instruction at data[p] (any but DW_CFA_advance_loc
+// and DW_CFA_nop) to st: it returns where the next instruction starts and,
+// for an advance, its delta (advanced). next is 0 when the fast path
+// cannot go on.
+func (l *Lowerer) fastOp(st *fastRun, data []byte, p int) (next int, delta uint64, advanced bool) {
+	r := &l.regs
+	cur := &st.cur
+	b := data[p]
+	switch b >> 6 {
+	case 2: // DW_CFA_offset
+		u, n := fastULEB(data, p+1)
+		if n == 0 || !l.fastOffset(cur, uint64(b&0x3f), int64(u)*st.da) {
+			return 0, 0, false
+		}
+		st.changed = st.changed || uint64(b&0x3f) == r.fp || uint64(b&0x3f) == r.ra
+		return n, 0, false
+	case 3: // DW_CFA_restore
+		st.changed = l.fastRestore(cur, st.start, uint64(b&0x3f)) || st.changed
+		return p + 1, 0, false
 	}
-	return false, nil
+	switch cfi.Op(b) {
+	case cfi.OpAdvanceLoc1:
+		if p+1 >= len(data) {
+			return 0, 0, false
+		}
+		return p + 2, uint64(data[p+1]), true
+	case cfi.OpAdvanceLoc2:
+		if p+2 >= len(data) {
+			return 0, 0, false
+		}
+		return p + 3, uint64(l.order.Uint16(data[p+1:])), true
+	case cfi.OpAdvanceLoc4:
+		if p+4 >= len(data) {
+			return 0, 0, false
+		}
+		return p + 5, uint64(l.order.Uint32(data[p+1:])), true
+	case cfi.OpOffsetExtended, cfi.OpOffsetExtendedSF:
+		reg, n := fastULEB(data, p+1)
+		if n == 0 {
+			return 0, 0, false
+		}
+		off, n := fastOffsetOperand(data, n, cfi.Op(b) == cfi.OpOffsetExtendedSF, st.da)
+		if cfi.Op(b) == cfi.OpOffsetExtended {
+			off *= st.da // factored, unlike def_cfa's unsigned offsets
+		}
+		if n == 0 || !l.fastOffset(cur, reg, off) {
+			return 0, 0, false
+		}
+		st.changed = st.changed || reg == r.fp || reg == r.ra
+		return n, 0, false
+	case cfi.OpRestoreExtended:
+		reg, n := fastULEB(data, p+1)
+		if n == 0 {
+			return 0, 0, false
+		}
+		st.changed = l.fastRestore(cur, st.start, reg) || st.changed
+		return n, 0, false
+	case cfi.OpUndefined:
+		// Of FP or SP: refused; of RA: an outermost frame.
+		reg, n := fastULEB(data, p+1)
+		if n == 0 || reg == r.ra || reg == r.sp || reg == r.fp {
+			return 0, 0, false
+		}
+		return n, 0, false
+	case cfi.OpSameValue:
+		// Of RA on AMD64: not representable.
+		reg, n := fastULEB(data, p+1)
+		if n == 0 || reg == r.ra && !r.raTracking {
+			return 0, 0, false
+		}
+		switch reg {
+		case r.fp:
+			cur.flags &^= fastFPSaved
+			cur.fp = 0
+			st.changed = true
+		case r.ra:
+			cur.flags &^= fastRASaved
+			cur.ra = 0
+			st.changed = true
+		}
+		return n, 0, false
+	case cfi.OpGNUWindowSave:
+		if !r.aarch64 {
+			return 0, 0, false
+		}
+		cur.flags ^= fastMangled
+		st.changed = true
+		return p + 1, 0, false
+	case cfi.OpRegister:
+		reg, n := fastULEB(data, p+1)
+		if n == 0 || reg == r.sp || reg == r.fp || reg == r.ra {
+			return 0, 0, false
+		}
+		if _, n = fastULEB(data, n); n == 0 {
+			return 0, 0, false
+		}
+		return n, 0, false
+	case cfi.OpRememberState:
+		if st.depth == fastStackDepth {
+			return 0, 0, false
+		}
+		st.stack[st.depth].copyFrom(cur)
+		st.depth++
+		return p + 1, 0, false
+	case cfi.OpRestoreState:
+		if st.depth == 0 {
+			return 0, 0, false
+		}
+		st.depth--
+		cur.copyFrom(&st.stack[st.depth])
+		st.changed = true
+		return p + 1, 0, false
+	case cfi.OpDefCFA, cfi.OpDefCFASF:
+		reg, n := fastULEB(data, p+1)
+		if n == 0 || reg != r.sp && reg != r.fp {
+			return 0, 0, false
+		}
+		off, n := fastOffsetOperand(data, n, cfi.Op(b) == cfi.OpDefCFASF, st.da)
+		enc, ok := l.fastCFAOffset(off)
+		if n == 0 || !ok {
+			return 0, 0, false
+		}
+		cur.flags = cur.flags&^fastCFAOnFP | fastIf(reg == r.fp, fastCFAOnFP)
+		cur.cfa = enc
+		st.changed = true
+		return n, 0, false
+	case cfi.OpDefCFARegister:
+		reg, n := fastULEB(data, p+1)
+		if n == 0 || reg != r.sp && reg != r.fp {
+			return 0, 0, false
+		}
+		cur.flags = cur.flags&^fastCFAOnFP | fastIf(reg == r.fp, fastCFAOnFP)
+		st.changed = true
+		return n, 0, false
+	case cfi.OpDefCFAOffset, cfi.OpDefCFAOffsetSF:
+		off, n := fastOffsetOperand(data, p+1, cfi.Op(b) == cfi.OpDefCFAOffsetSF, st.da)
+		enc, ok := l.fastCFAOffset(off)
+		if n == 0 || !ok {
+			return 0, 0, false
+		}
+		cur.cfa = enc
+		st.changed = true
+		return n, 0, false
+	case cfi.OpGNUArgsSize:
+		// gas takes .cfi_escape 0x2e <n> with a one-byte n when n is 0
+		// or the CFA is FP-based; the translator refuses the rest.
+		if p+1 >= len(data) || data[p+1] >= 0x80 || data[p+1] != 0 && cur.flags&fastCFAOnFP == 0 {
+			return 0, 0, false
+		}
+		return p + 2, 0, false
+	}
+	return 0, 0, false
 }
 
 // fastCFAOffset is a CFA offset as the row keeps it (s390x: encoded as
@@ -412,7 +444,8 @@ func (l *Lowerer) fastOffset(cur *fastRow, reg uint64, off int64) bool {
 		if !fitsInt32(off) {
 			return false
 		}
-		cur.fpSaved, cur.fp = true, int32(off)
+		cur.flags |= fastFPSaved
+		cur.fp = int32(off)
 	case r.ra:
 		if !r.raTracking {
 			return off == int64(r.fixedRA)
@@ -420,7 +453,8 @@ func (l *Lowerer) fastOffset(cur *fastRow, reg uint64, off int64) bool {
 		if !fitsInt32(off) {
 			return false
 		}
-		cur.raSaved, cur.ra = true, int32(off)
+		cur.flags |= fastRASaved
+		cur.ra = int32(off)
 	}
 	return true
 }
@@ -433,43 +467,57 @@ func (l *Lowerer) fastRestore(cur, start *fastRow, reg uint64) bool {
 	r := &l.regs
 	switch {
 	case reg == r.fp:
-		cur.fpSaved, cur.fp = start.fpSaved, start.fp
+		cur.flags = cur.flags&^fastFPSaved | start.flags&fastFPSaved
+		cur.fp = start.fp
 		return true
 	case reg == r.ra && r.raTracking:
-		cur.raSaved, cur.ra = start.raSaved, start.ra
+		cur.flags = cur.flags&^fastRASaved | start.flags&fastRASaved
+		cur.ra = start.ra
 		return true
 	}
 	return false
 }
 
-// packFast appends the FRE of row f to the function w packs, as encode
-// makes it of the translator's row and AppendPacked packs it: FRE start,
-// then data words for the CFA offset, RA's (when saved) and FP's (when
-// saved), in the smallest size that holds them. ok is false when the
-// translator must lower the function instead: FP saved without RA (which
-// it refuses) or more FREs than an FDE holds.
-func (l *Lowerer) packFast(w *emit.PackedFDE, f *fastRow) (ok bool, err error) {
-	r := &l.regs
-	if r.raTracking && !r.s390x && f.fpSaved && !f.raSaved || w.Len() == maxFREs {
-		return false, nil
+// fastIf is flag when cond holds, else none.
+func fastIf(cond bool, flag fastFlags) fastFlags {
+	if cond {
+		return flag
 	}
-	var words [3]int32
-	words[0] = f.cfa
+	return 0
+}
+
+// appendFast appends the FRE of row f at pc to fres, as encode makes it of
+// the translator's row and AppendPacked packs it: FRE start, then data
+// words for the CFA offset, RA's (when saved) and FP's (when saved). ok is
+// false when the translator must lower the function instead: FP saved
+// without RA (which it refuses) or more FREs than an FDE holds. The FRE is
+// written in place (see fastRow).
+func (l *Lowerer) appendFast(fres []emit.MinFRE, pc uint32, f *fastRow) (_ []emit.MinFRE, ok bool) {
+	r := &l.regs
+	fpSaved, raSaved := f.flags&fastFPSaved != 0, f.flags&fastRASaved != 0
+	if r.raTracking && !r.s390x && fpSaved && !raSaved || len(fres) == maxFREs {
+		return fres, false
+	}
+	fres = append(fres, emit.MinFRE{})
+	e := &fres[len(fres)-1]
+	e.Start, e.BaseSP, e.MangledRA = pc, f.flags&fastCFAOnFP == 0, f.flags&fastMangled != 0
+	e.Words[0] = f.cfa
 	n := 1
 	switch {
-	case f.raSaved:
-		words[n] = f.ra
+	case raSaved:
+		e.Words[n] = f.ra
 		n++
-	case r.s390x && f.fpSaved:
+	case r.s390x && fpSaved:
 		// s390x: FP saved without RA gets a padding word for RA.
-		words[n] = emit.RAOffsetInvalid
+		e.Words[n] = emit.RAOffsetInvalid
 		n++
 	}
-	if f.fpSaved {
-		words[n] = f.fp
+	if fpSaved {
+		e.Words[n] = f.fp
 		n++
 	}
-	return true, w.AddMin(f.pc, !f.cfaOnFP, f.mangled, words[:n])
+	e.N = uint8(n)
+	return fres, true
 }
 
 // byteOrder returns the byte order of frames (little-endian without one).
