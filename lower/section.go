@@ -201,11 +201,11 @@ func (r *Result) placeOrder(sectionAddr uint64) []int {
 	// values are ints (not negative: they take fewer bits than one) so
 	// that the sorted ones become the permutation in place.
 	const digit = 11
-	vals := make([]int, n)
+	vals := makeBig[int](n, n)
 	for i := range n {
 		vals[i] = int((key(i)-lo)<<ibits) | i
 	}
-	tmp := make([]int, n)
+	tmp := makeBig[int](n, n)
 	for shift := ibits; shift < ibits+kbits; shift += digit {
 		var count [1<<digit + 1]int
 		for _, v := range vals {
