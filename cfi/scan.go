@@ -1,5 +1,7 @@
 package cfi
 
+import "encoding/binary"
+
 // Scanner reads the FDEs of one part of a CFI section one at a time, as
 // Read reads them all: for a caller that lowers each FDE once and keeps
 // none (Read holds 88 bytes per FDE at once), and for one that reads the
@@ -62,10 +64,34 @@ func (fr *Frames) Cut(n int) (cuts, fdes []int) {
 	fdes = make([]int, 1, n)
 	p := newParser(fr, &Frames{})
 	size := len(fr.Data)
+	data := fr.Data
+	u32 := func(b []byte) uint32 {
+		if fr.big {
+			return binary.BigEndian.Uint32(b)
+		}
+		return binary.LittleEndian.Uint32(b)
+	}
+	// The CIE id of 32-bit entries (64-bit ones take readHeader's way).
+	cieID := uint32(0xffffffff)
+	if p.eh {
+		cieID = 0
+	}
 	for off := 0; off < size; {
 		if len(cuts) < n && off >= len(cuts)*(size/n) {
 			cuts = append(cuts, off)
 			fdes = append(fdes, 0)
+		}
+		// The usual entry, read in line: a 32-bit length that holds its
+		// id, within the section.
+		if size-off >= 8 {
+			length := int(u32(data[off:]))
+			if length >= 4 && length < 0xfffffff0 && length <= size-off-4 {
+				if u32(data[off+4:]) != cieID {
+					fdes[len(fdes)-1]++
+				}
+				off += 4 + length
+				continue
+			}
 		}
 		h, next, err := p.readHeader(off)
 		if err != nil {
