@@ -58,6 +58,7 @@ type sortedIndex struct {
 	order  []int
 	starts []uint64
 	addr   uint64
+	head   []byte // where to write the header and index, if it has room
 }
 
 // EncodeSorted is EncodeParts of the packed section s as if its FDE index
@@ -71,6 +72,14 @@ type sortedIndex struct {
 // moving the FDEs into that order only to write them costs more than
 // writing them from where they are.
 func (s *Section) EncodeSorted(order []int, starts []uint64, sectionAddr uint64) ([][]byte, error) {
+	return s.EncodeSortedIn(nil, order, starts, sectionAddr)
+}
+
+// EncodeSortedIn is EncodeSorted writing the header and the FDE index
+// (the first of the parts returned) into head when its capacity holds
+// them (PackedOffset bytes), for a caller that has memory for them
+// already; its contents do not matter.
+func (s *Section) EncodeSortedIn(head []byte, order []int, starts []uint64, sectionAddr uint64) ([][]byte, error) {
 	if s.Packed == nil {
 		return nil, fmt.Errorf("sframe: encode: EncodeSorted needs a packed section")
 	}
@@ -85,7 +94,7 @@ func (s *Section) EncodeSorted(order []int, starts []uint64, sectionAddr uint64)
 		}
 		seen[i/64] |= 1 << (i % 64)
 	}
-	return s.encodeParts(&sortedIndex{order, starts, sectionAddr})
+	return s.encodeParts(&sortedIndex{order, starts, sectionAddr, head})
 }
 
 // encodeParts is EncodeParts, of the index sorted as sorted says when it
@@ -218,35 +227,66 @@ func (s *Section) putHeader(b []byte, order binary.ByteOrder, numFREs, freLen, f
 // the start fields sorted gives, if not nil), then Packed as it is, then
 // the trailer.
 func (s *Section) encodePacked(order binary.ByteOrder, numFREs, hdrEnd, fdeLen uint64, sorted *sortedIndex) [][]byte {
-	b := make([]byte, hdrEnd+fdeLen)
+	var b []byte
+	if sorted != nil && uint64(cap(sorted.head)) >= hdrEnd+fdeLen {
+		b = sorted.head[:hdrEnd+fdeLen]
+	} else {
+		b = make([]byte, hdrEnd+fdeLen)
+	}
 	s.putHeader(b, order, numFREs, uint64(len(s.Packed)), fdeLen)
-	pcRel := s.Header.Flags&FlagFDEFuncStartPCRel != 0
 	if sorted != nil {
 		b[3] |= uint8(FlagFDESorted)
 	}
-	p := hdrEnd
-	for j := range s.FDEs {
-		i, v := j, uint64(s.FDEs[j].StartOffset)
-		if sorted != nil {
-			if sorted.order != nil {
-				i = sorted.order[j]
-			}
-			v = sorted.starts[i] - sorted.addr
-			if pcRel {
-				v -= p // the field's offset: FieldOffset(j)
-			}
-		}
-		f := &s.FDEs[i]
-		order.PutUint64(b[p:], v)
-		order.PutUint32(b[p+8:], f.Size)
-		order.PutUint32(b[p+12:], f.FREOffset)
-		p += FDEIndexEntrySize
-	}
+	s.putIndex(b[hdrEnd:], hdrEnd, sorted, order == binary.BigEndian)
 	parts := [][]byte{b, s.Packed}
 	if len(s.Trailer) > 0 {
 		parts = append(parts, s.Trailer)
 	}
 	return parts
+}
+
+// putIndex writes the packed section's FDE index at the start of b, which
+// starts at offset at of the section, in big- or little-endian order:
+// entry j is FDE j, or FDE sorted.order[j] with the start field of
+// sorted.starts. (Calls through binary.ByteOrder, one per field, would
+// cost more than the rest.)
+func (s *Section) putIndex(b []byte, at uint64, sorted *sortedIndex, big bool) {
+	b = b[:len(s.FDEs)*FDEIndexEntrySize]
+	put := func(e []byte, start uint64, f *FDE) {
+		if big {
+			binary.BigEndian.PutUint64(e, start)
+			binary.BigEndian.PutUint32(e[8:], f.Size)
+			binary.BigEndian.PutUint32(e[12:], f.FREOffset)
+		} else {
+			binary.LittleEndian.PutUint64(e, start)
+			binary.LittleEndian.PutUint32(e[8:], f.Size)
+			binary.LittleEndian.PutUint32(e[12:], f.FREOffset)
+		}
+	}
+	if sorted == nil {
+		for i := range s.FDEs {
+			f := &s.FDEs[i]
+			put(b[i*FDEIndexEntrySize:][:FDEIndexEntrySize], uint64(f.StartOffset), f)
+		}
+		return
+	}
+	// The start field is relative to the section, or (PC-relative) to
+	// the field itself: FieldOffset(j).
+	base := sorted.addr
+	step := uint64(0)
+	if s.Header.Flags&FlagFDEFuncStartPCRel != 0 {
+		base += at
+		step = FDEIndexEntrySize
+	}
+	starts, order := sorted.starts, sorted.order
+	for j := range s.FDEs {
+		i := j
+		if order != nil {
+			i = order[j]
+		}
+		put(b[j*FDEIndexEntrySize:][:FDEIndexEntrySize], starts[i]-base, &s.FDEs[i])
+		base += step
+	}
 }
 
 // PackedOffset returns where s.Packed starts in the bytes Encode writes

@@ -325,9 +325,10 @@ func TestEncodeSortedErrors(t *testing.T) {
 	}
 }
 
-// TestEncodeSortedBig checks EncodeSorted on a big index in a random
-// order, in both byte orders and with and without PC-relative start
-// fields, against the section reordered by hand and encoded.
+// TestEncodeSortedBig checks EncodeSorted and EncodeSortedIn on a big
+// index in a random order, in both byte orders and with and without
+// PC-relative start fields, against the section reordered by hand and
+// encoded.
 func TestEncodeSortedBig(t *testing.T) {
 	n := 40000
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -361,6 +362,21 @@ func TestEncodeSortedBig(t *testing.T) {
 			}
 			if !bytes.Equal(bytes.Join(got, nil), want) {
 				t.Errorf("%v, flags %#x: EncodeSorted differs from the reordered section", abi, flags)
+			}
+			// In memory of the caller's, whatever it holds; in memory
+			// of its own when that is too small.
+			for _, room := range []int{s.PackedOffset(), s.PackedOffset() - 1} {
+				head := bytes.Repeat([]byte{0xa5}, room)
+				in, err := s.EncodeSortedIn(head, order, starts, addr)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(bytes.Join(in, nil), want) {
+					t.Errorf("%v, flags %#x: EncodeSortedIn with %d bytes of room differs", abi, flags, room)
+				}
+				if used := &in[0][0] == &head[0]; used != (room >= s.PackedOffset()) {
+					t.Errorf("%v, flags %#x: %d bytes of room for %d: used %v", abi, flags, room, s.PackedOffset(), used)
+				}
 			}
 		}
 	}

@@ -28,20 +28,36 @@ func TestMakeBig(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		return
 	}
-	b := makeBig[byte](0, 16<<20)
-	start := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
-	inside := (start + hugePage - 1) &^ (hugePage - 1)
-	flags, err := vmFlags(inside)
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("no /proc/self/smaps: %v", err)
+	type advisedList struct {
+		name    string
+		advised uintptr // an address that must be in an advised mapping
+		aligned bool    // the list must start on a huge page
+		keep    any
+	}
+	bytes16 := makeBig[byte](0, 16<<20)
+	words := makeBig[uint64](10, bigList/8)
+	triples := makeBig[[3]uint64](0, 8<<20/24)
+	first := func(p unsafe.Pointer) uintptr { return uintptr(p) }
+	for _, tc := range []advisedList{
+		{"16 MiB of bytes", first(unsafe.Pointer(unsafe.SliceData(bytes16))), true, bytes16},
+		{"256 KiB of uint64", first(unsafe.Pointer(unsafe.SliceData(words))), true, words},
+		{"8 MiB of 24-byte elements", (first(unsafe.Pointer(unsafe.SliceData(triples))) + hugePage - 1) &^ (hugePage - 1), false, triples},
+	} {
+		if tc.aligned && tc.advised%hugePage != 0 {
+			t.Errorf("%s: starts at %#x, not on a huge page", tc.name, tc.advised)
 		}
-		t.Skipf("no /proc/self/smaps: %v", err)
+		flags, err := vmFlags(tc.advised)
+		if err != nil {
+			if os.Getenv("CI") == "true" {
+				t.Fatalf("no /proc/self/smaps: %v", err)
+			}
+			t.Skipf("no /proc/self/smaps: %v", err)
+		}
+		if !strings.Contains(" "+flags+" ", " hg ") {
+			t.Errorf("%s: the mapping of %#x has flags %q, no hg", tc.name, tc.advised, flags)
+		}
+		runtime.KeepAlive(tc.keep)
 	}
-	if !strings.Contains(" "+flags+" ", " hg ") {
-		t.Errorf("the mapping of %#x (inside a 16 MiB list) has flags %q, no hg", inside, flags)
-	}
-	runtime.KeepAlive(b)
 }
 
 // vmFlags returns the VmFlags of the mapping of addr in /proc/self/smaps.

@@ -168,7 +168,7 @@ func (r *Result) EncodePlaced(sectionAddr uint64) ([][]byte, error) {
 		r.Place(sectionAddr)
 		return sec.EncodeParts()
 	}
-	return sec.EncodeSorted(r.placeOrder(sectionAddr), r.Starts, sectionAddr)
+	return sec.EncodeSortedIn(makeBig[byte](0, sec.PackedOffset()), r.placeOrder(sectionAddr), r.Starts, sectionAddr)
 }
 
 // placeOrder returns the order of the FDEs sorted by start as ld sorts
