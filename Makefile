@@ -28,7 +28,7 @@ test: vet
 # parts, reading a section in parts, a mapped section), under the race
 # detector (which needs cgo, hence a C compiler).
 race:
-	CGO_ENABLED=1 $(GO) test -count=1 -race -short -run 'TestScanParallel|TestScanLowerMapped|TestScanHold|TestWorkers' ./lower
+	CGO_ENABLED=1 $(GO) test -count=1 -race -short -run 'TestScanParallel|TestScanLowerMapped|TestScanHold|TestWorkers|TestLowerParallelJoin' ./lower
 
 vet:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

@@ -30,7 +30,8 @@ const partsPerWorker = 4
 // with room for the FDEs of all parts. Each part fills a window of res's
 // lists, sized for it (for the FRE data, from its estimate; a part that
 // needs more gets its own), and the join moves them down over the gaps,
-// so that lowering in parallel takes no more memory than serially. With
+// so that lowering in parallel takes no more memory than serially; it
+// joins each part as soon as it can, while the other workers go on. With
 // hold not nil, the second worker starts taking parts once hold is closed
 // (or when every part is taken: it then has nothing to do). It reports
 // false, res then unusable, when some part failed.
@@ -57,6 +58,47 @@ func lowerParallel(res *Result, t Target, parts []part, workers int, hold <-chan
 		windows[k+1] = packedAt
 		results[k] = p
 	}
+	// The join appends the parts to res in order, each once it and those
+	// before it are lowered, on the worker that lowered the last of them
+	// while the others go on (if no other worker is joining already: what
+	// is left then is joined after the workers end).
+	sec.FDEs, res.Starts = sec.FDEs[:0], res.Starts[:0]
+	if res.Sources != nil {
+		res.Sources = res.Sources[:0]
+	}
+	if sec.Packed != nil {
+		sec.Packed = sec.Packed[:0]
+	}
+	lowered := make([]atomic.Bool, len(parts)) // set once results[k] and errs[k] are written
+	var joining sync.Mutex
+	joined, ok := 0, true // under joining
+	join := func() {
+		for ok && joined < len(parts) && lowered[joined].Load() {
+			k := joined
+			p := results[k]
+			if errs[k] != nil {
+				ok = false
+				return
+			}
+			// A part that outgrew its window (in an array of its own)
+			// moves down over the windows of the next ones: save what
+			// it covers, once they are lowered.
+			end := len(sec.Packed) + len(p.Section.Packed)
+			for j := k + 1; j < len(results) && windows[j] < end; j++ {
+				if !lowered[j].Load() {
+					return
+				}
+			}
+			for j := k + 1; j < len(results) && windows[j] < end; j++ {
+				results[j].Section.Packed = slices.Clone(results[j].Section.Packed)
+			}
+			if !res.appendResult(p, t) {
+				ok = false
+				return
+			}
+			joined++
+		}
+	}
 	var next atomic.Int64
 	allTaken := make(chan struct{})
 	var wg sync.WaitGroup
@@ -74,32 +116,17 @@ func lowerParallel(res *Result, t Target, parts []part, workers int, hold <-chan
 					close(allTaken)
 				}
 				errs[k] = parts[k].run(results[k])
+				lowered[k].Store(true)
+				if joining.TryLock() {
+					join()
+					joining.Unlock()
+				}
 			}
 		})
 	}
 	wg.Wait()
-	sec.FDEs, res.Starts = sec.FDEs[:0], res.Starts[:0]
-	if res.Sources != nil {
-		res.Sources = res.Sources[:0]
-	}
-	if sec.Packed != nil {
-		sec.Packed = sec.Packed[:0]
-	}
-	for k, p := range results {
-		if errs[k] != nil {
-			return false
-		}
-		// A part that outgrew its window (in an array of its own) moves
-		// down over the windows of the next ones: save what it covers.
-		end := len(sec.Packed) + len(p.Section.Packed)
-		for j := k + 1; j < len(results) && windows[j] < end; j++ {
-			results[j].Section.Packed = slices.Clone(results[j].Section.Packed)
-		}
-		if !res.appendResult(p, t) {
-			return false
-		}
-	}
-	return true
+	join()
+	return ok && joined == len(parts)
 }
 
 // chunks cuts frames.FDEs into n contiguous parts for lowerParallel.

@@ -2,8 +2,12 @@ package lower
 
 import (
 	"bytes"
+	"errors"
 	"reflect"
 	"testing"
+	"time"
+
+	"github.com/sframe-gen/sframe-gen/emit"
 )
 
 // TestWorkers checks that lowering in parallel chunks gives the result of
@@ -66,5 +70,72 @@ func TestWorkers(t *testing.T) {
 	}
 	if n < 20 {
 		t.Fatalf("only %d files could be lowered", n)
+	}
+}
+
+// TestLowerParallelJoin checks lowerParallel's join on parts made up to
+// test it: parts that finish in any order, that outgrow the window of FRE
+// data their estimate gave them (some by more than the next windows, which
+// must then be lowered before they are covered), on 2 and 3 workers. The
+// joined lists must be those of the parts one after the other; a part that
+// fails makes it report false.
+func TestLowerParallelJoin(t *testing.T) {
+	tg := Target{Arch: AMD64}
+	const nparts = 9
+	// Part k has k%4+1 functions of k%3*7+1 FREs with 4-byte words, and
+	// an estimate of k%2*40 bytes: too small for most.
+	fres := func(k, i int) []emit.MinFRE {
+		e := make([]emit.MinFRE, k%3*7+1)
+		for j := range e {
+			e[j] = emit.MinFRE{Start: uint32(j), N: 2, BaseSP: true, Words: [3]int32{int32(1<<20 + k), int32(-1 << 20 * (i + 1))}}
+		}
+		return e
+	}
+	want := newResult(tg, Options{Pack: true}, 100, 0, true)
+	for k := range nparts {
+		for i := range k%4 + 1 {
+			if err := want.Section.AppendPackedMin(emit.FDE{Size: 0x100, Info: emit.FuncInfo(emit.PCInc, emit.FREAddr2, false, false)}, fres(k, i)); err != nil {
+				t.Fatal(err)
+			}
+			want.Starts = append(want.Starts, uint64(0x1000*k+i))
+		}
+	}
+	for round := range 40 {
+		for _, workers := range []int{2, 3} {
+			failing := -1
+			if round%10 == 9 {
+				failing = round % nparts
+			}
+			res := newResult(tg, Options{Pack: true}, 100, 160, true) // the sum of the estimates
+			parts := make([]part, nparts)
+			for k := range parts {
+				parts[k] = part{fdes: k%4 + 1, packed: k % 2 * 40, run: func(p *Result) error {
+					time.Sleep(time.Duration((k*7+round)%5) * 100 * time.Microsecond)
+					if k == failing {
+						return errors.New("failed")
+					}
+					for i := range k%4 + 1 {
+						if err := p.Section.AppendPackedMin(emit.FDE{Size: 0x100, Info: emit.FuncInfo(emit.PCInc, emit.FREAddr2, false, false)}, fres(k, i)); err != nil {
+							return err
+						}
+						p.Starts = append(p.Starts, uint64(0x1000*k+i))
+					}
+					return nil
+				}}
+			}
+			ok := lowerParallel(res, tg, parts, workers, nil)
+			switch {
+			case failing >= 0:
+				if ok {
+					t.Errorf("round %d, %d workers: part %d failed, lowerParallel reports true", round, workers, failing)
+				}
+			case !ok:
+				t.Errorf("round %d, %d workers: lowerParallel failed", round, workers)
+			case !bytes.Equal(res.Section.Packed, want.Section.Packed):
+				t.Errorf("round %d, %d workers: the joined FRE data differs", round, workers)
+			case !reflect.DeepEqual(res.Section.FDEs, want.Section.FDEs) || !reflect.DeepEqual(res.Starts, want.Starts):
+				t.Errorf("round %d, %d workers: the joined FDEs or starts differ", round, workers)
+			}
+		}
 	}
 }
