@@ -97,34 +97,36 @@ func (w *PackedFDE) Add(start uint32, info uint8, words []int32) error {
 	return nil
 }
 
-// MinFRE is an FRE of a default FDE given by its values, for
-// Section.AppendPackedMin to encode: its start address, its base register
-// and RA signing (the info byte's bits), and its N data words (CFA first,
-// then as the ABI lays them out), written in the smallest data-word size
-// that holds each of them as a signed number (as AddMin writes them).
-type MinFRE struct {
-	Start     uint32
-	N         uint8 // data words in Words (1 to 3)
-	BaseSP    bool  // the CFA is SP-based
-	MangledRA bool
-	Words     [3]int32
+// MinWriter appends one function to a packed section FRE by FRE, each
+// given by its values and written in the smallest data-word size that
+// holds each of its words as a signed number: begun by Begin, given each
+// FRE by Add, ended by End. Until End nothing of the section changes: a
+// writer dropped leaves it as it was. For a caller that has the values
+// of the FREs rather than their encoding (lower's fast path); the bytes
+// are AppendPacked's.
+type MinWriter struct {
+	s     *Section
+	b     []byte // s.Packed, then the function's record so far, to b[p]; at its capacity
+	p     int
+	off   int // where the record starts
+	f     FDE
+	limit uint64 // of start addresses
+	as    int    // bytes of a start address
+	big   bool   // the ABI's byte order is big-endian
+	n     int    // FREs so far
+	err   error  // the first FRE refused
 }
 
-// AppendPackedMin is AppendPacked for a function whose FREs are given as
-// MinFREs (f.FREs is not looked at): one call for the whole function, for
-// a caller that has the values rather than the encoding. On an error s
-// is as it was.
-func (s *Section) AppendPackedMin(f FDE, fres []MinFRE) error {
+// Begin starts appending f (its FREs are not looked at) to the packed
+// section s, which must be packed already or empty, in version 3.
+func (w *MinWriter) Begin(s *Section, f FDE) error {
 	if s.Packed == nil || s.Header.Version != Version3 {
 		// BeginPacked makes s packed or says why it cannot be.
-		w, err := s.BeginPacked(FDE{Info: f.Info})
+		pw, err := s.BeginPacked(FDE{Info: f.Info})
 		if err != nil {
 			return err
 		}
-		w.Abort()
-	}
-	if len(fres) > MaxFREsPerFDE {
-		return fmt.Errorf("sframe: pack: FDE %d: %d FREs (at most %d)", len(s.FDEs), len(fres), MaxFREsPerFDE)
+		pw.Abort()
 	}
 	var big bool
 	switch s.Header.ABI {
@@ -135,108 +137,137 @@ func (s *Section) AppendPackedMin(f FDE, fres []MinFRE) error {
 		return fmt.Errorf("sframe: pack: unknown ABI %d", uint8(s.Header.ABI))
 	}
 	ft := f.FREType()
-	limit := ft.Limit()
-	if limit == 0 {
+	if ft.Limit() == 0 {
 		return fmt.Errorf("sframe: pack: FDE %d: invalid FRE type %d", len(s.FDEs), uint8(ft))
 	}
-	as := ft.AddrSize()
 	b := s.Packed
 	off := len(b)
-	// Each FRE is written whole (start, info, three words of its size)
-	// into room for the largest, then the slice ends after what it
-	// takes: no loop over its words.
-	if need := FDEAttrSize + len(fres)*maxMinFRESize; cap(b)-off < need {
+	if need := FDEAttrSize + 8*maxMinFRESize; cap(b)-off < need {
 		b = slices.Grow(b, need)
 	}
-	b = b[:off+FDEAttrSize+len(fres)*maxMinFRESize]
-	if big {
-		binary.BigEndian.PutUint16(b[off:], uint16(len(fres)))
-	} else {
-		binary.LittleEndian.PutUint16(b[off:], uint16(len(fres)))
-	}
+	b = b[:cap(b)]
 	b[off+2], b[off+3], b[off+4] = f.Info, f.Info2, f.RepSize
-	p := off + FDEAttrSize
-	for j := range fres {
-		e := &fres[j]
-		n := int(e.N)
-		if uint64(e.Start) >= limit || e.Start > f.Size || n == 0 || n > 3 {
-			return s.minError(f, j, e)
-		}
-		w0, w1, w2 := e.Words[0], e.Words[1], e.Words[2]
-		if n < 3 {
-			w2 = 0
-			if n < 2 {
-				w1 = 0
-			}
-		}
-		// v fits k signed bits when v^(v>>31), its magnitude less one
-		// if negative, is below 1<<(k-1).
-		m := uint32(w0^w0>>31) | uint32(w1^w1>>31) | uint32(w2^w2>>31)
-		ws, wb := DataWord1B, 1
-		switch {
-		case m >= 1<<15:
-			ws, wb = DataWord4B, 4
-		case m >= 1<<7:
-			ws, wb = DataWord2B, 2
-		}
-		q := b[p : p+maxMinFRESize]
-		switch {
-		case as == 1:
-			q[0] = uint8(e.Start)
-		case big && as == 2:
-			binary.BigEndian.PutUint16(q, uint16(e.Start))
-		case as == 2:
-			binary.LittleEndian.PutUint16(q, uint16(e.Start))
-		case big:
-			binary.BigEndian.PutUint32(q, e.Start)
-		default:
-			binary.LittleEndian.PutUint32(q, e.Start)
-		}
-		q[as] = FREInfo(e.BaseSP, n, ws, e.MangledRA)
-		q = q[as+1 : as+1+12]
-		switch {
-		case wb == 1:
-			q[0], q[1], q[2] = uint8(w0), uint8(w1), uint8(w2)
-		case wb == 2 && big:
-			binary.BigEndian.PutUint16(q, uint16(w0))
-			binary.BigEndian.PutUint16(q[2:], uint16(w1))
-			binary.BigEndian.PutUint16(q[4:], uint16(w2))
-		case wb == 2:
-			binary.LittleEndian.PutUint16(q, uint16(w0))
-			binary.LittleEndian.PutUint16(q[2:], uint16(w1))
-			binary.LittleEndian.PutUint16(q[4:], uint16(w2))
-		case big:
-			binary.BigEndian.PutUint32(q, uint32(w0))
-			binary.BigEndian.PutUint32(q[4:], uint32(w1))
-			binary.BigEndian.PutUint32(q[8:], uint32(w2))
-		default:
-			binary.LittleEndian.PutUint32(q, uint32(w0))
-			binary.LittleEndian.PutUint32(q[4:], uint32(w1))
-			binary.LittleEndian.PutUint32(q[8:], uint32(w2))
-		}
-		p += as + 1 + n*wb
+	*w = MinWriter{s: s, b: b, p: off + FDEAttrSize, off: off, f: f, limit: ft.Limit(), as: ft.AddrSize(), big: big}
+	return nil
+}
+
+// Add appends an FRE: its start address, whether the CFA is SP-based and
+// RA mangled (its info byte's bits), and its n data words, of w0, w1, w2
+// (1 <= n <= 3: CFA first, then as the ABI lays them out). An FRE that
+// Encode would refuse makes End fail.
+func (w *MinWriter) Add(start uint32, baseSP, mangledRA bool, n int, w0, w1, w2 int32) {
+	if w.err != nil {
+		return
 	}
-	b = b[:p]
-	if uint64(len(b)) > math.MaxUint32 {
+	if uint64(start) >= w.limit || start > w.f.Size || uint(n-1) > 2 || w.n == MaxFREsPerFDE {
+		w.err = w.addError(start, baseSP, mangledRA, n, [3]int32{w0, w1, w2})
+		return
+	}
+	if n < 3 {
+		w2 = 0
+		if n < 2 {
+			w1 = 0
+		}
+	}
+	// v fits k signed bits when v^(v>>31), its magnitude less one if
+	// negative, is below 1<<(k-1).
+	m := uint32(w0^w0>>31) | uint32(w1^w1>>31) | uint32(w2^w2>>31)
+	ws, wb := DataWord1B, 1
+	switch {
+	case m >= 1<<15:
+		ws, wb = DataWord4B, 4
+	case m >= 1<<7:
+		ws, wb = DataWord2B, 2
+	}
+	// The FRE is written whole (start, info, three words of its size)
+	// into room for the largest, then the slice ends after what it
+	// takes: no loop over its words.
+	// w.b is not stored again but when it grows (the store of a slice
+	// has the garbage collector's write barrier).
+	p := w.p
+	if len(w.b)-p < maxMinFRESize {
+		w.b = slices.Grow(w.b[:p], maxMinFRESize)
+		w.b = w.b[:cap(w.b)]
+	}
+	q := w.b[p : p+maxMinFRESize]
+	as := w.as
+	switch {
+	case as == 1:
+		q[0] = uint8(start)
+	case w.big && as == 2:
+		binary.BigEndian.PutUint16(q, uint16(start))
+	case as == 2:
+		binary.LittleEndian.PutUint16(q, uint16(start))
+	case w.big:
+		binary.BigEndian.PutUint32(q, start)
+	default:
+		binary.LittleEndian.PutUint32(q, start)
+	}
+	q[as] = FREInfo(baseSP, n, ws, mangledRA)
+	q = q[as+1 : as+1+12]
+	switch {
+	case wb == 1:
+		q[0], q[1], q[2] = uint8(w0), uint8(w1), uint8(w2)
+	case wb == 2 && w.big:
+		binary.BigEndian.PutUint16(q, uint16(w0))
+		binary.BigEndian.PutUint16(q[2:], uint16(w1))
+		binary.BigEndian.PutUint16(q[4:], uint16(w2))
+	case wb == 2:
+		binary.LittleEndian.PutUint16(q, uint16(w0))
+		binary.LittleEndian.PutUint16(q[2:], uint16(w1))
+		binary.LittleEndian.PutUint16(q[4:], uint16(w2))
+	case w.big:
+		binary.BigEndian.PutUint32(q, uint32(w0))
+		binary.BigEndian.PutUint32(q[4:], uint32(w1))
+		binary.BigEndian.PutUint32(q[8:], uint32(w2))
+	default:
+		binary.LittleEndian.PutUint32(q, uint32(w0))
+		binary.LittleEndian.PutUint32(q[4:], uint32(w1))
+		binary.LittleEndian.PutUint32(q[8:], uint32(w2))
+	}
+	w.p = p + as + 1 + n*wb
+	w.n++
+}
+
+// Len returns the number of FREs added so far.
+func (w *MinWriter) Len() int { return w.n }
+
+// End appends the function to the section: its record and FREs to
+// s.Packed, f to s.FDEs (FREOffset: the record's offset; no FREs). It
+// fails, the section unchanged, when Add refused an FRE.
+func (w *MinWriter) End() error {
+	s := w.s
+	if w.err != nil {
+		return w.err
+	}
+	if uint64(w.p) > math.MaxUint32 {
 		return fmt.Errorf("sframe: pack: FRE data past 4 GiB at FDE %d", len(s.FDEs))
 	}
-	s.Packed = b
-	s.PackedFREs += len(fres)
-	f.FREs, f.FREOffset = nil, uint32(off)
+	if w.big {
+		binary.BigEndian.PutUint16(w.b[w.off:], uint16(w.n))
+	} else {
+		binary.LittleEndian.PutUint16(w.b[w.off:], uint16(w.n))
+	}
+	s.Packed = w.b[:w.p]
+	s.PackedFREs += w.n
+	f := w.f
+	f.FREs, f.FREOffset = nil, uint32(w.off)
 	s.FDEs = append(s.FDEs, f)
 	return nil
 }
 
-// minError is the error of AppendPackedMin for FRE j of f, e, which it
-// refuses: checkFRE's.
-func (s *Section) minError(f FDE, j int, e *MinFRE) error {
-	words := e.Words[:min(int(e.N), len(e.Words))]
-	fre := FRE{StartAddr: e.Start, Info: FREInfo(e.BaseSP, len(words), DataWord4B, e.MangledRA), Words: slices.Clone(words)}
-	_, err := checkFRE(f.FREType(), f.Size, j, &fre)
-	if err == nil {
-		err = fmt.Errorf("FRE %d has %d data words (1 to 3)", j, e.N)
+// addError is the error of Add for FRE w.n, which it refuses: checkFRE's.
+func (w *MinWriter) addError(start uint32, baseSP, mangledRA bool, n int, words [3]int32) error {
+	var err error
+	if n < 1 || n > 3 {
+		err = fmt.Errorf("FRE %d has %d data words (1 to 3)", w.n, n)
+	} else {
+		fre := FRE{StartAddr: start, Info: FREInfo(baseSP, n, DataWord4B, mangledRA), Words: slices.Clone(words[:n])}
+		if _, err = checkFRE(w.f.FREType(), w.f.Size, w.n, &fre); err == nil {
+			err = fmt.Errorf("more than %d FREs", MaxFREsPerFDE)
+		}
 	}
-	return fmt.Errorf("sframe: pack: FDE %d: %w", len(s.FDEs), err)
+	return fmt.Errorf("sframe: pack: FDE %d: %w", len(w.s.FDEs), err)
 }
 
 // addError is the error of Add for an FRE it refuses: checkFRE's.

@@ -176,12 +176,28 @@ func TestAppendPackedCopy(t *testing.T) {
 	}
 }
 
-// TestAppendPackedMin checks that AppendPackedMin writes what
-// AppendPacked writes of the same FREs with the smallest data-word size
-// DataWordSizeFor gives their words: at every boundary of the three sizes,
-// with one to three words, for each width of start addresses, in both
-// byte orders.
-func TestAppendPackedMin(t *testing.T) {
+// appendMin appends a function of FREs fres (their Info says which
+// bits to set; their words are written in the smallest size) with a
+// MinWriter.
+func appendMin(s *Section, f FDE, fres []FRE) error {
+	var w MinWriter
+	if err := w.Begin(s, f); err != nil {
+		return err
+	}
+	for _, e := range fres {
+		var words [3]int32
+		copy(words[:], e.Words)
+		w.Add(e.StartAddr, e.BaseRegSP(), e.MangledRA(), len(e.Words), words[0], words[1], words[2])
+	}
+	return w.End()
+}
+
+// TestMinWriter checks that a MinWriter writes what AppendPacked writes
+// of the same FREs with the smallest data-word size DataWordSizeFor gives
+// their words: at every boundary of the three sizes, with one to three
+// words, for each width of start addresses, in both byte orders; words
+// past the count are ignored.
+func TestMinWriter(t *testing.T) {
 	vals := []int32{0, 1, -1, 127, 128, -128, -129, 255, 256, 32767, 32768, -32768, -32769, 65535, 65536, math.MaxInt32, math.MinInt32}
 	for _, abi := range []ABI{ABIAMD64LittleEndian, ABIS390XBigEndian} {
 		for _, size := range []uint32{0x80, 0x1234, 0x123456} {
@@ -190,30 +206,31 @@ func TestAppendPackedMin(t *testing.T) {
 			got.Header = Header{Version: Version3, ABI: abi}
 			want.Header = got.Header
 			for _, a := range vals {
-				var fres []MinFRE
+				f := FDE{Size: size, Info: FuncInfo(PCInc, ft, a < 0, false), Info2: 1, RepSize: 2}
+				var w MinWriter
+				if err := w.Begin(&got, f); err != nil {
+					t.Fatal(err)
+				}
 				var ref []FRE
 				for _, b := range vals {
 					for n := 1; n <= 3; n++ {
 						all := [3]int32{a, b, a ^ b}
+						if n < 3 {
+							all[2] = 1 << 30 // ignored: past n
+						}
 						words := all[:n]
 						ws := DataWord1B
 						for _, v := range words {
 							s, _ := DataWordSizeFor(int64(v))
 							ws = max(ws, s)
 						}
-						start := uint32(len(fres)) * (size / 200)
+						start := uint32(w.Len()) * (size / 200)
 						sp, mangled := n != 2, b < 0
-						e := MinFRE{Start: start, N: uint8(n), BaseSP: sp, MangledRA: mangled}
-						copy(e.Words[:], words)
-						if n < 3 {
-							e.Words[2] = 1 << 30 // ignored: past N
-						}
-						fres = append(fres, e)
+						w.Add(start, sp, mangled, n, all[0], all[1], all[2])
 						ref = append(ref, FRE{StartAddr: start, Info: FREInfo(sp, n, ws, mangled), Words: slices.Clone(words)})
 					}
 				}
-				f := FDE{Size: size, Info: FuncInfo(PCInc, ft, a < 0, false), Info2: 1, RepSize: 2}
-				if err := got.AppendPackedMin(f, fres); err != nil {
+				if err := w.End(); err != nil {
 					t.Fatal(err)
 				}
 				f.FREs = ref
@@ -222,7 +239,7 @@ func TestAppendPackedMin(t *testing.T) {
 				}
 			}
 			if !bytes.Equal(got.Packed, want.Packed) {
-				t.Errorf("%v, %v: AppendPackedMin wrote other bytes than AppendPacked", abi, ft)
+				t.Errorf("%v, %v: a MinWriter wrote other bytes than AppendPacked", abi, ft)
 			}
 			if !fdesEqual(got.FDEs, want.FDEs) {
 				t.Errorf("%v, %v: FDEs %+v, want %+v", abi, ft, got.FDEs[0], want.FDEs[0])
@@ -242,45 +259,60 @@ func fdesEqual(a, b []FDE) bool {
 	})
 }
 
-// TestAppendPackedMinErrors checks that AppendPackedMin refuses what
-// AppendPacked refuses, with its error, and leaves the section as it was.
-func TestAppendPackedMinErrors(t *testing.T) {
-	ok := MinFRE{Start: 4, N: 1, BaseSP: true, Words: [3]int32{8}}
+// TestMinWriterErrors checks that a MinWriter refuses what AppendPacked
+// refuses, with its error, and leaves the section as it was, also when it
+// is dropped without End.
+func TestMinWriterErrors(t *testing.T) {
+	type fre struct {
+		start uint32
+		n     int
+	}
 	info := FuncInfo(PCInc, FREAddr1, false, false)
+	v3 := Header{Version: Version3, ABI: ABIAMD64LittleEndian}
 	for _, tc := range []struct {
 		name string
 		hdr  Header
 		f    FDE
-		fres []MinFRE
+		fres []fre
 		want string
 	}{
-		{"start past the size", Header{Version: Version3, ABI: ABIAMD64LittleEndian}, FDE{Size: 0x10, Info: info},
-			[]MinFRE{ok, {Start: 0x11, N: 1}}, "FRE 1: start address 0x11 past the function size 0x10"},
-		{"start past the FRE type", Header{Version: Version3, ABI: ABIAMD64LittleEndian}, FDE{Size: 0x1000, Info: info},
-			[]MinFRE{{Start: 0x100, N: 1}}, "does not fit"},
-		{"no words", Header{Version: Version3, ABI: ABIAMD64LittleEndian}, FDE{Size: 0x10, Info: info},
-			[]MinFRE{{N: 0}}, "FRE 0 has 0 data words"},
-		{"four words", Header{Version: Version3, ABI: ABIAMD64LittleEndian}, FDE{Size: 0x10, Info: info},
-			[]MinFRE{ok, ok, {N: 4}}, "FRE 2 has 4 data words"},
-		{"too many FREs", Header{Version: Version3, ABI: ABIAMD64LittleEndian}, FDE{Size: 0x10, Info: info},
-			make([]MinFRE, MaxFREsPerFDE+1), "FREs (at most"},
-		{"invalid FRE type", Header{Version: Version3, ABI: ABIAMD64LittleEndian}, FDE{Size: 0x10, Info: 0xf},
-			[]MinFRE{ok}, "invalid FRE type"},
-		{"unknown ABI", Header{Version: Version3, ABI: 9}, FDE{Size: 0x10, Info: info}, []MinFRE{ok}, "unknown ABI 9"},
-		{"version 2", Header{Version: Version2, ABI: ABIAMD64LittleEndian}, FDE{Size: 0x10, Info: info}, []MinFRE{ok}, "version 2"},
+		{"start past the size", v3, FDE{Size: 0x10, Info: info}, []fre{{4, 1}, {0x11, 1}}, "FRE 1: start address 0x11 past the function size 0x10"},
+		{"start past the FRE type", v3, FDE{Size: 0x1000, Info: info}, []fre{{0x100, 1}}, "does not fit"},
+		{"no words", v3, FDE{Size: 0x10, Info: info}, []fre{{0, 0}}, "FRE 0 has 0 data words"},
+		{"four words", v3, FDE{Size: 0x10, Info: info}, []fre{{0, 1}, {1, 1}, {2, 4}}, "FRE 2 has 4 data words"},
+		{"too many FREs", v3, FDE{Size: 0x10, Info: info}, make([]fre, MaxFREsPerFDE+1), "more than 65535 FREs"},
+		{"invalid FRE type", v3, FDE{Size: 0x10, Info: 0xf}, []fre{{0, 1}}, "invalid FRE type"},
+		{"unknown ABI", Header{Version: Version3, ABI: 9}, FDE{Size: 0x10, Info: info}, []fre{{0, 1}}, "unknown ABI 9"},
+		{"version 2", Header{Version: Version2, ABI: ABIAMD64LittleEndian}, FDE{Size: 0x10, Info: info}, []fre{{0, 1}}, "version 2"},
+		{"dropped", v3, FDE{Size: 0x10, Info: info}, []fre{{0, 1}}, ""},
 	} {
 		s := Section{Header: tc.hdr}
 		if tc.hdr.Version == Version3 && tc.hdr.ABI == ABIAMD64LittleEndian {
 			// Not empty: what was there must stay.
-			if err := s.AppendPackedMin(FDE{Size: 0x10, Info: info}, []MinFRE{ok}); err != nil {
+			if err := appendMin(&s, FDE{Size: 0x10, Info: info}, []FRE{{StartAddr: 4, Info: FREInfo(true, 1, DataWord1B, false), Words: []int32{8}}}); err != nil {
 				t.Fatal(err)
 			}
 		}
 		before := s
 		before.Packed = slices.Clone(s.Packed)
-		before.FDEs = slices.Clone(s.FDEs)
-		err := s.AppendPackedMin(tc.f, tc.fres)
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
+		var w MinWriter
+		err := w.Begin(&s, tc.f)
+		if err == nil {
+			for _, e := range tc.fres {
+				if tc.fres[0].n == 0 && len(tc.fres) > 1 {
+					e.n = 1 // the FREs of "too many FREs"
+				}
+				w.Add(e.start, true, false, e.n, 8, 16, 24)
+			}
+			if tc.want != "" {
+				err = w.End()
+			}
+		}
+		if tc.want == "" {
+			if err != nil {
+				t.Errorf("%s: %v", tc.name, err)
+			}
+		} else if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want %q", tc.name, err, tc.want)
 		}
 		if !bytes.Equal(s.Packed, before.Packed) || len(s.FDEs) != len(before.FDEs) || s.PackedFREs != before.PackedFREs {
@@ -296,7 +328,7 @@ func TestEncodeSortedErrors(t *testing.T) {
 	var s Section
 	s.Header = Header{Version: Version3, ABI: ABIAMD64LittleEndian}
 	for range 3 {
-		if err := s.AppendPackedMin(FDE{Size: 0x10, Info: FuncInfo(PCInc, FREAddr1, false, false)}, []MinFRE{{N: 1, BaseSP: true, Words: [3]int32{8}}}); err != nil {
+		if err := appendMin(&s, FDE{Size: 0x10, Info: FuncInfo(PCInc, FREAddr1, false, false)}, []FRE{{Info: FREInfo(true, 1, DataWord1B, false), Words: []int32{8}}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -339,7 +371,7 @@ func TestEncodeSortedBig(t *testing.T) {
 			starts := make([]uint64, n)
 			for i := range n {
 				f := FDE{Size: uint32(16 + i%200), Info: FuncInfo(PCInc, FREAddr1, false, false)}
-				if err := s.AppendPackedMin(f, []MinFRE{{N: 1, BaseSP: true, Words: [3]int32{int32(8 * (i % 50))}}}); err != nil {
+				if err := appendMin(&s, f, []FRE{{Info: FREInfo(true, 1, DataWord4B, false), Words: []int32{int32(8 * (i % 50))}}}); err != nil {
 					t.Fatal(err)
 				}
 				starts[i] = 0x400000 + rng.Uint64N(1<<24)

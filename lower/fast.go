@@ -184,6 +184,7 @@ type fastRun struct {
 	stack   [fastStackDepth]fastRow
 	start   *fastRow // the state after the CIE
 	da      int64    // the data alignment factor
+	w       emit.MinWriter
 }
 
 // lowerFast translates f on the fast path and appends its SFrame FDE to
@@ -204,11 +205,13 @@ func (l *Lowerer) lowerFast(f *cfi.FDE, sec *emit.Section) (ok bool, err error) 
 	st.cur.copyFrom(&c.start)
 	st.pend, st.changed, st.depth = false, !c.merge, 0 // the translator's !mergeCandidate
 	st.start, st.da = &c.start, f.CIE.DataAlign
-	// The FREs are kept as they are committed, but each one only once the
-	// next starts at another address (a zero advance replaces it):
-	// pending holds it until then. They are packed at the end, in one
-	// call.
-	fres := l.fastFREs[:0]
+	// The FREs are packed as they are committed, but each one only once
+	// the next starts at another address (a zero advance replaces it):
+	// pending holds it until then. Until End the section is as it was.
+	info := emit.FuncInfo(emit.PCInc, emit.FRETypeFor(uint32(size)), l.regs.aarch64 && f.CIE.BKey, f.CIE.Signal)
+	if err := st.w.Begin(sec, emit.FDE{Size: uint32(size), Info: info}); err != nil {
+		return true, err
+	}
 	var pc uint64
 	for p := 0; p < len(data); {
 		var delta uint64 // an advance
@@ -218,6 +221,24 @@ func (l *Lowerer) lowerFast(f *cfi.FDE, sec *emit.Section) (ok bool, err error) 
 			p++
 		case b == byte(cfi.OpNop): // the padding at the end
 			p++
+			continue
+		case b>>6 == 2 && p+1 < len(data) && data[p+1] < 0x80 && uint64(b&0x3f) != l.regs.ra:
+			// DW_CFA_offset of FP or another register (saved in the
+			// prologue) with a one-byte operand: fastOffset's work,
+			// whose offset always fits (|da| <= 1<<20).
+			if uint64(b&0x3f) == l.regs.fp {
+				st.cur.flags |= fastFPSaved
+				st.cur.fp = int32(int64(data[p+1]) * st.da)
+				st.changed = true
+			}
+			p += 2
+			continue
+		case b == byte(cfi.OpDefCFAOffset) && p+1 < len(data) && data[p+1] < 0x80 && !l.regs.s390x:
+			// A one-byte DW_CFA_def_cfa_offset (a push or pop): kept as
+			// it is but on s390x (fastCFAOffset).
+			st.cur.cfa = int32(data[p+1])
+			st.changed = true
+			p += 2
 			continue
 		default:
 			var advanced bool
@@ -236,7 +257,7 @@ func (l *Lowerer) lowerFast(f *cfi.FDE, sec *emit.Section) (ok bool, err error) 
 			// The translator's commit: a row at the address of the last
 			// one replaces it.
 			if st.pend && st.pendPC != uint32(pc) {
-				if fres, ok = l.appendFast(fres, st.pendPC, &st.pending); !ok {
+				if !l.packFast(&st.w, st.pendPC, &st.pending) {
 					return false, nil
 				}
 			}
@@ -246,16 +267,14 @@ func (l *Lowerer) lowerFast(f *cfi.FDE, sec *emit.Section) (ok bool, err error) 
 		pc = next
 	}
 	if st.pend && st.pendPC != uint32(pc) {
-		if fres, ok = l.appendFast(fres, st.pendPC, &st.pending); !ok {
+		if !l.packFast(&st.w, st.pendPC, &st.pending) {
 			return false, nil
 		}
 	}
-	if fres, ok = l.appendFast(fres, uint32(pc), &st.cur); !ok {
+	if !l.packFast(&st.w, uint32(pc), &st.cur) {
 		return false, nil
 	}
-	l.fastFREs = fres
-	info := emit.FuncInfo(emit.PCInc, emit.FRETypeFor(uint32(size)), l.regs.aarch64 && f.CIE.BKey, f.CIE.Signal)
-	return true, sec.AppendPackedMin(emit.FDE{Size: uint32(size), Info: info}, fres)
+	return true, st.w.End()
 }
 
 // copyFrom sets r to src field by field: src was most often just written
@@ -265,8 +284,8 @@ func (r *fastRow) copyFrom(src *fastRow) {
 	r.cfa, r.fp, r.ra, r.flags = src.cfa, src.fp, src.ra, src.flags
 }
 
-// fastOp applies the instruction at data[p] (any but DW_CFA_advance_loc
-// and DW_CFA_nop) to st: it returns where the next instruction starts and,
+// fastOp applies the instruction at data[p] (any but DW_CFA_advance_loc,
+// DW_CFA_nop and the short forms lowerFast decodes itself) to st: it returns where the next instruction starts and,
 // for an advance, its delta (advanced). next is 0 when the fast path
 // cannot go on.
 func (l *Lowerer) fastOp(st *fastRun, data []byte, p int) (next int, delta uint64, advanced bool) {
@@ -486,38 +505,35 @@ func fastIf(cond bool, flag fastFlags) fastFlags {
 	return 0
 }
 
-// appendFast appends the FRE of row f at pc to fres, as encode makes it of
-// the translator's row and AppendPacked packs it: FRE start, then data
-// words for the CFA offset, RA's (when saved) and FP's (when saved). ok is
-// false when the translator must lower the function instead: FP saved
-// without RA (which it refuses) or more FREs than an FDE holds. The FRE is
-// written in place (see fastRow).
-func (l *Lowerer) appendFast(fres []emit.MinFRE, pc uint32, f *fastRow) (_ []emit.MinFRE, ok bool) {
+// packFast adds the FRE of row f at pc to w, as encode makes it of the
+// translator's row and AppendPacked packs it: data words for the CFA
+// offset, RA's (when saved) and FP's (when saved). It returns false when
+// the translator must lower the function instead: FP saved without RA
+// (which it refuses) or more FREs than an FDE holds.
+func (l *Lowerer) packFast(w *emit.MinWriter, pc uint32, f *fastRow) bool {
 	r := &l.regs
 	fpSaved, raSaved := f.flags&fastFPSaved != 0, f.flags&fastRASaved != 0
-	if r.raTracking && !r.s390x && fpSaved && !raSaved || len(fres) == maxFREs {
-		return fres, false
+	if r.raTracking && !r.s390x && fpSaved && !raSaved || w.Len() == maxFREs {
+		return false
 	}
-	fres = append(fres, emit.MinFRE{})
-	e := &fres[len(fres)-1]
-	e.Start, e.BaseSP, e.MangledRA = pc, f.flags&fastCFAOnFP == 0, f.flags&fastMangled != 0
-	e.Words[0] = f.cfa
-	n := 1
+	n, w1, w2 := 1, int32(0), int32(0)
 	switch {
 	case raSaved:
-		e.Words[n] = f.ra
-		n++
+		n, w1 = 2, f.ra
 	case r.s390x && fpSaved:
 		// s390x: FP saved without RA gets a padding word for RA.
-		e.Words[n] = emit.RAOffsetInvalid
-		n++
+		n, w1 = 2, emit.RAOffsetInvalid
 	}
 	if fpSaved {
-		e.Words[n] = f.fp
+		if n == 1 {
+			w1 = f.fp
+		} else {
+			w2 = f.fp
+		}
 		n++
 	}
-	e.N = uint8(n)
-	return fres, true
+	w.Add(pc, f.flags&fastCFAOnFP == 0, f.flags&fastMangled != 0, n, f.cfa, w1, w2)
+	return true
 }
 
 // byteOrder returns the byte order of frames (little-endian without one).

@@ -57,7 +57,6 @@ type Lowerer struct {
 	order    binary.ByteOrder
 	fastCIEs [cieCacheSize]fastCIE
 	fastNext int
-	fastFREs []emit.MinFRE // the FREs of the function on the fast path
 	fastRun  fastRun
 }
 

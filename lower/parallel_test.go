@@ -84,17 +84,20 @@ func TestLowerParallelJoin(t *testing.T) {
 	const nparts = 9
 	// Part k has k%4+1 functions of k%3*7+1 FREs with 4-byte words, and
 	// an estimate of k%2*40 bytes: too small for most.
-	fres := func(k, i int) []emit.MinFRE {
-		e := make([]emit.MinFRE, k%3*7+1)
-		for j := range e {
-			e[j] = emit.MinFRE{Start: uint32(j), N: 2, BaseSP: true, Words: [3]int32{int32(1<<20 + k), int32(-1 << 20 * (i + 1))}}
+	appendFunc := func(sec *emit.Section, k, i int) error {
+		var w emit.MinWriter
+		if err := w.Begin(sec, emit.FDE{Size: 0x100, Info: emit.FuncInfo(emit.PCInc, emit.FREAddr2, false, false)}); err != nil {
+			return err
 		}
-		return e
+		for j := range k%3*7 + 1 {
+			w.Add(uint32(j), true, false, 2, int32(1<<20+k), int32(-1<<20*(i+1)), 0)
+		}
+		return w.End()
 	}
 	want := newResult(tg, Options{Pack: true}, 100, 0, true)
 	for k := range nparts {
 		for i := range k%4 + 1 {
-			if err := want.Section.AppendPackedMin(emit.FDE{Size: 0x100, Info: emit.FuncInfo(emit.PCInc, emit.FREAddr2, false, false)}, fres(k, i)); err != nil {
+			if err := appendFunc(want.Section, k, i); err != nil {
 				t.Fatal(err)
 			}
 			want.Starts = append(want.Starts, uint64(0x1000*k+i))
@@ -115,7 +118,7 @@ func TestLowerParallelJoin(t *testing.T) {
 						return errors.New("failed")
 					}
 					for i := range k%4 + 1 {
-						if err := p.Section.AppendPackedMin(emit.FDE{Size: 0x100, Info: emit.FuncInfo(emit.PCInc, emit.FREAddr2, false, false)}, fres(k, i)); err != nil {
+						if err := appendFunc(p.Section, k, i); err != nil {
 							return err
 						}
 						p.Starts = append(p.Starts, uint64(0x1000*k+i))
