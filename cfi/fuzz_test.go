@@ -68,7 +68,8 @@ func walkAll(fr *Frames) int {
 
 // FuzzRead reads arbitrary section bytes as .eh_frame or .debug_frame:
 // no panic, offsets in range, the fast and slow evaluators agree, scanning
-// the section in parts gives what Read gives.
+// the section in parts gives what Read gives (with 8- and 4-byte
+// addresses).
 func FuzzRead(f *testing.F) {
 	fuzzSeeds(f)
 	f.Fuzz(func(t *testing.T, data []byte, eh, big bool) {
@@ -83,6 +84,14 @@ func FuzzRead(f *testing.F) {
 		fr, err := ReadSection(data, src, PointerContext{Order: order, AddrSize: 8, SectionAddr: 0x1000})
 		if err != nil {
 			t.Fatal(err)
+		}
+		// With 4-byte addresses, parts only (the rest is the same code).
+		fr32, err := ReadSection(data, src, PointerContext{Order: order, AddrSize: 4, SectionAddr: 0x1000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if msg := compareScan(fr32, 2); msg != "" {
+			t.Fatal("4-byte addresses: " + msg)
 		}
 		for _, e := range fr.Errors {
 			if e.Offset > uint64(len(data)) {

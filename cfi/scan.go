@@ -33,6 +33,9 @@ func (fr *Frames) Scanner(from, to int) *Scanner {
 // collected in Errors.
 func (s *Scanner) Next(f *FDE) bool {
 	for s.off < s.end {
+		if s.usual(f) {
+			return true
+		}
 		h, next, fde := s.p.entry(s.off)
 		s.off = next
 		if !fde {
@@ -46,6 +49,64 @@ func (s *Scanner) Next(f *FDE) bool {
 		return true
 	}
 	return false
+}
+
+// usual decodes the entry at s.off into f and moves past it when it is
+// an FDE of a linked file's .eh_frame in the usual form, with nothing
+// wrong: a 32-bit length, the CIE of the FDE before it (decoded without
+// error), PC-relative 4-byte start and size, augmentation data of at most
+// 127 bytes. Anything else is left to entry and parseFDE, which decode it
+// alike (FuzzRead compares Scanners with Read).
+func (s *Scanner) usual(f *FDE) bool {
+	p := s.p
+	data, off := p.data, s.off
+	if !p.eh || p.ptr.rel != nil || p.last == nil || p.last.err != nil || len(data)-off < 16 {
+		return false
+	}
+	length := int(p.u32(data[off:]))
+	id := int(p.u32(data[off+4:]))
+	end := off + 4 + length
+	if length < 12 || length >= 0xfffffff0 || length > len(data)-off-4 || id == 0 || id > off+4 || uint64(off+4-id) != p.lastOff {
+		return false
+	}
+	cie := p.last.cie
+	ptr := &p.ptr
+	if PointerEncoding(cie.FDEEncoding) != PEPCRel|PESData4 || cie.AddressSize != uint8(ptr.AddrSize) {
+		return false
+	}
+	pos := off + 8
+	start := ptr.SectionAddr + uint64(pos) + uint64(int64(int32(p.u32(data[pos:]))))
+	size := uint64(p.u32(data[pos+4:]))
+	if ptr.AddrSize == 4 {
+		start &= 0xffffffff
+	}
+	if e := start + size; e < start || ptr.AddrSize == 4 && e > 1<<32 {
+		return false
+	}
+	pos += 8
+	var lsda uint64
+	if cie.hasAugData {
+		if pos >= end || data[pos] >= 0x80 {
+			return false
+		}
+		n := int(data[pos])
+		pos++
+		if n > end-pos {
+			return false
+		}
+		if PointerEncoding(cie.LSDAEncoding) != PEOmit && n > 0 {
+			lp := *ptr
+			lp.FuncAddr = start
+			var err error
+			if lsda, _, err = lp.Decode(data[:pos+n], pos, PointerEncoding(cie.LSDAEncoding), 0); err != nil {
+				return false
+			}
+		}
+		pos += n
+	}
+	*f = FDE{Offset: uint64(off), CIE: cie, Start: start, Size: size, Instructions: data[pos:end:end], LSDA: lsda, InstructionsOffset: uint64(pos)}
+	s.off = end
+	return true
 }
 
 // Errors returns the problems with the part's entries read so far, in

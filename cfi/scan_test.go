@@ -3,6 +3,7 @@ package cfi
 import (
 	"bytes"
 	"debug/elf"
+	"encoding/binary"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -133,5 +134,72 @@ func TestOpenMapped(t *testing.T) {
 	}
 	if n < 100 || compressed == 0 {
 		t.Errorf("%d sections read, %d compressed", n, compressed)
+	}
+}
+
+// TestScanUsual checks the Scanner's way for the usual FDE against Read's
+// on entries made to take it or to just miss it: 4- and 8-byte addresses,
+// a start that wraps below zero, an LSDA (decoded within the augmentation
+// data), augmentation data too long for one byte, a CIE pointer to
+// another CIE than the last FDE's.
+func TestScanUsual(t *testing.T) {
+	le := binary.LittleEndian
+	cie := func(aug string, augData ...byte) []byte {
+		body := []byte{0, 0, 0, 0, 1}
+		body = append(body, aug...)
+		body = append(body, 0, 1, 0x78, 16) // code align 1, data align -8, RA 16
+		if len(aug) > 0 && aug[0] == 'z' {
+			body = append(body, byte(len(augData)))
+			body = append(body, augData...)
+		}
+		body = append(body, 0x0c, 7, 8) // def_cfa rsp+8
+		for len(body)%4 != 0 {
+			body = append(body, 0)
+		}
+		return append(le.AppendUint32(nil, uint32(len(body))), body...)
+	}
+	var sec []byte
+	fde := func(cieOff int, start int32, size uint32, aug []byte, long bool) {
+		off := len(sec)
+		body := le.AppendUint32(nil, uint32(off+4-cieOff))
+		body = le.AppendUint32(body, uint32(start))
+		body = le.AppendUint32(body, size)
+		if aug != nil {
+			if long {
+				body = append(body, byte(len(aug))|0x80, 0)
+			} else {
+				body = append(body, byte(len(aug)))
+			}
+			body = append(body, aug...)
+		}
+		body = append(body, 0x41, 0x0e, 16, 0x86, 2, 0, 0)
+		sec = append(sec, le.AppendUint32(nil, uint32(len(body)))...)
+		sec = append(sec, body...)
+	}
+	zr := len(sec)
+	sec = append(sec, cie("zR", 0x1b)...)
+	fde(zr, 0x100, 0x20, []byte{}, false)
+	fde(zr, 0x200, 0x20, []byte{}, false)
+	fde(zr, -0x7000_0000, 0x20, []byte{}, false) // wraps below 0
+	fde(zr, 0x300, 0x20, []byte{}, true)         // a 2-byte augmentation length
+	zplr := len(sec)
+	sec = append(sec, cie("zPLR", 0x00, 0, 0, 0, 0, 0, 0, 0, 0, 0x1b, 0x1b)...)
+	fde(zplr, 0x400, 0x30, []byte{0x10, 0, 0, 0}, false)
+	fde(zplr, 0x500, 0x30, []byte{0xf0, 0xff, 0xff, 0xff}, false)
+	fde(zplr, 0x600, 0x30, []byte{0x10, 0}, false) // an LSDA cut short by the augmentation data
+	fde(zr, 0x700, 0x20, []byte{}, false)          // back to the first CIE
+	for _, addr := range []int{4, 8} {
+		fr, err := ReadSection(sec, EHFrame, PointerContext{Order: le, AddrSize: addr, SectionAddr: 0x1000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(fr.FDEs) < 6 || len(fr.Errors) == 0 {
+			t.Fatalf("%d-byte addresses: %d FDEs, errors %v: not the section meant", addr, len(fr.FDEs), fr.Errors)
+		}
+		for _, n := range []int{1, 3} {
+			if msg := compareScan(fr, n); msg != "" {
+				t.Errorf("%d-byte addresses: %s", addr, msg)
+			}
+		}
 	}
 }
