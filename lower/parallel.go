@@ -17,6 +17,19 @@ type part struct {
 	run          func(p *Result) error
 }
 
+// partLists is the Result of one part of lowerParallel and its Section,
+// padded to keep other objects off their cache lines.
+type partLists struct {
+	_   [cacheLine]byte
+	res Result
+	sec emit.Section
+	_   [cacheLine]byte
+}
+
+// cacheLine is the size of a cache line (of x86-64, arm64: 64 bytes; 128
+// is what Go's own padding uses for the prefetched pairs of lines).
+const cacheLine = 128
+
 // partsPerWorker is how many parts lowerParallel's callers cut the
 // functions into per worker: when one worker is slowed down (on a virtual
 // machine, its CPU taken by the host for a while), the others take more
@@ -43,10 +56,14 @@ func lowerParallel(res *Result, t Target, parts []part, workers int, hold <-chan
 	windows := make([]int, len(parts)+1) // where each part's FRE data starts in sec.Packed
 	for k, pt := range parts {
 		hi := lo + pt.fdes
-		p := &Result{
-			Section: &emit.Section{Header: sec.Header, FDEs: sec.FDEs[lo:lo:hi]},
-			Starts:  res.Starts[lo:lo:hi],
-		}
+		// Each part's Result and Section, written at every function,
+		// on cache lines of their own: parts next to each other in
+		// memory, lowered on two CPUs, would take the lines from each
+		// other at every write.
+		own := &partLists{}
+		p := &own.res
+		p.Section, p.Starts = &own.sec, res.Starts[lo:lo:hi]
+		own.sec = emit.Section{Header: sec.Header, FDEs: sec.FDEs[lo:lo:hi]}
 		if res.Sources != nil {
 			p.Sources = res.Sources[lo:lo:hi]
 		}
