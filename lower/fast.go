@@ -25,10 +25,10 @@ import (
 // fastRow is the state of one FRE in the fast path (its start address
 // apart): what a row holds when the CFA is SP or FP plus an offset, FP and
 // (with RA tracking) RA are saved at CFA+offset or not, and (AMD64) RA is
-// in its fixed slot. It is four words, so that the compiler keeps a row in
-// registers and copies it word by word: a row written field by field and
-// then copied whole would stall the copy (its load cannot take the bytes
-// from the narrower stores still in flight).
+// in its fixed slot. It is four words, copied word by word (copyFrom): a
+// row written field by field and then copied whole would stall the copy
+// (its wide load cannot take the bytes from the narrower stores still in
+// flight).
 type fastRow struct {
 	cfa   int32 // CFA offset (s390x: encoded, as rows keep it)
 	fp    int32 // where FP is saved, from the CFA (fastFPSaved)
@@ -285,9 +285,9 @@ func (r *fastRow) copyFrom(src *fastRow) {
 }
 
 // fastOp applies the instruction at data[p] (any but DW_CFA_advance_loc,
-// DW_CFA_nop and the short forms lowerFast decodes itself) to st: it returns where the next instruction starts and,
-// for an advance, its delta (advanced). next is 0 when the fast path
-// cannot go on.
+// DW_CFA_nop and the short forms lowerFast decodes itself) to st: it
+// returns where the next instruction starts and, for an advance, its delta
+// (advanced). next is 0 when the fast path cannot go on.
 func (l *Lowerer) fastOp(st *fastRun, data []byte, p int) (next int, delta uint64, advanced bool) {
 	r := &l.regs
 	cur := &st.cur

@@ -14,8 +14,10 @@
 #
 # Timing table, per file (wall = elapsed, cpu = user+system of the process):
 #   readelf      readelf --debug-dump=frames-interp FILE >/dev/null
-#   raw          sframe-gen --raw -o OUT FILE (the section only)
+#   raw          sframe-gen --raw -o OUT FILE (the section only, written to a file)
 #                target: raw/re <= 0.033 (readelf 30x slower)
+#   raw0         sframe-gen --raw FILE >/dev/null (the section to /dev/null, as
+#                readelf's output): raw0/re
 #   cp           cp FILE OUT (OUT removed before each run)
 #   patch        sframe-gen -o OUT FILE (the whole patched file; OUT removed
 #                before each run, so no fsync, as cp)
@@ -33,6 +35,7 @@
 # (5) + FREs, summed. Also the whole sections and the functions one side
 # has and the other not.
 set -euo pipefail
+export LC_NUMERIC=C # $EPOCHREALTIME with a point
 cd "$(dirname "$0")/.."
 RUNS=${RUNS:-5}
 STAT=${STAT:-median}
@@ -59,15 +62,18 @@ fi
 # /usr/bin/time, 10 ms resolution). Files named in $CLEAN are removed before
 # the run, and the page cache is written back (sync), outside the timing, so
 # that no run pays for the writeback of an earlier one's 200 MB.
+# The wall time is read from bash's $EPOCHREALTIME (no process started to
+# read the clock); what /usr/bin/time adds is timed on /bin/true and printed
+# as "harness" (about 1-2 ms: counted in every wall time, readelf's too).
 one() {
   local t0 t1 c
   [ -n "${CLEAN:-}" ] && rm -f $CLEAN
   sync
-  t0=$(date +%s%N)
+  t0=$EPOCHREALTIME
   /usr/bin/time -o "$TMP/time" -f '%U %S' "$@" >/dev/null 2>&1 || true
+  t1=$EPOCHREALTIME
   c=$(tail -n1 "$TMP/time")
-  t1=$(date +%s%N)
-  awk -v d=$((t1 - t0)) -v c="$c" 'BEGIN { split(c, a, " "); printf "%d %d\n", d, (a[1] + a[2]) * 1e9 }'
+  awk -v t0="$t0" -v t1="$t1" -v c="$c" 'BEGIN { split(c, a, " "); printf "%d %d\n", (t1 - t0) * 1e9, (a[1] + a[2]) * 1e9 }'
 }
 
 # pick FILE: "WALL_NS CPU_NS" of the runs in FILE (one line each): with
@@ -83,18 +89,30 @@ pick() {
 }
 
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) CPUs, RUNS=$RUNS, STAT=$STAT"
-printf '%-40s %7s %8s %8s %7s %7s %7s %7s %7s %7s %7s %7s %7s %7s %6s %7s %7s\n' \
-  file FDEs re_wall re_cpu raw_wal raw_cpu raw/re rawc/re cp_wall cp_cpu pat_wal pat_cpu pat/cp rep_wal RSS_Mi ns/FDE cns/FDE
+: >"$TMP/t.true"
+for ((i = 0; i < RUNS; i++)); do one /bin/true >>"$TMP/t.true"; done
+read -r harness _ < <(pick "$TMP/t.true")
+awk -v h="$harness" 'BEGIN { printf "harness: %.1f ms of wall time per run (/bin/true timed alike)\n", h / 1e6 }'
+printf '%-40s %7s %8s %8s %7s %7s %7s %7s %7s %7s %7s %7s %7s %7s %7s %6s %7s %7s\n' \
+  file FDEs re_wall re_cpu raw_wal raw_cpu raw/re rawc/re raw0/re cp_wall cp_cpu pat_wal pat_cpu pat/cp rep_wal RSS_Mi ns/FDE cns/FDE
 for f in "$@"; do
   fdes=$("$BIN" stats --json "$f" 2>/dev/null | sed -n 's/.*"cfi_functions": *\([0-9]*\).*/\1/p' | head -n1)
   fdes=${fdes:-0}
   cp "$f" "$TMP/in"
-  : >"$TMP/t.re"; : >"$TMP/t.raw"; : >"$TMP/t.cp"; : >"$TMP/t.pat"; : >"$TMP/t.rep"
-  # The commands take turns, so that each ratio compares runs made in the
-  # same minutes (this machine's speed moves by a third within minutes).
+  : >"$TMP/t.re"; : >"$TMP/t.raw"; : >"$TMP/t.raw0"; : >"$TMP/t.cp"; : >"$TMP/t.pat"; : >"$TMP/t.rep"
+  # The commands compared take turns, so that each ratio compares runs made
+  # in the same minutes (this machine's speed moves by a third within
+  # minutes), and in the same conditions: the runs that write 200 MB (cp,
+  # patch) apart from those that do not (readelf, raw), after which each
+  # of those met memory that the writes and their removal had just
+  # churned (measured: raw 45 ms and readelf 958 among them, 27-30 and
+  # 810-850 apart).
   for ((i = 0; i < RUNS; i++)); do
     one sh -c "$READELF --debug-dump=frames-interp $TMP/in >/dev/null" >>"$TMP/t.re"
     CLEAN="$TMP/raw" one "$BIN" --raw -o "$TMP/raw" "$TMP/in" >>"$TMP/t.raw"
+    one "$BIN" --raw "$TMP/in" >>"$TMP/t.raw0" # to standard output: /dev/null, as readelf's
+  done
+  for ((i = 0; i < RUNS; i++)); do
     CLEAN="$TMP/copy" one cp "$TMP/in" "$TMP/copy" >>"$TMP/t.cp"
     CLEAN="$TMP/out" one "$BIN" -o "$TMP/out" "$TMP/in" >>"$TMP/t.pat"
   done
@@ -106,15 +124,16 @@ for f in "$@"; do
   done
   read -r re rec < <(pick "$TMP/t.re")
   read -r raw rawc < <(pick "$TMP/t.raw")
+  read -r raw0 _ < <(pick "$TMP/t.raw0")
   read -r cpt cpc < <(pick "$TMP/t.cp")
   read -r pat patc < <(pick "$TMP/t.pat")
   read -r rep repc < <(pick "$TMP/t.rep")
   /usr/bin/time -o "$TMP/time" -f '%M' "$BIN" -o "$TMP/out2" "$TMP/in" >/dev/null 2>&1
   rss=$(tail -n1 "$TMP/time")
-  awk -v n="$(basename "$f")" -v fd="$fdes" -v re="$re" -v rec="$rec" -v raw="$raw" -v rawc="$rawc" \
+  awk -v n="$(basename "$f")" -v fd="$fdes" -v re="$re" -v rec="$rec" -v raw="$raw" -v rawc="$rawc" -v raw0="$raw0" \
       -v cp="$cpt" -v cpc="$cpc" -v pat="$pat" -v patc="$patc" -v rep="$rep" -v rss="$rss" 'BEGIN {
-    printf "%-40s %7d %8.0f %8.0f %7.0f %7.0f %7.3f %7.3f %7.0f %7.0f %7.0f %7.0f %7.2f %7.0f %6.1f %7.0f %7.0f\n",
-      substr(n, 1, 40), fd, re/1e6, rec/1e6, raw/1e6, rawc/1e6, raw/re, (rec > 0 ? rawc/rec : 0),
+    printf "%-40s %7d %8.0f %8.0f %7.0f %7.0f %7.3f %7.3f %7.3f %7.0f %7.0f %7.0f %7.0f %7.2f %7.0f %6.1f %7.0f %7.0f\n",
+      substr(n, 1, 40), fd, re/1e6, rec/1e6, raw/1e6, rawc/1e6, raw/re, (rec > 0 ? rawc/rec : 0), raw0/re,
       cp/1e6, cpc/1e6, pat/1e6, patc/1e6, pat/cp, rep/1e6, rss/1024, (fd > 0 ? raw/fd : 0), (fd > 0 ? rawc/fd : 0)
   }'
   rm -f "$TMP"/in "$TMP"/raw "$TMP"/copy "$TMP"/out "$TMP"/out2
