@@ -64,14 +64,11 @@ func (s *Section) BeginPacked(f FDE) (PackedFDE, error) {
 	if s.Header.Version != Version3 {
 		return PackedFDE{}, fmt.Errorf("sframe: pack: version %d (only 3)", s.Header.Version)
 	}
-	var big bool
-	switch s.Header.ABI {
-	case ABIAArch64LittleEndian, ABIAMD64LittleEndian:
-	case ABIAArch64BigEndian, ABIS390XBigEndian:
-		big = true
-	default:
+	order := s.Header.ABI.ByteOrder()
+	if order == nil {
 		return PackedFDE{}, fmt.Errorf("sframe: pack: unknown ABI %d", uint8(s.Header.ABI))
 	}
+	big := order == binary.BigEndian
 	if len(f.FREs) > MaxFREsPerFDE {
 		return PackedFDE{}, fmt.Errorf("sframe: pack: FDE %d: %d FREs (at most %d)", len(s.FDEs), len(f.FREs), MaxFREsPerFDE)
 	}
@@ -128,14 +125,11 @@ func (w *MinWriter) Begin(s *Section, f FDE) error {
 		}
 		pw.Abort()
 	}
-	var big bool
-	switch s.Header.ABI {
-	case ABIAArch64LittleEndian, ABIAMD64LittleEndian:
-	case ABIAArch64BigEndian, ABIS390XBigEndian:
-		big = true
-	default:
+	order := s.Header.ABI.ByteOrder()
+	if order == nil {
 		return fmt.Errorf("sframe: pack: unknown ABI %d", uint8(s.Header.ABI))
 	}
+	big := order == binary.BigEndian
 	ft := f.FREType()
 	if ft.Limit() == 0 {
 		return fmt.Errorf("sframe: pack: FDE %d: invalid FRE type %d", len(s.FDEs), uint8(ft))
