@@ -112,6 +112,12 @@ type MinWriter struct {
 	big   bool   // the ABI's byte order is big-endian
 	n     int    // FREs so far
 	err   error  // the first FRE refused
+	// AddSmall's FREs start below smallEnd: 0 but in a little-endian
+	// ABI, with start addresses of one or two bytes (of startBits bits;
+	// up to the size), no FRE refused.
+	smallEnd   uint32
+	startBits  uint
+	smallFixed int // bytes of start address and info
 }
 
 // Begin starts appending f (its FREs are not looked at) to the packed
@@ -142,7 +148,29 @@ func (w *MinWriter) Begin(s *Section, f FDE) error {
 	b = b[:cap(b)]
 	b[off+2], b[off+3], b[off+4] = f.Info, f.Info2, f.RepSize
 	*w = MinWriter{s: s, b: b, p: off + FDEAttrSize, off: off, f: f, limit: ft.Limit(), as: ft.AddrSize(), big: big}
+	if !big && w.as <= 2 {
+		w.smallEnd, w.startBits, w.smallFixed = uint32(min(uint64(f.Size), w.limit-1))+1, uint(8*w.as), w.as+1
+	}
 	return nil
+}
+
+// AddSmall is Add for the usual FRE of a little-endian ABI with start
+// addresses of one or two bytes, its info byte given (FREInfo(baseSP, n,
+// DataWord1B, mangledRA)): one or two data words that each fit a signed
+// byte (w1 is checked but not written when n is 1). It reports false,
+// having done nothing, for any other FRE, or when the record needs room:
+// the caller then calls Add. It is small enough to be inlined, where Add
+// is not: it writes the FRE in one 8-byte store (the bytes past its end
+// are written over by the next one or left past the record).
+func (w *MinWriter) AddSmall(start uint32, info uint8, n int, w0, w1 int32) bool {
+	p := w.p
+	if start >= w.smallEnd || uint(n-1) > 1 || uint32((w0+128)|(w1+128)) > 255 || p+8 > len(w.b) {
+		return false
+	}
+	binary.LittleEndian.PutUint64(w.b[p:], uint64(start)|(uint64(info)|uint64(uint8(w0))<<8|uint64(uint8(w1))<<16)<<w.startBits)
+	w.p = p + w.smallFixed + n
+	w.n++
+	return true
 }
 
 // Add appends an FRE: its start address, whether the CFA is SP-based and
@@ -155,6 +183,7 @@ func (w *MinWriter) Add(start uint32, baseSP, mangledRA bool, n int, w0, w1, w2 
 	}
 	if uint64(start) >= w.limit || start > w.f.Size || uint(n-1) > 2 || w.n == MaxFREsPerFDE {
 		w.err = w.addError(start, baseSP, mangledRA, n, [3]int32{w0, w1, w2})
+		w.smallEnd = 0
 		return
 	}
 	if n < 3 {

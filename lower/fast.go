@@ -532,7 +532,11 @@ func (l *Lowerer) packFast(w *emit.MinWriter, pc uint32, f *fastRow) bool {
 		}
 		n++
 	}
-	w.Add(pc, f.flags&fastCFAOnFP == 0, f.flags&fastMangled != 0, n, f.cfa, w1, w2)
+	baseSP, mangled := f.flags&fastCFAOnFP == 0, f.flags&fastMangled != 0
+	if w.AddSmall(pc, emit.FREInfo(baseSP, n, emit.DataWord1B, mangled), n, f.cfa, w1) {
+		return true
+	}
+	w.Add(pc, baseSP, mangled, n, f.cfa, w1, w2)
 	return true
 }
 
