@@ -6,9 +6,9 @@ import "unsafe"
 const hugePage = 2 << 20
 
 // makeBig returns make([]T, n, c), for a list that lowering fills at once
-// in one run of the CLI: where the system lets a program ask (Linux with
-// transparent huge pages in madvise mode), its memory is advised as huge
-// pages, so that filling it costs one page fault (and one zeroing, in one
+// in one run of the CLI, and with huge (Options.HugePages), where the
+// system lets a program ask (Linux with transparent huge pages in madvise
+// mode), advises its memory as huge pages, so that filling it costs one page fault (and one zeroing, in one
 // go) per 2 MiB rather than one per 4 KiB. On this project's 2-CPU virtual
 // machine a fresh 4 KiB page costs 1.5-5 us: 24 MiB touched page by page
 // took 9.7 ms (median of 20 runs), advised 2.1 ms (docs/performance.md,
@@ -16,11 +16,11 @@ const hugePage = 2 << 20
 // 2 MiB starts on a huge page (the allocation has room to move it there;
 // the room is never touched); of another, only the whole huge pages inside
 // it are advised.
-func makeBig[T any](n, c int) []T {
+func makeBig[T any](n, c int, huge bool) []T {
 	var zero T
 	elem := unsafe.Sizeof(zero)
 	size := uintptr(c) * elem
-	if size < bigList || elem == 0 || uintptr(c) > (1<<62)/elem {
+	if !huge || size < bigList || elem == 0 || uintptr(c) > (1<<62)/elem {
 		return make([]T, n, c)
 	}
 	if hugePage%elem == 0 {

@@ -15,7 +15,7 @@ import (
 // "hg" flag of their mapping in /proc/self/smaps).
 func TestMakeBig(t *testing.T) {
 	for _, tc := range []struct{ n, c int }{{0, 0}, {3, 10}, {0, 1 << 20}, {1000, 3 << 20}} {
-		s := makeBig[uint64](tc.n, tc.c)
+		s := makeBig[uint64](tc.n, tc.c, true)
 		if len(s) != tc.n || cap(s) != tc.c {
 			t.Errorf("makeBig(%d, %d): len %d cap %d", tc.n, tc.c, len(s), cap(s))
 		}
@@ -34,9 +34,9 @@ func TestMakeBig(t *testing.T) {
 		aligned bool    // the list must start on a huge page
 		keep    any
 	}
-	bytes16 := makeBig[byte](0, 16<<20)
-	words := makeBig[uint64](10, bigList/8)
-	triples := makeBig[[3]uint64](0, 8<<20/24)
+	bytes16 := makeBig[byte](0, 16<<20, true)
+	words := makeBig[uint64](10, bigList/8, true)
+	triples := makeBig[[3]uint64](0, 8<<20/24, true)
 	first := func(p unsafe.Pointer) uintptr { return uintptr(p) }
 	for _, tc := range []advisedList{
 		{"16 MiB of bytes", first(unsafe.Pointer(unsafe.SliceData(bytes16))), true, bytes16},

@@ -49,6 +49,14 @@ type Options struct {
 	// one CPU while the other idles later. (The worker starts anyway once
 	// every part has been taken.)
 	Hold <-chan struct{}
+	// HugePages advises the result's big lists (its FDEs, FRE data and
+	// starts, the sort's lists and the encoded index of EncodePlaced) as
+	// transparent huge pages, on Linux: one page fault and one zeroing per
+	// 2 MiB instead of per 4 KiB where the kernel has huge pages free, but
+	// now and then a stall where it must make them (docs/performance.md,
+	// round 7). The CLI sets it for --raw, whose run is mostly such
+	// faults; not for a patched file, whose run is the copy of the file.
+	HugePages bool
 
 	// noMemo makes a packed lowering translate every function, even one
 	// whose CFI repeats an earlier one's (tests compare both).

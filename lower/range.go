@@ -11,11 +11,12 @@ import (
 // Sources, unless scanned) and, packed, packed bytes of FRE data, so that
 // lowering does not copy the lists as they grow.
 func newResult(t Target, opt Options, n, packed int, scanned bool) *Result {
-	sec := &emit.Section{Header: t.Header(), FDEs: makeBig[emit.FDE](0, n)}
+	huge := opt.HugePages
+	sec := &emit.Section{Header: t.Header(), FDEs: makeBig[emit.FDE](0, n, huge)}
 	if opt.Pack {
-		sec.Packed = makeBig[byte](0, packed)
+		sec.Packed = makeBig[byte](0, packed, huge)
 	}
-	r := &Result{Section: sec, Starts: makeBig[uint64](0, n)}
+	r := &Result{Section: sec, Starts: makeBig[uint64](0, n, huge), hugePages: huge}
 	if !scanned {
 		r.Sources = make([]*cfi.FDE, 0, n)
 	}

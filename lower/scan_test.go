@@ -45,7 +45,9 @@ func TestScanLower(t *testing.T) {
 		for _, gas := range []bool{false, true} {
 			for _, pack := range []bool{false, true} {
 				for _, workers := range []int{1, 2, 3} {
-					opt := Options{GasCompat: gas, Pack: pack, Workers: workers}
+					// Huge pages on 2 workers (LLVM 15's lists are big
+					// enough to be advised).
+					opt := Options{GasCompat: gas, Pack: pack, Workers: workers, HugePages: workers == 2}
 					what := fmt.Sprintf("%s (gas-compat %v, packed %v, %d workers)", name, gas, pack, workers)
 					ref, refPLT, err := LowerFile(f, frames, tg, opt)
 					if err != nil {
@@ -251,18 +253,28 @@ func TestScanParallel(t *testing.T) {
 		}
 		var ref *Result
 		var refErrs []*cfi.EntryError
+		var refPlaced []byte
 		for _, workers := range []int{1, 2, 3} {
 			frames, err := cfi.Open(f, cfi.Auto)
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, _, errs, err := LowerScan(f, frames, tg, Options{Pack: true, Workers: workers})
+			// Huge pages on 3 workers: the same bytes.
+			res, _, errs, err := LowerScan(f, frames, tg, Options{Pack: true, Workers: workers, HugePages: workers == 3})
 			if err != nil {
 				t.Fatal(err)
 			}
+			parts, err := res.EncodePlaced(0x10000)
+			if err != nil {
+				t.Fatal(err)
+			}
+			placed := bytes.Join(parts, nil)
 			if ref == nil {
-				ref, refErrs = res, errs
+				ref, refErrs, refPlaced = res, errs, placed
 				continue
+			}
+			if !bytes.Equal(placed, refPlaced) {
+				t.Errorf("%s, %d workers: EncodePlaced differs", name, workers)
 			}
 			if msg := compareScanned(ref, res, tg); msg != "" || fmt.Sprint(errs) != fmt.Sprint(refErrs) {
 				t.Errorf("%s, %d workers: %s; %d errors, %d", name, workers, msg, len(errs), len(refErrs))

@@ -44,8 +44,9 @@ type Result struct {
 	// the Frames given to LowerWith or LowerFile, or that LowerScan read.
 	FDEsRead int
 
-	copied int // functions whose FREs were copied from an earlier one's
-	fast   int // functions translated on the fast path
+	copied    int  // functions whose FREs were copied from an earlier one's
+	fast      int  // functions translated on the fast path
+	hugePages bool // Options.HugePages: for the lists of EncodePlaced
 }
 
 // Lower is LowerWith in the default (correct) mode.
@@ -168,7 +169,7 @@ func (r *Result) EncodePlaced(sectionAddr uint64) ([][]byte, error) {
 		r.Place(sectionAddr)
 		return sec.EncodeParts()
 	}
-	return sec.EncodeSortedIn(makeBig[byte](0, sec.PackedOffset()), r.placeOrder(sectionAddr), r.Starts, sectionAddr)
+	return sec.EncodeSortedIn(makeBig[byte](0, sec.PackedOffset(), r.hugePages), r.placeOrder(sectionAddr), r.Starts, sectionAddr)
 }
 
 // placeOrder returns the order of the FDEs sorted by start as ld sorts
@@ -201,11 +202,11 @@ func (r *Result) placeOrder(sectionAddr uint64) []int {
 	// values are ints (not negative: they take fewer bits than one) so
 	// that the sorted ones become the permutation in place.
 	const digit = 11
-	vals := makeBig[int](n, n)
+	vals := makeBig[int](n, n, r.hugePages)
 	for i := range n {
 		vals[i] = int((key(i)-lo)<<ibits) | i
 	}
-	tmp := makeBig[int](n, n)
+	tmp := makeBig[int](n, n, r.hugePages)
 	for shift := ibits; shift < ibits+kbits; shift += digit {
 		var count [1<<digit + 1]int
 		for _, v := range vals {

@@ -244,6 +244,10 @@ func (c *cli) lowerCFI(file string, in *os.File, size int64, ef *elf.File, targe
 		// one worker waits for it to end.
 		opt.Workers, opt.Hold = runtime.GOMAXPROCS(0), o.hold
 	}
+	// Huge pages for --raw, whose run is mostly faulting in fresh memory:
+	// not for a patched file, whose run is the copy, where they only
+	// added stalls now and then (docs/performance.md, round 7).
+	opt.HugePages = o.raw
 	res, _, errs, err := lower.LowerScan(ef, frames, target, opt)
 	if err != nil {
 		// As when the section was read first: without FDEs and broken
