@@ -219,8 +219,12 @@ func (l *Lowerer) lowerFast(f *cfi.FDE, sec *emit.Section) (ok bool, err error) 
 		case b>>6 == 1: // DW_CFA_advance_loc, the most frequent
 			delta = uint64(b & 0x3f)
 			p++
-		case b == byte(cfi.OpNop): // the padding at the end
-			p++
+		case b == byte(cfi.OpDefCFAOffset) && p+1 < len(data) && data[p+1] < 0x80 && !l.regs.s390x:
+			// A one-byte DW_CFA_def_cfa_offset (a push or pop; as
+			// frequent): kept as it is but on s390x (fastCFAOffset).
+			st.cur.cfa = int32(data[p+1])
+			st.changed = true
+			p += 2
 			continue
 		case b>>6 == 2 && p+1 < len(data) && data[p+1] < 0x80 && uint64(b&0x3f) != l.regs.ra:
 			// DW_CFA_offset of FP or another register (saved in the
@@ -233,13 +237,12 @@ func (l *Lowerer) lowerFast(f *cfi.FDE, sec *emit.Section) (ok bool, err error) 
 			}
 			p += 2
 			continue
-		case b == byte(cfi.OpDefCFAOffset) && p+1 < len(data) && data[p+1] < 0x80 && !l.regs.s390x:
-			// A one-byte DW_CFA_def_cfa_offset (a push or pop): kept as
-			// it is but on s390x (fastCFAOffset).
-			st.cur.cfa = int32(data[p+1])
-			st.changed = true
-			p += 2
+		case b == byte(cfi.OpNop): // the padding at the end
+			p++
 			continue
+		case b == byte(cfi.OpAdvanceLoc1) && p+1 < len(data):
+			delta = uint64(data[p+1])
+			p += 2
 		default:
 			var advanced bool
 			if p, delta, advanced = l.fastOp(st, data, p); p == 0 {
