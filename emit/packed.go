@@ -106,12 +106,14 @@ type MinWriter struct {
 	b     []byte // s.Packed, then the function's record so far, to b[p]; at its capacity
 	p     int
 	off   int // where the record starts
-	f     FDE
-	limit uint64 // of start addresses
-	as    int    // bytes of a start address
-	big   bool   // the ABI's byte order is big-endian
-	n     int    // FREs so far
-	err   error  // the first FRE refused
+	size  uint32
+	info  [3]uint8 // the FDE's Info, Info2, RepSize
+	start int64    // its StartOffset
+	limit uint64   // of start addresses
+	as    int      // bytes of a start address
+	big   bool     // the ABI's byte order is big-endian
+	n     int      // FREs so far
+	err   error    // the first FRE refused
 	// AddSmall's FREs start below smallEnd: 0 but in a little-endian
 	// ABI, with start addresses of one or two bytes (of startBits bits;
 	// up to the size), no FRE refused.
@@ -147,7 +149,11 @@ func (w *MinWriter) Begin(s *Section, f FDE) error {
 	}
 	b = b[:cap(b)]
 	b[off+2], b[off+3], b[off+4] = f.Info, f.Info2, f.RepSize
-	*w = MinWriter{s: s, b: b, p: off + FDEAttrSize, off: off, f: f, limit: ft.Limit(), as: ft.AddrSize(), big: big}
+	// Field by field: a composite literal would write the whole struct.
+	w.s, w.b, w.p, w.off = s, b, off+FDEAttrSize, off
+	w.size, w.info, w.start = f.Size, [3]uint8{f.Info, f.Info2, f.RepSize}, f.StartOffset
+	w.limit, w.as, w.big, w.n, w.err = ft.Limit(), ft.AddrSize(), big, 0, nil
+	w.smallEnd = 0
 	if !big && w.as <= 2 {
 		w.smallEnd, w.startBits, w.smallFixed = uint32(min(uint64(f.Size), w.limit-1))+1, uint(8*w.as), w.as+1
 	}
@@ -181,7 +187,7 @@ func (w *MinWriter) Add(start uint32, baseSP, mangledRA bool, n int, w0, w1, w2 
 	if w.err != nil {
 		return
 	}
-	if uint64(start) >= w.limit || start > w.f.Size || uint(n-1) > 2 || w.n == MaxFREsPerFDE {
+	if uint64(start) >= w.limit || start > w.size || uint(n-1) > 2 || w.n == MaxFREsPerFDE {
 		w.err = w.addError(start, baseSP, mangledRA, n, [3]int32{w0, w1, w2})
 		w.smallEnd = 0
 		return
@@ -273,9 +279,7 @@ func (w *MinWriter) End() error {
 	}
 	s.Packed = w.b[:w.p]
 	s.PackedFREs += w.n
-	f := w.f
-	f.FREs, f.FREOffset = nil, uint32(w.off)
-	s.FDEs = append(s.FDEs, f)
+	s.FDEs = append(s.FDEs, FDE{StartOffset: w.start, Size: w.size, Info: w.info[0], Info2: w.info[1], RepSize: w.info[2], FREOffset: uint32(w.off)})
 	return nil
 }
 
@@ -286,7 +290,7 @@ func (w *MinWriter) addError(start uint32, baseSP, mangledRA bool, n int, words 
 		err = fmt.Errorf("FRE %d has %d data words (1 to 3)", w.n, n)
 	} else {
 		fre := FRE{StartAddr: start, Info: FREInfo(baseSP, n, DataWord4B, mangledRA), Words: slices.Clone(words[:n])}
-		if _, err = checkFRE(w.f.FREType(), w.f.Size, w.n, &fre); err == nil {
+		if _, err = checkFRE(FDE{Info: w.info[0]}.FREType(), w.size, w.n, &fre); err == nil {
 			err = fmt.Errorf("more than %d FREs", MaxFREsPerFDE)
 		}
 	}
