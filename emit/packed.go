@@ -167,7 +167,8 @@ func (w *MinWriter) Begin(s *Section, f FDE) error {
 // having done nothing, for any other FRE, or when the record needs room:
 // the caller then calls Add. It is small enough to be inlined, where Add
 // is not: it writes the FRE in one 8-byte store (the bytes past its end
-// are written over by the next one or left past the record).
+// are written over by the next one or left past the record), and does
+// not count against MaxFREsPerFDE (End does: more fail it).
 func (w *MinWriter) AddSmall(start uint32, info uint8, n int, w0, w1 int32) bool {
 	p := w.p
 	if start >= w.smallEnd || uint(n-1) > 1 || uint32((w0+128)|(w1+128)) > 255 || p+8 > len(w.b) {
@@ -268,6 +269,9 @@ func (w *MinWriter) End() error {
 	s := w.s
 	if w.err != nil {
 		return w.err
+	}
+	if w.n > MaxFREsPerFDE { // AddSmall does not count
+		return fmt.Errorf("sframe: pack: FDE %d: more than %d FREs", len(s.FDEs), MaxFREsPerFDE)
 	}
 	if uint64(w.p) > math.MaxUint32 {
 		return fmt.Errorf("sframe: pack: FRE data past 4 GiB at FDE %d", len(s.FDEs))

@@ -323,6 +323,26 @@ func TestMinWriterSmall(t *testing.T) {
 			t.Errorf("%v: AddSmall took %d FREs", abi, small)
 		}
 	}
+	// More FREs than an FDE holds, all through AddSmall: End fails.
+	{
+		var s Section
+		s.Header = Header{Version: Version3, ABI: ABIAMD64LittleEndian}
+		var w MinWriter
+		if err := w.Begin(&s, FDE{Size: 0x10, Info: FuncInfo(PCInc, FREAddr1, false, false)}); err != nil {
+			t.Fatal(err)
+		}
+		for range MaxFREsPerFDE + 1 {
+			if !w.AddSmall(0, FREInfo(true, 1, DataWord1B, false), 1, 8, 0) {
+				w.Add(0, true, false, 1, 8, 0, 0)
+			}
+		}
+		if err := w.End(); err == nil || !strings.Contains(err.Error(), "more than 65535 FREs") {
+			t.Errorf("%d FREs: End: %v", MaxFREsPerFDE+1, err)
+		}
+		if len(s.FDEs) != 0 || len(s.Packed) != 0 {
+			t.Errorf("%d FREs: the section changed", MaxFREsPerFDE+1)
+		}
+	}
 	// Not past the function's size or the FRE type, nor after an FRE
 	// refused.
 	var s Section
