@@ -47,8 +47,9 @@ type PackedFDE struct {
 // maxFRESize is the most bytes one FRE takes.
 const maxFRESize = 4 + 1 + 4*MaxDataWords
 
-// maxMinFRESize is the most bytes one MinFRE takes.
-const maxMinFRESize = 4 + 1 + 4*3
+// maxDefaultFRESize is the most bytes an FRE of a MinWriter takes: a
+// 4-byte start, the info byte and three 4-byte words (a default FDE's).
+const maxDefaultFRESize = 4 + 1 + 4*3
 
 // BeginPacked starts appending f (its FREs are not looked at) to the
 // packed section s: it appends f's attribute record to s.Packed. s must
@@ -144,7 +145,7 @@ func (w *MinWriter) Begin(s *Section, f FDE) error {
 	}
 	b := s.Packed
 	off := len(b)
-	if need := FDEAttrSize + 8*maxMinFRESize; cap(b)-off < need {
+	if need := FDEAttrSize + 8*maxDefaultFRESize; cap(b)-off < need {
 		b = slices.Grow(b, need)
 	}
 	b = b[:cap(b)]
@@ -215,11 +216,11 @@ func (w *MinWriter) Add(start uint32, baseSP, mangledRA bool, n int, w0, w1, w2 
 	// w.b is not stored again but when it grows (the store of a slice
 	// has the garbage collector's write barrier).
 	p := w.p
-	if len(w.b)-p < maxMinFRESize {
-		w.b = slices.Grow(w.b[:p], maxMinFRESize)
+	if len(w.b)-p < maxDefaultFRESize {
+		w.b = slices.Grow(w.b[:p], maxDefaultFRESize)
 		w.b = w.b[:cap(w.b)]
 	}
-	q := w.b[p : p+maxMinFRESize]
+	q := w.b[p : p+maxDefaultFRESize]
 	as := w.as
 	switch {
 	case as == 1:
