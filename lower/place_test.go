@@ -62,7 +62,17 @@ func TestPlaceOrder(t *testing.T) {
 			for i := range r.Starts {
 				r.Starts[i] = addr - tc.span/2 + rng.Uint64N(tc.span)
 			}
-			got := r.placeOrder(addr)
+			got := r.placeOrder(addr, nil)
+			// In memory given (not zeroed), the order at its end.
+			mem := make([]int, 2*tc.n+round)
+			for i := range mem {
+				mem[i] = -1 - i
+			}
+			if inMem := r.placeOrder(addr, mem); !slices.Equal(inMem, got) {
+				t.Fatalf("n %d span %#x: order in memory given differs from the order in its own", tc.n, tc.span)
+			} else if inMem != nil && tc.n > 0 && &inMem[0] != &mem[len(mem)-tc.n] {
+				t.Fatalf("n %d span %#x: order not at the end of the memory given", tc.n, tc.span)
+			}
 			want := make([]int, tc.n)
 			for i := range want {
 				want[i] = i

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/bits"
 	"slices"
+	"unsafe"
 
 	"github.com/sframe-gen/sframe-gen/cfi"
 	"github.com/sframe-gen/sframe-gen/emit"
@@ -149,7 +150,7 @@ func encodedSize(sec *emit.Section) int {
 // the new order.
 func (r *Result) Place(sectionAddr uint64) {
 	sec := r.Section
-	if perm := r.placeOrder(sectionAddr); perm != nil {
+	if perm := r.placeOrder(sectionAddr, nil); perm != nil {
 		r.permute(perm)
 	}
 	for i := range sec.FDEs {
@@ -169,14 +170,25 @@ func (r *Result) EncodePlaced(sectionAddr uint64) ([][]byte, error) {
 		r.Place(sectionAddr)
 		return sec.EncodeParts()
 	}
-	return sec.EncodeSortedIn(makeBig[byte](0, sec.PackedOffset(), r.hugePages), r.placeOrder(sectionAddr), r.Starts, sectionAddr)
+	// One list holds the header and index (head, its first bytes) and
+	// the order (its last n words), and the sort works in both: memory
+	// touched once, two huge pages of a big section where three lists took
+	// four (the index is written over the sort's first half, from the order
+	// in the last n words, past the index's end).
+	n := len(r.Starts)
+	headWords := (sec.PackedOffset() + 7) / 8
+	mem := makeBig[int](headWords+n, headWords+n, r.hugePages)
+	head := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(mem))), 8*headWords)[:0]
+	return sec.EncodeSortedIn(head, r.placeOrder(sectionAddr, mem), r.Starts, sectionAddr)
 }
 
 // placeOrder returns the order of the FDEs sorted by start as ld sorts
 // them, or nil when they are in that order already. ld compares starts as
 // signed section-relative offsets; ties keep the index order (the sort is
-// stable).
-func (r *Result) placeOrder(sectionAddr uint64) []int {
+// stable). The sort works in mem when it holds 2n words at least (the
+// order is then its last n; the rest is left as the sort left it), else in
+// memory of its own.
+func (r *Result) placeOrder(sectionAddr uint64, mem []int) []int {
 	n := len(r.Starts)
 	// Order-preserving unsigned keys of the signed offsets.
 	key := func(i int) uint64 { return (r.Starts[i] - sectionAddr) ^ 1<<63 }
@@ -195,19 +207,37 @@ func (r *Result) placeOrder(sectionAddr uint64) []int {
 	ibits := bits.Len(uint(n))
 	kbits := bits.Len64(hi - lo)
 	if ibits+kbits > bits.UintSize-1 {
-		return r.placeOrderCompare(sectionAddr)
+		return r.placeOrderCompare(sectionAddr, mem)
 	}
 	// Radix sort, least significant digit first, of key<<ibits | index
 	// on the key bits: stable, so equal keys keep the index order. The
 	// values are ints (not negative: they take fewer bits than one) so
-	// that the sorted ones become the permutation in place.
+	// that the sorted ones become the permutation in place: the last pass
+	// keeps only the index. The values start in the list where an odd
+	// number of passes leaves them at mem's end.
 	const digit = 11
-	vals := makeBig[int](n, n, r.hugePages)
+	if len(mem) < 2*n {
+		mem = makeBig[int](2*n, 2*n, r.hugePages)
+	}
+	vals, tmp := mem[:n], mem[len(mem)-n:]
+	passes := (kbits + digit - 1) / digit
+	if passes%2 == 0 {
+		vals, tmp = tmp, vals
+	}
 	for i := range n {
 		vals[i] = int((key(i)-lo)<<ibits) | i
 	}
-	tmp := makeBig[int](n, n, r.hugePages)
-	for shift := ibits; shift < ibits+kbits; shift += digit {
+	if passes == 0 {
+		for j, v := range vals {
+			vals[j] = v & (1<<ibits - 1)
+		}
+	}
+	for pass := range passes {
+		shift := ibits + pass*digit
+		keep := -1 // all of a value but in the last pass
+		if pass == passes-1 {
+			keep = 1<<ibits - 1
+		}
 		var count [1<<digit + 1]int
 		for _, v := range vals {
 			count[v>>shift&(1<<digit-1)+1]++
@@ -217,20 +247,17 @@ func (r *Result) placeOrder(sectionAddr uint64) []int {
 		}
 		for _, v := range vals {
 			d := v >> shift & (1<<digit - 1)
-			tmp[count[d]] = v
+			tmp[count[d]] = v & keep
 			count[d]++
 		}
 		vals, tmp = tmp, vals
-	}
-	for j, v := range vals {
-		vals[j] = v & (1<<ibits - 1)
 	}
 	return vals
 }
 
 // placeOrderCompare is placeOrder by comparisons, for offsets spread over
 // more bits than the radix sort's keys hold.
-func (r *Result) placeOrderCompare(sectionAddr uint64) []int {
+func (r *Result) placeOrderCompare(sectionAddr uint64, mem []int) []int {
 	type key struct {
 		rel int64
 		i   int
@@ -247,7 +274,12 @@ func (r *Result) placeOrderCompare(sectionAddr uint64) []int {
 		}
 		return cmp.Compare(a.i, b.i)
 	})
-	perm := make([]int, len(keys))
+	var perm []int
+	if len(mem) >= 2*len(keys) {
+		perm = mem[len(mem)-len(keys):]
+	} else {
+		perm = make([]int, len(keys))
+	}
 	for j, k := range keys {
 		perm[j] = k.i
 	}
