@@ -9,10 +9,11 @@ import (
 
 // Encode writes the section in the byte order of its ABI, with the layout
 // GNU as and ld write: the header (fdeoff 0, freoff right after the FDE
-// index, counts computed), the FDE index in FDEs order, then each
-// function's FRE data (for version 3 its attribute record then its FREs)
-// in increasing FREOffset order, ties in index order, then Trailer. Each
-// FDE's FRE offset is written for the new layout; s.FDEs is not modified.
+// index, counts computed), the FDE index in FDEs order (of a packed
+// section, Index order), then each function's FRE data (for version 3 its
+// attribute record then its FREs) in increasing FREOffset order, ties in
+// index order, then Trailer. Each FDE's FRE offset is written for the new
+// layout; s.FDEs is not modified.
 //
 // Header.Version selects the format: 3, or 2 (20-byte FDEs, no attribute
 // records, for readers that only know version 2; Info2 must be 0).
@@ -83,7 +84,7 @@ func (s *Section) EncodeSortedIn(head []byte, order []int, starts []uint64, sect
 	if s.Packed == nil {
 		return nil, fmt.Errorf("sframe: encode: EncodeSorted needs a packed section")
 	}
-	n := len(s.FDEs)
+	n := len(s.Index)
 	if order != nil && len(order) != n || len(starts) != n {
 		return nil, fmt.Errorf("sframe: encode: %d FDEs, an order of %d and %d starts", n, len(order), len(starts))
 	}
@@ -143,7 +144,7 @@ func (s *Section) encodeParts(sorted *sortedIndex) ([][]byte, error) {
 		return nil, err
 	}
 	hdrEnd := HeaderSize + len(h.AuxHeader)
-	fdeLen := uint64(len(s.FDEs)) * uint64(entSize)
+	fdeLen := uint64(s.NumFDEs()) * uint64(entSize)
 	if s.Packed != nil {
 		return s.encodePacked(order, numFREs, uint64(hdrEnd), fdeLen, sorted), nil
 	}
@@ -214,7 +215,7 @@ func (s *Section) putHeader(b []byte, order binary.ByteOrder, numFREs, freLen, f
 	b[5] = uint8(h.CFAFixedFPOffset)
 	b[6] = uint8(h.CFAFixedRAOffset)
 	b[7] = uint8(len(h.AuxHeader))
-	order.PutUint32(b[8:], uint32(len(s.FDEs)))
+	order.PutUint32(b[8:], uint32(s.NumFDEs()))
 	order.PutUint32(b[12:], uint32(numFREs))
 	order.PutUint32(b[16:], uint32(freLen))
 	order.PutUint32(b[20:], 0)
@@ -251,8 +252,8 @@ func (s *Section) encodePacked(order binary.ByteOrder, numFREs, hdrEnd, fdeLen u
 // sorted.starts. (Calls through binary.ByteOrder, one per field, would
 // cost more than the rest.)
 func (s *Section) putIndex(b []byte, at uint64, sorted *sortedIndex, big bool) {
-	b = b[:len(s.FDEs)*FDEIndexEntrySize]
-	put := func(e []byte, start uint64, f *FDE) {
+	b = b[:len(s.Index)*FDEIndexEntrySize]
+	put := func(e []byte, start uint64, f *IndexEntry) {
 		if big {
 			binary.BigEndian.PutUint64(e, start)
 			binary.BigEndian.PutUint32(e[8:], f.Size)
@@ -264,8 +265,8 @@ func (s *Section) putIndex(b []byte, at uint64, sorted *sortedIndex, big bool) {
 		}
 	}
 	if sorted == nil {
-		for i := range s.FDEs {
-			f := &s.FDEs[i]
+		for i := range s.Index {
+			f := &s.Index[i]
 			put(b[i*FDEIndexEntrySize:][:FDEIndexEntrySize], uint64(f.StartOffset), f)
 		}
 		return
@@ -279,12 +280,12 @@ func (s *Section) putIndex(b []byte, at uint64, sorted *sortedIndex, big bool) {
 		step = FDEIndexEntrySize
 	}
 	starts, order := sorted.starts, sorted.order
-	for j := range s.FDEs {
+	for j := range s.Index {
 		i := j
 		if order != nil {
 			i = order[j]
 		}
-		put(b[j*FDEIndexEntrySize:][:FDEIndexEntrySize], starts[i]-base, &s.FDEs[i])
+		put(b[j*FDEIndexEntrySize:][:FDEIndexEntrySize], starts[i]-base, &s.Index[i])
 		base += step
 	}
 }
@@ -294,7 +295,7 @@ func (s *Section) putIndex(b []byte, at uint64, sorted *sortedIndex, big bool) {
 // index. Place-like changes (start fields, index order) leave s.Packed as
 // it is, so a writer may write it there before the index is final.
 func (s *Section) PackedOffset() int {
-	return HeaderSize + len(s.Header.AuxHeader) + len(s.FDEs)*FDEIndexEntrySize
+	return HeaderSize + len(s.Header.AuxHeader) + s.NumFDEs()*FDEIndexEntrySize
 }
 
 // Size returns the length of the bytes Encode writes, without writing
@@ -314,7 +315,7 @@ func (s *Section) Size() (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	return HeaderSize + len(s.Header.AuxHeader) + len(s.FDEs)*entSize + int(freLen) + len(s.Trailer), nil
+	return HeaderSize + len(s.Header.AuxHeader) + s.NumFDEs()*entSize + int(freLen) + len(s.Trailer), nil
 }
 
 // measure checks each function's FRE data and stores its size (with the
@@ -357,21 +358,21 @@ func (s *Section) measurePacked(v2 bool) (numFREs, freLen uint64, err error) {
 		return 0, 0, fmt.Errorf("sframe: encode: a packed section is version 3")
 	}
 	freLen = uint64(len(s.Packed))
-	for i := range s.FDEs {
-		f := &s.FDEs[i]
-		if len(f.FREs) != 0 {
-			return 0, 0, fmt.Errorf("sframe: encode: FDE %d of a packed section has FREs", i)
-		}
+	if len(s.FDEs) != 0 {
+		return 0, 0, fmt.Errorf("sframe: encode: a packed section has %d FDEs (its functions are in Index)", len(s.FDEs))
+	}
+	for i := range s.Index {
+		f := &s.Index[i]
 		if uint64(f.FREOffset)+FDEAttrSize > freLen {
 			return 0, 0, fmt.Errorf("sframe: encode: FDE %d: FRE offset %#x past the packed FRE data (%#x bytes)", i, f.FREOffset, freLen)
 		}
 	}
-	fdeLen := uint64(len(s.FDEs)) * FDEIndexEntrySize
+	fdeLen := uint64(len(s.Index)) * FDEIndexEntrySize
 	hdrEnd := uint64(HeaderSize + len(s.Header.AuxHeader))
 	if fdeLen > math.MaxUint32 || s.PackedFREs < 0 || uint64(s.PackedFREs) > math.MaxUint32 || freLen > math.MaxUint32 ||
 		hdrEnd+fdeLen+freLen+uint64(len(s.Trailer)) > math.MaxInt32 {
 		return 0, 0, fmt.Errorf("sframe: encode: section too large (%d FDEs, %d FREs, %d FRE bytes)",
-			len(s.FDEs), s.PackedFREs, freLen)
+			len(s.Index), s.PackedFREs, freLen)
 	}
 	return uint64(s.PackedFREs), freLen, nil
 }

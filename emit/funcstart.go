@@ -19,7 +19,7 @@ func (s *Section) FieldOffset(i int) int64 {
 // is relative to its own field, else to the section start. The arithmetic
 // wraps modulo 2^64, as in libsframe.
 func (s *Section) FuncStart(i int, sectionAddr uint64) uint64 {
-	a := sectionAddr + uint64(s.FDEs[i].StartOffset)
+	a := sectionAddr + uint64(*s.startOffset(i))
 	if s.Header.Flags&FlagFDEFuncStartPCRel != 0 {
 		a += uint64(s.FieldOffset(i))
 	}
@@ -33,7 +33,16 @@ func (s *Section) SetFuncStart(i int, addr, sectionAddr uint64) {
 	if s.Header.Flags&FlagFDEFuncStartPCRel != 0 {
 		v -= uint64(s.FieldOffset(i))
 	}
-	s.FDEs[i].StartOffset = int64(v)
+	*s.startOffset(i) = int64(v)
+}
+
+// startOffset is where FDE i's StartOffset is: in Index if s is packed,
+// else in FDEs.
+func (s *Section) startOffset(i int) *int64 {
+	if s.Packed != nil {
+		return &s.Index[i].StartOffset
+	}
+	return &s.FDEs[i].StartOffset
 }
 
 // SortByStart sorts the FDE index by function start, as ld's
@@ -44,17 +53,17 @@ func (s *Section) SetFuncStart(i int, addr, sectionAddr uint64) {
 // kept, so Encode keeps the functions' data in insertion order.
 //
 // ld's qsort is glibc's merge sort, stable in practice: functions with
-// equal starts keep their insertion order. So with s.FDEs in ld's insertion
+// equal starts keep their insertion order. So with the FDEs in ld's insertion
 // order (input sections in link order, then PLT), the result is ld's byte
 // for byte, ties included (checked on testdata/link).
 func (s *Section) SortByStart(sectionAddr uint64) {
 	type ent struct {
 		rel int64 // section-relative start
-		fde FDE
+		i   int   // the FDE's index before
 	}
-	ents := make([]ent, len(s.FDEs))
-	for i := range s.FDEs {
-		ents[i] = ent{int64(s.FuncStart(i, 0)), s.FDEs[i]}
+	ents := make([]ent, s.NumFDEs())
+	for i := range ents {
+		ents[i] = ent{int64(s.FuncStart(i, 0)), i}
 	}
 	slices.SortStableFunc(ents, func(a, b ent) int {
 		switch {
@@ -65,9 +74,19 @@ func (s *Section) SortByStart(sectionAddr uint64) {
 		}
 		return 0
 	})
-	for i := range ents {
-		s.FDEs[i] = ents[i].fde
-		s.SetFuncStart(i, uint64(ents[i].rel), 0)
+	if s.Packed != nil {
+		index := slices.Clone(s.Index)
+		for j, e := range ents {
+			s.Index[j] = index[e.i]
+		}
+	} else {
+		fdes := slices.Clone(s.FDEs)
+		for j, e := range ents {
+			s.FDEs[j] = fdes[e.i]
+		}
+	}
+	for j, e := range ents {
+		s.SetFuncStart(j, uint64(e.rel), 0)
 	}
 	s.Header.Flags |= FlagFDESorted
 	_ = sectionAddr // the order does not depend on where the section is

@@ -9,9 +9,9 @@ import (
 
 // AppendPacked checks f as Encode would, appends its attribute record and
 // FREs, encoded in the byte order of the section's ABI, to s.Packed, and
-// appends f to s.FDEs without its FREs (FREOffset set to the record's
-// offset). f.FREs may be reused once it returns. s must be packed
-// already or empty, in version 3.
+// its index entry to s.Index (FREOffset: the record's offset). f.FREs may
+// be reused once it returns. s must be packed already or empty, in
+// version 3.
 func (s *Section) AppendPacked(f FDE) error {
 	w, err := s.BeginPacked(f)
 	if err != nil {
@@ -71,11 +71,11 @@ func (s *Section) BeginPacked(f FDE) (PackedFDE, error) {
 	}
 	big := order == binary.BigEndian
 	if len(f.FREs) > MaxFREsPerFDE {
-		return PackedFDE{}, fmt.Errorf("sframe: pack: FDE %d: %d FREs (at most %d)", len(s.FDEs), len(f.FREs), MaxFREsPerFDE)
+		return PackedFDE{}, fmt.Errorf("sframe: pack: FDE %d: %d FREs (at most %d)", len(s.Index), len(f.FREs), MaxFREsPerFDE)
 	}
 	ft := f.FREType()
 	if ft.AddrSize() == 0 {
-		return PackedFDE{}, fmt.Errorf("sframe: pack: FDE %d: invalid FRE type %d", len(s.FDEs), uint8(ft))
+		return PackedFDE{}, fmt.Errorf("sframe: pack: FDE %d: invalid FRE type %d", len(s.Index), uint8(ft))
 	}
 	w := PackedFDE{s: s, start: f.StartOffset, size: f.Size, off: len(s.Packed),
 		info: f.Info, info2: f.Info2, rep: f.RepSize, ft: ft, big: big}
@@ -108,13 +108,13 @@ type MinWriter struct {
 	p     int
 	off   int // where the record starts
 	size  uint32
-	info  [3]uint8 // the FDE's Info, Info2, RepSize
-	start int64    // its StartOffset
-	limit uint64   // of start addresses
-	as    int      // bytes of a start address
-	big   bool     // the ABI's byte order is big-endian
-	n     int      // FREs so far
-	err   error    // the first FRE refused
+	info  uint8  // the FDE's Info
+	start int64  // its StartOffset
+	limit uint64 // of start addresses
+	as    int    // bytes of a start address
+	big   bool   // the ABI's byte order is big-endian
+	n     int    // FREs so far
+	err   error  // the first FRE refused
 	// AddSmall's FREs start below smallEnd: 0 but in a little-endian
 	// ABI, with start addresses of one or two bytes (of startBits bits;
 	// up to the size), no FRE refused.
@@ -141,7 +141,7 @@ func (w *MinWriter) Begin(s *Section, f FDE) error {
 	big := order == binary.BigEndian
 	ft := f.FREType()
 	if ft.Limit() == 0 {
-		return fmt.Errorf("sframe: pack: FDE %d: invalid FRE type %d", len(s.FDEs), uint8(ft))
+		return fmt.Errorf("sframe: pack: FDE %d: invalid FRE type %d", len(s.Index), uint8(ft))
 	}
 	b := s.Packed
 	off := len(b)
@@ -152,7 +152,7 @@ func (w *MinWriter) Begin(s *Section, f FDE) error {
 	b[off+2], b[off+3], b[off+4] = f.Info, f.Info2, f.RepSize
 	// Field by field: a composite literal would write the whole struct.
 	w.s, w.b, w.p, w.off = s, b, off+FDEAttrSize, off
-	w.size, w.info, w.start = f.Size, [3]uint8{f.Info, f.Info2, f.RepSize}, f.StartOffset
+	w.size, w.info, w.start = f.Size, f.Info, f.StartOffset
 	w.limit, w.as, w.big, w.n, w.err = ft.Limit(), ft.AddrSize(), big, 0, nil
 	w.smallEnd = 0
 	if !big && w.as <= 2 {
@@ -264,18 +264,18 @@ func (w *MinWriter) Add(start uint32, baseSP, mangledRA bool, n int, w0, w1, w2 
 func (w *MinWriter) Len() int { return w.n }
 
 // End appends the function to the section: its record and FREs to
-// s.Packed, f to s.FDEs (FREOffset: the record's offset; no FREs). It
-// fails, the section unchanged, when Add refused an FRE.
+// s.Packed, its index entry to s.Index (FREOffset: the record's offset).
+// It fails, the section unchanged, when Add refused an FRE.
 func (w *MinWriter) End() error {
 	s := w.s
 	if w.err != nil {
 		return w.err
 	}
 	if w.n > MaxFREsPerFDE { // AddSmall does not count
-		return fmt.Errorf("sframe: pack: FDE %d: more than %d FREs", len(s.FDEs), MaxFREsPerFDE)
+		return fmt.Errorf("sframe: pack: FDE %d: more than %d FREs", len(s.Index), MaxFREsPerFDE)
 	}
 	if uint64(w.p) > math.MaxUint32 {
-		return fmt.Errorf("sframe: pack: FRE data past 4 GiB at FDE %d", len(s.FDEs))
+		return fmt.Errorf("sframe: pack: FRE data past 4 GiB at FDE %d", len(s.Index))
 	}
 	if w.big {
 		binary.BigEndian.PutUint16(w.b[w.off:], uint16(w.n))
@@ -284,7 +284,7 @@ func (w *MinWriter) End() error {
 	}
 	s.Packed = w.b[:w.p]
 	s.PackedFREs += w.n
-	s.FDEs = append(s.FDEs, FDE{StartOffset: w.start, Size: w.size, Info: w.info[0], Info2: w.info[1], RepSize: w.info[2], FREOffset: uint32(w.off)})
+	s.Index = append(s.Index, IndexEntry{StartOffset: w.start, Size: w.size, FREOffset: uint32(w.off)})
 	return nil
 }
 
@@ -295,11 +295,11 @@ func (w *MinWriter) addError(start uint32, baseSP, mangledRA bool, n int, words 
 		err = fmt.Errorf("FRE %d has %d data words (1 to 3)", w.n, n)
 	} else {
 		fre := FRE{StartAddr: start, Info: FREInfo(baseSP, n, DataWord4B, mangledRA), Words: slices.Clone(words[:n])}
-		if _, err = checkFRE(FDE{Info: w.info[0]}.FREType(), w.size, w.n, &fre); err == nil {
+		if _, err = checkFRE(FDE{Info: w.info}.FREType(), w.size, w.n, &fre); err == nil {
 			err = fmt.Errorf("more than %d FREs", MaxFREsPerFDE)
 		}
 	}
-	return fmt.Errorf("sframe: pack: FDE %d: %w", len(w.s.FDEs), err)
+	return fmt.Errorf("sframe: pack: FDE %d: %w", len(w.s.Index), err)
 }
 
 // addError is the error of Add for an FRE it refuses: checkFRE's.
@@ -309,7 +309,7 @@ func (w *PackedFDE) addError(start uint32, info uint8, words []int32) error {
 	if err == nil {
 		err = fmt.Errorf("more than %d FREs", MaxFREsPerFDE)
 	}
-	return fmt.Errorf("sframe: pack: FDE %d: %w", len(w.s.FDEs), err)
+	return fmt.Errorf("sframe: pack: FDE %d: %w", len(w.s.Index), err)
 }
 
 // put appends a checked FRE.
@@ -384,16 +384,16 @@ func (w *PackedFDE) put32(b []byte, v uint32) {
 func (w *PackedFDE) Len() int { return w.n }
 
 // End writes the function's FRE count into its attribute record and
-// appends it to s.FDEs (FREOffset: the record's offset; no FREs).
+// appends its index entry to s.Index (FREOffset: the record's offset).
 func (w *PackedFDE) End() error {
 	s := w.s
 	if uint64(len(s.Packed)) > math.MaxUint32 {
 		w.Abort()
-		return fmt.Errorf("sframe: pack: FRE data past 4 GiB at FDE %d", len(s.FDEs))
+		return fmt.Errorf("sframe: pack: FRE data past 4 GiB at FDE %d", len(s.Index))
 	}
 	w.put16(s.Packed[w.off:], uint16(w.n))
 	s.PackedFREs += w.n
-	s.FDEs = append(s.FDEs, FDE{StartOffset: w.start, Size: w.size, Info: w.info, Info2: w.info2, RepSize: w.rep, FREOffset: uint32(w.off)})
+	s.Index = append(s.Index, IndexEntry{StartOffset: w.start, Size: w.size, FREOffset: uint32(w.off)})
 	return nil
 }
 
@@ -411,14 +411,14 @@ func (w *PackedFDE) Abort() {
 // it. For a function that lowers to the same FREs as an earlier one (most
 // often, from the same CFI instructions).
 func (s *Section) AppendPackedCopy(i int, size uint32) error {
-	if s.Packed == nil || i < 0 || i >= len(s.FDEs) {
-		return fmt.Errorf("sframe: pack: no packed FDE %d to copy (%d FDEs)", i, len(s.FDEs))
+	f, err := s.PackedFunc(i)
+	if err != nil {
+		return err
 	}
 	order := s.Header.ABI.ByteOrder()
 	if order == nil {
 		return fmt.Errorf("sframe: pack: unknown ABI %d", uint8(s.Header.ABI))
 	}
-	f := s.FDEs[i]
 	start := int(f.FREOffset)
 	n, nFREs, last, err := packedRecord(s.Packed, start, order, f.FREType())
 	if err != nil {
@@ -429,15 +429,27 @@ func (s *Section) AppendPackedCopy(i int, size uint32) error {
 	}
 	off := len(s.Packed)
 	if uint64(off)+uint64(n) > math.MaxUint32 {
-		return fmt.Errorf("sframe: pack: FRE data past 4 GiB at FDE %d", len(s.FDEs))
+		return fmt.Errorf("sframe: pack: FRE data past 4 GiB at FDE %d", len(s.Index))
 	}
 	s.Packed = append(s.Packed, s.Packed[start:start+n]...)
 	s.PackedFREs += nFREs
-	f.Size = size
-	f.StartOffset = 0
-	f.FREOffset = uint32(off)
-	s.FDEs = append(s.FDEs, f)
+	s.Index = append(s.Index, IndexEntry{Size: size, FREOffset: uint32(off)})
 	return nil
+}
+
+// PackedFunc returns function i of the packed section s as an FDE without
+// its FREs: its index entry's fields and its attribute record's Info,
+// Info2 and RepSize.
+func (s *Section) PackedFunc(i int) (FDE, error) {
+	if s.Packed == nil || i < 0 || i >= len(s.Index) {
+		return FDE{}, fmt.Errorf("sframe: pack: no packed FDE %d (%d FDEs)", i, len(s.Index))
+	}
+	e := s.Index[i]
+	if uint64(e.FREOffset)+FDEAttrSize > uint64(len(s.Packed)) {
+		return FDE{}, fmt.Errorf("sframe: pack: FDE %d: FRE offset %#x past the packed FRE data (%#x bytes)", i, e.FREOffset, len(s.Packed))
+	}
+	r := s.Packed[e.FREOffset:]
+	return FDE{StartOffset: e.StartOffset, Size: e.Size, Info: r[2], Info2: r[3], RepSize: r[4], FREOffset: e.FREOffset}, nil
 }
 
 // packedRecord walks the attribute record at b[start:] and its FREs of type

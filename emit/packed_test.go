@@ -50,11 +50,20 @@ func TestPacked(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		fdes := make([]FDE, len(p.FDEs))
+		index := make([]IndexEntry, len(p.Index))
 		for k, i := range byData {
-			fdes[i] = p.FDEs[k]
+			index[i] = p.Index[k]
 		}
-		p.FDEs = fdes
+		p.Index = index
+		// PackedFunc gives each function back but its FREs.
+		for i := range sec.FDEs {
+			f, err := p.PackedFunc(i)
+			want := sec.FDEs[i]
+			want.FREs = nil
+			if want.FREOffset = f.FREOffset; err != nil || !reflect.DeepEqual(f, want) {
+				t.Errorf("section %d: PackedFunc(%d) = %+v, %v; want %+v", n, i, f, err, want)
+			}
+		}
 		got, err := p.Encode()
 		if err != nil {
 			t.Fatal(err)
@@ -104,13 +113,17 @@ func TestPackedErrors(t *testing.T) {
 	if err := p.AppendPacked(sec.FDEs[0]); err != nil {
 		t.Fatal(err)
 	}
-	p.FDEs[0].FREOffset = 1000
+	p.Index[0].FREOffset = 1000
 	_, err = p.Encode()
 	check("offset", err, "FRE offset 0x3e8 past the packed FRE data")
-	p.FDEs[0].FREOffset = 0
-	p.FDEs[0].FREs = sec.FDEs[0].FREs
+	_, err = p.PackedFunc(0)
+	check("PackedFunc offset", err, "FRE offset 0x3e8 past the packed FRE data")
+	_, err = p.PackedFunc(1)
+	check("PackedFunc index", err, "no packed FDE 1 (1 FDEs)")
+	p.Index[0].FREOffset = 0
+	p.FDEs = sec.FDEs[:1]
 	_, err = p.Encode()
-	check("FREs", err, "FDE 0 of a packed section has FREs")
+	check("FDEs", err, "a packed section has 1 FDEs (its functions are in Index)")
 
 	v2 := &Section{Header: sec.Header}
 	v2.Header.Version = Version2
@@ -242,8 +255,8 @@ func TestMinWriter(t *testing.T) {
 			if !bytes.Equal(got.Packed, want.Packed) {
 				t.Errorf("%v, %v: a MinWriter wrote other bytes than AppendPacked", abi, ft)
 			}
-			if !fdesEqual(got.FDEs, want.FDEs) {
-				t.Errorf("%v, %v: FDEs %+v, want %+v", abi, ft, got.FDEs[0], want.FDEs[0])
+			if !slices.Equal(got.Index, want.Index) || len(got.FDEs) != 0 {
+				t.Errorf("%v, %v: index %+v, want %+v", abi, ft, got.Index[0], want.Index[0])
 			}
 			if got.PackedFREs != want.PackedFREs {
 				t.Errorf("%v, %v: %d FREs counted, want %d", abi, ft, got.PackedFREs, want.PackedFREs)
@@ -316,7 +329,7 @@ func TestMinWriterSmall(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if !bytes.Equal(got.Packed, want.Packed) || !fdesEqual(got.FDEs, want.FDEs) || got.PackedFREs != want.PackedFREs {
+		if !bytes.Equal(got.Packed, want.Packed) || !slices.Equal(got.Index, want.Index) || got.PackedFREs != want.PackedFREs {
 			t.Errorf("%v: AddSmall and Add wrote other bytes than Add", abi)
 		}
 		if little := abi.ByteOrder() == binary.LittleEndian; little != (small > 1000) {
@@ -339,7 +352,7 @@ func TestMinWriterSmall(t *testing.T) {
 		if err := w.End(); err == nil || !strings.Contains(err.Error(), "more than 65535 FREs") {
 			t.Errorf("%d FREs: End: %v", MaxFREsPerFDE+1, err)
 		}
-		if len(s.FDEs) != 0 || len(s.Packed) != 0 {
+		if len(s.Index) != 0 || len(s.Packed) != 0 {
 			t.Errorf("%d FREs: the section changed", MaxFREsPerFDE+1)
 		}
 	}
@@ -364,14 +377,6 @@ func TestMinWriterSmall(t *testing.T) {
 			t.Errorf("size %#x: AddSmall took an FRE after one refused", size)
 		}
 	}
-}
-
-// fdesEqual compares FDEs without their FREs (nil in a packed section).
-func fdesEqual(a, b []FDE) bool {
-	return slices.EqualFunc(a, b, func(x, y FDE) bool {
-		x.FREs, y.FREs = nil, nil
-		return reflect.DeepEqual(x, y)
-	})
 }
 
 // TestMinWriterErrors checks that a MinWriter refuses what AppendPacked
@@ -430,7 +435,7 @@ func TestMinWriterErrors(t *testing.T) {
 		} else if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want %q", tc.name, err, tc.want)
 		}
-		if !bytes.Equal(s.Packed, before.Packed) || len(s.FDEs) != len(before.FDEs) || s.PackedFREs != before.PackedFREs {
+		if !bytes.Equal(s.Packed, before.Packed) || len(s.Index) != len(before.Index) || s.PackedFREs != before.PackedFREs {
 			t.Errorf("%s: the section changed", tc.name)
 		}
 	}
@@ -497,10 +502,10 @@ func TestEncodeSortedBig(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ref := Section{Header: s.Header, Packed: s.Packed, PackedFREs: s.PackedFREs, FDEs: make([]FDE, n)}
+			ref := Section{Header: s.Header, Packed: s.Packed, PackedFREs: s.PackedFREs, Index: make([]IndexEntry, n)}
 			ref.Header.Flags |= FlagFDESorted
 			for j, i := range order {
-				ref.FDEs[j] = s.FDEs[i]
+				ref.Index[j] = s.Index[i]
 				ref.SetFuncStart(j, starts[i], addr)
 			}
 			want, err := ref.Encode()

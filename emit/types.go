@@ -135,7 +135,7 @@ type FRE struct {
 // Section is a whole SFrame section.
 type Section struct {
 	Header Header
-	// FDEs are in index order.
+	// FDEs are in index order (a packed section's are in Index).
 	FDEs []FDE
 	// Trailer holds bytes after the FRE sub-section (s390x gas pads the
 	// section to a multiple of 8); Encode writes them back verbatim.
@@ -143,11 +143,32 @@ type Section struct {
 
 	// Packed, when not nil, is the FRE sub-section already encoded, as
 	// AppendPacked builds it: each function's attribute record and FREs,
-	// in insertion order. The FDEs of a packed section have no FREs
-	// (their FREOffset is their record's offset in Packed) and PackedFREs
-	// counts the FREs in Packed. A packed section can be placed, sorted and
-	// encoded, not dumped: it is for producers of big sections, a few bytes
-	// per FRE instead of an FRE struct and its words. Decode never packs.
+	// in insertion order. The functions of a packed section are in Index,
+	// not FDEs: what its FDE index holds of each (16 bytes, where an FDE
+	// takes 48), the rest being in its record. PackedFREs counts the FREs
+	// in Packed. A packed section can be placed, sorted and encoded, not
+	// dumped: it is for producers of big sections, a few bytes per FRE
+	// instead of an FRE struct and its words. Decode never packs.
 	Packed     []byte
 	PackedFREs int
+	// Index holds the functions of a packed section, in index order.
+	Index []IndexEntry
+}
+
+// IndexEntry is one function of a packed section, as the FDE index holds
+// it: its Info, Info2, RepSize and FRE count are in its attribute record
+// in Packed, at FREOffset (Section.PackedFunc gives them back).
+type IndexEntry struct {
+	StartOffset int64  // as FDE.StartOffset
+	Size        uint32 // as FDE.Size
+	FREOffset   uint32 // its attribute record's offset in Packed
+}
+
+// NumFDEs returns the number of functions in s: len(s.Index) if s is
+// packed, else len(s.FDEs).
+func (s *Section) NumFDEs() int {
+	if s.Packed != nil {
+		return len(s.Index)
+	}
+	return len(s.FDEs)
 }

@@ -133,7 +133,7 @@ func lowerAndVerify(t *testing.T, path string, opt Options) lowered {
 			t.Fatal(err)
 		}
 	} else {
-		if len(res.Section.FDEs) == 0 {
+		if res.Section.NumFDEs() == 0 {
 			return lowered{res: res}
 		}
 		encode := func(addr uint64) ([]byte, error) {
@@ -422,7 +422,7 @@ func TestZeroSizeLinked(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := len(res.Section.FDEs); got != tc.want || len(res.Skipped) != 0 {
+		if got := res.Section.NumFDEs(); got != tc.want || len(res.Skipped) != 0 {
 			t.Errorf("linked %v, %+v: %d FDEs (%d skipped), want %d", tc.linked, tc.opt, got, len(res.Skipped), tc.want)
 		}
 	}

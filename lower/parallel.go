@@ -63,13 +63,16 @@ func lowerParallel(res *Result, t Target, parts []part, workers int, hold <-chan
 		own := &partLists{}
 		p := &own.res
 		p.Section, p.Starts = &own.sec, res.Starts[lo:lo:hi]
-		own.sec = emit.Section{Header: sec.Header, FDEs: sec.FDEs[lo:lo:hi]}
+		own.sec = emit.Section{Header: sec.Header}
 		if res.Sources != nil {
 			p.Sources = res.Sources[lo:lo:hi]
 		}
 		if sec.Packed != nil {
 			p.Section.Packed = sec.Packed[packedAt : packedAt : packedAt+pt.packed]
+			p.Section.Index = sec.Index[lo:lo:hi]
 			packedAt += pt.packed
+		} else {
+			p.Section.FDEs = sec.FDEs[lo:lo:hi]
 		}
 		lo = hi
 		windows[k+1] = packedAt
@@ -79,7 +82,7 @@ func lowerParallel(res *Result, t Target, parts []part, workers int, hold <-chan
 	// before it are lowered, on the worker that lowered the last of them
 	// while the others go on (if no other worker is joining already: what
 	// is left then is joined after the workers end).
-	sec.FDEs, res.Starts = sec.FDEs[:0], res.Starts[:0]
+	sec.FDEs, sec.Index, res.Starts = sec.FDEs[:0], sec.Index[:0], res.Starts[:0]
 	if res.Sources != nil {
 		res.Sources = res.Sources[:0]
 	}
@@ -172,18 +175,25 @@ func (r *Result) appendResult(p *Result, t Target) bool {
 	if base+uint64(len(psec.Packed)) > 1<<32-1 {
 		return false
 	}
-	for i, f := range psec.FDEs {
-		f.FREOffset += uint32(base)
-		if t.Relocatable {
-			rel := p.Relocs[i]
-			rel.Offset = uint64(sec.FieldOffset(len(sec.FDEs)))
+	if t.Relocatable {
+		n := sec.NumFDEs()
+		for i, rel := range p.Relocs[:psec.NumFDEs()] {
+			rel.Offset = uint64(sec.FieldOffset(n + i))
 			r.Relocs = append(r.Relocs, rel)
 		}
-		sec.FDEs = append(sec.FDEs, f)
 	}
 	if sec.Packed != nil {
+		for _, e := range psec.Index {
+			e.FREOffset += uint32(base)
+			sec.Index = append(sec.Index, e)
+		}
 		sec.Packed = append(sec.Packed, psec.Packed...)
 		sec.PackedFREs += psec.PackedFREs
+	} else {
+		for _, f := range psec.FDEs {
+			f.FREOffset += uint32(base)
+			sec.FDEs = append(sec.FDEs, f)
+		}
 	}
 	r.Starts = append(r.Starts, p.Starts...)
 	if r.Sources != nil {

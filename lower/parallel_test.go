@@ -136,7 +136,7 @@ func TestLowerParallelJoin(t *testing.T) {
 				t.Errorf("round %d, %d workers: lowerParallel failed", round, workers)
 			case !bytes.Equal(res.Section.Packed, want.Section.Packed):
 				t.Errorf("round %d, %d workers: the joined FRE data differs", round, workers)
-			case !reflect.DeepEqual(res.Section.FDEs, want.Section.FDEs) || !reflect.DeepEqual(res.Starts, want.Starts):
+			case !reflect.DeepEqual(res.Section.Index, want.Section.Index) || !reflect.DeepEqual(res.Section.FDEs, want.Section.FDEs) || !reflect.DeepEqual(res.Starts, want.Starts):
 				t.Errorf("round %d, %d workers: the joined FDEs or starts differ", round, workers)
 			}
 		}

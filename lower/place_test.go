@@ -119,13 +119,13 @@ func TestEncodePlaced(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%s: %v", what, err)
 				}
-				before := slices.Clone(r.Section.FDEs)
+				before, index := slices.Clone(r.Section.FDEs), slices.Clone(r.Section.Index)
 				starts := slices.Clone(r.Starts)
 				parts, err := r.EncodePlaced(addr)
 				if err != nil {
 					t.Fatalf("%s: %v", what, err)
 				}
-				if pack && (!slices.EqualFunc(before, r.Section.FDEs, fdeEqual) || !slices.Equal(starts, r.Starts)) {
+				if pack && (!slices.EqualFunc(before, r.Section.FDEs, fdeEqual) || !slices.Equal(index, r.Section.Index) || !slices.Equal(starts, r.Starts)) {
 					t.Errorf("%s: EncodePlaced changed the result", what)
 				}
 				ref, _, err := LowerFile(f, frames, tg, opt)

@@ -53,7 +53,7 @@ func TestLowerFileOutsideCode(t *testing.T) {
 			t.Errorf("intact file: %s", s.Reason)
 		}
 	}
-	if len(res.Section.FDEs) == 0 {
+	if res.Section.NumFDEs() == 0 {
 		t.Fatal("intact file: no FDE")
 	}
 
@@ -135,8 +135,8 @@ func TestLowerFileOutsideSection(t *testing.T) {
 			t.Errorf("intact object: %s", s.Reason)
 		}
 	}
-	if skipped == 0 || len(broken.Section.FDEs)+skipped != len(intact.Section.FDEs) {
-		t.Errorf("intact: %d FDEs; shrunk .text: %d FDEs, %d skipped as outside", len(intact.Section.FDEs), len(broken.Section.FDEs), skipped)
+	if skipped == 0 || broken.Section.NumFDEs()+skipped != intact.Section.NumFDEs() {
+		t.Errorf("intact: %d FDEs; shrunk .text: %d FDEs, %d skipped as outside", intact.Section.NumFDEs(), broken.Section.NumFDEs(), skipped)
 	}
 }
 

@@ -12,9 +12,12 @@ import (
 // lowering does not copy the lists as they grow.
 func newResult(t Target, opt Options, n, packed int, scanned bool) *Result {
 	huge := opt.HugePages
-	sec := &emit.Section{Header: t.Header(), FDEs: makeBig[emit.FDE](0, n, huge)}
+	sec := &emit.Section{Header: t.Header()}
 	if opt.Pack {
 		sec.Packed = makeBig[byte](0, packed, huge)
+		sec.Index = makeBig[emit.IndexEntry](0, n, huge)
+	} else {
+		sec.FDEs = makeBig[emit.FDE](0, n, huge)
 	}
 	r := &Result{Section: sec, Starts: makeBig[uint64](0, n, huge), hugePages: huge}
 	if !scanned {
@@ -103,7 +106,7 @@ func (r *rangeLowerer) lower(f *cfi.FDE) error {
 	if !t.Relocatable && !opt.GasCompat && f.Size == 0 {
 		return nil
 	}
-	i := len(sec.FDEs)
+	i := sec.NumFDEs()
 	if opt.Pack && r.fast {
 		if ok, err := l.lowerFast(f, sec); ok {
 			if err != nil {

@@ -129,7 +129,7 @@ func packedSize(fdes []*cfi.FDE) int {
 
 // encodedSize is the size Encode will give sec, without its Trailer.
 func encodedSize(sec *emit.Section) int {
-	n := emit.HeaderSize + len(sec.Header.AuxHeader) + emit.FDEIndexEntrySize*len(sec.FDEs)
+	n := emit.HeaderSize + len(sec.Header.AuxHeader) + emit.FDEIndexEntrySize*sec.NumFDEs()
 	if sec.Packed != nil {
 		return n + len(sec.Packed)
 	}
@@ -153,7 +153,7 @@ func (r *Result) Place(sectionAddr uint64) {
 	if perm := r.placeOrder(sectionAddr, nil); perm != nil {
 		r.permute(perm)
 	}
-	for i := range sec.FDEs {
+	for i := range sec.NumFDEs() {
 		sec.SetFuncStart(i, r.Starts[i], sectionAddr)
 	}
 	sec.Header.Flags |= emit.FlagFDESorted
@@ -286,40 +286,41 @@ func (r *Result) placeOrderCompare(sectionAddr uint64, mem []int) []int {
 	return perm
 }
 
-// permute reorders the FDEs, Starts and Sources in place so that position
-// i holds what was at perm[i] (following each cycle of perm once, which
-// leaves perm the identity): a big section is not copied. Sources are
-// left alone when they do not match the FDEs one to one (dropped by a
-// caller done with them).
+// permute reorders the FDEs (of a packed section, its index entries),
+// Starts and Sources in place so that position i holds what was at
+// perm[i]: a big section is not copied. Sources are left alone when they
+// do not match the FDEs one to one (dropped by a caller done with them).
 func (r *Result) permute(perm []int) {
-	fdes, starts := r.Section.FDEs, r.Starts
-	srcs := r.Sources
-	if len(srcs) != len(fdes) {
-		srcs = nil
+	done := make([]bool, len(perm))
+	if sec := r.Section; sec.Packed != nil {
+		permuteList(sec.Index, perm, done)
+	} else {
+		permuteList(sec.FDEs, perm, done)
 	}
+	permuteList(r.Starts, perm, done)
+	if len(r.Sources) == len(perm) {
+		permuteList(r.Sources, perm, done)
+	}
+}
+
+// permuteList reorders list in place so that position i holds what was at
+// perm[i], following each cycle of perm once (done, as long as perm,
+// marks the positions set).
+func permuteList[T any](list []T, perm []int, done []bool) {
+	clear(done)
 	for i := range perm {
-		if perm[i] == i {
+		if done[i] || perm[i] == i {
 			continue
 		}
-		fde, start := fdes[i], starts[i]
-		var src *cfi.FDE
-		if srcs != nil {
-			src = srcs[i]
-		}
+		v := list[i]
 		for j := i; ; {
+			done[j] = true
 			k := perm[j]
-			perm[j] = j
 			if k == i {
-				fdes[j], starts[j] = fde, start
-				if srcs != nil {
-					srcs[j] = src
-				}
+				list[j] = v
 				break
 			}
-			fdes[j], starts[j] = fdes[k], starts[k]
-			if srcs != nil {
-				srcs[j] = srcs[k]
-			}
+			list[j] = list[k]
 			j = k
 		}
 	}

@@ -208,10 +208,12 @@ func BenchmarkStageLowerSerial(b *testing.B) {
 func BenchmarkStageEncode(b *testing.B) {
 	s := loadBench(b, "lower")
 	fdes := slices.Clone(s.res.Section.FDEs)
+	index := slices.Clone(s.res.Section.Index)
 	starts := slices.Clone(s.res.Starts)
 	srcs := slices.Clone(s.res.Sources)
 	s.run(b, len(s.frames.FDEs), func() error {
 		copy(s.res.Section.FDEs, fdes)
+		copy(s.res.Section.Index, index)
 		copy(s.res.Starts, starts)
 		copy(s.res.Sources, srcs)
 		s.res.Place(0x1000)

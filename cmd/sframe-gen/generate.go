@@ -361,7 +361,7 @@ func (c *cli) makeLinked(file string, in *os.File, inSize int64, ef *elf.File, t
 	if err != nil {
 		return err
 	}
-	if len(r.Section.FDEs) == 0 {
+	if r.Section.NumFDEs() == 0 {
 		return errors.New("no function has an SFrame representation (see -v); nothing written")
 	}
 	n, err := r.Section.Size()
@@ -388,7 +388,7 @@ func (c *cli) summary(file string, o generateOptions, res *lower.Result, size in
 	if o.output != "" {
 		dst = o.output
 	}
-	fmt.Fprintf(c.stderr, "sframe-gen: %s: wrote .sframe (%d bytes, %d FDEs, %d FREs) %s\n", dst, size, len(res.Section.FDEs), fres, where)
+	fmt.Fprintf(c.stderr, "sframe-gen: %s: wrote .sframe (%d bytes, %d FDEs, %d FREs) %s\n", dst, size, res.Section.NumFDEs(), fres, where)
 }
 
 // replace writes the result over file, or to output when one is given.
