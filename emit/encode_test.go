@@ -174,25 +174,46 @@ func TestEncodeVersion2(t *testing.T) {
 	}
 }
 
+// TestSortByStart checks SortByStart on an unpacked section and on a
+// packed one (whose functions are in Index): the order by start, ties in
+// input order, the start fields for the new positions.
 func TestSortByStart(t *testing.T) {
-	sec := &Section{Header: Header{Version: 3, Flags: FlagFDEFuncStartPCRel, ABI: ABIAMD64LittleEndian}}
 	starts := []uint64{0x1060, 0x1000, 0x1100, 0x1000, 0x0f00}
-	for i, a := range starts {
-		sec.FDEs = append(sec.FDEs, FDE{Size: uint32(i + 1), FREOffset: uint32(i)})
-		sec.SetFuncStart(i, a, 0x2000)
-	}
-	sec.SortByStart(0x2000)
-	wantSizes := []uint32{5, 2, 4, 1, 3} // ties (0x1000) in input order
-	for i, f := range sec.FDEs {
-		if f.Size != wantSizes[i] {
-			t.Errorf("FDE %d is the input FDE %d, want %d", i, f.Size-1, wantSizes[i]-1)
+	for _, packed := range []bool{false, true} {
+		sec := &Section{Header: Header{Version: 3, Flags: FlagFDEFuncStartPCRel, ABI: ABIAMD64LittleEndian}}
+		for i, a := range starts {
+			f := FDE{Size: uint32(i + 1), Info: FuncInfo(PCInc, FREAddr1, false, false), FREOffset: uint32(i)}
+			if packed {
+				if err := sec.AppendPacked(f); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				sec.FDEs = append(sec.FDEs, f)
+			}
+			sec.SetFuncStart(i, a, 0x2000)
 		}
-		if got, want := sec.FuncStart(i, 0x2000), starts[wantSizes[i]-1]; got != want {
-			t.Errorf("FDE %d starts at %#x, want %#x", i, got, want)
+		sec.SortByStart(0x2000)
+		if packed && len(sec.FDEs) != 0 || sec.NumFDEs() != len(starts) {
+			t.Fatalf("packed %v: %d FDEs, %d index entries", packed, len(sec.FDEs), len(sec.Index))
 		}
-	}
-	if sec.Header.Flags != FlagFDESorted|FlagFDEFuncStartPCRel {
-		t.Errorf("flags %v", sec.Header.Flags)
+		wantSizes := []uint32{5, 2, 4, 1, 3} // ties (0x1000) in input order
+		for i, want := range wantSizes {
+			size := uint32(0)
+			if packed {
+				size = sec.Index[i].Size
+			} else {
+				size = sec.FDEs[i].Size
+			}
+			if size != want {
+				t.Errorf("packed %v: FDE %d is the input FDE %d, want %d", packed, i, size-1, want-1)
+			}
+			if got, want := sec.FuncStart(i, 0x2000), starts[want-1]; got != want {
+				t.Errorf("packed %v: FDE %d starts at %#x, want %#x", packed, i, got, want)
+			}
+		}
+		if sec.Header.Flags != FlagFDESorted|FlagFDEFuncStartPCRel {
+			t.Errorf("packed %v: flags %v", packed, sec.Header.Flags)
+		}
 	}
 }
 
