@@ -227,13 +227,24 @@ func (c *cli) lowerCFI(file string, in *os.File, size int64, ef *elf.File, targe
 	var err error
 	mapped, unmap := mapFile(in, size)
 	if mapped != nil {
+		frames, err = cfi.OpenMapped(ef, o.source, mapped)
+		opt.MappedCFI = true
+		var prefaulted <-chan struct{}
+		if err == nil && len(frames.Data) >= parallelCFIBytes {
+			prefaulted = prefault(mapped, frames.Data)
+		}
 		// Unmapped on a goroutine of its own: tearing down the page
 		// tables of what was read takes 0.5 ms for libLLVM.so's 7.7 MB,
 		// which encoding need not wait for (nothing lowered refers into
 		// the mapping).
-		defer func() { go unmap() }()
-		frames, err = cfi.OpenMapped(ef, o.source, mapped)
-		opt.MappedCFI = true
+		defer func() {
+			go func() {
+				if prefaulted != nil {
+					<-prefaulted
+				}
+				unmap()
+			}()
+		}()
 	} else {
 		frames, err = cfi.Open(ef, o.source)
 	}
