@@ -120,11 +120,31 @@ func (s *Scanner) Errors() []*EntryError { return s.own.Errors }
 // may be FDEs (their id says so; some may fail to decode): a bound for
 // sizing what the part's FDEs make. Cut reads only the entries' headers.
 func (fr *Frames) Cut(n int) (cuts, fdes []int) {
-	n = max(n, 1)
+	weights := make([]int, max(n, 1))
+	for k := range weights {
+		weights[k] = 1
+	}
+	return fr.CutWeighted(weights)
+}
+
+// CutWeighted is Cut into at most len(weights) parts, part k of about
+// weights[k]/sum(weights) of the section (weights are positive).
+func (fr *Frames) CutWeighted(weights []int) (cuts, fdes []int) {
+	n := max(len(weights), 1)
+	size := len(fr.Data)
+	// Part k starts at the first entry at or past bounds[k].
+	bounds := make([]int, n)
+	total := 0
+	for _, w := range weights {
+		total += max(w, 1)
+	}
+	for k, sum := 1, 0; k < n; k++ {
+		sum += max(weights[k-1], 1)
+		bounds[k] = int(int64(size) * int64(sum) / int64(total))
+	}
 	cuts = make([]int, 1, n+1)
 	fdes = make([]int, 1, n)
 	p := newParser(fr, &Frames{})
-	size := len(fr.Data)
 	data := fr.Data
 	u32 := func(b []byte) uint32 {
 		if fr.big {
@@ -138,7 +158,7 @@ func (fr *Frames) Cut(n int) (cuts, fdes []int) {
 		cieID = 0
 	}
 	for off := 0; off < size; {
-		if len(cuts) < n && off >= len(cuts)*(size/n) {
+		if len(cuts) < n && off >= bounds[len(cuts)] {
 			cuts = append(cuts, off)
 			fdes = append(fdes, 0)
 		}

@@ -16,6 +16,11 @@ import (
 // each gives the FDEs and errors Read gave (fr is Read's result).
 func compareScan(fr *Frames, n int) string {
 	cuts, fdes := fr.Cut(n)
+	return compareParts(fr, n, cuts, fdes)
+}
+
+// compareParts is compareScan for the cut into n parts cuts, fdes.
+func compareParts(fr *Frames, n int, cuts, fdes []int) string {
 	if len(cuts) != len(fdes)+1 || cuts[0] != 0 || cuts[len(cuts)-1] != len(fr.Data) || len(fdes) > max(n, 1) {
 		return fmt.Sprintf("Cut(%d) = %v, %v", n, cuts, fdes)
 	}
@@ -201,5 +206,53 @@ func TestScanUsual(t *testing.T) {
 				t.Errorf("%d-byte addresses: %s", addr, msg)
 			}
 		}
+	}
+}
+
+// TestCutWeighted checks that CutWeighted cuts parts of the sizes asked
+// (within the largest entry) that scan as Read reads, on the system's big
+// libraries.
+func TestCutWeighted(t *testing.T) {
+	tested := 0
+	for _, p := range []string{"/usr/lib/x86_64-linux-gnu/libc.so.6", "/usr/lib/x86_64-linux-gnu/libstdc++.so.6", "/usr/lib/x86_64-linux-gnu/libLLVM-15.so.1"} {
+		ef, err := elf.Open(p)
+		if err != nil {
+			continue
+		}
+		fr, err := Read(ef, EHFrame)
+		ef.Close()
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		tested++
+		// The largest entry: how far a cut may be from where it is asked.
+		largest := 0
+		for off := 0; off+4 <= len(fr.Data); {
+			n := int(binary.LittleEndian.Uint32(fr.Data[off:])) + 4
+			largest = max(largest, n)
+			off += n
+		}
+		for _, weights := range [][]int{{1}, {4, 4, 3, 3, 2, 2, 1, 1}, {1, 10}, {5, 0, 5}} {
+			cuts, fdes := fr.CutWeighted(weights)
+			if msg := compareParts(fr, len(weights), cuts, fdes); msg != "" {
+				t.Errorf("%s, weights %v: %s", p, weights, msg)
+				continue
+			}
+			total := 0
+			for _, w := range weights {
+				total += max(w, 1)
+			}
+			sum := 0
+			for k := 1; k < len(cuts)-1; k++ {
+				sum += max(weights[k-1], 1)
+				want := len(fr.Data) * sum / total
+				if cuts[k] < want || cuts[k] > want+largest {
+					t.Errorf("%s, weights %v: part %d starts at %#x, asked %#x (entries of up to %#x bytes)", p, weights, k, cuts[k], want, largest)
+				}
+			}
+		}
+	}
+	if tested == 0 {
+		t.Fatal("none of the system's libraries to cut")
 	}
 }

@@ -36,6 +36,22 @@ const cacheLine = 128
 // parts instead of waiting for it.
 const partsPerWorker = 4
 
+// partWeights returns the relative sizes of the parts LowerScan cuts a
+// section into for workers workers: partsPerWorker rounds of one part per
+// worker, each round's parts smaller than the round's before (4, 3, 2, 1),
+// so that the last parts, whose end the other workers may wait for, are
+// short. (With parts of one size, one of two workers waited 1.6 ms on
+// average at the end of a run on libLLVM.so, 8 traced runs.)
+func partWeights(workers int) []int {
+	weights := make([]int, 0, workers*partsPerWorker)
+	for round := partsPerWorker; round > 0; round-- {
+		for range workers {
+			weights = append(weights, round)
+		}
+	}
+	return weights
+}
+
 // lowerParallel lowers parts on workers goroutines, each part with a
 // Lowerer of its own (functions are lowered independently), the next part
 // going to the first goroutine free, then joins them in order: the result

@@ -45,11 +45,11 @@ func LowerScan(f *elf.File, frames *cfi.Frames, t Target, opt Options) (res *Res
 		return nil, nil, nil, err
 	}
 	keep := fileFilter(f, t, plt)
-	nparts := 1
+	weights := []int{1}
 	if opt.Workers > 1 {
-		nparts = opt.Workers * partsPerWorker
+		weights = partWeights(opt.Workers)
 	}
-	cuts, counts := frames.Cut(nparts)
+	cuts, counts := frames.CutWeighted(weights)
 	if opt.afterCut != nil {
 		opt.afterCut()
 	}
