@@ -112,6 +112,12 @@ func FuzzRead(f *testing.F) {
 				t.Fatal(msg)
 			}
 		}
+		// Parts of decreasing sizes, as LowerScan cuts them.
+		weights := []int{4, 4, 3, 3, 2, 2, 1, 1}
+		cuts, fdes := fr.CutWeighted(weights)
+		if msg := compareParts(fr, len(weights), cuts, fdes); msg != "" {
+			t.Fatal("weighted: " + msg)
+		}
 	})
 }
 
