@@ -88,13 +88,7 @@ func (s *Section) EncodeSortedIn(head []byte, order []int, starts []uint64, sect
 	if order != nil && len(order) != n || len(starts) != n {
 		return nil, fmt.Errorf("sframe: encode: %d FDEs, an order of %d and %d starts", n, len(order), len(starts))
 	}
-	seen := make([]uint64, (n+63)/64)
-	for _, i := range order {
-		if i < 0 || i >= n || seen[i/64]&(1<<(i%64)) != 0 {
-			return nil, fmt.Errorf("sframe: encode: the order is not a permutation of the %d FDEs (%d)", n, i)
-		}
-		seen[i/64] |= 1 << (i % 64)
-	}
+	// putIndex checks the order and the entries as it writes them.
 	return s.encodeParts(&sortedIndex{order, starts, sectionAddr, head})
 }
 
@@ -139,14 +133,14 @@ func (s *Section) encodeParts(sorted *sortedIndex) ([][]byte, error) {
 	if s.Packed == nil {
 		sizes = make([]int, len(s.FDEs))
 	}
-	numFREs, freLen, err := s.measure(sizes, attrSize, v2)
+	numFREs, freLen, err := s.measure(sizes, attrSize, v2, sorted == nil)
 	if err != nil {
 		return nil, err
 	}
 	hdrEnd := HeaderSize + len(h.AuxHeader)
 	fdeLen := uint64(s.NumFDEs()) * uint64(entSize)
 	if s.Packed != nil {
-		return s.encodePacked(order, numFREs, uint64(hdrEnd), fdeLen, sorted), nil
+		return s.encodePacked(order, numFREs, uint64(hdrEnd), fdeLen, sorted)
 	}
 
 	// Lay out the FRE data in FREOffset order, ties in index order.
@@ -226,8 +220,9 @@ func (s *Section) putHeader(b []byte, order binary.ByteOrder, numFREs, freLen, f
 // encodePacked is EncodeParts for a checked packed section: the header
 // and the FDE index with the FREOffsets as stored (in the order and with
 // the start fields sorted gives, if not nil), then Packed as it is, then
-// the trailer.
-func (s *Section) encodePacked(order binary.ByteOrder, numFREs, hdrEnd, fdeLen uint64, sorted *sortedIndex) [][]byte {
+// the trailer. With sorted, putIndex checks the index entries (measure
+// does not).
+func (s *Section) encodePacked(order binary.ByteOrder, numFREs, hdrEnd, fdeLen uint64, sorted *sortedIndex) ([][]byte, error) {
 	var b []byte
 	if sorted != nil && uint64(cap(sorted.head)) >= hdrEnd+fdeLen {
 		b = sorted.head[:hdrEnd+fdeLen]
@@ -238,20 +233,24 @@ func (s *Section) encodePacked(order binary.ByteOrder, numFREs, hdrEnd, fdeLen u
 	if sorted != nil {
 		b[3] |= uint8(FlagFDESorted)
 	}
-	s.putIndex(b[hdrEnd:], hdrEnd, sorted, order == binary.BigEndian)
+	if err := s.putIndex(b[hdrEnd:], hdrEnd, sorted, order == binary.BigEndian); err != nil {
+		return nil, err
+	}
 	parts := [][]byte{b, s.Packed}
 	if len(s.Trailer) > 0 {
 		parts = append(parts, s.Trailer)
 	}
-	return parts
+	return parts, nil
 }
 
 // putIndex writes the packed section's FDE index at the start of b, which
 // starts at offset at of the section, in big- or little-endian order:
 // entry j is FDE j, or FDE sorted.order[j] with the start field of
 // sorted.starts. (Calls through binary.ByteOrder, one per field, would
-// cost more than the rest.)
-func (s *Section) putIndex(b []byte, at uint64, sorted *sortedIndex, big bool) {
+// cost more than the rest.) With sorted, it checks what measurePacked
+// leaves to it: that the order is a permutation and each entry's FRE
+// offset is within Packed (one pass over the index instead of three).
+func (s *Section) putIndex(b []byte, at uint64, sorted *sortedIndex, big bool) error {
 	b = b[:len(s.Index)*FDEIndexEntrySize]
 	put := func(e []byte, start uint64, f *IndexEntry) {
 		if big {
@@ -269,7 +268,7 @@ func (s *Section) putIndex(b []byte, at uint64, sorted *sortedIndex, big bool) {
 			f := &s.Index[i]
 			put(b[i*FDEIndexEntrySize:][:FDEIndexEntrySize], uint64(f.StartOffset), f)
 		}
-		return
+		return nil
 	}
 	// The start field is relative to the section, or (PC-relative) to
 	// the field itself: FieldOffset(j).
@@ -280,14 +279,29 @@ func (s *Section) putIndex(b []byte, at uint64, sorted *sortedIndex, big bool) {
 		step = FDEIndexEntrySize
 	}
 	starts, order := sorted.starts, sorted.order
-	for j := range s.Index {
+	n := len(s.Index)
+	var seen []uint64
+	if order != nil {
+		seen = make([]uint64, (n+63)/64)
+	}
+	freLen := uint64(len(s.Packed))
+	for j := range n {
 		i := j
 		if order != nil {
 			i = order[j]
+			if uint(i) >= uint(n) || seen[i/64]&(1<<(i%64)) != 0 {
+				return fmt.Errorf("sframe: encode: the order is not a permutation of the %d FDEs (%d)", n, i)
+			}
+			seen[i/64] |= 1 << (i % 64)
 		}
-		put(b[j*FDEIndexEntrySize:][:FDEIndexEntrySize], starts[i]-base, &s.Index[i])
+		f := &s.Index[i]
+		if uint64(f.FREOffset)+FDEAttrSize > freLen {
+			return packedOffsetError(i, f.FREOffset, freLen)
+		}
+		put(b[j*FDEIndexEntrySize:][:FDEIndexEntrySize], starts[i]-base, f)
 		base += step
 	}
+	return nil
 }
 
 // PackedOffset returns where s.Packed starts in the bytes Encode writes
@@ -311,7 +325,7 @@ func (s *Section) Size() (int, error) {
 	if s.Header.Version != Version3 && !v2 {
 		return 0, fmt.Errorf("sframe: encode: unsupported version %d", s.Header.Version)
 	}
-	_, freLen, err := s.measure(nil, attrSize, v2)
+	_, freLen, err := s.measure(nil, attrSize, v2, true)
 	if err != nil {
 		return 0, err
 	}
@@ -320,10 +334,11 @@ func (s *Section) Size() (int, error) {
 
 // measure checks each function's FRE data and stores its size (with the
 // attribute record) in sizes[i] when sizes is not nil; it returns the
-// totals, checked against the header's fields.
-func (s *Section) measure(sizes []int, attrSize int, v2 bool) (numFREs, freLen uint64, err error) {
+// totals, checked against the header's fields. Of a packed section it
+// checks the index entries only with entries.
+func (s *Section) measure(sizes []int, attrSize int, v2, entries bool) (numFREs, freLen uint64, err error) {
 	if s.Packed != nil {
-		return s.measurePacked(v2)
+		return s.measurePacked(v2, entries)
 	}
 	for i := range s.FDEs {
 		n, err := fdeDataSize(&s.FDEs[i], v2)
@@ -350,10 +365,10 @@ func (s *Section) measure(sizes []int, attrSize int, v2 bool) (numFREs, freLen u
 	return numFREs, freLen, nil
 }
 
-// measurePacked checks a packed section: version 3, no FDE with FREs of
-// its own, each FREOffset at a record of Packed (AppendPacked checked the
-// records themselves).
-func (s *Section) measurePacked(v2 bool) (numFREs, freLen uint64, err error) {
+// measurePacked checks a packed section: version 3, its functions in
+// Index, not FDEs, and (with entries) each FREOffset at a record of Packed
+// (AppendPacked checked the records themselves).
+func (s *Section) measurePacked(v2, entries bool) (numFREs, freLen uint64, err error) {
 	if v2 {
 		return 0, 0, fmt.Errorf("sframe: encode: a packed section is version 3")
 	}
@@ -362,9 +377,11 @@ func (s *Section) measurePacked(v2 bool) (numFREs, freLen uint64, err error) {
 		return 0, 0, fmt.Errorf("sframe: encode: a packed section has %d FDEs (its functions are in Index)", len(s.FDEs))
 	}
 	for i := range s.Index {
-		f := &s.Index[i]
-		if uint64(f.FREOffset)+FDEAttrSize > freLen {
-			return 0, 0, fmt.Errorf("sframe: encode: FDE %d: FRE offset %#x past the packed FRE data (%#x bytes)", i, f.FREOffset, freLen)
+		if !entries {
+			break
+		}
+		if f := &s.Index[i]; uint64(f.FREOffset)+FDEAttrSize > freLen {
+			return 0, 0, packedOffsetError(i, f.FREOffset, freLen)
 		}
 	}
 	fdeLen := uint64(len(s.Index)) * FDEIndexEntrySize
@@ -375,6 +392,12 @@ func (s *Section) measurePacked(v2 bool) (numFREs, freLen uint64, err error) {
 			len(s.Index), s.PackedFREs, freLen)
 	}
 	return uint64(s.PackedFREs), freLen, nil
+}
+
+// packedOffsetError is the error of index entry i, whose FRE offset off
+// is past the freLen bytes of packed FRE data.
+func packedOffsetError(i int, off uint32, freLen uint64) error {
+	return fmt.Errorf("sframe: encode: FDE %d: FRE offset %#x past the packed FRE data (%#x bytes)", i, off, freLen)
 }
 
 func cmpU32(a, b uint32) int {

@@ -471,6 +471,14 @@ func TestEncodeSortedErrors(t *testing.T) {
 	if _, err := s.EncodeSorted([]int{1, 2, 0}, starts, 0); err != nil {
 		t.Errorf("a valid order: %v", err)
 	}
+	// An entry's FRE offset past the FRE data, in any order (nil too).
+	s.Index[2].FREOffset = uint32(len(s.Packed))
+	for _, order := range [][]int{{1, 2, 0}, {2, 0, 1}, nil} {
+		_, err := s.EncodeSorted(order, starts, 0)
+		if want := "FDE 2: FRE offset 0x"; err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("order %v, an FRE offset past the data: error %v, want %q", order, err, want)
+		}
+	}
 	unpacked := Section{Header: s.Header, FDEs: []FDE{{Size: 0x10, Info: FuncInfo(PCInc, FREAddr1, false, false)}}}
 	if _, err := unpacked.EncodeSorted([]int{0}, []uint64{0}, 0); err == nil {
 		t.Error("an unpacked section: no error")
