@@ -520,7 +520,7 @@ func (l *Lowerer) packFast(w *emit.MinWriter, pc uint32, f *fastRow) bool {
 		// made without a branch on the row: the CFA offset, then FP's
 		// offset when it is saved (fp is masked: a row keeps it 0 when
 		// not saved, but it need not matter).
-		saved := int32(f.flags&fastFPSaved / fastFPSaved) // 0 or 1
+		saved := int32(f.flags & fastFPSaved / fastFPSaved) // 0 or 1
 		info := uint8(1+saved)<<1 | uint8(f.flags&fastCFAOnFP^fastCFAOnFP)
 		if w.AddSmall(pc, info, int(1+saved), f.cfa, f.fp&-saved) {
 			return true
