@@ -37,9 +37,6 @@ type PackedFDE struct {
 	size  uint32 // its Size
 	off   int    // where the attribute record starts in s.Packed
 	n     int    // FREs so far
-	info  uint8  // its Info, Info2, RepSize
-	info2 uint8
-	rep   uint8
 	ft    FREType
 	big   bool // the ABI's byte order is big-endian
 }
@@ -77,8 +74,7 @@ func (s *Section) BeginPacked(f FDE) (PackedFDE, error) {
 	if ft.AddrSize() == 0 {
 		return PackedFDE{}, fmt.Errorf("sframe: pack: FDE %d: invalid FRE type %d", len(s.Index), uint8(ft))
 	}
-	w := PackedFDE{s: s, start: f.StartOffset, size: f.Size, off: len(s.Packed),
-		info: f.Info, info2: f.Info2, rep: f.RepSize, ft: ft, big: big}
+	w := PackedFDE{s: s, start: f.StartOffset, size: f.Size, off: len(s.Packed), ft: ft, big: big}
 	s.Packed = append(s.Packed, 0, 0, f.Info, f.Info2, f.RepSize)
 	return w, nil
 }
