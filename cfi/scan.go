@@ -128,7 +128,7 @@ func (fr *Frames) Cut(n int) (cuts, fdes []int) {
 }
 
 // CutWeighted is Cut into at most len(weights) parts, part k of about
-// weights[k]/sum(weights) of the section (weights are positive).
+// weights[k]/sum(weights) of the section (a weight below 1 counts as 1).
 func (fr *Frames) CutWeighted(weights []int) (cuts, fdes []int) {
 	n := max(len(weights), 1)
 	size := len(fr.Data)
