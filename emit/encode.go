@@ -2,6 +2,7 @@ package emit
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -68,7 +69,9 @@ type sortedIndex struct {
 // section at sectionAddr (as SetFuncStart sets it for position j), and
 // the header has FlagFDESorted. s itself does not change. order must be a
 // permutation of the FDEs' indices (nil: the FDEs are in start order
-// already), starts hold one start per FDE. For a
+// already) that sorts them as Place does (by start as a signed offset
+// from the section, ties in index order; else ErrNotSorted), starts hold
+// one start per FDE. For a
 // caller that has the start order of a big index (lower.Result.EncodePlaced):
 // moving the FDEs into that order only to write them costs more than
 // writing them from where they are.
@@ -285,6 +288,9 @@ func (s *Section) putIndex(b []byte, at uint64, sorted *sortedIndex, big bool) e
 		seen = make([]uint64, (n+63)/64)
 	}
 	freLen := uint64(len(s.Packed))
+	// The keys of the order (offsets from the section, signed, made
+	// unsigned keeping their order) and the indices must increase.
+	lastKey, last := uint64(0), -1
 	for j := range n {
 		i := j
 		if order != nil {
@@ -298,11 +304,20 @@ func (s *Section) putIndex(b []byte, at uint64, sorted *sortedIndex, big bool) e
 		if uint64(f.FREOffset)+FDEAttrSize > freLen {
 			return packedOffsetError(i, f.FREOffset, freLen)
 		}
+		key := (starts[i] - sorted.addr) ^ 1<<63
+		if key < lastKey || key == lastKey && i < last {
+			return fmt.Errorf("sframe: encode: FDE %d (start %#x) after FDE %d (start %#x): %w", i, starts[i], last, starts[last], ErrNotSorted)
+		}
+		lastKey, last = key, i
 		put(b[j*FDEIndexEntrySize:][:FDEIndexEntrySize], starts[i]-base, f)
 		base += step
 	}
 	return nil
 }
+
+// ErrNotSorted is the error of EncodeSorted (wrapped) when the order given
+// does not sort the functions by start as Place does.
+var ErrNotSorted = errors.New("the order does not sort the functions by start")
 
 // PackedOffset returns where s.Packed starts in the bytes Encode writes
 // of a packed section: after the header, the auxiliary header and the FDE

@@ -2,7 +2,9 @@ package emit
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -443,7 +445,8 @@ func TestMinWriterErrors(t *testing.T) {
 
 // TestEncodeSortedErrors checks that EncodeSorted refuses what it cannot
 // write: an unpacked section, an order or starts of another length, an
-// order that is not a permutation.
+// order that is not a permutation, one that does not sort the functions
+// (ErrNotSorted).
 func TestEncodeSortedErrors(t *testing.T) {
 	var s Section
 	s.Header = Header{Version: Version3, ABI: ABIAMD64LittleEndian}
@@ -463,18 +466,44 @@ func TestEncodeSortedErrors(t *testing.T) {
 		{[]int{1, 1, 0}, starts, "not a permutation"},
 		{[]int{1, 3, 0}, starts, "not a permutation"},
 		{[]int{-1, 2, 0}, starts, "not a permutation"},
+		{[]int{2, 1, 0}, starts, "FDE 1 (start 0x1000) after FDE 2 (start 0x2000)"},
+		{nil, starts, "FDE 1 (start 0x1000) after FDE 0 (start 0x3000)"},
+		{[]int{0, 2, 1}, []uint64{0x1000, 0x2000, 0x2000}, "FDE 1 (start 0x2000) after FDE 2 (start 0x2000)"},
 	} {
-		if _, err := s.EncodeSorted(tc.order, tc.starts, 0); err == nil || !strings.Contains(err.Error(), tc.want) {
+		_, err := s.EncodeSorted(tc.order, tc.starts, 0)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("order %v, %d starts: error %v, want %q", tc.order, len(tc.starts), err, tc.want)
 		}
+		if sorting := strings.Contains(tc.want, "after"); errors.Is(err, ErrNotSorted) != sorting {
+			t.Errorf("order %v, %d starts: error %v is ErrNotSorted: %v", tc.order, len(tc.starts), err, !sorting)
+		}
 	}
-	if _, err := s.EncodeSorted([]int{1, 2, 0}, starts, 0); err != nil {
-		t.Errorf("a valid order: %v", err)
+	for _, tc := range []struct {
+		order  []int
+		starts []uint64
+		addr   uint64
+	}{
+		{[]int{1, 2, 0}, starts, 0},
+		{nil, []uint64{0x1000, 0x1000, 0x1004}, 0},
+		{[]int{0, 1, 2}, starts, 0x2000}, // 0x3000 at +0x1000; 0x1000 at -0x1000
+		{[]int{0, 1, 2}, starts, 0x2800},
+		{[]int{2, 0, 1}, starts, 0x2000 + 1<<63}, // signed offsets: 0x3000 above the rest
+	} {
+		if tc.addr == 0x2000 || tc.addr == 0x2800 {
+			tc.order = []int{1, 2, 0}
+		}
+		if _, err := s.EncodeSorted(tc.order, tc.starts, tc.addr); err != nil {
+			t.Errorf("order %v of %#x, section at %#x: %v", tc.order, tc.starts, tc.addr, err)
+		}
 	}
 	// An entry's FRE offset past the FRE data, in any order (nil too).
 	s.Index[2].FREOffset = uint32(len(s.Packed))
-	for _, order := range [][]int{{1, 2, 0}, {2, 0, 1}, nil} {
-		_, err := s.EncodeSorted(order, starts, 0)
+	for _, tc := range []struct {
+		order  []int
+		starts []uint64
+	}{{[]int{1, 2, 0}, starts}, {[]int{2, 0, 1}, []uint64{0x2000, 0x3000, 0x1000}}, {nil, []uint64{1, 2, 3}}} {
+		order := tc.order
+		_, err := s.EncodeSorted(order, tc.starts, 0)
 		if want := "FDE 2: FRE offset 0x"; err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("order %v, an FRE offset past the data: error %v, want %q", order, err, want)
 		}
@@ -504,8 +533,13 @@ func TestEncodeSortedBig(t *testing.T) {
 				}
 				starts[i] = 0x400000 + rng.Uint64N(1<<24)
 			}
-			order := rng.Perm(n)
+			// The order that sorts the random starts (stable).
+			order := make([]int, n)
+			for i := range order {
+				order[i] = i
+			}
 			const addr = 0x300000
+			slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(int64(starts[a]-addr), int64(starts[b]-addr)) })
 			got, err := s.EncodeSorted(order, starts, addr)
 			if err != nil {
 				t.Fatal(err)

@@ -70,7 +70,16 @@ func lowerParallel(res *Result, t Target, parts []part, workers int, hold <-chan
 	errs := make([]error, len(parts))
 	lo, packedAt := 0, 0
 	windows := make([]int, len(parts)+1) // where each part's FRE data starts in sec.Packed
+	at := make([]int, len(parts))        // where each part's lists start in res's
+	var runs *sortedRuns
+	if !t.Relocatable && sec.Packed != nil {
+		// A linked file's section is sorted by start: each worker
+		// sorts the parts it lowers.
+		runs = newSortedRuns(len(parts), cap(res.Starts), res.hugePages)
+	}
+	sorted := make([]bool, len(parts)) // set with lowered: the part's run is sorted
 	for k, pt := range parts {
+		at[k] = lo
 		hi := lo + pt.fdes
 		// Each part's Result and Section, written at every function,
 		// on cache lines of their own: parts next to each other in
@@ -128,6 +137,13 @@ func lowerParallel(res *Result, t Target, parts []part, workers int, hold <-chan
 			for j := k + 1; j < len(results) && windows[j] < end; j++ {
 				results[j].Section.Packed = slices.Clone(results[j].Section.Packed)
 			}
+			if runs != nil {
+				if sorted[k] {
+					runs.runs = append(runs.runs, sortedRun{at: at[k], n: len(p.Starts), first: len(res.Starts)})
+				} else {
+					runs.failed = true
+				}
+			}
 			if !res.appendResult(p, t) {
 				ok = false
 				return
@@ -147,11 +163,18 @@ func lowerParallel(res *Result, t Target, parts []part, workers int, hold <-chan
 					return
 				}
 			}
+			var tmp []uint64 // the radix sort's other half, for every part
 			for k := int(next.Add(1) - 1); k < len(parts); k = int(next.Add(1) - 1) {
 				if k == len(parts)-1 {
 					close(allTaken)
 				}
 				errs[k] = parts[k].run(results[k])
+				if starts := results[k].Starts; runs != nil && errs[k] == nil && len(starts) <= parts[k].fdes {
+					if cap(tmp) < len(starts) {
+						tmp = make([]uint64, parts[k].fdes)
+					}
+					sorted[k] = runs.sortRun(k, starts, runs.vals[at[k]:at[k]+len(starts)], tmp[:len(starts)])
+				}
 				lowered[k].Store(true)
 				if joining.TryLock() {
 					join()
@@ -162,6 +185,9 @@ func lowerParallel(res *Result, t Target, parts []part, workers int, hold <-chan
 	}
 	wg.Wait()
 	join()
+	if runs != nil && !runs.failed {
+		res.runs = runs
+	}
 	return ok && joined == len(parts)
 }
 

@@ -2,6 +2,7 @@ package lower
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"math"
 	"math/bits"
@@ -45,9 +46,10 @@ type Result struct {
 	// the Frames given to LowerWith or LowerFile, or that LowerScan read.
 	FDEsRead int
 
-	copied    int  // functions whose FREs were copied from an earlier one's
-	fast      int  // functions translated on the fast path
-	hugePages bool // Options.HugePages: for the lists of EncodePlaced
+	copied    int         // functions whose FREs were copied from an earlier one's
+	fast      int         // functions translated on the fast path
+	hugePages bool        // Options.HugePages: for the lists of EncodePlaced
+	runs      *sortedRuns // parts sorted by start, for EncodePlaced; nil without
 }
 
 // Lower is LowerWith in the default (correct) mode.
@@ -179,6 +181,16 @@ func (r *Result) EncodePlaced(sectionAddr uint64) ([][]byte, error) {
 	headWords := (sec.PackedOffset() + 7) / 8
 	mem := makeBig[int](headWords+n, headWords+n, r.hugePages)
 	head := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(mem))), 8*headWords)[:0]
+	if r.runs != nil {
+		// The parts sorted while lowering, merged; should that not be
+		// the order (see sortedRuns), the sort below.
+		if order := r.runs.order(r.Starts, mem); order != nil {
+			parts, err := sec.EncodeSortedIn(head, order, r.Starts, sectionAddr)
+			if !errors.Is(err, emit.ErrNotSorted) {
+				return parts, err
+			}
+		}
+	}
 	return sec.EncodeSortedIn(head, r.placeOrder(sectionAddr, mem), r.Starts, sectionAddr)
 }
 
