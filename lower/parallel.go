@@ -75,7 +75,7 @@ func lowerParallel(res *Result, t Target, parts []part, workers int, hold <-chan
 	if !t.Relocatable && sec.Packed != nil {
 		// A linked file's section is sorted by start: each worker
 		// sorts the parts it lowers.
-		runs = newSortedRuns(len(parts), cap(res.Starts), res.hugePages)
+		runs = newSortedRuns(len(parts), cap(res.Starts), emit.HeaderSize+len(sec.Header.AuxHeader), res.hugePages)
 	}
 	sorted := make([]bool, len(parts)) // set with lowered: the part's run is sorted
 	for k, pt := range parts {
@@ -163,17 +163,15 @@ func lowerParallel(res *Result, t Target, parts []part, workers int, hold <-chan
 					return
 				}
 			}
-			var tmp []uint64 // the radix sort's other half, for every part
 			for k := int(next.Add(1) - 1); k < len(parts); k = int(next.Add(1) - 1) {
 				if k == len(parts)-1 {
 					close(allTaken)
 				}
 				errs[k] = parts[k].run(results[k])
 				if starts := results[k].Starts; runs != nil && errs[k] == nil && len(starts) <= parts[k].fdes {
-					if cap(tmp) < len(starts) {
-						tmp = make([]uint64, parts[k].fdes)
+					if vals, tmp := runs.window(at[k], len(starts)); vals != nil {
+						sorted[k] = runs.sortRun(k, starts, vals, tmp)
 					}
-					sorted[k] = runs.sortRun(k, starts, runs.vals[at[k]:at[k]+len(starts)], tmp[:len(starts)])
 				}
 				lowered[k].Store(true)
 				if joining.TryLock() {

@@ -1,8 +1,11 @@
 package lower
 
 import (
+	"math"
 	"math/bits"
 	"slices"
+
+	"github.com/sframe-gen/sframe-gen/emit"
 )
 
 // sortedRuns is, for a linked file's Result lowered in parts, each part's
@@ -20,85 +23,112 @@ import (
 // (emit.ErrNotSorted), and sorts the functions itself when it is wrong
 // (the starts of the result changed, or some start is not where the
 // section's address keeps their order).
+//
+// The runs and the sort's other half are in the memory EncodePlaced
+// writes the index in (mem: the runs in its first words, the other half
+// after them; the merged order goes in its last words), so that the
+// workers, not EncodePlaced, take its page faults.
 type sortedRuns struct {
-	vals    []uint64    // the runs' values, each run in its window
+	mem     []int       // EncodePlaced's memory, for at most room functions
+	room    int         // the functions mem has room for
 	runs    []sortedRun // in index order
 	idxBits int         // the bits of an index in a run
 	shift   int         // where a value's start begins
 	failed  bool        // some part's starts did not fit the values
 }
 
-// sortedRun is one part's values, vals[at:at+n] of sortedRuns, and the index in
-// the Result of its first function.
+// sortedRun is one part's values, sortedRuns.mem[at:at+n], and the index
+// in the Result of its first function.
 type sortedRun struct {
 	at, n, first int
 }
 
 // newSortedRuns returns the runs of at most parts parts (and one more, the
-// functions added after them) of at most n functions in all, or nil when
-// the values would leave starts fewer than 32 bits.
-func newSortedRuns(parts, n int, huge bool) *sortedRuns {
+// functions added after them) of at most n functions in all, in memory for
+// EncodePlaced's index of n functions after head bytes, or nil when the
+// values would leave starts fewer than 31 bits.
+func newSortedRuns(parts, n, head int, huge bool) *sortedRuns {
 	idxBits := bits.Len(uint(n))
 	shift := idxBits + bits.Len(uint(parts))
 	if shift > 32 {
 		return nil
 	}
-	return &sortedRuns{vals: makeBig[uint64](n, n, huge), runs: make([]sortedRun, 0, parts+1), idxBits: idxBits, shift: shift}
+	words := (head+emit.FDEIndexEntrySize*n+7)/8 + n // at least 3n: runs, the other half, the order
+	return &sortedRuns{mem: makeBig[int](words, words, huge), room: n, runs: make([]sortedRun, 0, parts+1), idxBits: idxBits, shift: shift}
 }
 
-// runDigit is the radix sort's digit: three passes for the starts of a
-// part spread over up to 128 MiB of code.
-const runDigit = 11
+// window returns where the values of a run of n functions at at go, and
+// the radix sort's other half for them (nil past the room of mem): the
+// first and second room words of mem, which EncodePlaced's index covers
+// (16 bytes a function) but not its order (its last words).
+func (s *sortedRuns) window(at, n int) (vals, tmp []int) {
+	if at < 0 || n < 0 || at+n > s.room {
+		return nil, nil
+	}
+	return s.mem[at : at+n], s.mem[s.room+at : s.room+at+n]
+}
+
+// maxRunDigit is the radix sort's largest digit: two passes for the starts
+// of a part spread over 16 MiB of code (their common low zero bits left
+// out), three up to 2 GiB.
+const maxRunDigit = 12
 
 // sortRun sorts starts, those of run k, into vals (as long as starts),
 // with tmp (as long too) for the radix sort's other half. It reports
 // false when some start does not fit a value.
-func (s *sortedRuns) sortRun(k int, starts []uint64, vals, tmp []uint64) bool {
+func (s *sortedRuns) sortRun(k int, starts []uint64, vals, tmp []int) bool {
 	n := len(starts)
 	if n == 0 {
 		return true
 	}
-	lo, hi := starts[0], starts[0]
+	lo, hi, or := starts[0], starts[0], uint64(0)
 	for _, v := range starts {
 		lo, hi = min(lo, v), max(hi, v)
 	}
-	if hi>>(64-s.shift) != 0 {
+	if hi>>(63-s.shift) != 0 {
 		return false
 	}
+	for _, v := range starts {
+		or |= v - lo
+	}
 	// Radix sort, least significant digit first, on the bits of start-lo
-	// (stable: equal starts keep the index order); the last pass adds lo
-	// back. The values start where an odd number of passes leaves them in
-	// vals.
-	passes := (bits.Len64(hi-lo) + runDigit - 1) / runDigit
+	// but those zero in every one (functions are aligned) (stable: equal
+	// starts keep the index order); the last pass adds lo back. The
+	// values start where an odd number of passes leaves them in vals.
+	low := bits.TrailingZeros64(or | 1<<63)
+	keyBits := bits.Len64((hi - lo) >> low)
+	passes := (keyBits + maxRunDigit - 1) / maxRunDigit
 	src, dst := vals, tmp
 	if passes%2 == 1 {
 		src, dst = tmp, vals
 	}
-	tag := uint64(k) << s.idxBits
+	tag := k << s.idxBits
 	for i, v := range starts {
-		src[i] = (v-lo)<<s.shift | tag | uint64(i)
+		src[i] = int((v-lo)<<s.shift) | tag | i
 	}
 	if passes == 0 {
 		for i := range src {
-			src[i] += lo << s.shift
+			src[i] += int(lo << s.shift)
 		}
 		return true
 	}
+	digit := (keyBits + passes - 1) / passes
+	mask := 1<<digit - 1
 	for pass := range passes {
-		shift := s.shift + pass*runDigit
-		var add uint64
+		shift := s.shift + low + pass*digit
+		add := 0
 		if pass == passes-1 {
-			add = lo << s.shift
+			add = int(lo << s.shift)
 		}
-		var count [1<<runDigit + 1]int
+		var count [1<<maxRunDigit + 1]int
 		for _, v := range src {
-			count[v>>shift&(1<<runDigit-1)+1]++
+			count[v>>shift&mask+1]++
 		}
-		for d := 1; d < len(count); d++ {
+		for d := 1; d <= mask+1; d++ {
 			count[d] += count[d-1]
 		}
 		for _, v := range src {
-			d := v >> shift & (1<<runDigit - 1)
+			d := v >> shift & mask
 			dst[count[d]] = v + add
 			count[d]++
 		}
@@ -115,31 +145,27 @@ func (s *sortedRuns) sortRun(k int, starts []uint64, vals, tmp []uint64) bool {
 func (s *sortedRuns) order(starts []uint64, mem []int) []int {
 	n := len(starts)
 	covered := 0
+	runs := make([][]int, 0, len(s.runs)+1)
+	first := make([]int, 0, len(s.runs)+1)
 	for _, r := range s.runs {
-		if r.first != covered || r.at+r.n > len(s.vals) {
+		vals, _ := s.window(r.at, r.n)
+		if r.first != covered || vals == nil {
 			return nil
 		}
+		runs, first = append(runs, vals), append(first, r.first)
 		covered += r.n
 	}
-	if s.failed || covered > n || n-covered > 1<<s.idxBits {
+	if s.failed || covered > n || n-covered >= 1<<s.idxBits {
 		return nil
 	}
-	runs := make([][]uint64, len(s.runs), len(s.runs)+1)
-	for k, r := range s.runs {
-		runs[k] = s.vals[r.at : r.at+r.n]
-	}
-	first := make([]int, len(s.runs), len(s.runs)+1)
-	for k, r := range s.runs {
-		first[k] = r.first
-	}
 	if tail := starts[covered:]; len(tail) > 0 {
-		k := uint64(len(s.runs))
-		vals := make([]uint64, len(tail))
+		k := len(s.runs)
+		vals := make([]int, len(tail))
 		for i, v := range tail {
-			if v>>(64-s.shift) != 0 {
+			if v>>(63-s.shift) != 0 {
 				return nil
 			}
-			vals[i] = v<<s.shift | k<<s.idxBits | uint64(i)
+			vals[i] = int(v<<s.shift) | k<<s.idxBits | i
 		}
 		slices.Sort(vals)
 		runs, first = append(runs, vals), append(first, covered)
@@ -157,14 +183,14 @@ func (s *sortedRuns) order(starts []uint64, mem []int) []int {
 // mergeRuns merges runs, sorted lists of values, into order: the index of
 // each value in order of value, first[k] plus the value's low bits (mask)
 // for a value of run k. order has room for them all.
-func mergeRuns(runs [][]uint64, first []int, order []int, mask uint64) {
+func mergeRuns(runs [][]int, first []int, order []int, mask int) {
 	j := 0
 	for {
 		// The run whose next value is the least goes on until its next
 		// value passes the least of the other runs' (the runs of a
 		// linked file's parts interleave rarely: long stretches of one
-		// run at a time).
-		best, least, next := -1, ^uint64(0), ^uint64(0)
+		// run at a time). Values are not negative.
+		best, least, next := -1, math.MaxInt, math.MaxInt
 		for k, r := range runs {
 			if len(r) == 0 {
 				continue
@@ -181,7 +207,7 @@ func mergeRuns(runs [][]uint64, first []int, order []int, mask uint64) {
 		r, base := runs[best], first[best]
 		k := 0
 		for k < len(r) && r[k] < next {
-			order[j] = base + int(r[k]&mask)
+			order[j] = base + r[k]&mask
 			j++
 			k++
 		}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/sframe-gen/sframe-gen/cfi"
+	"github.com/sframe-gen/sframe-gen/emit"
 )
 
 // TestSortedRuns checks sortRun and order against placeOrder: random
@@ -35,7 +36,7 @@ func TestSortedRuns(t *testing.T) {
 					want[i] = i
 				}
 			}
-			s := newSortedRuns(tc.parts, tc.n+tc.tail, round%2 == 1)
+			s := newSortedRuns(tc.parts, tc.n+tc.tail, emit.HeaderSize, round%2 == 1)
 			// Parts of random sizes over the first n-tail functions, each
 			// in a window of the values as big as its size or more.
 			cut := []int{0}
@@ -44,10 +45,10 @@ func TestSortedRuns(t *testing.T) {
 			}
 			slices.Sort(cut)
 			cut = append(cut, max(0, tc.n-tc.tail))
-			tmp := make([]uint64, tc.n)
 			for k := range tc.parts {
 				starts := r.Starts[cut[k]:cut[k+1]]
-				if !s.sortRun(k, starts, s.vals[cut[k]:cut[k+1]], tmp[:len(starts)]) {
+				vals, tmp := s.window(cut[k], len(starts))
+				if vals == nil || !s.sortRun(k, starts, vals, tmp) {
 					t.Fatalf("%s: part %d not sorted", what, k)
 				}
 				s.runs = append(s.runs, sortedRun{at: cut[k], n: len(starts), first: cut[k]})
@@ -69,8 +70,8 @@ func TestSortedRuns(t *testing.T) {
 				continue
 			}
 			// A start the values cannot hold: in a part, after them.
-			big := uint64(1) << (64 - s.shift)
-			if s.sortRun(0, []uint64{1, big}, make([]uint64, 2), make([]uint64, 2)) {
+			big := uint64(1) << (63 - s.shift)
+			if s.sortRun(0, []uint64{1, big}, make([]int, 2), make([]int, 2)) {
 				t.Errorf("%s: start %#x sorted", what, big)
 			}
 			r.Starts = append(r.Starts, big)
@@ -89,8 +90,13 @@ func TestSortedRuns(t *testing.T) {
 			}
 		}
 	}
-	if newSortedRuns(1<<8, 1<<24, false) != nil {
-		t.Error("runs of 2^24 functions in 256 parts: values of fewer than 32 bits of start")
+	if newSortedRuns(1<<8, 1<<24, emit.HeaderSize, false) != nil {
+		t.Error("runs of 2^24 functions in 256 parts: values of fewer than 31 bits of start")
+	}
+	if s := newSortedRuns(4, 100, emit.HeaderSize, false); s == nil {
+		t.Error("no runs of 100 functions in 4 parts")
+	} else if vals, _ := s.window(90, 11); vals != nil {
+		t.Error("a window past the room of the memory")
 	}
 }
 
@@ -153,6 +159,16 @@ func TestEncodePlacedRuns(t *testing.T) {
 				parts, err := res.EncodePlaced(tc.addr)
 				if err != nil {
 					t.Fatalf("%s: %v", what, err)
+				}
+				// Again: the same bytes, the first ones left as they were
+				// (the runs are used once: the index is written over them).
+				first := bytes.Join(parts, nil)
+				again, err := res.EncodePlaced(tc.addr)
+				if err != nil {
+					t.Fatalf("%s, again: %v", what, err)
+				}
+				if !bytes.Equal(bytes.Join(again, nil), first) || !bytes.Equal(bytes.Join(parts, nil), first) {
+					t.Errorf("%s: EncodePlaced twice: other bytes", what)
 				}
 				res.Place(tc.addr)
 				want, err := res.Section.EncodeParts()

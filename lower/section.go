@@ -2,7 +2,6 @@ package lower
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
 	"math"
 	"math/bits"
@@ -179,15 +178,23 @@ func (r *Result) EncodePlaced(sectionAddr uint64) ([][]byte, error) {
 	// in the last n words, past the index's end).
 	n := len(r.Starts)
 	headWords := (sec.PackedOffset() + 7) / 8
-	mem := makeBig[int](headWords+n, headWords+n, r.hugePages)
+	// The runs, once: the index is written over them.
+	runs := r.runs
+	r.runs = nil
+	var mem []int
+	if runs != nil && len(runs.mem) >= headWords+n {
+		mem = runs.mem // touched by the workers already
+	} else {
+		mem = makeBig[int](headWords+n, headWords+n, r.hugePages)
+	}
 	head := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(mem))), 8*headWords)[:0]
-	if r.runs != nil {
+	if runs != nil {
 		// The parts sorted while lowering, merged; should that not be
-		// the order (see sortedRuns), the sort below.
-		if order := r.runs.order(r.Starts, mem); order != nil {
-			parts, err := sec.EncodeSortedIn(head, order, r.Starts, sectionAddr)
-			if !errors.Is(err, emit.ErrNotSorted) {
-				return parts, err
+		// the order (see sortedRuns), or the encoding fail, the sort
+		// below (and any error of the encoding again).
+		if order := runs.order(r.Starts, mem); order != nil {
+			if parts, err := sec.EncodeSortedIn(head, order, r.Starts, sectionAddr); err == nil {
+				return parts, nil
 			}
 		}
 	}
