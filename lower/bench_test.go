@@ -52,3 +52,69 @@ func benchLower(b *testing.B, opt Options) {
 	b.ReportMetric(float64(len(frames.FDEs)), "FDEs")
 	b.ReportMetric(float64(len(res.Skipped)), "skipped")
 }
+
+// benchStarts returns the function starts of libLLVM.so's .eh_frame in
+// section order, cut as LowerScan cuts them for two workers.
+func benchStarts(b *testing.B) (starts []uint64, cuts []int) {
+	f := libLLVM(b)
+	defer f.Close()
+	frames, err := cfi.Read(f, cfi.EHFrame)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, fde := range frames.FDEs {
+		starts = append(starts, fde.Start)
+	}
+	weights := partWeights(2)
+	total := 0
+	for _, w := range weights {
+		total += w
+	}
+	cuts = []int{0}
+	acc := 0
+	for _, w := range weights {
+		acc += w
+		cuts = append(cuts, len(starts)*acc/total)
+	}
+	return starts, cuts
+}
+
+// BenchmarkSortRuns sorts libLLVM.so's starts part by part (sortRun), as
+// the workers of LowerScan do, and merges them (order).
+func BenchmarkSortRuns(b *testing.B) {
+	starts, cuts := benchStarts(b)
+	s := newSortedRuns(len(cuts)-1, len(starts), 0, false)
+	sortAll := func() {
+		s.runs = s.runs[:0]
+		for k := range len(cuts) - 1 {
+			part := starts[cuts[k]:cuts[k+1]]
+			vals, tmp := s.window(cuts[k], len(part))
+			if !s.sortRun(k, part, vals, tmp) {
+				b.Fatal("not sorted")
+			}
+			s.runs = append(s.runs, sortedRun{at: cuts[k], n: len(part), first: cuts[k]})
+		}
+	}
+	b.Run("sort", func(b *testing.B) {
+		for b.Loop() {
+			sortAll()
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(starts)), "ns/start")
+	})
+	b.Run("merge", func(b *testing.B) {
+		sortAll()
+		order := make([]int, len(starts))
+		for b.Loop() {
+			if s.order(starts, order) == nil {
+				b.Fatal("no order")
+			}
+		}
+	})
+	b.Run("placeOrder", func(b *testing.B) {
+		r := &Result{Starts: starts}
+		mem := make([]int, 2*len(starts))
+		for b.Loop() {
+			r.placeOrder(0, mem)
+		}
+	})
+}

@@ -68,73 +68,86 @@ func (s *sortedRuns) window(at, n int) (vals, tmp []int) {
 	return s.mem[at : at+n], s.mem[s.room+at : s.room+at+n]
 }
 
-// maxRunDigit is the radix sort's largest digit: two passes for the starts
-// of a part spread over 16 MiB of code (their common low zero bits left
-// out), three up to 2 GiB.
-const maxRunDigit = 12
+// maxRunDigit is the radix sort's largest digit, maxRunPasses its most
+// passes: it sorts the starts of a part spread over up to 8 GiB of code
+// (their common low zero bits left out).
+const (
+	maxRunDigit  = 11
+	maxRunPasses = 3
+)
 
 // sortRun sorts starts, those of run k, into vals (as long as starts),
 // with tmp (as long too) for the radix sort's other half. It reports
-// false when some start does not fit a value.
+// false when some start does not fit a value, or the starts are spread
+// too far apart.
 func (s *sortedRuns) sortRun(k int, starts []uint64, vals, tmp []int) bool {
 	n := len(starts)
 	if n == 0 {
 		return true
 	}
-	lo, hi, or := starts[0], starts[0], uint64(0)
+	// The bits in which the starts differ from the first, whose lowest
+	// one is the lowest that is not zero in every start-lo.
+	lo, hi, diff := starts[0], starts[0], uint64(0)
 	for _, v := range starts {
-		lo, hi = min(lo, v), max(hi, v)
+		lo, hi, diff = min(lo, v), max(hi, v), diff|(v^starts[0])
 	}
-	if hi>>(63-s.shift) != 0 {
+	low := bits.TrailingZeros64(diff | 1<<63)
+	keyBits := bits.Len64((hi - lo) >> low)
+	if hi>>(63-s.shift) != 0 || keyBits > maxRunPasses*maxRunDigit {
 		return false
 	}
-	for _, v := range starts {
-		or |= v - lo
-	}
 	// Radix sort, least significant digit first, on the bits of start-lo
-	// but those zero in every one (functions are aligned) (stable: equal
-	// starts keep the index order); the last pass adds lo back. The
-	// values start where an odd number of passes leaves them in vals.
-	low := bits.TrailingZeros64(or | 1<<63)
-	keyBits := bits.Len64((hi - lo) >> low)
+	// from low (stable: equal starts keep the index order); the last
+	// pass adds lo back. The digits of every pass are counted at once,
+	// as the values are made, in the list where an odd number of passes
+	// leaves them in vals.
 	passes := (keyBits + maxRunDigit - 1) / maxRunDigit
 	src, dst := vals, tmp
 	if passes%2 == 1 {
 		src, dst = tmp, vals
 	}
-	tag := k << s.idxBits
-	for i, v := range starts {
-		src[i] = int((v-lo)<<s.shift) | tag | i
-	}
 	if passes == 0 {
 		for i := range src {
-			src[i] += int(lo << s.shift)
+			src[i] = int(lo<<s.shift) | k<<s.idxBits | i
 		}
 		return true
 	}
 	digit := (keyBits + passes - 1) / passes
-	mask := 1<<digit - 1
+	mask := uint64(1)<<digit - 1
+	var count [maxRunPasses][1<<maxRunDigit + 1]int
+	tag := k << s.idxBits
+	for i, v := range starts {
+		key := (v - lo) >> low
+		src[i] = int((v-lo)<<s.shift) | tag | i
+		count[0][key&mask+1]++
+		count[1][key>>digit&mask+1]++
+		count[2][key>>(2*digit)&mask+1]++
+	}
 	for pass := range passes {
+		c := &count[pass]
+		for d := 1; d <= int(mask)+1; d++ {
+			c[d] += c[d-1]
+		}
 		shift := s.shift + low + pass*digit
 		add := 0
 		if pass == passes-1 {
 			add = int(lo << s.shift)
 		}
-		var count [1<<maxRunDigit + 1]int
-		for _, v := range src {
-			count[v>>shift&mask+1]++
-		}
-		for d := 1; d <= mask+1; d++ {
-			count[d] += count[d-1]
-		}
-		for _, v := range src {
-			d := v >> shift & mask
-			dst[count[d]] = v + add
-			count[d]++
-		}
+		scatter(dst, src, c, shift, int(mask), add)
 		src, dst = dst, src
 	}
 	return true
+}
+
+// scatter is a pass of sortRun's: each value of src, plus add, goes to
+// dst at the place of its digit (v>>shift&mask) in count, which moves on.
+// (A function of its own, the loop's values stay in registers.)
+func scatter(dst, src []int, count *[1<<maxRunDigit + 1]int, shift, mask, add int) {
+	for _, v := range src {
+		d := v >> shift & mask
+		dst[count[d]] = v + add
+		count[d]++
+	}
 }
 
 // order merges the runs into the order of the n functions of starts, in

@@ -15,14 +15,15 @@ import (
 // starts with repeats, spread over a few bytes to 2^40, cut into parts of
 // random sizes (some empty) with functions after them, merged in memory
 // given (not zeroed) and in their own; and that they give up (false, nil)
-// where the values cannot hold the starts or the runs do not cover the
-// functions one after the other.
+// where the values cannot hold the starts, the starts are too far apart
+// for the passes, or the runs do not cover the functions one after the
+// other.
 func TestSortedRuns(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, tc := range []struct {
 		n, parts, tail int
 		span           uint64
-	}{{0, 1, 0, 1}, {1, 1, 0, 1}, {5, 3, 2, 4}, {100, 4, 0, 16}, {3000, 8, 8, 1 << 12}, {3000, 8, 3, 1 << 24}, {20000, 16, 0, 1 << 40}, {50000, 8, 8, 1 << 30}} {
+	}{{0, 1, 0, 1}, {1, 1, 0, 1}, {5, 3, 2, 4}, {100, 4, 0, 16}, {3000, 8, 8, 1 << 12}, {3000, 8, 3, 1 << 24}, {20000, 16, 0, 1 << 33}, {50000, 8, 8, 1 << 30}} {
 		for round := range 4 {
 			what := fmt.Sprintf("%d functions, %d parts, span %#x, round %d", tc.n, tc.parts, tc.span, round)
 			r := &Result{Starts: make([]uint64, tc.n)}
@@ -73,6 +74,10 @@ func TestSortedRuns(t *testing.T) {
 			big := uint64(1) << (63 - s.shift)
 			if s.sortRun(0, []uint64{1, big}, make([]int, 2), make([]int, 2)) {
 				t.Errorf("%s: start %#x sorted", what, big)
+			}
+			// Starts too far apart for the passes.
+			if far := uint64(1) << (maxRunPasses * maxRunDigit); far < big && s.sortRun(0, []uint64{1, 2, 2 + far}, make([]int, 3), make([]int, 3)) {
+				t.Errorf("%s: starts 1, 2 and %#x sorted", what, 2+far)
 			}
 			r.Starts = append(r.Starts, big)
 			if got := s.order(r.Starts, nil); got != nil {
