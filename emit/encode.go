@@ -251,68 +251,114 @@ func (s *Section) encodePacked(order binary.ByteOrder, numFREs, hdrEnd, fdeLen u
 // entry j is FDE j, or FDE sorted.order[j] with the start field of
 // sorted.starts. (Calls through binary.ByteOrder, one per field, would
 // cost more than the rest.) With sorted, it checks what measurePacked
-// leaves to it: that the order is a permutation and each entry's FRE
-// offset is within Packed (one pass over the index instead of three).
+// leaves to it: that the order is a permutation that sorts the FDEs and
+// each entry's FRE offset is within Packed (one pass over the index
+// instead of three); a big index is written in two halves at once.
 func (s *Section) putIndex(b []byte, at uint64, sorted *sortedIndex, big bool) error {
 	b = b[:len(s.Index)*FDEIndexEntrySize]
-	put := func(e []byte, start uint64, f *IndexEntry) {
-		if big {
-			binary.BigEndian.PutUint64(e, start)
-			binary.BigEndian.PutUint32(e[8:], f.Size)
-			binary.BigEndian.PutUint32(e[12:], f.FREOffset)
-		} else {
-			binary.LittleEndian.PutUint64(e, start)
-			binary.LittleEndian.PutUint32(e[8:], f.Size)
-			binary.LittleEndian.PutUint32(e[12:], f.FREOffset)
-		}
-	}
 	if sorted == nil {
 		for i := range s.Index {
 			f := &s.Index[i]
-			put(b[i*FDEIndexEntrySize:][:FDEIndexEntrySize], uint64(f.StartOffset), f)
+			putEntry(b[i*FDEIndexEntrySize:][:FDEIndexEntrySize], uint64(f.StartOffset), f, big)
 		}
 		return nil
 	}
+	// Each entry's key (its offset from the section, signed, made
+	// unsigned keeping the order) and index must be above the last
+	// one's: then the order is a permutation too (no index twice) when
+	// each is in range.
+	n := len(s.Index)
+	if n < parallelIndex {
+		return s.putSorted(b, at, sorted, big, 0, n)
+	}
+	// Two halves at once.
+	h := n / 2
+	var errs [2]error
+	done := make(chan struct{})
+	go func() {
+		errs[1] = s.putSorted(b, at, sorted, big, h, n)
+		close(done)
+	}()
+	errs[0] = s.putSorted(b, at, sorted, big, 0, h)
+	<-done
+	switch {
+	case errs[0] != nil:
+		return errs[0]
+	case errs[1] != nil:
+		return errs[1]
+	}
+	i, last := h, h-1
+	if sorted.order != nil {
+		i, last = sorted.order[h], sorted.order[h-1]
+	}
+	return notAfter(sorted, i, last)
+}
+
+// parallelIndex is the number of FDEs from which putIndex writes a sorted
+// index in two halves at once.
+const parallelIndex = 1 << 15
+
+// putSorted writes entries j0 to j1 of the sorted index at the start of b
+// (see putIndex).
+func (s *Section) putSorted(b []byte, at uint64, sorted *sortedIndex, big bool, j0, j1 int) error {
 	// The start field is relative to the section, or (PC-relative) to
 	// the field itself: FieldOffset(j).
 	base := sorted.addr
 	step := uint64(0)
 	if s.Header.Flags&FlagFDEFuncStartPCRel != 0 {
-		base += at
+		base += at + uint64(j0)*FDEIndexEntrySize
 		step = FDEIndexEntrySize
 	}
 	starts, order := sorted.starts, sorted.order
 	n := len(s.Index)
-	var seen []uint64
-	if order != nil {
-		seen = make([]uint64, (n+63)/64)
-	}
 	freLen := uint64(len(s.Packed))
-	// The keys of the order (offsets from the section, signed, made
-	// unsigned keeping their order) and the indices must increase.
 	lastKey, last := uint64(0), -1
-	for j := range n {
+	for j := j0; j < j1; j++ {
 		i := j
 		if order != nil {
-			i = order[j]
-			if uint(i) >= uint(n) || seen[i/64]&(1<<(i%64)) != 0 {
+			if i = order[j]; uint(i) >= uint(n) {
 				return fmt.Errorf("sframe: encode: the order is not a permutation of the %d FDEs (%d)", n, i)
 			}
-			seen[i/64] |= 1 << (i % 64)
 		}
 		f := &s.Index[i]
 		if uint64(f.FREOffset)+FDEAttrSize > freLen {
 			return packedOffsetError(i, f.FREOffset, freLen)
 		}
 		key := (starts[i] - sorted.addr) ^ 1<<63
-		if key < lastKey || key == lastKey && i < last {
-			return fmt.Errorf("sframe: encode: FDE %d (start %#x) after FDE %d (start %#x): %w", i, starts[i], last, starts[last], ErrNotSorted)
+		if key < lastKey || key == lastKey && i <= last {
+			return notAfter(sorted, i, last)
 		}
 		lastKey, last = key, i
-		put(b[j*FDEIndexEntrySize:][:FDEIndexEntrySize], starts[i]-base, f)
+		putEntry(b[j*FDEIndexEntrySize:][:FDEIndexEntrySize], starts[i]-base, f, big)
 		base += step
 	}
 	return nil
+}
+
+// putEntry writes the index entry of f with start field start in e.
+func putEntry(e []byte, start uint64, f *IndexEntry, big bool) {
+	if big {
+		binary.BigEndian.PutUint64(e, start)
+		binary.BigEndian.PutUint32(e[8:], f.Size)
+		binary.BigEndian.PutUint32(e[12:], f.FREOffset)
+	} else {
+		binary.LittleEndian.PutUint64(e, start)
+		binary.LittleEndian.PutUint32(e[8:], f.Size)
+		binary.LittleEndian.PutUint32(e[12:], f.FREOffset)
+	}
+}
+
+// notAfter returns putIndex's error when FDE i may not follow FDE last in
+// the sorted index (nil when it may).
+func notAfter(sorted *sortedIndex, i, last int) error {
+	key := func(i int) uint64 { return (sorted.starts[i] - sorted.addr) ^ 1<<63 }
+	switch k, l := key(i), key(last); {
+	case k > l || k == l && i > last:
+		return nil
+	case i == last:
+		return fmt.Errorf("sframe: encode: the order is not a permutation of the %d FDEs (%d twice)", len(sorted.starts), i)
+	}
+	return fmt.Errorf("sframe: encode: FDE %d (start %#x) after FDE %d (start %#x): %w", i, sorted.starts[i], last, sorted.starts[last], ErrNotSorted)
 }
 
 // ErrNotSorted is the error of EncodeSorted (wrapped) when the order given

@@ -575,3 +575,60 @@ func TestEncodeSortedBig(t *testing.T) {
 		}
 	}
 }
+
+// TestEncodeSortedHalves checks the errors of an index big enough to be
+// written in two halves at once: an FDE twice, once in each half; FDEs
+// out of order across the halves or in the second, or out of range; an
+// FRE offset past the data in the second half; and that the first half's
+// error is the one given when both have one.
+func TestEncodeSortedHalves(t *testing.T) {
+	n := parallelIndex + 10
+	var s Section
+	s.Header = Header{Version: Version3, ABI: ABIAMD64LittleEndian, Flags: FlagFDEFuncStartPCRel}
+	starts := make([]uint64, n)
+	for i := range n {
+		if err := appendMin(&s, FDE{Size: 0x10, Info: FuncInfo(PCInc, FREAddr1, false, false)}, []FRE{{Info: FREInfo(true, 1, DataWord1B, false), Words: []int32{8}}}); err != nil {
+			t.Fatal(err)
+		}
+		starts[i] = 0x1000 + 0x10*uint64(n-i) // in reverse
+	}
+	sorted := func() []int {
+		order := make([]int, n)
+		for j := range order {
+			order[j] = n - 1 - j
+		}
+		return order
+	}
+	h := n / 2
+	for _, tc := range []struct {
+		what   string
+		change func(order []int)
+		want   string
+	}{
+		{"sorted", func([]int) {}, ""},
+		{"an FDE at the end of one half and the start of the other", func(o []int) { o[h] = o[h-1] }, "not a permutation of the 32778 FDEs (16389 twice)"},
+		{"an FDE in both halves", func(o []int) { o[h+3] = o[h-3] }, "FDE 16391 (start 0x41030) after FDE 16386 (start 0x41080)"},
+		{"an FDE out of range in the second half", func(o []int) { o[n-1] = n }, "not a permutation of the 32778 FDEs (32778)"},
+		{"two FDEs swapped across the halves", func(o []int) { o[h-1], o[h] = o[h], o[h-1] }, "FDE 16389 (start 0x41050) after FDE 16388 (start 0x41060)"},
+		{"two FDEs swapped in the second half", func(o []int) { o[h+5], o[h+6] = o[h+6], o[h+5] }, "FDE 16383 (start 0x410b0) after FDE 16382 (start 0x410c0)"},
+		{"both halves wrong", func(o []int) { o[1], o[2] = o[2], o[1]; o[h+5], o[h+6] = o[h+6], o[h+5] }, "FDE 32776 (start 0x1020) after FDE 32775 (start 0x1030)"},
+	} {
+		order := sorted()
+		tc.change(order)
+		_, err := s.EncodeSorted(order, starts, 0)
+		if tc.want == "" {
+			if err != nil {
+				t.Errorf("%s: %v", tc.what, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want %q", tc.what, err, tc.want)
+		}
+	}
+	// An FRE offset past the data, in the second half.
+	s.Index[10].FREOffset = uint32(len(s.Packed))
+	if _, err := s.EncodeSorted(sorted(), starts, 0); err == nil || !strings.Contains(err.Error(), "FDE 10: FRE offset") {
+		t.Errorf("an FRE offset past the data in the second half: error %v", err)
+	}
+}
