@@ -95,40 +95,7 @@ func open(f *elf.File, src Source, file []byte) (*Frames, error) {
 	fr := newFrames(data, name, which, ptr)
 	fr.Address = sec.Addr
 	fr.Relocatable = rel
-	if file != nil && which == EHFrame && !rel {
-		fr.table, fr.tableAddr = hdrTable(f, file)
-	}
 	return fr, nil
-}
-
-// hdrTable returns the binary search table of f's .eh_frame_hdr, in file
-// (the whole file's bytes), and the header's address, when it is there in
-// the usual encoding (version 1, a 4- or 8-byte eh_frame_ptr, a udata4
-// count, datarel sdata4 entries): nil otherwise. Its entries are not
-// checked.
-func hdrTable(f *elf.File, file []byte) ([]byte, uint64) {
-	s := f.Section(".eh_frame_hdr")
-	if s == nil || s.Type != elf.SHT_PROGBITS || s.Flags&elf.SHF_COMPRESSED != 0 ||
-		s.Offset > uint64(len(file)) || s.Size > uint64(len(file))-s.Offset || s.Size < 12 {
-		return nil, 0
-	}
-	hdr := file[s.Offset : s.Offset+s.Size]
-	at := 4
-	switch PointerEncoding(hdr[1]) & 0x0f {
-	case PEUData4, PESData4:
-		at += 4
-	case PEUData8, PESData8:
-		at += 8
-	default:
-		return nil, 0
-	}
-	if hdr[0] != 1 || PointerEncoding(hdr[2]) != PEUData4 || PointerEncoding(hdr[3]) != PEDataRel|PESData4 || len(hdr) < at+4 {
-		return nil, 0
-	}
-	n := uint64(f.ByteOrder.Uint32(hdr[at:]))
-	at += 4
-	n = min(n, uint64(len(hdr)-at)/8)
-	return hdr[at : at+int(8*n)], s.Addr
 }
 
 // ReadSection reads CFI section bytes without an ELF file around them: a

@@ -1,9 +1,6 @@
 package cfi
 
-import (
-	"encoding/binary"
-	"runtime/debug"
-)
+import "encoding/binary"
 
 // Scanner reads the FDEs of one part of a CFI section one at a time, as
 // Read reads them all: for a caller that lowers each FDE once and keeps
@@ -132,94 +129,23 @@ func (fr *Frames) Cut(n int) (cuts, fdes []int) {
 
 // CutWeighted is Cut into at most len(weights) parts, part k of about
 // weights[k]/sum(weights) of the section (a weight below 1 counts as 1).
-//
-// A big .eh_frame opened with OpenMapped whose file has an .eh_frame_hdr
-// is walked in two halves at once: the second from an FDE that the
-// header's table says is near the middle, the first up to it. That FDE
-// is where a part starts only when the first walk ends exactly there
-// (the table may point anywhere); else the first walk goes on to the end
-// alone.
 func (fr *Frames) CutWeighted(weights []int) (cuts, fdes []int) {
-	return fr.cutWeighted(weights, parallelCut)
-}
-
-// cutWeighted is CutWeighted, walking a section of parallel bytes or more
-// in two halves when it can.
-func (fr *Frames) cutWeighted(weights []int, parallel int) (cuts, fdes []int) {
-	n, bounds := fr.bounds(weights)
+	n := max(len(weights), 1)
 	size := len(fr.Data)
-	first := &cutWalk{cuts: make([]int, 1, n+1), fdes: make([]int, 1, n), bounds: bounds[1:]}
-	if m := n / 2; m > 0 && size >= parallel {
-		if mid, ok := fr.entryNear(bounds[m]); ok && mid > 0 && mid < size {
-			rest := bounds[m+1:]
-			for len(rest) > 0 && rest[0] <= mid {
-				rest = rest[1:] // no part of nothing at mid
-			}
-			second := &cutWalk{off: mid, cuts: []int{mid}, fdes: []int{0}, bounds: rest}
-			done := make(chan struct{})
-			go func() {
-				defer close(done)
-				// The section may be mapped: a fault (the file cut
-				// meanwhile) fails this walk, which the first then does
-				// again where the caller handles faults.
-				defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-				defer func() {
-					if recover() != nil {
-						second.failed = true
-					}
-				}()
-				second.walk(fr, size)
-			}()
-			first.bounds = bounds[1:m]
-			first.walk(fr, mid)
-			<-done
-			if first.off == mid && !second.failed {
-				return append(append(first.cuts, second.cuts...), size), append(first.fdes, second.fdes...)
-			}
-			first.bounds = bounds[len(first.cuts):]
-		}
-	}
-	first.walk(fr, size)
-	return append(first.cuts, size), first.fdes
-}
-
-// bounds returns how many parts CutWeighted cuts for weights, at most,
-// and where they are to start: part k at the first entry at or past
-// bounds[k].
-func (fr *Frames) bounds(weights []int) (n int, bounds []int) {
-	n = max(len(weights), 1)
-	bounds = make([]int, n)
+	// Part k starts at the first entry at or past bounds[k].
+	bounds := make([]int, n)
 	total := 0
 	for _, w := range weights {
 		total += max(w, 1)
 	}
 	for k, sum := 1, 0; k < n; k++ {
 		sum += max(weights[k-1], 1)
-		bounds[k] = int(int64(len(fr.Data)) * int64(sum) / int64(total))
+		bounds[k] = int(int64(size) * int64(sum) / int64(total))
 	}
-	return n, bounds
-}
-
-// parallelCut is the size of a section from which CutWeighted walks it in
-// two halves at once (when it can).
-const parallelCut = 1 << 20
-
-// cutWalk is one walk of CutWeighted's over the entries of a section.
-type cutWalk struct {
-	off    int   // the entry it is at
-	cuts   []int // where the parts it cut start
-	fdes   []int // per part, the entries that may be FDEs
-	bounds []int // the next part starts at the first entry at or past bounds[0]
-	failed bool  // (a second walk) it faulted
-}
-
-// walk walks the entries at w.off and after while they start before to,
-// cutting parts, or up to a broken entry that ends the section (w.off is
-// then past the section). It reads only the entries' headers.
-func (w *cutWalk) walk(fr *Frames, to int) {
+	cuts = make([]int, 1, n+1)
+	fdes = make([]int, 1, n)
 	p := newParser(fr, &Frames{})
 	data := fr.Data
-	size := len(data)
 	u32 := func(b []byte) uint32 {
 		if fr.big {
 			return binary.BigEndian.Uint32(b)
@@ -231,13 +157,10 @@ func (w *cutWalk) walk(fr *Frames, to int) {
 	if p.eh {
 		cieID = 0
 	}
-	off := w.off
-	defer func() { w.off = off }()
-	for off < to {
-		if len(w.bounds) > 0 && off >= w.bounds[0] {
-			w.cuts = append(w.cuts, off)
-			w.fdes = append(w.fdes, 0)
-			w.bounds = w.bounds[1:]
+	for off := 0; off < size; {
+		if len(cuts) < n && off >= bounds[len(cuts)] {
+			cuts = append(cuts, off)
+			fdes = append(fdes, 0)
 		}
 		// The usual entry, read in line: a 32-bit length that holds its
 		// id, within the section.
@@ -245,7 +168,7 @@ func (w *cutWalk) walk(fr *Frames, to int) {
 			length := int(u32(data[off:]))
 			if length >= 4 && length < 0xfffffff0 && length <= size-off-4 {
 				if u32(data[off+4:]) != cieID {
-					w.fdes[len(w.fdes)-1]++
+					fdes[len(fdes)-1]++
 				}
 				off += 4 + length
 				continue
@@ -254,37 +177,12 @@ func (w *cutWalk) walk(fr *Frames, to int) {
 		h, next, err := p.readHeader(off)
 		if err != nil {
 			if _, stop := err.(stopError); stop {
-				off = size + 1 // past any offset a cut is at
-				return
+				break
 			}
 		} else if h.end != 0 && !p.isCIE(&h) {
-			w.fdes[len(w.fdes)-1]++
+			fdes[len(fdes)-1]++
 		}
 		off = next
 	}
-}
-
-// entryNear returns the section offset of an FDE near off that the
-// table of the file's .eh_frame_hdr gives (the nearest of a few spread
-// over the table): false without a table. It does not check it.
-func (fr *Frames) entryNear(off int) (int, bool) {
-	t := fr.table
-	n := len(t) / 8
-	if n == 0 {
-		return 0, false
-	}
-	const samples = 32
-	best, dist := 0, -1
-	for j := range samples {
-		e := t[(2*j+1)*n/(2*samples)*8:]
-		addr := fr.tableAddr + uint64(int64(int32(fr.Order.Uint32(e[4:]))))
-		at := addr - fr.Address
-		if at >= uint64(len(fr.Data)) {
-			continue
-		}
-		if d := max(int(at)-off, off-int(at)); dist < 0 || d < dist {
-			best, dist = int(at), d
-		}
-	}
-	return best, dist >= 0
+	return append(cuts, size), fdes
 }

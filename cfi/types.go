@@ -103,10 +103,6 @@ type Frames struct {
 
 	ptr PointerContext // the section-wide part of pointer decoding
 	big bool           // Order is big-endian
-	// table is the binary search table of the file's .eh_frame_hdr, 8
-	// bytes an FDE (OpenMapped, the usual encoding only), at tableAddr.
-	table     []byte
-	tableAddr uint64
 }
 
 // EntryError is a problem with one CIE or FDE.
