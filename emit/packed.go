@@ -112,10 +112,11 @@ type MinWriter struct {
 	n     int    // FREs so far
 	err   error  // the first FRE refused
 	// AddSmall's FREs start below smallEnd: 0 but in a little-endian
-	// ABI, with start addresses of one or two bytes (of startBits bits;
-	// up to the size), no FRE refused.
+	// ABI, with start addresses of one or two bytes (of startBits bits,
+	// multiplied by startMul = 1<<startBits to shift what follows past
+	// them; up to the size), no FRE refused.
 	smallEnd   uint32
-	startBits  uint
+	startMul   uint64
 	smallFixed int // bytes of start address and info
 }
 
@@ -152,7 +153,7 @@ func (w *MinWriter) Begin(s *Section, f FDE) error {
 	w.limit, w.as, w.big, w.n, w.err = ft.Limit(), ft.AddrSize(), big, 0, nil
 	w.smallEnd = 0
 	if !big && w.as <= 2 {
-		w.smallEnd, w.startBits, w.smallFixed = uint32(min(uint64(f.Size), w.limit-1))+1, uint(8*w.as), w.as+1
+		w.smallEnd, w.startMul, w.smallFixed = uint32(min(uint64(f.Size), w.limit-1))+1, 1<<(8*w.as), w.as+1
 	}
 	return nil
 }
@@ -167,12 +168,12 @@ func (w *MinWriter) Begin(s *Section, f FDE) error {
 // are written over by the next one or left past the record), and does
 // not count against MaxFREsPerFDE (End does: more fail it).
 func (w *MinWriter) AddSmall(start uint32, info uint8, n int, w0, w1 int32) bool {
-	p := w.p
-	if start >= w.smallEnd || uint(n-1) > 1 || uint32((w0+128)|(w1+128)) > 255 || p+8 > len(w.b) {
+	b := w.b[w.p:]
+	if start >= w.smallEnd || uint(n-1) > 1 || uint32((w0+128)|(w1+128)) > 255 || len(b) < 8 {
 		return false
 	}
-	binary.LittleEndian.PutUint64(w.b[p:], uint64(start)|(uint64(info)|uint64(uint8(w0))<<8|uint64(uint8(w1))<<16)<<w.startBits)
-	w.p = p + w.smallFixed + n
+	binary.LittleEndian.PutUint64(b, uint64(start)|(uint64(info)|uint64(uint8(w0))<<8|uint64(uint8(w1))<<16)*w.startMul)
+	w.p += w.smallFixed + n
 	w.n++
 	return true
 }
