@@ -68,14 +68,24 @@ func (l *Lowerer) fastUsable() bool {
 // of cie, computed by the translator once per CIE (cached like
 // ciesDone), for the function f.
 func (l *Lowerer) fastStart(f *cfi.FDE) *fastCIE {
+	if c := l.fastLast; c != nil && c.cie == f.CIE {
+		return c // most often: functions in a row share their CIE
+	}
+	return l.fastStartCached(f)
+}
+
+// fastStartCached is fastStart from the cache, or a new entry of it.
+func (l *Lowerer) fastStartCached(f *cfi.FDE) *fastCIE {
 	for i := range l.fastCIEs {
 		if c := &l.fastCIEs[i]; c.cie == f.CIE {
+			l.fastLast = c
 			return c
 		}
 	}
 	c := &l.fastCIEs[l.fastNext]
 	l.fastNext = (l.fastNext + 1) % cieCacheSize
 	*c = l.fastFromCIE(f)
+	l.fastLast = c
 	return c
 }
 

@@ -57,6 +57,7 @@ type Lowerer struct {
 	order    binary.ByteOrder
 	fastCIEs [cieCacheSize]fastCIE
 	fastNext int
+	fastLast *fastCIE // the entry of fastCIEs used last
 	fastRun  fastRun
 }
 
