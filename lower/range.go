@@ -92,7 +92,7 @@ func (r *rangeLowerer) skip(s Skip) {
 
 // lower lowers f and appends it to r.res.
 func (r *rangeLowerer) lower(f *cfi.FDE) error {
-	res, l, t, opt := r.res, r.l, r.t, r.opt
+	res, l, t, opt := r.res, r.l, &r.t, &r.opt // (pointers: no copy of either at every function)
 	sec := res.Section
 	if opt.Pack {
 		l.recycle() // the FREs of the last function are packed
