@@ -4,7 +4,6 @@ import (
 	"math"
 	"math/bits"
 	"slices"
-	"sort"
 
 	"github.com/sframe-gen/sframe-gen/emit"
 )
@@ -190,66 +189,8 @@ func (s *sortedRuns) order(starts []uint64, mem []int) []int {
 	} else {
 		order = make([]int, n)
 	}
-	mask := 1<<s.idxBits - 1
-	if n < parallelMerge {
-		mergeRuns(runs, first, order, mask)
-		return order
-	}
-	// Two halves at once: the values below a pivot near the middle, and
-	// the others.
-	below, above, r := splitRuns(runs)
-	done := make(chan struct{})
-	go func() {
-		mergeRuns(above, first, order[r:], mask)
-		close(done)
-	}()
-	mergeRuns(below, first, order[:r], mask)
-	<-done
+	mergeRuns(runs, first, order, 1<<s.idxBits-1)
 	return order
-}
-
-// parallelMerge is the number of functions from which order merges the
-// runs in two halves at once.
-const parallelMerge = 1 << 15
-
-// splitRuns cuts each of runs (sorted) where its values reach a pivot
-// that leaves about as many values below it as above: below and above
-// are the two sides of each run, r the number of values below.
-func splitRuns(runs [][]int) (below, above [][]int, r int) {
-	total := 0
-	for _, run := range runs {
-		total += len(run)
-	}
-	// The pivot by bisection of the values: the least one with half
-	// the values below it, near enough.
-	lo, hi := math.MaxInt, 0
-	for _, run := range runs {
-		if len(run) > 0 {
-			lo, hi = min(lo, run[0]), max(hi, run[len(run)-1])
-		}
-	}
-	countBelow := func(pivot int) int {
-		c := 0
-		for _, run := range runs {
-			c += sort.SearchInts(run, pivot)
-		}
-		return c
-	}
-	for lo < hi {
-		mid := lo + (hi-lo)/2
-		if countBelow(mid) < total/2 {
-			lo = mid + 1
-		} else {
-			hi = mid
-		}
-	}
-	below, above = make([][]int, len(runs)), make([][]int, len(runs))
-	for k, run := range runs {
-		i := sort.SearchInts(run, lo)
-		below[k], above[k] = run[:i], run[i:]
-		r += i
-	}
-	return below, above, r
 }
 
 // mergeRuns merges runs, sorted lists of values, into order: the index of
