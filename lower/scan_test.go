@@ -128,6 +128,16 @@ func compareScanned(ref, got *Result, tg Target) string {
 	if got.Sources != nil {
 		return "LowerScan gave Sources"
 	}
+	// EncodePlaced first (from the parts' sorted runs, when lowered in
+	// parts), which leaves the result as it was.
+	var placed []byte
+	if !tg.Relocatable && got.Section.Packed != nil {
+		parts, err := got.EncodePlaced(0x10000)
+		if err != nil {
+			return fmt.Sprintf("EncodePlaced: %v", err)
+		}
+		placed = bytes.Join(parts, nil)
+	}
 	if !tg.Relocatable {
 		ref.Place(0x10000)
 		got.Place(0x10000)
@@ -139,6 +149,8 @@ func compareScanned(ref, got *Result, tg Target) string {
 		return fmt.Sprintf("encoding: %v / %v", errB, errA)
 	case !bytes.Equal(a, b):
 		return "the section differs"
+	case placed != nil && !bytes.Equal(placed, a):
+		return "EncodePlaced's section differs"
 	case !slices.Equal(ref.Starts, got.Starts) || !slices.Equal(ref.Relocs, got.Relocs):
 		return "starts or relocations differ"
 	case len(ref.Skipped) != len(got.Skipped):
