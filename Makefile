@@ -3,12 +3,13 @@ GO ?= go
 BIN := bin/sframe-gen
 SAMPLE ?= testdata/sample/hello-x86_64
 
-.PHONY: all build run test race vet fmt bench bench-stages regen fuzz clean
+.PHONY: all build run test race vet fmt bench bench-stages pgo regen fuzz clean
 
 all: build
 
 # CGO_ENABLED=0: pflag imports net, whose resolver would link the C library
-# dynamically (1 ms more per start); sframe-gen needs neither.
+# dynamically (1 ms more per start); sframe-gen needs neither. go build
+# optimizes with the profile cmd/sframe-gen/default.pgo by itself (make pgo).
 build:
 	CGO_ENABLED=0 $(GO) build -o $(BIN) ./cmd/sframe-gen
 
@@ -28,7 +29,8 @@ test: vet
 # parts, reading a section in parts, a mapped section), under the race
 # detector (which needs cgo, hence a C compiler).
 race:
-	CGO_ENABLED=1 $(GO) test -count=1 -race -short -run 'TestScanParallel|TestScanLowerMapped|TestScanHold|TestWorkers|TestLowerParallelJoin' ./lower
+	CGO_ENABLED=1 $(GO) test -count=1 -race -short -run 'TestScanParallel|TestScanLowerMapped|TestScanHold|TestWorkers|TestLowerParallelJoin|TestEncodePlacedRuns' ./lower
+	CGO_ENABLED=1 $(GO) test -count=1 -race -short -run 'TestEncodeSorted' ./emit
 
 vet:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -51,6 +53,14 @@ bench:
 
 bench-stages:
 	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./cmd/sframe-gen
+
+# pgo: the CPU profile go build optimizes sframe-gen with (profile-guided
+# optimization, cmd/sframe-gen/default.pgo): the default command, --raw and
+# -o, on the biggest .eh_frame at hand ($$SFRAME_BENCH_ELF, else rust's
+# libLLVM.so), 100 runs each, collector off as in the command.
+pgo:
+	GOGC=off $(GO) test -run '^$$' -bench '^BenchmarkGenerate$$' -benchtime 100x -cpuprofile $(CURDIR)/cmd/sframe-gen/default.pgo ./cmd/sframe-gen
+	rm -f sframe-gen.test
 
 regen:
 	./testdata/regen.sh
