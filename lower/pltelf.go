@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"sort"
 
 	"github.com/sframe-gen/sframe-gen/cfi"
@@ -99,7 +100,7 @@ func LowerFile(f *elf.File, frames *cfi.Frames, t Target, opt Options) (*Result,
 	var outside []Skip
 	all := len(frames.FDEs)
 	kept := make([]*cfi.FDE, 0, len(frames.FDEs))
-	keep := fileFilter(f, t, plt)
+	keep := fileFilter(f, t, plt).keep
 	for _, fde := range frames.FDEs {
 		switch reason, ok := keep(fde); {
 		case reason != "":
@@ -139,29 +140,53 @@ func finishFile(res *Result, t Target, variant PLTVariant, plt []PLTSection, opt
 	return res, plt, nil
 }
 
-// fileFilter returns what LowerFile does with each CFI FDE of f before
-// lowering: a reason to skip it (code outside every executable segment,
-// or in an object outside its section), or whether to lower it (false for
-// the PLT's, replaced by ld's PLT FDEs).
-func fileFilter(f *elf.File, t Target, plt []PLTSection) func(fde *cfi.FDE) (reason string, lower bool) {
-	if t.Relocatable {
-		return func(fde *cfi.FDE) (string, bool) {
-			if reason := outsideSection(f, fde); reason != "" {
-				return reason, false
-			}
-			return "", true
-		}
+// fdeFilter says what LowerFile does with each CFI FDE of a file before
+// lowering (keep).
+type fdeFilter struct {
+	f              *elf.File
+	relocatable    bool
+	code           []addrRange  // a linked file's executable segments
+	plt            []PLTSection // and PLT sections,
+	pltLo, pltLast uint64       // from pltLo to pltLast (none: lo > last)
+}
+
+// fileFilter returns the fdeFilter of f.
+func fileFilter(f *elf.File, t Target, plt []PLTSection) *fdeFilter {
+	ff := &fdeFilter{f: f, relocatable: t.Relocatable, plt: plt, pltLo: math.MaxUint64}
+	if !t.Relocatable {
+		ff.code = executableRanges(f)
 	}
-	code := executableRanges(f)
-	return func(fde *cfi.FDE) (string, bool) {
-		switch {
-		case InPLT(plt, fde.Start):
-			return "", false
-		case !inRanges(code, fde.Start, fde.Size):
-			return fmt.Sprintf("code at %#x-%#x is outside every executable segment", fde.Start, fde.Start+fde.Size), false
+	for _, s := range plt {
+		if s.Size == 0 {
+			continue
+		}
+		last := s.Addr + s.Size - 1
+		if last < s.Addr {
+			last = math.MaxUint64 // InPLT's sections end at 2^64
+		}
+		ff.pltLo, ff.pltLast = min(ff.pltLo, s.Addr), max(ff.pltLast, last)
+	}
+	return ff
+}
+
+// keep returns a reason to skip fde (code outside every executable
+// segment, or in an object outside its section), or whether to lower it
+// (false for the PLT's, replaced by ld's PLT FDEs). A linked file's FDE
+// outside the span of the PLT sections is not looked for in each.
+func (ff *fdeFilter) keep(fde *cfi.FDE) (reason string, lower bool) {
+	if ff.relocatable {
+		if reason := outsideSection(ff.f, fde); reason != "" {
+			return reason, false
 		}
 		return "", true
 	}
+	switch start := fde.Start; {
+	case start >= ff.pltLo && start <= ff.pltLast && InPLT(ff.plt, start):
+		return "", false
+	case !inRanges(ff.code, start, fde.Size):
+		return fmt.Sprintf("code at %#x-%#x is outside every executable segment", start, start+fde.Size), false
+	}
+	return "", true
 }
 
 // InPLT reports whether addr lies in one of the PLT sections.

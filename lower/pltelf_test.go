@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"debug/elf"
 	"encoding/binary"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -161,4 +162,34 @@ func lowerELFBytes(t *testing.T, data []byte) (*Result, *cfi.Frames) {
 		t.Fatal(err)
 	}
 	return res, frames
+}
+
+// TestFilterPLT checks that the filter of a linked file leaves out exactly
+// the FDEs InPLT places in a PLT section, its quick check of the span of
+// the sections included: sections apart, one of size 0, one that ends at
+// 2^64, at their first and last addresses and around them.
+func TestFilterPLT(t *testing.T) {
+	for _, plt := range [][]PLTSection{
+		nil,
+		{{Addr: 0x1000, Size: 0x100}},
+		{{Addr: 0x1000, Size: 0x100}, {Addr: 0x5000, Size: 0x10}, {Addr: 0x3000, Size: 0}},
+		{{Addr: math.MaxUint64 - 0xf, Size: 0x10}, {Addr: 0x2000, Size: 0x20}},
+		{{Addr: math.MaxUint64 - 0xf, Size: 0x40}},
+	} {
+		ff := fileFilter(&elf.File{}, Target{}, plt)
+		ff.code = []addrRange{{0, math.MaxUint64}} // every address in code
+		var addrs []uint64
+		for _, s := range plt {
+			for _, d := range []uint64{0, 1, s.Size - 1, s.Size, s.Size + 1} {
+				addrs = append(addrs, s.Addr+d, s.Addr-d)
+			}
+		}
+		addrs = append(addrs, 0, 1, 0x1800, math.MaxUint64)
+		for _, a := range addrs {
+			_, lower := ff.keep(&cfi.FDE{Start: a, Size: 0})
+			if lower == InPLT(plt, a) {
+				t.Errorf("PLT %+v, FDE at %#x: lowered %v, in the PLT %v", plt, a, lower, InPLT(plt, a))
+			}
+		}
+	}
 }

@@ -44,7 +44,7 @@ func LowerScan(f *elf.File, frames *cfi.Frames, t Target, opt Options) (res *Res
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	keep := fileFilter(f, t, plt)
+	filter := fileFilter(f, t, plt)
 	weights := []int{1}
 	if opt.Workers > 1 {
 		weights = partWeights(opt.Workers)
@@ -85,7 +85,7 @@ func LowerScan(f *elf.File, frames *cfi.Frames, t Target, opt Options) (res *Res
 		var fde cfi.FDE
 		for s.Next(&fde) {
 			read++
-			switch reason, ok := keep(&fde); {
+			switch reason, ok := filter.keep(&fde); {
 			case reason != "":
 				r.skip(Skip{FDE: &fde, Reason: reason})
 			case ok:
