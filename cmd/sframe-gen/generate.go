@@ -319,50 +319,26 @@ func (c *cli) generateLinked(file string, in *os.File, st fs.FileInfo, ef *elf.F
 	err := c.replace(file, o.output, st.Mode().Perm(), func(tmp *os.File) error {
 		// The copy reads in through its file offset (copy_file_range
 		// needs an *os.File source); everything else reads at offsets.
-		// Holes of a sparse input stay holes.
-		copied := make(chan error, 1)
+		// Holes of a sparse input stay holes. The copy, the run's
+		// longest part, runs here; the section is made, placed and
+		// encoded meanwhile on a goroutine of its own, which writes
+		// over the copy once it is done (a goroutine just started may
+		// wait a millisecond for a CPU, a virtual one to wake up: the
+		// copy had to, the lowering ends long before the copy).
 		copying := make(chan struct{})
-		go func() {
-			err := elfpatch.CopySparse(tmp, in, st.Size())
-			close(copying)
-			copied <- err
-		}()
-		// wait returns the copy's error once it is done; whatever
-		// happens, the copy is done before tmp is closed or removed.
-		var copyErr error
-		waited := false
+		var copyErr error // set before copying is closed
+		o.hold = copying
 		wait := func() error {
-			if !waited {
-				copyErr, waited = <-copied, true
-			}
+			<-copying
 			return copyErr
 		}
-		defer wait()
-		o.hold = copying
-		err := c.makeLinked(file, in, st.Size(), ef, target, o, &res, &size)
-		if err != nil {
-			if cerr := wait(); cerr != nil {
-				return cerr
-			}
-		}
-		if err == errNoCFI {
-			if o.output == "" {
-				return errUnchanged // in place: nothing to write
-			}
-			return nil // the output is the input unchanged: the copy
-		}
-		if err != nil {
-			return err
-		}
-		encode := func(addr uint64) ([][]byte, error) {
-			parts, err := res.EncodePlaced(addr)
-			if err != nil {
-				return nil, fmt.Errorf("encoding .sframe: %w", err)
-			}
-			return parts, nil
-		}
-		layout, err = elfpatch.PatchLinkedCopyParts(in, tmp, size, encode, wait)
-		return err
+		made := make(chan error, 1)
+		go func() {
+			made <- c.patchLinked(file, in, tmp, st.Size(), ef, target, o, wait, &res, &size, &layout)
+		}()
+		copyErr = elfpatch.CopySparse(tmp, in, st.Size())
+		close(copying)
+		return <-made
 	})
 	if err == errUnchanged {
 		return nil
@@ -370,6 +346,36 @@ func (c *cli) generateLinked(file string, in *os.File, st fs.FileInfo, ef *elf.F
 	if err == nil && o.verbose && res != nil {
 		c.summary(file, o, res, size, fmt.Sprintf("at %#x, PT_GNU_SFRAME", layout.Addr))
 	}
+	return err
+}
+
+// patchLinked makes the section of a linked file (makeLinked) and writes
+// it, once wait says the copy of in to tmp is done, with what changes
+// over the copy.
+func (c *cli) patchLinked(file string, in, tmp *os.File, inSize int64, ef *elf.File, target lower.Target, o generateOptions, wait func() error, res **lower.Result, size *int, layout *elfpatch.Layout) error {
+	err := c.makeLinked(file, in, inSize, ef, target, o, res, size)
+	if err != nil {
+		if cerr := wait(); cerr != nil {
+			return cerr
+		}
+	}
+	if err == errNoCFI {
+		if o.output == "" {
+			return errUnchanged // in place: nothing to write
+		}
+		return nil // the output is the input unchanged: the copy
+	}
+	if err != nil {
+		return err
+	}
+	encode := func(addr uint64) ([][]byte, error) {
+		parts, err := (*res).EncodePlaced(addr)
+		if err != nil {
+			return nil, fmt.Errorf("encoding .sframe: %w", err)
+		}
+		return parts, nil
+	}
+	*layout, err = elfpatch.PatchLinkedCopyParts(in, tmp, *size, encode, wait)
 	return err
 }
 
