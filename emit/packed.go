@@ -112,9 +112,9 @@ type MinWriter struct {
 	n     int    // FREs so far
 	err   error  // the first FRE refused
 	// AddSmall's FREs start below smallEnd: 0 but in a little-endian
-	// ABI, with start addresses of one or two bytes (of startBits bits,
-	// multiplied by startMul = 1<<startBits to shift what follows past
-	// them; up to the size), no FRE refused.
+	// ABI, with start addresses of one or two bytes (up to the size), no
+	// FRE refused. What follows the start address is multiplied by
+	// startMul (1<<8 or 1<<16) to move it past it.
 	smallEnd   uint32
 	startMul   uint64
 	smallFixed int // bytes of start address and info
