@@ -30,7 +30,7 @@ test: vet
 # detector (which needs cgo, hence a C compiler).
 race:
 	CGO_ENABLED=1 $(GO) test -count=1 -race -short -run 'TestScanParallel|TestScanLowerMapped|TestScanHold|TestWorkers|TestLowerParallelJoin|TestEncodePlacedRuns' ./lower
-	CGO_ENABLED=1 $(GO) test -count=1 -race -short -run 'TestEncodeSorted' ./emit
+	CGO_ENABLED=1 $(GO) test -count=1 -race -short -run 'TestPlacement' ./emit
 	CGO_ENABLED=1 $(GO) test -count=1 -race -short -run 'TestGenerateLinked|TestGeneratedProgramsRun' ./cmd/sframe-gen
 
 vet:

@@ -26,7 +26,7 @@ import (
 // start address fits the FDE's FRE type and is not past the function size,
 // the trailer is zero padding, and counts fit their fields.
 func (s *Section) Encode() ([]byte, error) {
-	parts, err := s.EncodeParts()
+	parts, err := s.EncodeParts(nil)
 	if err != nil {
 		return nil, err
 	}
@@ -44,60 +44,55 @@ func (s *Section) Encode() ([]byte, error) {
 	return b, nil
 }
 
+// Placement is how EncodeParts writes the FDE index of a linked file's
+// packed section as if it had been sorted by function start (as ld sorts
+// it), without reordering the section: entry j of the index is FDE
+// Order[j], its start field that of Starts[Order[j]] for a section at
+// Addr (as SetFuncStart sets it for position j), and the header has
+// FlagFDESorted. For a caller that has the start order of a big index
+// (lower.Result.EncodePlaced): moving the FDEs into that order only to
+// write them costs more than writing them from where they are.
+type Placement struct {
+	// Order is a permutation of the FDEs' indices (nil: they are in
+	// start order already) that sorts them as lower's Place does: by
+	// start as a signed offset from the section, ties in index order.
+	// It is checked as the entries are written (else ErrNotSorted).
+	Order []int
+	// Starts holds the absolute start of each FDE's function.
+	Starts []uint64
+	// Addr is the address of the section.
+	Addr uint64
+	// Head, when its capacity holds them (PackedOffset bytes), is where
+	// the header and the index (the first of the parts) are written, for
+	// a caller that has memory for them already; its contents do not
+	// matter.
+	Head []byte
+}
+
 // EncodeParts is Encode for a writer that takes the section in pieces:
 // their concatenation is what Encode returns. For a packed section the
 // pieces are the header and FDE index, then s.Packed itself, not copied
 // (the section must not change until they are written), then the trailer:
-// a big section is not copied into one buffer.
-func (s *Section) EncodeParts() ([][]byte, error) {
-	return s.encodeParts(nil)
-}
-
-// sortedIndex is how EncodeSorted writes the index: entry j is FDE
-// order[j], its start field made of starts[order[j]] for a section at
-// addr.
-type sortedIndex struct {
-	order  []int
-	starts []uint64
-	addr   uint64
-	head   []byte // where to write the header and index, if it has room
-}
-
-// EncodeSorted is EncodeParts of the packed section s as if its FDE index
-// had first been sorted: entry j of the index written is FDE order[j],
-// its start field that of the function start starts[order[j]] with the
-// section at sectionAddr (as SetFuncStart sets it for position j), and
-// the header has FlagFDESorted. s itself does not change. order must be a
-// permutation of the FDEs' indices (nil: the FDEs are in start order
-// already) that sorts them as Place does (by start as a signed offset
-// from the section, ties in index order; else ErrNotSorted), starts hold
-// one start per FDE. For a
-// caller that has the start order of a big index (lower.Result.EncodePlaced):
-// moving the FDEs into that order only to write them costs more than
-// writing them from where they are.
-func (s *Section) EncodeSorted(order []int, starts []uint64, sectionAddr uint64) ([][]byte, error) {
-	return s.EncodeSortedIn(nil, order, starts, sectionAddr)
-}
-
-// EncodeSortedIn is EncodeSorted writing the header and the FDE index
-// (the first of the parts returned) into head when its capacity holds
-// them (PackedOffset bytes), for a caller that has memory for them
-// already; its contents do not matter.
-func (s *Section) EncodeSortedIn(head []byte, order []int, starts []uint64, sectionAddr uint64) ([][]byte, error) {
+// a big section is not copied into one buffer. With a placement (packed
+// sections only), the index is written as it says; s does not change.
+func (s *Section) EncodeParts(place *Placement) ([][]byte, error) {
+	if place == nil {
+		return s.encodeParts(nil)
+	}
 	if s.Packed == nil {
-		return nil, fmt.Errorf("sframe: encode: EncodeSorted needs a packed section")
+		return nil, fmt.Errorf("sframe: encode: a placement needs a packed section")
 	}
 	n := len(s.Index)
-	if order != nil && len(order) != n || len(starts) != n {
-		return nil, fmt.Errorf("sframe: encode: %d FDEs, an order of %d and %d starts", n, len(order), len(starts))
+	if place.Order != nil && len(place.Order) != n || len(place.Starts) != n {
+		return nil, fmt.Errorf("sframe: encode: %d FDEs, an order of %d and %d starts", n, len(place.Order), len(place.Starts))
 	}
 	// putIndex checks the order and the entries as it writes them.
-	return s.encodeParts(&sortedIndex{order, starts, sectionAddr, head})
+	return s.encodeParts(place)
 }
 
-// encodeParts is EncodeParts, of the index sorted as sorted says when it
+// encodeParts is EncodeParts, of the index placed as sorted says when it
 // is not nil (packed sections only).
-func (s *Section) encodeParts(sorted *sortedIndex) ([][]byte, error) {
+func (s *Section) encodeParts(sorted *Placement) ([][]byte, error) {
 	h := &s.Header
 	v2 := false
 	switch h.Version {
@@ -225,10 +220,10 @@ func (s *Section) putHeader(b []byte, order binary.ByteOrder, numFREs, freLen, f
 // the start fields sorted gives, if not nil), then Packed as it is, then
 // the trailer. With sorted, putIndex checks the index entries (measure
 // does not).
-func (s *Section) encodePacked(order binary.ByteOrder, numFREs, hdrEnd, fdeLen uint64, sorted *sortedIndex) ([][]byte, error) {
+func (s *Section) encodePacked(order binary.ByteOrder, numFREs, hdrEnd, fdeLen uint64, sorted *Placement) ([][]byte, error) {
 	var b []byte
-	if sorted != nil && uint64(cap(sorted.head)) >= hdrEnd+fdeLen {
-		b = sorted.head[:hdrEnd+fdeLen]
+	if sorted != nil && uint64(cap(sorted.Head)) >= hdrEnd+fdeLen {
+		b = sorted.Head[:hdrEnd+fdeLen]
 	} else {
 		b = make([]byte, hdrEnd+fdeLen)
 	}
@@ -248,13 +243,13 @@ func (s *Section) encodePacked(order binary.ByteOrder, numFREs, hdrEnd, fdeLen u
 
 // putIndex writes the packed section's FDE index at the start of b, which
 // starts at offset at of the section, in big- or little-endian order:
-// entry j is FDE j, or FDE sorted.order[j] with the start field of
-// sorted.starts. (Calls through binary.ByteOrder, one per field, would
+// entry j is FDE j, or FDE sorted.Order[j] with the start field of
+// sorted.Starts. (Calls through binary.ByteOrder, one per field, would
 // cost more than the rest.) With sorted, it checks what measurePacked
 // leaves to it: that the order is a permutation that sorts the FDEs and
 // each entry's FRE offset is within Packed (one pass over the index
 // instead of three); a big index is written in two halves at once.
-func (s *Section) putIndex(b []byte, at uint64, sorted *sortedIndex, big bool) error {
+func (s *Section) putIndex(b []byte, at uint64, sorted *Placement, big bool) error {
 	b = b[:len(s.Index)*FDEIndexEntrySize]
 	if sorted == nil {
 		for i := range s.Index {
@@ -288,8 +283,8 @@ func (s *Section) putIndex(b []byte, at uint64, sorted *sortedIndex, big bool) e
 		return errs[1]
 	}
 	i, last := h, h-1
-	if sorted.order != nil {
-		i, last = sorted.order[h], sorted.order[h-1]
+	if sorted.Order != nil {
+		i, last = sorted.Order[h], sorted.Order[h-1]
 	}
 	return notAfter(sorted, i, last)
 }
@@ -300,16 +295,16 @@ const parallelIndex = 1 << 15
 
 // putSorted writes entries j0 to j1 of the sorted index at the start of b
 // (see putIndex).
-func (s *Section) putSorted(b []byte, at uint64, sorted *sortedIndex, big bool, j0, j1 int) error {
+func (s *Section) putSorted(b []byte, at uint64, sorted *Placement, big bool, j0, j1 int) error {
 	// The start field is relative to the section, or (PC-relative) to
 	// the field itself: FieldOffset(j).
-	base := sorted.addr
+	base := sorted.Addr
 	step := uint64(0)
 	if s.Header.Flags&FlagFDEFuncStartPCRel != 0 {
 		base += at + uint64(j0)*FDEIndexEntrySize
 		step = FDEIndexEntrySize
 	}
-	starts, order := sorted.starts, sorted.order
+	starts, order := sorted.Starts, sorted.Order
 	n := len(s.Index)
 	freLen := uint64(len(s.Packed))
 	lastKey, last := uint64(0), -1
@@ -324,7 +319,7 @@ func (s *Section) putSorted(b []byte, at uint64, sorted *sortedIndex, big bool, 
 		if uint64(f.FREOffset)+FDEAttrSize > freLen {
 			return packedOffsetError(i, f.FREOffset, freLen)
 		}
-		key := (starts[i] - sorted.addr) ^ 1<<63
+		key := (starts[i] - sorted.Addr) ^ 1<<63
 		if key < lastKey || key == lastKey && i <= last {
 			return notAfter(sorted, i, last)
 		}
@@ -350,18 +345,18 @@ func putEntry(e []byte, start uint64, f *IndexEntry, big bool) {
 
 // notAfter returns putIndex's error when FDE i may not follow FDE last in
 // the sorted index (nil when it may).
-func notAfter(sorted *sortedIndex, i, last int) error {
-	key := func(i int) uint64 { return (sorted.starts[i] - sorted.addr) ^ 1<<63 }
+func notAfter(sorted *Placement, i, last int) error {
+	key := func(i int) uint64 { return (sorted.Starts[i] - sorted.Addr) ^ 1<<63 }
 	switch k, l := key(i), key(last); {
 	case k > l || k == l && i > last:
 		return nil
 	case i == last:
-		return fmt.Errorf("sframe: encode: the order is not a permutation of the %d FDEs (%d twice)", len(sorted.starts), i)
+		return fmt.Errorf("sframe: encode: the order is not a permutation of the %d FDEs (%d twice)", len(sorted.Starts), i)
 	}
-	return fmt.Errorf("sframe: encode: FDE %d (start %#x) after FDE %d (start %#x): %w", i, sorted.starts[i], last, sorted.starts[last], ErrNotSorted)
+	return fmt.Errorf("sframe: encode: FDE %d (start %#x) after FDE %d (start %#x): %w", i, sorted.Starts[i], last, sorted.Starts[last], ErrNotSorted)
 }
 
-// ErrNotSorted is the error of EncodeSorted (wrapped) when the order given
+// ErrNotSorted is the error of EncodeParts (wrapped) when the order given
 // does not sort the functions by start as Place does.
 var ErrNotSorted = errors.New("the order does not sort the functions by start")
 

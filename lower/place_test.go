@@ -133,7 +133,7 @@ func TestEncodePlaced(t *testing.T) {
 					t.Fatalf("%s: %v", what, err)
 				}
 				ref.Place(addr)
-				want, err := ref.Section.EncodeParts()
+				want, err := ref.Section.EncodeParts(nil)
 				if err != nil {
 					t.Fatalf("%s: %v", what, err)
 				}

@@ -176,7 +176,7 @@ func TestEncodePlacedRuns(t *testing.T) {
 					t.Errorf("%s: EncodePlaced twice: other bytes", what)
 				}
 				res.Place(tc.addr)
-				want, err := res.Section.EncodeParts()
+				want, err := res.Section.EncodeParts(nil)
 				if err != nil {
 					t.Fatalf("%s: %v", what, err)
 				}

@@ -163,13 +163,13 @@ func (r *Result) Place(sectionAddr uint64) {
 // EncodePlaced encodes the section as Place(sectionAddr) followed by
 // Section.EncodeParts would, but a packed section without reordering r:
 // its FDE index is written in start order from where the FDEs are
-// (emit.Section.EncodeSorted), and r stays as it was. An unpacked section
+// (an emit.Placement), and r stays as it was. An unpacked section
 // is placed, then encoded.
 func (r *Result) EncodePlaced(sectionAddr uint64) ([][]byte, error) {
 	sec := r.Section
 	if sec.Packed == nil {
 		r.Place(sectionAddr)
-		return sec.EncodeParts()
+		return sec.EncodeParts(nil)
 	}
 	// One list holds the header and index (head, its first bytes) and
 	// the order (its last n words), and the sort works in both: memory
@@ -193,12 +193,12 @@ func (r *Result) EncodePlaced(sectionAddr uint64) ([][]byte, error) {
 		// the order (see sortedRuns), or the encoding fail, the sort
 		// below (and any error of the encoding again).
 		if order := runs.order(r.Starts, mem); order != nil {
-			if parts, err := sec.EncodeSortedIn(head, order, r.Starts, sectionAddr); err == nil {
+			if parts, err := sec.EncodeParts(&emit.Placement{Order: order, Starts: r.Starts, Addr: sectionAddr, Head: head}); err == nil {
 				return parts, nil
 			}
 		}
 	}
-	return sec.EncodeSortedIn(head, r.placeOrder(sectionAddr, mem), r.Starts, sectionAddr)
+	return sec.EncodeParts(&emit.Placement{Order: r.placeOrder(sectionAddr, mem), Starts: r.Starts, Addr: sectionAddr, Head: head})
 }
 
 // placeOrder returns the order of the FDEs sorted by start as ld sorts
