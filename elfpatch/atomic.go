@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sync"
 	"syscall"
+	"time"
 )
 
 // ReplaceFile atomically replaces the file dst with what write produces.
@@ -65,19 +66,92 @@ func (t *TempFiles) create(dir, pattern string) (*os.File, error) {
 	return f, nil
 }
 
-// rename renames the temporary file to dst unless RemoveAll has run, and
-// forgets it; remove removes it and forgets it.
-func (t *TempFiles) rename(tmp, dst string) error {
-	if t == nil {
-		return os.Rename(tmp, dst)
+// rename renames each temporary file to its destination (pairs of
+// temporary name, destination) unless RemoveAll has run, and forgets them.
+// The renames are done under the lock, so a signal handler's RemoveAll
+// waits until all of them are done: the links of one file are replaced
+// together.
+func (t *TempFiles) rename(pairs ...[2]string) error {
+	if t != nil {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		if t.closed {
+			return errTempsClosed
+		}
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.closed {
-		return errTempsClosed
+	for _, p := range pairs {
+		if t != nil {
+			delete(t.names, p[0])
+		}
+		if err := os.Rename(p[0], p[1]); err != nil {
+			return err
+		}
 	}
-	delete(t.names, tmp)
-	return os.Rename(tmp, dst)
+	return nil
+}
+
+// copyOver copies the file src over the contents of dst (same inode),
+// under the lock, and syncs dst.
+func (t *TempFiles) copyOver(src, dst string) error {
+	if t != nil {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		if t.closed {
+			return errTempsClosed
+		}
+	}
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	st, err := in.Stat()
+	if err != nil {
+		return err
+	}
+	out, err := os.OpenFile(dst, os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	defer out.Close()
+	if err := out.Truncate(0); err != nil {
+		return err
+	}
+	if err := CopySparse(out, in, st.Size()); err != nil {
+		return fmt.Errorf("writing %s in place: %w", dst, err)
+	}
+	if err := out.Truncate(st.Size()); err != nil {
+		return err
+	}
+	return out.Sync()
+}
+
+// link makes a new hard link to tmp in dir, recorded like a temporary file.
+func (t *TempFiles) link(tmp, dir, pattern string) (string, error) {
+	if t != nil {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		if t.closed {
+			return "", errTempsClosed
+		}
+	}
+	for i := 0; ; i++ {
+		name := filepath.Join(dir, fmt.Sprintf("%s%d-%d", pattern, os.Getpid(), i))
+		err := os.Link(tmp, name)
+		if errors.Is(err, fs.ErrExist) && i < 1000 {
+			continue
+		}
+		if err != nil {
+			return "", err
+		}
+		if t != nil {
+			if t.names == nil {
+				t.names = map[string]bool{}
+			}
+			t.names[name] = true
+		}
+		return name, nil
+	}
 }
 
 func (t *TempFiles) remove(tmp string) {
@@ -108,7 +182,30 @@ func (t *TempFiles) RemoveAll() {
 
 // ReplaceFile is [ReplaceFile] with the temporary file recorded in t while
 // it exists.
-func (t *TempFiles) ReplaceFile(dst string, perm fs.FileMode, write func(tmp *os.File) error) (err error) {
+func (t *TempFiles) ReplaceFile(dst string, perm fs.FileMode, write func(tmp *os.File) error) error {
+	return t.Replace(dst, perm, ReplaceOptions{}, write)
+}
+
+// ReplaceOptions are what [TempFiles.Replace] does beyond ReplaceFile.
+type ReplaceOptions struct {
+	// Links are other names (hard links) of dst: they are replaced by
+	// links to the new file, together with dst (a signal handler's
+	// RemoveAll waits until all are renamed), so they stay one file.
+	Links []string
+	// KeepTimes gives the new file dst's access and modification times
+	// (as strip -p).
+	KeepTimes bool
+	// InPlace writes the new contents into dst's own inode instead of
+	// renaming a new file over it, for a file with hard links not in
+	// Links (as objcopy does for such a file). The temporary file is made
+	// complete first and copied over dst under t's lock, so a signal
+	// handler's RemoveAll waits for the copy to end; only a crash during
+	// the copy can leave dst partly written.
+	InPlace bool
+}
+
+// Replace is [TempFiles.ReplaceFile] with the options of opt.
+func (t *TempFiles) Replace(dst string, perm fs.FileMode, opt ReplaceOptions, write func(tmp *os.File) error) (err error) {
 	if real, e := filepath.EvalSymlinks(dst); e == nil {
 		dst = real
 	} else if !errors.Is(e, fs.ErrNotExist) {
@@ -117,14 +214,17 @@ func (t *TempFiles) ReplaceFile(dst string, perm fs.FileMode, write func(tmp *os
 	mode := perm
 	uid, gid := -1, -1
 	replacing := false
+	var atime, mtime time.Time
 	if st, e := os.Stat(dst); e == nil {
 		replacing = true
 		if !st.Mode().IsRegular() {
 			return fmt.Errorf("%s is not a regular file", dst)
 		}
 		mode = st.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
+		mtime, atime = st.ModTime(), st.ModTime()
 		if s, ok := st.Sys().(*syscall.Stat_t); ok {
 			uid, gid = int(s.Uid), int(s.Gid)
+			atime = time.Unix(s.Atim.Unix())
 		}
 	} else if !errors.Is(e, fs.ErrNotExist) {
 		return e
@@ -138,10 +238,14 @@ func (t *TempFiles) ReplaceFile(dst string, perm fs.FileMode, write func(tmp *os
 		return err
 	}
 	renamed := false
+	var linkTemps []string
 	defer func() {
 		if !renamed { // an error, or a panic in write
 			tmp.Close()
 			t.remove(tmp.Name())
+			for _, l := range linkTemps {
+				t.remove(l)
+			}
 		}
 	}()
 	if err = write(tmp); err != nil {
@@ -168,7 +272,36 @@ func (t *TempFiles) ReplaceFile(dst string, perm fs.FileMode, write func(tmp *os
 	if err = tmp.Close(); err != nil {
 		return err
 	}
-	if err = t.rename(tmp.Name(), dst); err != nil {
+	if opt.KeepTimes && replacing {
+		if err = os.Chtimes(tmp.Name(), atime, mtime); err != nil {
+			return fmt.Errorf("keeping the times of %s: %w", dst, err)
+		}
+	}
+	if opt.InPlace && replacing {
+		if err = t.copyOver(tmp.Name(), dst); err != nil {
+			return err
+		}
+		if opt.KeepTimes {
+			if err = os.Chtimes(dst, atime, mtime); err != nil {
+				return fmt.Errorf("keeping the times of %s: %w", dst, err)
+			}
+		}
+		return nil // the deferred function removes the temporary file
+	}
+	pairs := [][2]string{{tmp.Name(), dst}}
+	for _, l := range opt.Links {
+		ldir, lbase := filepath.Split(l)
+		if ldir == "" {
+			ldir = "."
+		}
+		name, err := t.link(tmp.Name(), ldir, "."+lbase+".sframe-gen-")
+		if err != nil {
+			return fmt.Errorf("linking the new %s as %s: %w", dst, l, err)
+		}
+		linkTemps = append(linkTemps, name)
+		pairs = append(pairs, [2]string{name, l})
+	}
+	if err = t.rename(pairs...); err != nil {
 		return err
 	}
 	renamed = true

@@ -104,36 +104,9 @@ func whole(encode func(addr uint64) ([]byte, error)) func(addr uint64) ([][]byte
 // copied nil, out is written whole; otherwise copied is called before out
 // is written, which then holds a copy of in: only what differs is written.
 func patchLinked(in, out *os.File, size int, encode func(addr uint64) ([][]byte, error), copied func() error) (Layout, error) {
-	st, err := in.Stat()
+	p, err := planPatch(in, size, encode)
 	if err != nil {
 		return Layout{}, err
-	}
-	f, err := parse(in, st.Size())
-	if err != nil {
-		return Layout{}, err
-	}
-	p, err := planLinked(f, in, uint64(size))
-	if err != nil {
-		return Layout{}, err
-	}
-	if err := p.fixSymbols(f, in); err != nil {
-		return Layout{}, err
-	}
-	parts, err := encode(p.layout.Addr)
-	if err != nil {
-		return Layout{}, fmt.Errorf("encoding SFrame section for address %#x: %w", p.layout.Addr, err)
-	}
-	n := 0
-	for _, b := range parts {
-		n += len(b)
-	}
-	if n != size {
-		return Layout{}, fmt.Errorf("encoded SFrame section is %d bytes, announced %d", n, size)
-	}
-	off := p.layout.Offset
-	for _, b := range parts {
-		p.chunks = append(p.chunks, chunk{off, b})
-		off += uint64(len(b))
 	}
 	write := p.write
 	if copied != nil {
@@ -146,6 +119,43 @@ func patchLinked(in, out *os.File, size int, encode func(addr uint64) ([][]byte,
 		return Layout{}, err
 	}
 	return p.layout, nil
+}
+
+// planPatch lays out the output of patchLinked and encodes the section
+// into its chunks, without writing anything.
+func planPatch(in *os.File, size int, encode func(addr uint64) ([][]byte, error)) (*linkedPlan, error) {
+	st, err := in.Stat()
+	if err != nil {
+		return nil, err
+	}
+	f, err := parse(in, st.Size())
+	if err != nil {
+		return nil, err
+	}
+	p, err := planLinked(f, in, uint64(size))
+	if err != nil {
+		return nil, err
+	}
+	if err := p.fixSymbols(f, in); err != nil {
+		return nil, err
+	}
+	parts, err := encode(p.layout.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("encoding SFrame section for address %#x: %w", p.layout.Addr, err)
+	}
+	n := 0
+	for _, b := range parts {
+		n += len(b)
+	}
+	if n != size {
+		return nil, fmt.Errorf("encoded SFrame section is %d bytes, announced %d", n, size)
+	}
+	off := p.layout.Offset
+	for _, b := range parts {
+		p.chunks = append(p.chunks, chunk{off, b})
+		off += uint64(len(b))
+	}
+	return p, nil
 }
 
 // chunk is bytes to write at a file offset of the output.

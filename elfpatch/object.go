@@ -64,6 +64,12 @@ func PatchObject(in io.ReaderAt, size int64, out io.Writer, sframe []byte, reloc
 	return nil
 }
 
+// PatchObjectBytes is [PatchObject] on an object held in memory: it
+// returns the patched object (data is not modified).
+func PatchObjectBytes(data, sframe []byte, relocs []Reloc) ([]byte, error) {
+	return patchObject(data, sframe, relocs)
+}
+
 // object is a relocatable file being rewritten in memory.
 type object struct {
 	*file

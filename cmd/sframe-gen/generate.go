@@ -45,11 +45,18 @@ func (c *cli) runGenerate(args []string) int {
 	fs.BoolVar(&o.strict, "strict", false, "fail when any function cannot be represented or any CFI entry is broken")
 	fs.BoolVar(&o.gas, "gas-compat", false, "reproduce GNU as --gsframe / ld byte for byte, including where their SFrame does not mean what the CFI means")
 	source := cfiSourceFlags(fs, "read")
+	var b batchOptions
+	fs.IntVarP(&b.jobs, "jobs", "j", defaultJobs(), "process `N` files at once")
+	fs.BoolVarP(&b.quiet, "quiet", "q", false, "no progress line and no summary")
+	fs.StringVar(&b.report, "report", "", "write what was done with each file to `FILE` as JSON lines")
+	fs.BoolVarP(&b.preserveDates, "preserve-dates", "p", false, "keep the access and modification times of the files written")
+	fs.StringVar(&b.outputDir, "output-dir", "", "write the results under `DIR` (mirroring the tree) instead of in place")
 	fs.Usage = func() {
-		fmt.Fprintf(c.stdout, "Usage: sframe-gen [flags] FILE\n       sframe-gen COMMAND [flags] FILE\n\n"+
+		fmt.Fprintf(c.stdout, "Usage: sframe-gen [flags] PATH...\n       sframe-gen COMMAND [flags] FILE\n\n"+
 			"Generate an SFrame section from FILE's call-frame information and write it into FILE\n"+
 			"(or OUT): .sframe + .rela.sframe in relocatable objects, .sframe with PT_GNU_SFRAME in\n"+
-			"executables and shared libraries.\n\nCommands:\n")
+			"executables and shared libraries. Directories are walked; files that are not\n"+
+			"ELF are left alone (docs/batch.md).\n\nCommands:\n")
 		for _, cmd := range commands() {
 			fmt.Fprintf(c.stdout, "  %-8s %s\n", cmd.name, cmd.short)
 		}
@@ -66,8 +73,8 @@ func (c *cli) runGenerate(args []string) int {
 		fmt.Fprintf(c.stdout, "sframe-gen %s\n", Version)
 		return exitOK
 	}
-	if fs.NArg() != 1 {
-		return c.fail("", usageError{"expected exactly one FILE"})
+	if fs.NArg() == 0 {
+		return c.fail("", usageError{"expected a FILE, or PATHs"})
 	}
 	var err error
 	if o.source, err = source(); err != nil {
@@ -75,6 +82,15 @@ func (c *cli) runGenerate(args []string) int {
 	}
 	if fs.Changed("section-addr") && !o.raw {
 		return c.fail("", usageError{"--section-addr goes with --raw"})
+	}
+	if isBatch(fs, b) {
+		if err := batchUsage(fs, o, b); err != nil {
+			return c.fail("", err)
+		}
+		return c.runBatch(fs.Args(), o, b)
+	}
+	if b.preserveDates {
+		defer keepDates(fs.Arg(0), o.output)()
 	}
 	file := fs.Arg(0)
 	if err := c.generate(file, o); err != nil {

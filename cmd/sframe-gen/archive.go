@@ -1,0 +1,87 @@
+package main
+
+import (
+	"bytes"
+	"debug/elf"
+	"fmt"
+	"os"
+
+	"github.com/sframe-gen/sframe-gen/elfpatch"
+	"github.com/sframe-gen/sframe-gen/lower"
+)
+
+// processArchive gives every ELF relocatable object of the static archive
+// w.in what an object gets (.sframe + .rela.sframe) and rewrites the
+// archive, its symbol index recomputed (elfpatch.PatchArchive). Members
+// that are not objects, have no CFI or are for an architecture without
+// SFrame are kept as they are (under --arch, another architecture is a
+// failure). Messages name a member as ARCHIVE(MEMBER).
+func (c *cli) processArchive(w *fileWriter, o generateOptions, r fileResult) fileResult {
+	fail := func(err error) fileResult {
+		r.status, r.reason = statusFailed, err.Error()
+		return r
+	}
+	data, err := readAll(w.in, w.size)
+	if err != nil {
+		return fail(err)
+	}
+	withCFI := 0
+	arches := map[string]bool{}
+	out, err := elfpatch.PatchArchive(data, func(name string, member []byte) ([]byte, error) {
+		if len(member) < 4 || string(member[:4]) != elf.ELFMAG {
+			return member, nil
+		}
+		label := fmt.Sprintf("%s(%s)", w.j.path, name)
+		ef, err := elf.NewFile(bytes.NewReader(member))
+		if err != nil {
+			return nil, describeCut(bytes.NewReader(member), int64(len(member)), err)
+		}
+		if ef.Type != elf.ET_REL {
+			return member, nil
+		}
+		target, err := lower.TargetForELF(ef)
+		if err != nil {
+			if o.arch != "" {
+				return nil, fmt.Errorf("file is for %v %v, not %s (--arch)", ef.Class, ef.Machine, o.arch)
+			}
+			return member, nil
+		}
+		if err := checkArch(target, o.arch); err != nil {
+			return nil, err
+		}
+		arches[target.String()] = true
+		patched, fdes, err := c.patchObjectBytes(label, member, ef, target, o)
+		if err == errNoCFI {
+			return member, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		withCFI++
+		r.fdes += fdes
+		return patched, nil
+	})
+	if err != nil {
+		return fail(err)
+	}
+	for a := range arches {
+		if r.arch != "" && r.arch != a {
+			r.arch = "mixed"
+			break
+		}
+		r.arch = a
+	}
+	switch {
+	case withCFI == 0:
+		r.status = statusNoCFI
+		return w.unchanged(r)
+	case bytes.Equal(out, data):
+		r.status = statusUpToDate
+		return w.unchanged(r)
+	}
+	if err := w.replace(func(tmp *os.File) error { _, err := tmp.Write(out); return err }); err != nil {
+		return fail(err)
+	}
+	r.status = statusPatched
+	return r
+}

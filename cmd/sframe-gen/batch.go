@@ -1,0 +1,216 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"sync"
+	"syscall"
+
+	"github.com/spf13/pflag"
+)
+
+// batchOptions are the flags of the batch form, sframe-gen [flags] PATH...
+type batchOptions struct {
+	jobs          int
+	quiet         bool
+	report        string
+	preserveDates bool
+	outputDir     string
+}
+
+// defaultJobs is the number of files processed at once by default: the
+// CPUs this process may run on.
+func defaultJobs() int { return runtime.GOMAXPROCS(0) }
+
+// runBatch processes every file under the paths (directories walked
+// recursively) on b.jobs goroutines, prints each file's messages in the
+// order of the walk, then a summary, and writes the report. Exit status 1
+// when any file failed.
+func (c *cli) runBatch(paths []string, o generateOptions, b batchOptions) int {
+	if b.outputDir != "" {
+		if err := os.MkdirAll(b.outputDir, 0o777); err != nil {
+			return c.fail(b.outputDir, err)
+		}
+	}
+	jobs, err := collect(paths, b.outputDir)
+	if err != nil {
+		return c.fail("", err)
+	}
+	if b.jobs < 1 {
+		b.jobs = defaultJobs()
+	}
+	var total int64
+	files := 0
+	for _, j := range jobs {
+		if j.kind == kindFile {
+			total += j.size
+			files++
+		}
+	}
+	for _, j := range jobs {
+		if j.kind == kindDir {
+			if err := os.MkdirAll(j.out, j.mode.Perm()|0o700); err != nil {
+				return c.fail(j.out, unwrapPath(err))
+			}
+		}
+	}
+	prog := newProgress(c.stderr, b.quiet, files, total)
+	results := make([]fileResult, len(jobs))
+	done := make([]chan struct{}, len(jobs))
+	for i := range done {
+		done[i] = make(chan struct{})
+	}
+	// Workers take the jobs in order; the results are printed in the same
+	// order as they complete, whatever the number of workers.
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(b.jobs, max(files, 1)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				j := jobs[i]
+				prog.start(j.path)
+				results[i] = c.runJob(j, o, b)
+				prog.finish(j.path, j.size)
+				close(done[i])
+			}
+		}()
+	}
+	go func() {
+		for i := range jobs {
+			next <- i
+		}
+		close(next)
+	}()
+	var sum summary
+	rep := newReport()
+	for i, j := range jobs {
+		<-done[i]
+		r := &results[i]
+		if len(r.msgs) > 0 {
+			prog.print(r.msgs)
+		}
+		if j.kind == kindDir {
+			continue
+		}
+		sum.add(r)
+		rep.add(j, r)
+		r.msgs = nil
+	}
+	wg.Wait()
+	prog.stop()
+	if !b.quiet {
+		fmt.Fprintf(c.stderr, "sframe-gen: %s\n", sum)
+	}
+	if b.report != "" {
+		if err := rep.write(c, b.report); err != nil {
+			return c.fail(b.report, err)
+		}
+	}
+	if sum.counts[statusFailed] > 0 {
+		return exitFailure
+	}
+	return exitOK
+}
+
+// runJob does one job of the batch.
+func (c *cli) runJob(j *job, o generateOptions, b batchOptions) fileResult {
+	switch j.kind {
+	case kindFile:
+		if j.out != "" {
+			o.output = j.out
+		}
+		return c.processFile(j, o, b.preserveDates)
+	case kindMissing:
+		return fileResult{status: statusFailed, reason: j.err.Error(),
+			msgs: fmt.Appendf(nil, "sframe-gen: %s: %v\n", j.path, j.err)}
+	case kindDir:
+		return fileResult{} // made before the workers started
+	case kindSymlink:
+		r := fileResult{status: statusSkipped, reason: "symbolic link"}
+		if j.out != "" {
+			target, err := os.Readlink(j.path)
+			if err == nil {
+				os.Remove(j.out)
+				err = os.Symlink(target, j.out)
+			}
+			if err != nil {
+				r.status, r.reason = statusFailed, err.Error()
+				r.msgs = fmt.Appendf(nil, "sframe-gen: %s: %v\n", j.out, unwrapPath(err))
+			}
+		}
+		return r
+	}
+	return fileResult{status: statusSkipped, reason: "not a regular file (" + fileKind(j.mode) + ")"}
+}
+
+// summary counts the outcomes of a batch.
+type summary struct {
+	counts [statusFailed + 1]int
+	fdes   int
+}
+
+func (s *summary) add(r *fileResult) {
+	s.counts[r.status]++
+	if r.status == statusPatched || r.status == statusUpToDate {
+		s.fdes += r.fdes
+	}
+}
+
+func (s summary) String() string {
+	n := 0
+	for _, k := range s.counts {
+		n += k
+	}
+	return fmt.Sprintf("%d files: %d patched, %d up to date, %d without CFI, %d skipped, %d failed; %d functions covered",
+		n, s.counts[statusPatched], s.counts[statusUpToDate], s.counts[statusNoCFI], s.counts[statusSkipped], s.counts[statusFailed], s.fdes)
+}
+
+// isBatch reports whether the command line asks for the batch form:
+// several paths, a directory, or a flag only the batch form has. One
+// FILE without them keeps the single-file form (a file that is not ELF is
+// then an error).
+func isBatch(fs *pflag.FlagSet, b batchOptions) bool {
+	if fs.NArg() != 1 || fs.Changed("jobs") || b.report != "" || b.outputDir != "" {
+		return true
+	}
+	st, err := os.Stat(fs.Arg(0))
+	return err == nil && st.IsDir()
+}
+
+// batchUsage checks the flags that go with one FILE only.
+func batchUsage(fs *pflag.FlagSet, o generateOptions, b batchOptions) error {
+	switch {
+	case o.output != "":
+		return usageError{"-o goes with one FILE; for several, --output-dir DIR"}
+	case o.raw:
+		return usageError{"--raw goes with one FILE"}
+	case b.jobs < 1:
+		return usageError{fmt.Sprintf("--jobs %d: want at least 1", b.jobs)}
+	}
+	return nil
+}
+
+// keepDates, for -p with one FILE, reads file's times and returns the
+// function that gives them to what was written (file, or output).
+func keepDates(file, output string) func() {
+	st, err := os.Stat(file)
+	if err != nil {
+		return func() {}
+	}
+	at := st.ModTime()
+	if s, ok := st.Sys().(*syscall.Stat_t); ok {
+		at = timespec(s.Atim)
+	}
+	dst := file
+	if output != "" {
+		dst = output
+	}
+	return func() {
+		if now, err := os.Stat(dst); err == nil && !now.ModTime().Equal(st.ModTime()) {
+			os.Chtimes(dst, at, st.ModTime())
+		}
+	}
+}

@@ -1,0 +1,154 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+)
+
+// jobKind is what the walk found at a path.
+type jobKind int
+
+const (
+	kindFile    jobKind = iota // a regular file: processed
+	kindSymlink                // left alone (recreated under --output-dir)
+	kindOther                  // a FIFO, device or socket: left alone
+	kindDir                    // a directory (only listed with --output-dir)
+	kindMissing                // an operand that cannot be read: a failure
+)
+
+// job is one path of the batch: a regular file to process (with its other
+// hard links in the tree), or something left alone.
+type job struct {
+	path string
+	out  string // where the result goes: "" in place, else under --output-dir
+	kind jobKind
+	size int64
+	mode fs.FileMode
+	// links are the other names of the same file found in the tree (same
+	// device and inode); outLinks their places under --output-dir.
+	links, outLinks []string
+	// outside is set when the file has hard links the walk did not find.
+	outside bool
+	err     error // kindMissing
+}
+
+// walker collects the jobs of the batch's operands.
+type walker struct {
+	outputDir string
+	jobs      []*job
+	inodes    map[[2]uint64]*job
+	outs      map[string]string // output path -> input path
+}
+
+// collect walks the operands in order (directories recursively, in
+// lexical order) and returns one job per path found, hard links of a file
+// folded into the job of its first name. Symbolic links are not followed.
+// A usage error is returned when two inputs would be written to one output.
+func collect(operands []string, outputDir string) ([]*job, error) {
+	w := &walker{outputDir: outputDir, inodes: map[[2]uint64]*job{}, outs: map[string]string{}}
+	for _, op := range operands {
+		st, err := os.Lstat(op)
+		if err != nil {
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err
+			}
+			w.jobs = append(w.jobs, &job{path: op, kind: kindMissing, err: err})
+			continue
+		}
+		if !st.IsDir() {
+			if err := w.add(op, filepath.Base(op), st); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		err = filepath.WalkDir(op, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				var pe *fs.PathError
+				if errors.As(err, &pe) {
+					err = pe.Err
+				}
+				w.jobs = append(w.jobs, &job{path: path, kind: kindMissing, err: err})
+				if d != nil && d.IsDir() {
+					return fs.SkipDir
+				}
+				return nil
+			}
+			if d.IsDir() && outputDir != "" && path != op && same(path, outputDir) {
+				return fs.SkipDir // the results of this run
+			}
+			info, err := d.Info()
+			if err != nil {
+				w.jobs = append(w.jobs, &job{path: path, kind: kindMissing, err: err})
+				return nil
+			}
+			rel, err := filepath.Rel(op, path)
+			if err != nil {
+				return err
+			}
+			return w.add(path, rel, info)
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return w.jobs, nil
+}
+
+// add records the path found at rel below its operand.
+func (w *walker) add(path, rel string, st fs.FileInfo) error {
+	j := &job{path: path, size: st.Size(), mode: st.Mode()}
+	switch {
+	case st.IsDir():
+		if w.outputDir == "" {
+			return nil
+		}
+		j.kind = kindDir
+	case st.Mode()&fs.ModeSymlink != 0:
+		j.kind = kindSymlink
+	case !st.Mode().IsRegular():
+		j.kind = kindOther
+	}
+	if w.outputDir != "" {
+		j.out = filepath.Join(w.outputDir, rel)
+		if j.kind == kindDir {
+			if rel == "." {
+				return nil // the output directory itself
+			}
+		} else {
+			if prev, ok := w.outs[j.out]; ok {
+				return usageError{fmt.Sprintf("%s and %s would both be written to %s (--output-dir)", prev, path, j.out)}
+			}
+			if same(path, j.out) {
+				return usageError{fmt.Sprintf("--output-dir would write %s over itself", path)}
+			}
+			w.outs[j.out] = path
+		}
+	}
+	if s, ok := st.Sys().(*syscall.Stat_t); ok && j.kind == kindFile && s.Nlink > 1 {
+		key := [2]uint64{uint64(s.Dev), s.Ino}
+		if first, ok := w.inodes[key]; ok {
+			first.links = append(first.links, path)
+			if j.out != "" {
+				first.outLinks = append(first.outLinks, j.out)
+			}
+			first.outside = uint64(len(first.links)+1) < uint64(s.Nlink)
+			return nil
+		}
+		j.outside = true
+		w.inodes[key] = j
+	}
+	w.jobs = append(w.jobs, j)
+	return nil
+}
+
+// same reports whether two paths name the same place (before any link).
+func same(a, b string) bool {
+	x, err1 := filepath.Abs(a)
+	y, err2 := filepath.Abs(b)
+	return err1 == nil && err2 == nil && x == y
+}

@@ -1,0 +1,64 @@
+package elfpatch
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+)
+
+// LinkedPatch is a [PatchLinked] planned but not written: the layout is
+// chosen and the section encoded, so a caller can first ask whether the
+// output would differ from the input at all ([LinkedPatch.Unchanged]) and
+// leave an up-to-date file untouched.
+type LinkedPatch struct {
+	in     *os.File
+	inSize int64
+	plan   *linkedPlan
+}
+
+// PlanLinked plans PatchLinked of in with a section of size bytes, which
+// encode gives (in pieces) for the section's final address.
+func PlanLinked(in *os.File, size int, encode func(addr uint64) ([][]byte, error)) (*LinkedPatch, error) {
+	st, err := in.Stat()
+	if err != nil {
+		return nil, err
+	}
+	p, err := planPatch(in, size, encode)
+	if err != nil {
+		return nil, err
+	}
+	return &LinkedPatch{in: in, inSize: st.Size(), plan: p}, nil
+}
+
+// Layout is where the section goes and what the patch changes.
+func (p *LinkedPatch) Layout() Layout { return p.plan.layout }
+
+// Unchanged reports whether the patched file would be byte for byte the
+// input: same size, nothing cut, and every byte the patch writes already
+// there (a section generated before from the same CFI, in place).
+func (p *LinkedPatch) Unchanged() (bool, error) {
+	pl := p.plan
+	if pl.end != uint64(p.inSize) || pl.copyEnd < pl.end {
+		return false, nil
+	}
+	var buf []byte
+	for _, c := range pl.chunks {
+		if uint64(cap(buf)) < uint64(len(c.data)) {
+			buf = make([]byte, len(c.data))
+		}
+		b := buf[:len(c.data)]
+		if n, err := p.in.ReadAt(b, int64(c.off)); n != len(b) {
+			return false, fmt.Errorf("reading input at offset %#x: %w", c.off, err)
+		}
+		if !bytes.Equal(b, c.data) {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// Write writes the patched file to out (truncated first), copying the
+// unchanged byte ranges of the input file to file.
+func (p *LinkedPatch) Write(out *os.File) error {
+	return p.plan.write(p.in, out)
+}
