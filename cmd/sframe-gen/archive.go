@@ -5,6 +5,7 @@ import (
 	"debug/elf"
 	"fmt"
 	"os"
+	"syscall"
 
 	"github.com/sframe-gen/sframe-gen/elfpatch"
 	"github.com/sframe-gen/sframe-gen/lower"
@@ -84,4 +85,35 @@ func (c *cli) processArchive(w *fileWriter, o generateOptions, r fileResult) fil
 	}
 	r.status = statusPatched
 	return r
+}
+
+// isArchive reports whether path is a regular file starting like a static
+// archive.
+func isArchive(path string) bool {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return false
+	}
+	var magic [len(elfpatch.ArchiveMagic)]byte
+	n, _ := f.ReadAt(magic[:], 0)
+	return n == len(magic) && string(magic[:]) == elfpatch.ArchiveMagic
+}
+
+// generateArchive is the single-file form on a static archive: in place,
+// or to o.output.
+func (c *cli) generateArchive(file string, o generateOptions) int {
+	st, err := os.Stat(file)
+	if err != nil {
+		return c.fail(file, unwrapPath(err))
+	}
+	r := c.processFile(&job{path: file, out: o.output, size: st.Size(), mode: st.Mode()}, o, false)
+	c.stderr.Write(r.msgs)
+	if r.status == statusFailed {
+		return exitFailure
+	}
+	return exitOK
 }

@@ -92,6 +92,9 @@ func (c *cli) runGenerate(args []string) int {
 	if b.preserveDates {
 		defer keepDates(fs.Arg(0), o.output)()
 	}
+	if isArchive(fs.Arg(0)) && !o.raw {
+		return c.generateArchive(fs.Arg(0), o)
+	}
 	file := fs.Arg(0)
 	if err := c.generate(file, o); err != nil {
 		return c.fail(file, err)

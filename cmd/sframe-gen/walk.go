@@ -129,9 +129,13 @@ func (w *walker) add(path, rel string, st fs.FileInfo) error {
 			w.outs[j.out] = path
 		}
 	}
-	if s, ok := st.Sys().(*syscall.Stat_t); ok && j.kind == kindFile && s.Nlink > 1 {
+	if s, ok := st.Sys().(*syscall.Stat_t); ok && j.kind == kindFile {
+		// A file is processed once, however many names the walk finds.
 		key := [2]uint64{uint64(s.Dev), s.Ino}
 		if first, ok := w.inodes[key]; ok {
+			if s.Nlink == 1 || filepath.Clean(path) == filepath.Clean(first.path) {
+				return nil // the same name again
+			}
 			first.links = append(first.links, path)
 			if j.out != "" {
 				first.outLinks = append(first.outLinks, j.out)
@@ -139,7 +143,7 @@ func (w *walker) add(path, rel string, st fs.FileInfo) error {
 			first.outside = uint64(len(first.links)+1) < uint64(s.Nlink)
 			return nil
 		}
-		j.outside = true
+		j.outside = s.Nlink > 1
 		w.inodes[key] = j
 	}
 	w.jobs = append(w.jobs, j)

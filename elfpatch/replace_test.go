@@ -1,0 +1,127 @@
+package elfpatch
+
+import (
+	"bytes"
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func inode(t *testing.T, p string) uint64 {
+	t.Helper()
+	st, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st.Sys().(*syscall.Stat_t).Ino
+}
+
+func leftTemps(t *testing.T, dir string) {
+	t.Helper()
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if strings.Contains(e.Name(), ".sframe-gen-") {
+			t.Errorf("temporary file %s left", e.Name())
+		}
+	}
+}
+
+// TestReplaceOptions: Links are replaced with the file and stay one inode;
+// InPlace keeps the inode (and so the links not named); KeepTimes keeps the
+// times; after RemoveAll nothing is written.
+func TestReplaceOptions(t *testing.T) {
+	dir := t.TempDir()
+	a, b, c := filepath.Join(dir, "a"), filepath.Join(dir, "b"), filepath.Join(dir, "sub", "c")
+	os.Mkdir(filepath.Dir(c), 0o755)
+	if err := os.WriteFile(a, []byte("old"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	os.Link(a, b)
+	os.Link(a, c)
+	old := time.Date(2001, 2, 3, 4, 5, 6, 0, time.UTC)
+	os.Chtimes(a, old, old)
+	write := func(s string) func(*os.File) error {
+		return func(tmp *os.File) error { _, err := tmp.WriteString(s); return err }
+	}
+	var temps TempFiles
+	if err := temps.Replace(a, 0o644, ReplaceOptions{Links: []string{b, c}, KeepTimes: true}, write("new")); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{b, c} {
+		if got, _ := os.ReadFile(p); string(got) != "new" || inode(t, p) != inode(t, a) {
+			t.Errorf("%s: %q, inode %d, want \"new\" and a's inode %d", p, got, inode(t, p), inode(t, a))
+		}
+	}
+	if st, _ := os.Stat(a); !st.ModTime().Equal(old) || st.Mode().Perm() != 0o640 {
+		t.Errorf("a: mtime %v mode %v, want %v 0640", st.ModTime(), st.Mode(), old)
+	}
+
+	ino := inode(t, a)
+	if err := temps.Replace(a, 0o644, ReplaceOptions{InPlace: true}, write("newer, longer")); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{a, b, c} {
+		if got, _ := os.ReadFile(p); string(got) != "newer, longer" || inode(t, p) != ino {
+			t.Errorf("%s: %q, inode %d, want the same inode %d", p, got, inode(t, p), ino)
+		}
+	}
+	leftTemps(t, dir)
+	leftTemps(t, filepath.Dir(c))
+
+	temps.RemoveAll()
+	if err := temps.Replace(a, 0o644, ReplaceOptions{Links: []string{b}}, write("x")); err == nil {
+		t.Errorf("Replace after RemoveAll succeeded")
+	}
+	if got, _ := os.ReadFile(a); string(got) != "newer, longer" {
+		t.Errorf("a changed after RemoveAll: %q", got)
+	}
+}
+
+// TestPlanLinkedUnchanged: a file patched with a section is unchanged by a
+// plan with the same section, changed by one with other bytes, and Write
+// gives what PatchLinked gives.
+func TestPlanLinkedUnchanged(t *testing.T) {
+	for _, bo := range []binary.ByteOrder{binary.LittleEndian, binary.BigEndian} {
+		in := synthExec(bo)
+		sf := bytes.Repeat([]byte{0x5a}, 120)
+		out, _, err := patchBytes(t, in, sf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := t.TempDir()
+		check := func(data, section []byte, want bool) {
+			t.Helper()
+			p := filepath.Join(dir, "f")
+			os.WriteFile(p, data, 0o755)
+			f, err := os.Open(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			plan, err := PlanLinked(f, len(section), func(uint64) ([][]byte, error) { return [][]byte{section}, nil })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, err := plan.Unchanged(); err != nil || got != want {
+				t.Errorf("Unchanged: %v, %v; want %v", got, err, want)
+			}
+			w, _ := os.Create(filepath.Join(dir, "w"))
+			defer w.Close()
+			if err := plan.Write(w); err != nil {
+				t.Fatal(err)
+			}
+			written, _ := os.ReadFile(w.Name())
+			if patched, _, _ := patchBytes(t, data, section); !bytes.Equal(written, patched) {
+				t.Errorf("Write differs from PatchLinked")
+			}
+		}
+		check(in, sf, false)
+		check(out, sf, true)
+		check(out, bytes.Repeat([]byte{0x5b}, 120), false)
+		check(out, bytes.Repeat([]byte{0x5a}, 112), false)
+	}
+}
