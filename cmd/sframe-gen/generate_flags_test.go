@@ -28,8 +28,9 @@ func TestGenerateFlags(t *testing.T) {
 		stderr string // substring
 	}{
 		{"version", []string{"--version"}, 0, ""},
-		{"no file", nil, 2, "expected exactly one FILE"},
-		{"two files", []string{obj, obj}, 2, "expected exactly one FILE"},
+		{"no file", nil, 2, "expected a FILE"},
+		{"two files with -o", []string{"-o", out, obj, obj}, 2, "-o goes with one FILE"},
+		{"two files with --raw", []string{"--raw", obj, obj}, 2, "--raw goes with one FILE"},
 		{"unknown flag", []string{"--frobnicate", obj}, 2, "unknown flag"},
 		{"both sources", []string{"--eh-frame", "--debug-frame", obj}, 2, "exclude each other"},
 		{"section-addr without raw", []string{"--section-addr", "4096", obj}, 2, "--section-addr goes with --raw"},
@@ -38,7 +39,7 @@ func TestGenerateFlags(t *testing.T) {
 		{"arch mismatch", []string{"--arch", "s390x", "-o", out, obj}, 1, "is for x86_64, not s390x"},
 		{"arch mismatch s390x", []string{"--arch", "aarch64", "-o", out, s390}, 1, "is for s390x, not aarch64"},
 		{"missing file", []string{"-o", out, filepath.Join(dir, "nope.o")}, 1, "nope.o: no such file"},
-		{"directory", []string{"-o", out, dir}, 1, "not a regular file"},
+		{"directory with -o", []string{"-o", out, dir}, 2, "-o goes with one FILE"},
 		{"not ELF", []string{"-o", out, filepath.Join(testdataDir(), "README.md")}, 1, "README.md: "},
 	}
 	for _, tc := range tests {
