@@ -31,7 +31,7 @@ test: vet
 race:
 	CGO_ENABLED=1 $(GO) test -count=1 -race -short -run 'TestScanParallel|TestScanLowerMapped|TestScanHold|TestWorkers|TestLowerParallelJoin|TestEncodePlacedRuns' ./lower
 	CGO_ENABLED=1 $(GO) test -count=1 -race -short -run 'TestPlacement' ./emit
-	CGO_ENABLED=1 $(GO) test -count=1 -race -short -run 'TestGenerateLinked|TestGeneratedProgramsRun' ./cmd/sframe-gen
+	CGO_ENABLED=1 $(GO) test -count=1 -race -short -run 'TestGenerateLinked|TestGeneratedProgramsRun|TestBatch' ./cmd/sframe-gen
 
 vet:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
