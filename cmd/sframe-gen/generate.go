@@ -122,9 +122,6 @@ func (c *cli) generate(file string, o generateOptions) error {
 			return fmt.Errorf("file is for %s, not %s (--arch)", target, want)
 		}
 	}
-	if c.heapFor != nil {
-		c.heapFor(cfiSize(ef))
-	}
 	if !target.Relocatable && !o.raw && hasCFISection(ef) {
 		return c.generateLinked(file, in, st, ef, target, o)
 	}
@@ -166,9 +163,6 @@ func (c *cli) generate(file string, o generateOptions) error {
 		return err
 	}
 
-	if o.output != "" && res.Section.Packed != nil {
-		return c.writeRawPlaced(o.output, res, o.addr)
-	}
 	parts, err := res.EncodePlaced(o.addr)
 	if err != nil {
 		return fmt.Errorf("encoding .sframe: %w", err)
@@ -176,129 +170,95 @@ func (c *cli) generate(file string, o generateOptions) error {
 	return c.writeRaw(o.output, parts...)
 }
 
-// writeRawPlaced encodes the packed section of res at addr and writes it
-// to output. Placing sorts the index but leaves the FRE data after it as
-// it is: that is written meanwhile, on another goroutine.
-func (c *cli) writeRawPlaced(output string, res *lower.Result, addr uint64) error {
-	return c.temps.ReplaceFile(output, 0o644, func(tmp *os.File) error {
-		sec := res.Section
-		packed, at := sec.Packed, int64(sec.PackedOffset())
-		written := make(chan error, 1)
-		go func() {
-			_, err := tmp.WriteAt(packed, at)
-			written <- err
-		}()
-		parts, err := res.EncodePlaced(addr)
-		if err != nil {
-			<-written
-			return fmt.Errorf("encoding .sframe: %w", err)
-		}
-		pos := int64(0)
-		for _, p := range parts {
-			same := pos == at && len(p) == len(packed) && (len(p) == 0 || &p[0] == &packed[0])
-			if !same {
-				if _, err := tmp.WriteAt(p, pos); err != nil {
-					<-written
-					return err
-				}
-			}
-			pos += int64(len(p))
-		}
-		return <-written
-	})
-}
-
 // errNoCFI is lowerCFI's error when nothing describes any code.
 var errNoCFI = errors.New("no call-frame information")
 
 // lowerCFI reads and lowers the CFI of file and reports (report) what it
 // could not lower. It returns errNoCFI, and says so with -v, when there is
-// none (as for gas, which makes no .sframe without .cfi_startproc). A
-// linked file's section is read from a mapping of in (size bytes) and
-// lowered in one pass (lower.LowerScan), an object's read first (its
-// relocations are few and small).
+// none (as for gas, which makes no .sframe without .cfi_startproc). An
+// object's section is read whole (its relocations are few and small), a
+// linked file's lowered as it is read (lowerLinked).
 func (c *cli) lowerCFI(file string, in *os.File, size int64, ef *elf.File, target lower.Target, o generateOptions) (*lower.Result, error) {
-	noCFI := func() error {
-		if o.verbose {
-			fmt.Fprintf(c.stderr, "sframe-gen: %s: no call-frame information; nothing to generate\n", file)
-		}
-		return errNoCFI
-	}
-	opt := lower.Options{GasCompat: o.gas, Pack: true, Workers: 1}
-	if target.Relocatable {
-		frames, err := cfi.Read(ef, o.source)
-		if errors.Is(err, cfi.ErrNoCFI) || err == nil && len(frames.FDEs) == 0 && len(frames.Errors) == 0 {
-			return nil, noCFI()
-		}
-		if err != nil {
-			return nil, err
-		}
-		res, _, err := lower.LowerFile(ef, frames, target, opt)
-		if err != nil {
-			return nil, err
-		}
-		return res, c.report(file, ef, frames.Errors, res, o)
-	}
-	// The section is read where the file is mapped, not copied; LowerScan
-	// turns a fault (the file cut meanwhile) into an error and keeps no
-	// reference into the mapping.
-	var frames *cfi.Frames
+	var res *lower.Result
+	var errs []*cfi.EntryError
 	var err error
-	mapped, unmap := mapFile(in, size)
-	if mapped != nil {
-		frames, err = cfi.OpenMapped(ef, o.source, mapped)
-		opt.MappedCFI = true
-		// The other CPU maps the section's pages ahead of Cut, unless
-		// generate is copying the file on it (o.hold): the copy, the
-		// run's longest part, would share it (-o on libLLVM.so 70.6 ->
-		// 68.4 ms median without, 51 alternated runs).
-		var prefaulted <-chan struct{}
-		if err == nil && len(frames.Data) >= parallelCFIBytes && o.hold == nil {
-			prefaulted = prefault(mapped, frames.Data)
-		}
-		// Unmapped on a goroutine of its own: tearing down the page
-		// tables of what was read takes 0.5 ms for libLLVM.so's 7.7 MB,
-		// which encoding need not wait for (nothing lowered refers into
-		// the mapping).
-		defer func() {
-			go func() {
-				if prefaulted != nil {
-					<-prefaulted
-				}
-				unmap()
-			}()
-		}()
+	if target.Relocatable {
+		res, errs, err = lowerObject(ef, target, o)
 	} else {
-		frames, err = cfi.Open(ef, o.source)
+		res, errs, err = lowerLinked(in, size, ef, target, o)
 	}
-	if errors.Is(err, cfi.ErrNoCFI) {
-		return nil, noCFI()
+	if err == errNoCFI && o.verbose {
+		fmt.Fprintf(c.stderr, "sframe-gen: %s: no call-frame information; nothing to generate\n", file)
 	}
 	if err != nil {
 		return nil, err
 	}
+	return res, c.report(file, ef, errs, res, o)
+}
+
+// lowerObject reads and lowers the CFI of a relocatable object.
+func lowerObject(ef *elf.File, target lower.Target, o generateOptions) (*lower.Result, []*cfi.EntryError, error) {
+	frames, err := cfi.Read(ef, o.source)
+	if errors.Is(err, cfi.ErrNoCFI) || err == nil && len(frames.FDEs) == 0 && len(frames.Errors) == 0 {
+		return nil, nil, errNoCFI
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	res, _, err := lower.LowerFile(ef, frames, target, lower.Options{GasCompat: o.gas, Pack: true})
+	if err != nil {
+		return nil, nil, err
+	}
+	return res, frames.Errors, nil
+}
+
+// lowerLinked lowers the CFI of a linked file (in, of size bytes) as it
+// reads it (lower.LowerScan), on every CPU for a big section.
+func lowerLinked(in *os.File, size int64, ef *elf.File, target lower.Target, o generateOptions) (*lower.Result, []*cfi.EntryError, error) {
+	opt := lower.Options{GasCompat: o.gas, Pack: true}
+	// The section is read where the file is mapped, not copied
+	// (libLLVM.so: --raw 8 ms slower read into memory, 37 -> 45 ms
+	// median, 21 alternated runs); LowerScan turns a fault (the file cut
+	// meanwhile) into an error and keeps no reference into the mapping.
+	var frames *cfi.Frames
+	var err error
+	if mapped, unmap := mapFile(in, size); mapped != nil {
+		defer unmap()
+		frames, err = cfi.OpenMapped(ef, o.source, mapped)
+		opt.MappedCFI = true
+	} else {
+		frames, err = cfi.Open(ef, o.source)
+	}
+	if errors.Is(err, cfi.ErrNoCFI) {
+		return nil, nil, errNoCFI
+	}
+	if err != nil {
+		return nil, nil, err
+	}
 	if len(frames.Data) >= parallelCFIBytes {
-		// While generate copies the file, the copy has a CPU of its own:
-		// one worker waits for it to end.
+		// While generate copies the file (o.hold), the copy has a CPU of
+		// its own: one worker waits for it to end (-o on libLLVM.so:
+		// 188 -> 221 ms median without, 31 alternated runs).
 		opt.Workers, opt.Hold = runtime.GOMAXPROCS(0), o.hold
 	}
-	// Huge pages for --raw, whose run is mostly faulting in fresh memory:
-	// not for a patched file, whose run is the copy, where they only
-	// added stalls now and then (docs/performance.md, round 7).
+	// Huge pages for --raw, whose run is mostly faulting in fresh memory
+	// (libLLVM.so: 37 -> 45 ms median without, 21 alternated runs); not
+	// for a patched file, whose run is the copy, where they only add
+	// stalls now and then.
 	opt.HugePages = o.raw
 	res, _, errs, err := lower.LowerScan(ef, frames, target, opt)
 	if err != nil {
 		// As when the section was read first: without FDEs and broken
 		// entries there is nothing to lower, whatever else is wrong.
 		if all, rerr := cfi.Read(ef, o.source); rerr == nil && len(all.FDEs) == 0 && len(all.Errors) == 0 {
-			return nil, noCFI()
+			return nil, nil, errNoCFI
 		}
-		return nil, err
+		return nil, nil, err
 	}
 	if res.FDEsRead == 0 && len(errs) == 0 {
-		return nil, noCFI()
+		return nil, nil, errNoCFI
 	}
-	return res, c.report(file, ef, errs, res, o)
+	return res, errs, nil
 }
 
 // hasCFISection reports whether f has a section cfi.Read may read: without
@@ -312,18 +272,6 @@ func hasCFISection(f *elf.File) bool {
 	return false
 }
 
-// cfiSize returns the size of the biggest section cfi.Read may read
-// (inflated, if compressed).
-func cfiSize(f *elf.File) uint64 {
-	var n uint64
-	for _, name := range []string{".eh_frame", ".debug_frame", ".zdebug_frame"} {
-		if s := f.Section(name); s != nil && s.Type != elf.SHT_NOBITS {
-			n = max(n, s.Size)
-		}
-	}
-	return n
-}
-
 // errUnchanged makes replace leave the file as it is.
 var errUnchanged = errors.New("unchanged")
 
@@ -332,18 +280,14 @@ var errUnchanged = errors.New("unchanged")
 // read, the section made, placed and encoded, so that the copy, most of
 // the time on big files, overlaps the work.
 func (c *cli) generateLinked(file string, in *os.File, st fs.FileInfo, ef *elf.File, target lower.Target, o generateOptions) error {
-	var res *lower.Result
-	var layout elfpatch.Layout
-	var size int
+	var made linkedSection
 	err := c.replace(file, o.output, st.Mode().Perm(), func(tmp *os.File) error {
 		// The copy reads in through its file offset (copy_file_range
 		// needs an *os.File source); everything else reads at offsets.
 		// Holes of a sparse input stay holes. The copy, the run's
 		// longest part, runs here; the section is made, placed and
 		// encoded meanwhile on a goroutine of its own, which writes
-		// over the copy once it is done (a goroutine just started may
-		// wait a millisecond for a CPU, a virtual one to wake up: the
-		// copy had to, the lowering ends long before the copy).
+		// over the copy once it is done.
 		copying := make(chan struct{})
 		var copyErr error // set before copying is closed
 		o.hold = copying
@@ -351,69 +295,67 @@ func (c *cli) generateLinked(file string, in *os.File, st fs.FileInfo, ef *elf.F
 			<-copying
 			return copyErr
 		}
-		made := make(chan error, 1)
+		done := make(chan error, 1)
 		go func() {
-			made <- c.patchLinked(file, in, tmp, st.Size(), ef, target, o, wait, &res, &size, &layout)
+			var err error
+			made, err = c.patchLinked(file, in, tmp, st.Size(), ef, target, o, wait)
+			done <- err
 		}()
 		copyErr = elfpatch.CopySparse(tmp, in, st.Size())
 		close(copying)
-		return <-made
+		return <-done
 	})
 	if err == errUnchanged {
 		return nil
 	}
-	if err == nil && o.verbose && res != nil {
-		c.summary(file, o, res, size, fmt.Sprintf("at %#x, PT_GNU_SFRAME", layout.Addr))
+	if err == nil && o.verbose && made.res != nil {
+		c.summary(file, o, made.res, made.size, fmt.Sprintf("at %#x, PT_GNU_SFRAME", made.layout.Addr))
 	}
 	return err
 }
 
-// patchLinked makes the section of a linked file (makeLinked) and writes
-// it, once wait says the copy of in to tmp is done, with what changes
-// over the copy.
-func (c *cli) patchLinked(file string, in, tmp *os.File, inSize int64, ef *elf.File, target lower.Target, o generateOptions, wait func() error, res **lower.Result, size *int, layout *elfpatch.Layout) error {
-	err := c.makeLinked(file, in, inSize, ef, target, o, res, size)
+// linkedSection is the section patchLinked wrote into a linked file.
+type linkedSection struct {
+	res    *lower.Result
+	size   int
+	layout elfpatch.Layout
+}
+
+// patchLinked makes the section of a linked file and writes it, once
+// wait says the copy of in to tmp is done, with what changes over the
+// copy.
+func (c *cli) patchLinked(file string, in, tmp *os.File, inSize int64, ef *elf.File, target lower.Target, o generateOptions, wait func() error) (linkedSection, error) {
+	res, err := c.lowerCFI(file, in, inSize, ef, target, o)
+	if err == nil && res.Section.NumFDEs() == 0 {
+		err = errors.New("no function has an SFrame representation (see -v); nothing written")
+	}
+	var size int
+	if err == nil {
+		if size, err = res.Section.Size(); err != nil {
+			err = fmt.Errorf("encoding .sframe: %w", err)
+		}
+	}
 	if err != nil {
 		if cerr := wait(); cerr != nil {
-			return cerr
+			return linkedSection{}, cerr
 		}
-	}
-	if err == errNoCFI {
-		if o.output == "" {
-			return errUnchanged // in place: nothing to write
+		switch {
+		case err == errNoCFI && o.output == "":
+			return linkedSection{}, errUnchanged // in place: nothing to write
+		case err == errNoCFI:
+			return linkedSection{}, nil // the output is the input unchanged: the copy
 		}
-		return nil // the output is the input unchanged: the copy
-	}
-	if err != nil {
-		return err
+		return linkedSection{}, err
 	}
 	encode := func(addr uint64) ([][]byte, error) {
-		parts, err := (*res).EncodePlaced(addr)
+		parts, err := res.EncodePlaced(addr)
 		if err != nil {
 			return nil, fmt.Errorf("encoding .sframe: %w", err)
 		}
 		return parts, nil
 	}
-	*layout, err = elfpatch.PatchLinkedCopyParts(in, tmp, *size, encode, wait)
-	return err
-}
-
-// makeLinked lowers the CFI of a linked file, reports as generate does and
-// sizes the section.
-func (c *cli) makeLinked(file string, in *os.File, inSize int64, ef *elf.File, target lower.Target, o generateOptions, res **lower.Result, size *int) error {
-	r, err := c.lowerCFI(file, in, inSize, ef, target, o)
-	if err != nil {
-		return err
-	}
-	if r.Section.NumFDEs() == 0 {
-		return errors.New("no function has an SFrame representation (see -v); nothing written")
-	}
-	n, err := r.Section.Size()
-	if err != nil {
-		return fmt.Errorf("encoding .sframe: %w", err)
-	}
-	*res, *size = r, n
-	return nil
+	layout, err := elfpatch.PatchLinkedCopyParts(in, tmp, size, encode, wait)
+	return linkedSection{res, size, layout}, err
 }
 
 // parallelCFIBytes is the size of a linked file's CFI section from which

@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"syscall"
-	"unsafe"
 )
 
 // openELF opens the ELF file at path for reading. It refuses anything but a
@@ -170,36 +169,3 @@ func mapFile(f *os.File, size int64) (data []byte, unmap func()) {
 	}
 	return data, func() { syscall.Munmap(data) }
 }
-
-// prefault maps the pages of data, a part of the file mapping mapped, into
-// the page tables on a goroutine of its own (madvise MADV_POPULATE_READ,
-// Linux 5.14 and later; elsewhere it does nothing), 1 MiB at a time from
-// its end, while the caller reads data from its start: the reader then
-// faults on half the pages or fewer (libLLVM.so's 7.7 MB, cut by
-// cfi.Frames.Cut: 1.8 -> 1.4 ms in the median of 15 runs). The channel is
-// closed once it is done: the mapping must stay until then.
-func prefault(mapped, data []byte) <-chan struct{} {
-	done := make(chan struct{})
-	from := uintptr(unsafe.Pointer(unsafe.SliceData(data))) - uintptr(unsafe.Pointer(unsafe.SliceData(mapped)))
-	if len(data) == 0 || from > uintptr(len(mapped)) || uintptr(len(data)) > uintptr(len(mapped))-from {
-		close(done)
-		return done
-	}
-	const chunk = 1 << 20
-	page := uintptr(os.Getpagesize())
-	go func() {
-		defer close(done)
-		lo := from &^ (page - 1)
-		for hi := from + uintptr(len(data)); hi > lo; {
-			next := max(lo, (hi-1)&^(chunk-1))
-			if syscall.Madvise(mapped[next:hi], madvPopulateRead) != nil {
-				return // an older kernel: the reader faults them in
-			}
-			hi = next
-		}
-	}()
-	return done
-}
-
-// madvPopulateRead is MADV_POPULATE_READ (not in package syscall).
-const madvPopulateRead = 22
