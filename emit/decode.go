@@ -19,19 +19,24 @@ import (
 // has no flex FDEs) and FREOffset points at the first FRE, since v2 has no
 // attribute record. The v2 padding bytes are not kept.
 //
-// Like libsframe, Decode also requires the functions' FRE data to cover
-// the FRE sub-section exactly (no gaps, no FDEs sharing data), FRE start
-// addresses not past the function size, and only zero bytes after the FRE
-// sub-section (s390x gas pads the section with them); those bytes go to
-// Section.Trailer. So Encode reproduces any section Decode accepts byte for
-// byte, as long as its header offsets have GNU's layout (fdeoff 0, FRE
-// sub-section right after the FDE index).
+// Decode also requires the functions' FRE data to cover the FRE
+// sub-section exactly: every byte belongs to a function, and two
+// functions' data either do not overlap or start at the same offset (a
+// block shared, as --share-fres writes it: Section.SharedFREs is set, the
+// sharing FDEs' FREs are the same slice, and the header's FRE count counts
+// them once per function). It also requires FRE start addresses not past
+// the function size, and only zero bytes after the FRE sub-section (s390x
+// gas pads the section with them); those bytes go to Section.Trailer. So
+// Encode reproduces any section Decode accepts byte for byte, as long as
+// its header offsets have GNU's layout (fdeoff 0, FRE sub-section right
+// after the FDE index).
 func Decode(data []byte) (*Section, error) {
 	d := decoder{data: data}
 	return d.decode()
 }
 
 type decoder struct {
+	sec   *Section
 	data  []byte
 	order binary.ByteOrder
 	// words is a slab the FREs' data words are cut from.
@@ -41,8 +46,18 @@ type decoder struct {
 	freBudget uint64
 	freSlab   []FRE
 	// regions are the FRE sub-section ranges each FDE's data (attribute
-	// record and FREs) takes.
+	// record and FREs) takes, once per block shared.
 	regions []region
+	// blocks maps the FRE offset of each block read to the first FDE
+	// that reads it and the largest start address of its FREs.
+	blocks map[uint32]block
+	shared bool // some FDEs share a block
+}
+
+// block is a function's FRE data, as decoded first.
+type block struct {
+	fde      int    // the first FDE whose data it is
+	maxStart uint32 // the largest start address of its FREs
 }
 
 func (d *decoder) u16(off int) uint16 { return d.order.Uint16(d.data[off:]) }
@@ -62,6 +77,7 @@ func (d *decoder) decode() (*Section, error) {
 		return nil, formatErr(0, "bad magic 0x%02x%02x", data[0], data[1])
 	}
 	var sec Section
+	d.sec = &sec
 	h := &sec.Header
 	h.Version = data[2]
 	h.Flags = Flags(data[3])
@@ -118,12 +134,11 @@ func (d *decoder) decode() (*Section, error) {
 			numFDEs, numFDEs*entSize, fdeOff, freOff)
 	}
 	// Every FRE takes at least 2 bytes, so this bounds the FREs (and data
-	// words) decoded, even when FDEs share FRE data.
-	if uint64(numFREs) > freLen/2 {
-		return nil, formatErr(12, "%d FREs cannot fit in the FRE sub-section (%#x bytes)", numFREs, freLen)
-	}
-	d.freBudget = uint64(numFREs)
-	d.freSlab = make([]FRE, numFREs)
+	// words) decoded: a block shared is decoded once. The header counts
+	// the FREs of every function, a block shared once per function.
+	d.freBudget = min(uint64(numFREs), freLen/2)
+	d.freSlab = make([]FRE, d.freBudget)
+	d.blocks = make(map[uint32]block)
 	fdeStart := hdrEnd + int(fdeOff)
 	freStart := hdrEnd + int(freOff)
 	freEnd := freStart + int(freLen)
@@ -144,12 +159,13 @@ func (d *decoder) decode() (*Section, error) {
 		}
 		total += uint64(len(sec.FDEs[i].FREs))
 	}
-	if total != uint64(numFREs) {
-		return nil, formatErr(12, "header counts %d FREs, the FDEs have %d", numFREs, total)
-	}
 	if err := d.checkTiling(fdeStart, int(entSize), freStart, freEnd); err != nil {
 		return nil, err
 	}
+	if total != uint64(numFREs) {
+		return nil, formatErr(12, "header counts %d FREs, the FDEs have %d", numFREs, total)
+	}
+	sec.SharedFREs = d.shared
 	if freEnd < len(data) {
 		sec.Trailer = append([]byte(nil), data[freEnd:]...)
 		for i, c := range sec.Trailer {
@@ -181,7 +197,22 @@ func (d *decoder) fdeV3(f *FDE, i, off, freStart, freEnd int) error {
 	f.Info = d.data[attr+2]
 	f.Info2 = d.data[attr+3]
 	f.RepSize = d.data[attr+4]
+	if b, ok := d.blocks[f.FREOffset]; ok {
+		// The same attribute record, so the same FREs.
+		return d.share(f, i, b, attr+FDEAttrSize)
+	}
 	return d.fres(f, i, attr+2, attr, attr+FDEAttrSize, freEnd, n)
+}
+
+// share makes FDE i, whose FRE data (at p) is that of block b, share b's
+// FREs, which must start within its size.
+func (d *decoder) share(f *FDE, i int, b block, p int) error {
+	if b.maxStart > f.Size {
+		return formatErr(p, "FDE %d: its FREs (those of FDE %d) start up to %#x, past the function size %#x", i, b.fde, b.maxStart, f.Size)
+	}
+	f.FREs = d.sec.FDEs[b.fde].FREs
+	d.shared = true
+	return nil
 }
 
 func (d *decoder) fdeV2(f *FDE, i, off, freStart, freEnd int) error {
@@ -200,6 +231,13 @@ func (d *decoder) fdeV2(f *FDE, i, off, freStart, freEnd int) error {
 		return formatErr(off+12, "FDE %d: %d FREs cannot fit in the FRE sub-section (%#x bytes)", i, n, freLen)
 	}
 	p := freStart + int(f.FREOffset)
+	if b, ok := d.blocks[f.FREOffset]; ok && n > 0 {
+		// Version 2 FDEs share FREs when they read as many of the same
+		// type from the same offset.
+		if g := &d.sec.FDEs[b.fde]; uint32(len(g.FREs)) == n && g.FREType() == f.FREType() {
+			return d.share(f, i, b, p)
+		}
+	}
 	return d.fres(f, i, off+16, p, p, freEnd, int(n))
 }
 
@@ -212,6 +250,11 @@ func (d *decoder) fres(f *FDE, i, infoOff, dataStart, p, end, n int) error {
 	}
 	if dataEnd > dataStart {
 		d.regions = append(d.regions, region{dataStart, dataEnd, i})
+		b := block{fde: i}
+		for j := range f.FREs {
+			b.maxStart = max(b.maxStart, f.FREs[j].StartAddr)
+		}
+		d.blocks[f.FREOffset] = b
 	}
 	return nil
 }
@@ -222,11 +265,12 @@ type region struct {
 }
 
 // checkTiling requires the functions' FRE data to cover the FRE
-// sub-section exactly, each byte belonging to one function, as GNU writes
-// it. libsframe converts the byte order of a section in place, function by
-// function, and rejects a section whose FRE data do not add up to fre_len
-// (unless zero padding follows); with overlapping data it would read
-// bytes it has already converted.
+// sub-section exactly, each byte belonging to one block (read by one
+// function, as GNU writes it, or shared by several from its start: those
+// are in regions once). libsframe reads a block shared as it reads any
+// other, but for the byte order: on a host of the other byte order it
+// converts the section in place, function by function, and would convert
+// a shared block twice (it rejects such a section; verify says so).
 func (d *decoder) checkTiling(fdeStart, entSize, freStart, freEnd int) error {
 	slices.SortFunc(d.regions, func(a, b region) int {
 		return cmp.Or(cmp.Compare(a.start, b.start), cmp.Compare(a.fde, b.fde))

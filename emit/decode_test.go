@@ -105,9 +105,9 @@ func TestDecodeErrors(t *testing.T) {
 		{"FRE count over the header's", func(b []byte) []byte { b[12] = 6; return b },
 			"sframe: offset 0x55: FDE 1: 3 FREs exceed the header's FRE count"},
 		{"header FRE count too big", func(b []byte) []byte { b[12] = 18; return b },
-			"sframe: offset 0xc: 18 FREs cannot fit in the FRE sub-section (0x22 bytes)"},
-		{"shared FRE data", func(b []byte) []byte { b[0x38], b[12] = 0, 8; return b },
-			"sframe: offset 0x2c: FDE 1: FRE data at 0x0 overlaps FDE 0's (0x0-0x14)"},
+			"sframe: offset 0xc: header counts 18 FREs, the FDEs have 7"},
+		{"shared FRE data leaving a gap", func(b []byte) []byte { b[0x38], b[12] = 0, 8; return b },
+			"sframe: offset 0x50: bytes 0x14-0x22 of the FRE sub-section belong to no FDE"},
 		{"gap at the end", func(b []byte) []byte { b[16] = 0x23; return append(b, 0) },
 			"sframe: offset 0x5e: bytes 0x22-0x23 of the FRE sub-section belong to no FDE"},
 		{"gap between", func(b []byte) []byte {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 )
 
 // Encode writes the section in the byte order of its ABI, with the layout
@@ -141,27 +140,11 @@ func (s *Section) encodeParts(sorted *Placement) ([][]byte, error) {
 		return s.encodePacked(order, numFREs, uint64(hdrEnd), fdeLen, sorted)
 	}
 
-	// Lay out the FRE data in FREOffset order, ties in index order.
-	order2 := make([]int, len(s.FDEs))
-	for i := range order2 {
-		order2[i] = i
-	}
-	// Ties broken by index make the order total, so the (faster) unstable
-	// sort gives the stable order; Decode's offsets are often sorted already.
-	byFREOffset := func(a, b int) int {
-		if c := cmpU32(s.FDEs[a].FREOffset, s.FDEs[b].FREOffset); c != 0 {
-			return c
-		}
-		return a - b
-	}
-	if !slices.IsSortedFunc(order2, byFREOffset) {
-		slices.SortFunc(order2, byFREOffset)
-	}
-	freOffs := make([]uint32, len(s.FDEs))
-	var off uint32
-	for _, i := range order2 {
-		freOffs[i] = off
-		off += uint32(sizes[i])
+	// Lay out the FRE data in FREOffset order, ties in index order (or
+	// shared).
+	freOffs, _, err := s.layout(sizes, v2)
+	if err != nil {
+		return nil, err
 	}
 
 	total := hdrEnd + int(fdeLen) + int(freLen) + len(s.Trailer)
@@ -396,6 +379,9 @@ func (s *Section) measure(sizes []int, attrSize int, v2, entries bool) (numFREs,
 	if s.Packed != nil {
 		return s.measurePacked(v2, entries)
 	}
+	if sizes == nil && s.SharedFREs {
+		sizes = make([]int, len(s.FDEs))
+	}
 	for i := range s.FDEs {
 		n, err := fdeDataSize(&s.FDEs[i], v2)
 		if err != nil {
@@ -406,6 +392,11 @@ func (s *Section) measure(sizes []int, attrSize int, v2, entries bool) (numFREs,
 		}
 		numFREs += uint64(len(s.FDEs[i].FREs))
 		freLen += uint64(attrSize + n)
+	}
+	if s.SharedFREs {
+		if _, freLen, err = s.layout(sizes, v2); err != nil {
+			return 0, 0, err
+		}
 	}
 	entSize := uint64(FDEIndexEntrySize)
 	if v2 {

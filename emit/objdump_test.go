@@ -151,7 +151,16 @@ func TestDumpMatchesObjdump(t *testing.T) {
 				objs = append(objs, obj)
 			}
 			for i := 0; i < n; i++ {
-				add(randomSection(r, a.abis[i%len(a.abis)]))
+				s := randomSection(r, a.abis[i%len(a.abis)])
+				if s.Header.ABI.ByteOrder() == binary.LittleEndian && i%2 == 1 {
+					// Shared FRE data (ShareFREs), which libsframe
+					// reads in the host's byte order only.
+					repeatFDEs(r, s)
+					if err := s.ShareFREs(); err != nil {
+						t.Fatalf("ShareFREs: %v", err)
+					}
+				}
+				add(s)
 			}
 			// Golden sections converted to version 2 (those without flex
 			// FDEs): SetVersion, the v2 encoder and the v2 dump on real data.

@@ -115,7 +115,8 @@ type FDE struct {
 	// FREOffset is sfdi_func_start_fre_off, the offset of the attribute
 	// record in the FRE sub-section. Decode sets it. Encode lays out the
 	// functions' FRE data in increasing FREOffset order (ties in index
-	// order) and rewrites the field, so on input it is only an ordering key.
+	// order, or one copy for all with Section.SharedFREs) and rewrites
+	// the field, so on input it is only an ordering key.
 	FREOffset uint32
 	FREs      []FRE
 }
@@ -140,6 +141,12 @@ type Section struct {
 	// Trailer holds bytes after the FRE sub-section (s390x gas pads the
 	// section to a multiple of 8); Encode writes them back verbatim.
 	Trailer []byte
+	// SharedFREs makes FDEs with the same FREOffset share one copy of
+	// their FRE data (attribute record and FREs), which must then be the
+	// same (ShareFREs sets it, with the offsets, for every function whose
+	// data repeats an earlier one's; Decode, for a section whose FDEs
+	// share data). Without it, FREOffset is only an ordering key.
+	SharedFREs bool
 
 	// Packed, when not nil, is the FRE sub-section already encoded, as
 	// AppendPacked builds it: each function's attribute record and FREs,
@@ -149,6 +156,8 @@ type Section struct {
 	// in Packed. A packed section can be placed, sorted and encoded, not
 	// dumped: it is for producers of big sections, a few bytes per FRE
 	// instead of an FRE struct and its words. Decode never packs.
+	// Functions may share a record (ShareFREs); PackedFREs then counts
+	// its FREs once per function, as the header does.
 	Packed     []byte
 	PackedFREs int
 	// Index holds the functions of a packed section, in index order.

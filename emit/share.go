@@ -1,0 +1,264 @@
+package emit
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/binary"
+	"fmt"
+	"hash/maphash"
+	"slices"
+)
+
+// ShareFREs makes every function whose FRE data (in version 3, its
+// attribute record and FREs: count, info bytes, rep size and every FRE
+// byte; in version 2, its FREs and their type) is byte-identical to an
+// earlier function's point at that copy, and leaves out the copies: the
+// FRE sub-section then holds each distinct block once, in the order of
+// its first use, and the header's FRE count still counts every
+// function's FREs. Nothing else changes: the FDE index, its order and
+// the start fields are the same. The SFrame format allows it (a
+// function's FRE offset is a plain offset); docs/sharing.md lists the
+// readers checked.
+//
+// A packed section's Packed is compacted in place (an entry's FREOffset
+// then points at the first record with its bytes); an unpacked section
+// gets SharedFREs and FREOffsets that say which functions share.
+func (s *Section) ShareFREs() error {
+	if s.Packed != nil {
+		return s.sharePacked()
+	}
+	return s.shareFDEs()
+}
+
+// shareFDEs is ShareFREs of an unpacked section.
+func (s *Section) shareFDEs() error {
+	order := s.Header.ABI.ByteOrder()
+	if order == nil {
+		return fmt.Errorf("sframe: share: unknown ABI %d", uint8(s.Header.ABI))
+	}
+	v2 := s.Header.Version == Version2
+	layout := s.layoutOrder()
+	var buf []byte
+	first := make(map[string]uint32, len(s.FDEs))
+	for rank, i := range layout {
+		f := &s.FDEs[i]
+		if _, err := fdeDataSize(f, v2); err != nil {
+			return fmt.Errorf("sframe: share: FDE %d: %w", i, err)
+		}
+		buf = blockKey(buf[:0], order, f, v2)
+		if len(f.FREs) == 0 && v2 {
+			// No data: nothing to share.
+			f.FREOffset = uint32(rank)
+			continue
+		}
+		if off, ok := first[string(buf)]; ok {
+			f.FREOffset = off
+			continue
+		}
+		f.FREOffset = uint32(rank)
+		first[string(buf)] = f.FREOffset
+	}
+	s.SharedFREs = true
+	return nil
+}
+
+// blockKey appends to b what makes f's FRE data the same as another's:
+// its bytes (version 3: attribute record and FREs), and in version 2,
+// which has no attribute record, the FRE type.
+func blockKey(b []byte, order binary.ByteOrder, f *FDE, v2 bool) []byte {
+	if v2 {
+		b = append(b, uint8(f.FREType()))
+	} else {
+		var attr [FDEAttrSize]byte
+		order.PutUint16(attr[:], uint16(len(f.FREs)))
+		attr[2], attr[3], attr[4] = f.Info, f.Info2, f.RepSize
+		b = append(b, attr[:]...)
+	}
+	ft := f.FREType()
+	for j := range f.FREs {
+		var e [maxFRESize]byte
+		n := putFRE(e[:], order, ft, &f.FREs[j])
+		b = append(b, e[:n]...)
+	}
+	return b
+}
+
+// sameBlock reports whether FDEs f and g, with one FRE offset in a
+// section with SharedFREs, have the same FRE data.
+func sameBlock(f, g *FDE, v2 bool) bool {
+	if f.FREType() != g.FREType() || len(f.FREs) != len(g.FREs) ||
+		!v2 && (f.Info != g.Info || f.Info2 != g.Info2 || f.RepSize != g.RepSize) {
+		return false
+	}
+	for j := range f.FREs {
+		a, b := &f.FREs[j], &g.FREs[j]
+		if a.StartAddr != b.StartAddr || a.Info != b.Info || !slices.Equal(a.Words, b.Words) {
+			return false
+		}
+	}
+	return true
+}
+
+// layoutOrder returns the FDEs' indices in the order Encode lays out
+// their FRE data: by FREOffset, ties in index order.
+func (s *Section) layoutOrder() []int {
+	order := make([]int, len(s.FDEs))
+	for i := range order {
+		order[i] = i
+	}
+	// Ties broken by index make the order total, so the (faster) unstable
+	// sort gives the stable order; Decode's offsets are often sorted already.
+	byFREOffset := func(a, b int) int {
+		if c := cmp.Compare(s.FDEs[a].FREOffset, s.FDEs[b].FREOffset); c != 0 {
+			return c
+		}
+		return a - b
+	}
+	if !slices.IsSortedFunc(order, byFREOffset) {
+		slices.SortFunc(order, byFREOffset)
+	}
+	return order
+}
+
+// layout returns where Encode writes each FDE's FRE data (offsets in the
+// FRE sub-section, by FDE) and the sub-section's length, given each FDE's
+// data size: one after the other in layoutOrder, but with SharedFREs one
+// copy for the FDEs of one FREOffset, which must have the same data.
+func (s *Section) layout(sizes []int, v2 bool) (offs []uint32, freLen uint64, err error) {
+	offs = make([]uint32, len(s.FDEs))
+	last := -1 // the FDE laid out last
+	for _, i := range s.layoutOrder() {
+		if s.SharedFREs && last >= 0 && s.FDEs[i].FREOffset == s.FDEs[last].FREOffset && sizes[i] > 0 {
+			if !sameBlock(&s.FDEs[i], &s.FDEs[last], v2) {
+				return nil, 0, fmt.Errorf("sframe: encode: FDE %d shares FDE %d's FRE offset %#x but not its FRE data", i, last, s.FDEs[i].FREOffset)
+			}
+			offs[i] = offs[last]
+			continue
+		}
+		offs[i] = uint32(freLen)
+		freLen += uint64(sizes[i])
+		if sizes[i] > 0 {
+			last = i
+		}
+	}
+	return offs, freLen, nil
+}
+
+// sharePacked is ShareFREs of a packed section: the records are walked
+// in the order of their offsets, each one hashed and looked up among the
+// distinct ones so far (an open-addressing table of 32 bits of hash and
+// the record's index), and the distinct ones moved down over the copies
+// left out.
+func (s *Section) sharePacked() error {
+	order := s.Header.ABI.ByteOrder()
+	if order == nil {
+		return fmt.Errorf("sframe: share: unknown ABI %d", uint8(s.Header.ABI))
+	}
+	if s.Header.Version != Version3 {
+		return fmt.Errorf("sframe: share: a packed section is version 3")
+	}
+	n := len(s.Index)
+	// The usual packed section has its records one after the other in
+	// index order: each one ends where the next starts. Otherwise (shared
+	// already, or built otherwise) the index is walked in offset order,
+	// each record's length read from its FREs.
+	walk := []int(nil)
+	for i := 1; i < n; i++ {
+		if s.Index[i].FREOffset <= s.Index[i-1].FREOffset {
+			walk = make([]int, n)
+			for k := range walk {
+				walk[k] = k
+			}
+			slices.SortStableFunc(walk, func(a, b int) int { return cmp.Compare(s.Index[a].FREOffset, s.Index[b].FREOffset) })
+			break
+		}
+	}
+	size := 1024
+	for size < 2*n {
+		size *= 2
+	}
+	t := shareTable{seed: maphash.MakeSeed(), slots: make([]uint64, size), packed: s.Packed}
+	t.recs = make([]sharedRec, 0, n/2)
+	w := 0 // the compacted records end here
+	// The record before (by offset): where it was and went.
+	prevOff, prevEnd, prevAt := -1, 0, 0
+	for k := range n {
+		i := k
+		if walk != nil {
+			i = walk[k]
+		}
+		e := &s.Index[i]
+		off := int(e.FREOffset)
+		var end int
+		if walk == nil {
+			end = len(s.Packed)
+			if i+1 < n {
+				end = int(s.Index[i+1].FREOffset)
+			}
+		} else {
+			f, err := s.PackedFunc(i)
+			if err != nil {
+				return err
+			}
+			m, _, _, err := packedRecord(s.Packed, off, order, f.FREType())
+			if err != nil {
+				return fmt.Errorf("sframe: share: FDE %d: %w", i, err)
+			}
+			end = off + m
+		}
+		if off+FDEAttrSize > end || end > len(s.Packed) {
+			return fmt.Errorf("sframe: share: FDE %d: no attribute record at %#x", i, off)
+		}
+		switch {
+		case off == prevOff:
+			// Shared already: where the FDE before it went.
+			e.FREOffset = uint32(prevAt)
+			continue
+		case off < prevEnd:
+			return fmt.Errorf("sframe: share: FDE %d: FRE offset %#x inside another record", i, off)
+		}
+		at := t.add(s.Packed[off:end], w)
+		prevOff, prevEnd, prevAt = off, end, at
+		if at == w {
+			copy(s.Packed[w:], s.Packed[off:end])
+			w += end - off
+		}
+		e.FREOffset = uint32(at)
+	}
+	s.Packed = s.Packed[:w]
+	return nil
+}
+
+// shareTable finds the distinct records of sharePacked.
+type shareTable struct {
+	seed   maphash.Seed
+	slots  []uint64 // hash>>32<<32 | record index+1; 0 is empty
+	packed []byte
+	recs   []sharedRec
+}
+
+// sharedRec is a distinct record: where it is now and its length.
+type sharedRec struct {
+	at, n uint32
+}
+
+// add returns where the record b is: at an earlier record with its
+// bytes, or at w, where the caller moves it.
+func (t *shareTable) add(b []byte, w int) int {
+	h := maphash.Bytes(t.seed, b)
+	mask := uint64(len(t.slots) - 1)
+	for k := h & mask; ; k = (k + 1) & mask {
+		s := t.slots[k]
+		if s == 0 {
+			t.recs = append(t.recs, sharedRec{at: uint32(w), n: uint32(len(b))})
+			t.slots[k] = h>>32<<32 | uint64(len(t.recs))
+			return w
+		}
+		if s>>32 == h>>32 {
+			r := &t.recs[int(uint32(s))-1]
+			if int(r.n) == len(b) && bytes.Equal(t.packed[r.at:r.at+r.n], b) {
+				return int(r.at)
+			}
+		}
+	}
+}
