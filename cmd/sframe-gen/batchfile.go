@@ -130,7 +130,7 @@ func (c *cli) processFile(j *job, o generateOptions, keepTimes bool) (r fileResu
 	var size int
 	err = errNoCFI
 	if hasCFISection(ef) {
-		err = fc.makeLinked(j.path, in, st.Size(), ef, target, o, &res, &size)
+		res, size, err = fc.makeLinked(j.path, in, st.Size(), ef, target, o)
 	}
 	switch {
 	case err == errNoCFI:

@@ -325,16 +325,7 @@ type linkedSection struct {
 // wait says the copy of in to tmp is done, with what changes over the
 // copy.
 func (c *cli) patchLinked(file string, in, tmp *os.File, inSize int64, ef *elf.File, target lower.Target, o generateOptions, wait func() error) (linkedSection, error) {
-	res, err := c.lowerCFI(file, in, inSize, ef, target, o)
-	if err == nil && res.Section.NumFDEs() == 0 {
-		err = errors.New("no function has an SFrame representation (see -v); nothing written")
-	}
-	var size int
-	if err == nil {
-		if size, err = res.Section.Size(); err != nil {
-			err = fmt.Errorf("encoding .sframe: %w", err)
-		}
-	}
+	res, size, err := c.makeLinked(file, in, inSize, ef, target, o)
 	if err != nil {
 		if cerr := wait(); cerr != nil {
 			return linkedSection{}, cerr
@@ -356,6 +347,23 @@ func (c *cli) patchLinked(file string, in, tmp *os.File, inSize int64, ef *elf.F
 	}
 	layout, err := elfpatch.PatchLinkedCopyParts(in, tmp, size, encode, wait)
 	return linkedSection{res, size, layout}, err
+}
+
+// makeLinked lowers the CFI of a linked file (lowerCFI, which reports)
+// and sizes its section.
+func (c *cli) makeLinked(file string, in *os.File, inSize int64, ef *elf.File, target lower.Target, o generateOptions) (*lower.Result, int, error) {
+	res, err := c.lowerCFI(file, in, inSize, ef, target, o)
+	if err != nil {
+		return nil, 0, err
+	}
+	if res.Section.NumFDEs() == 0 {
+		return nil, 0, errors.New("no function has an SFrame representation (see -v); nothing written")
+	}
+	size, err := res.Section.Size()
+	if err != nil {
+		return nil, 0, fmt.Errorf("encoding .sframe: %w", err)
+	}
+	return res, size, nil
 }
 
 // parallelCFIBytes is the size of a linked file's CFI section from which
