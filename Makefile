@@ -47,10 +47,12 @@ fuzz:
 	  done; \
 	done
 
-# bench: whole commands on the big binaries against readelf and cp (see docs/performance.md);
+# bench: whole commands on the big binaries against readelf and cp, and the
+# batch form on a tree of shared libraries against cp -a (see docs/performance.md);
 # bench-stages: the Go benchmarks of each pipeline stage (compare runs with benchstat).
 bench:
 	./testdata/bench.sh
+	./testdata/bench-tree.sh
 
 bench-stages:
 	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./cmd/sframe-gen

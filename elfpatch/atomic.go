@@ -202,6 +202,16 @@ type ReplaceOptions struct {
 	// handler's RemoveAll waits for the copy to end; only a crash during
 	// the copy can leave dst partly written.
 	InPlace bool
+	// DirSynced, when set, is called with the directory of dst instead of
+	// syncing it after the rename: a caller replacing many files syncs
+	// each directory once at the end. Until then a crash may undo the
+	// rename, leaving the old contents (never a partial file: the new
+	// file is synced before the rename).
+	DirSynced func(dir string)
+	// Written, when set, is called once the temporary file is complete,
+	// before it is synced and renamed (the wait for the disk): a caller
+	// that bounds its CPU work can start on another file then.
+	Written func()
 }
 
 // Replace is [TempFiles.ReplaceFile] with the options of opt.
@@ -264,6 +274,9 @@ func (t *TempFiles) Replace(dst string, perm fs.FileMode, opt ReplaceOptions, wr
 	if err = tmp.Chmod(mode); err != nil {
 		return err
 	}
+	if opt.Written != nil {
+		opt.Written()
+	}
 	if replacing {
 		if err = tmp.Sync(); err != nil {
 			return err
@@ -306,6 +319,15 @@ func (t *TempFiles) Replace(dst string, perm fs.FileMode, opt ReplaceOptions, wr
 	}
 	renamed = true
 	if !replacing {
+		return nil
+	}
+	if opt.DirSynced != nil {
+		opt.DirSynced(dir)
+		for _, l := range opt.Links {
+			if ldir := filepath.Dir(l); ldir != filepath.Clean(dir) {
+				opt.DirSynced(ldir)
+			}
+		}
 		return nil
 	}
 	if d, e := os.Open(dir); e == nil {

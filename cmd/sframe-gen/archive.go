@@ -110,7 +110,7 @@ func (c *cli) generateArchive(file string, o generateOptions) int {
 	if err != nil {
 		return c.fail(file, unwrapPath(err))
 	}
-	r := c.processFile(&job{path: file, out: o.output, size: st.Size(), mode: st.Mode()}, o, false)
+	r := c.processFile(&job{path: file, out: o.output, size: st.Size(), mode: st.Mode()}, o, elfpatch.ReplaceOptions{})
 	c.stderr.Write(r.msgs)
 	if r.status == statusFailed {
 		return exitFailure

@@ -41,7 +41,9 @@ type fileResult struct {
 
 // processFile runs generate on one regular file of the batch, printing
 // only into its own buffer.
-func (c *cli) processFile(j *job, o generateOptions, keepTimes bool) (r fileResult) {
+// ro gives how files are replaced (KeepTimes, and the Written and
+// DirSynced hooks of the batch's workers); the job adds its links.
+func (c *cli) processFile(j *job, o generateOptions, ro elfpatch.ReplaceOptions) (r fileResult) {
 	var msgs bytes.Buffer
 	fc := &cli{stdout: c.stdout, stderr: &msgs, temps: c.temps}
 	defer func() {
@@ -69,7 +71,7 @@ func (c *cli) processFile(j *job, o generateOptions, keepTimes bool) (r fileResu
 	}
 	var magic [8]byte
 	n, _ := in.ReadAt(magic[:], 0)
-	w := &fileWriter{c: fc, j: j, in: in, size: st.Size(), perm: st.Mode().Perm(), keepTimes: keepTimes}
+	w := &fileWriter{c: fc, j: j, in: in, size: st.Size(), perm: st.Mode().Perm(), ro: ro}
 	switch {
 	case n >= 4 && string(magic[:4]) == elf.ELFMAG:
 	case n == 8 && string(magic[:]) == elfpatch.ArchiveMagic:
@@ -228,28 +230,26 @@ func elfKind(f *elf.File) string {
 // fileWriter writes one job's result: over the file (with its other
 // links) or under --output-dir.
 type fileWriter struct {
-	c         *cli
-	j         *job
-	in        *os.File
-	size      int64
-	perm      os.FileMode
-	keepTimes bool
+	c    *cli
+	j    *job
+	in   *os.File
+	size int64
+	perm os.FileMode
+	ro   elfpatch.ReplaceOptions
 }
 
 // replace writes the file's new contents through a temporary file.
 func (w *fileWriter) replace(write func(tmp *os.File) error) error {
 	if w.j.out != "" {
-		err := w.c.temps.Replace(w.j.out, w.perm, elfpatch.ReplaceOptions{}, write)
+		err := w.c.temps.Replace(w.j.out, w.perm, elfpatch.ReplaceOptions{Written: w.ro.Written}, write)
 		if err != nil {
 			return fmt.Errorf("writing %s: %w", w.j.out, err)
 		}
 		return w.finishOutput()
 	}
-	return w.c.temps.Replace(w.j.path, w.perm, elfpatch.ReplaceOptions{
-		Links:     w.j.links,
-		KeepTimes: w.keepTimes,
-		InPlace:   w.j.outside,
-	}, write)
+	ro := w.ro
+	ro.Links, ro.InPlace = w.j.links, w.j.outside
+	return w.c.temps.Replace(w.j.path, w.perm, ro, write)
 }
 
 // unchanged returns r after copying the file as it is under --output-dir
@@ -267,7 +267,7 @@ func (w *fileWriter) unchanged(r fileResult) fileResult {
 // finishOutput gives an output written under --output-dir the input's
 // times (-p) and makes its links.
 func (w *fileWriter) finishOutput() error {
-	if w.keepTimes {
+	if w.ro.KeepTimes {
 		st, err := w.in.Stat()
 		if err != nil {
 			return err

@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# bench-tree.sh: the batch form on a whole tree, against cp -a of the same
+# tree, alternated in one run (docs/performance.md, "Batch mode").
+#
+#   testdata/bench-tree.sh [DIR]    default DIR: /usr/lib/x86_64-linux-gnu (its *.so* files)
+#   RUNS=N (default 7), JOBS=N (default 2), SMALL=N small files (default 400)
+#   SFRAME_GEN=PATH: time that binary instead of building the tree's.
+#
+# Tree: a copy (cp -a: symbolic links kept) of DIR's *.so* files, made once.
+# Each round: two fresh copies A and B (untimed, then sync); then, in turns
+# (the order swapped every round), `cp -a TREE B2` and `sframe-gen -q -j JOBS A`
+# (in place: every file read, patched, synced, renamed), each after a sync.
+# Printed: the median wall times, the median of the per-round ratios
+# (target <= 1.5), the peak RSS of the batch run (target <= 64 MiB), a
+# second run over the patched tree (everything up to date: nothing written),
+# and the wall time added per small file (< 100 FDEs: SMALL copies of the
+# small linked files of testdata/link/x86_64), batch minus cp -a, divided by
+# the number of files (target < 1 ms).
+set -euo pipefail
+export LC_NUMERIC=C
+cd "$(dirname "$0")/.."
+RUNS=${RUNS:-7}
+JOBS=${JOBS:-2}
+SMALL=${SMALL:-400}
+DIR=${1:-/usr/lib/x86_64-linux-gnu}
+if [ -n "${SFRAME_GEN:-}" ]; then
+  BIN=$(readlink -f "$SFRAME_GEN")
+else
+  CGO_ENABLED=0 go build -o bin/sframe-gen ./cmd/sframe-gen
+  BIN=$PWD/bin/sframe-gen
+fi
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/sframe-tree.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+
+mkdir "$TMP/tree"
+cp -a "$DIR"/*.so* "$TMP/tree/"
+files=$(find "$TMP/tree" -type f | wc -l)
+links=$(find "$TMP/tree" -type l | wc -l)
+bytes=$(du -sb "$TMP/tree" | cut -f1)
+echo "tree: $DIR/*.so*: $files files, $links symbolic links, $((bytes >> 20)) MiB; sframe-gen -j $JOBS; $RUNS rounds; $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
+
+# wall CMD...: seconds of one run of CMD, after a sync.
+wall() {
+  local t0 t1
+  sync
+  t0=$EPOCHREALTIME
+  "$@" >/dev/null 2>&1 || true
+  t1=$EPOCHREALTIME
+  awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.4f\n", b - a }'
+}
+median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+: >"$TMP/cp" ; : >"$TMP/sfg" ; : >"$TMP/ratio"
+for r in $(seq "$RUNS"); do
+  rm -rf "$TMP/a" "$TMP/b"
+  cp -a "$TMP/tree" "$TMP/a"
+  if [ $((r % 2)) -eq 1 ]; then
+    c=$(wall cp -a "$TMP/tree" "$TMP/b"); s=$(wall "$BIN" -q -j "$JOBS" "$TMP/a")
+  else
+    s=$(wall "$BIN" -q -j "$JOBS" "$TMP/a"); c=$(wall cp -a "$TMP/tree" "$TMP/b")
+  fi
+  echo "$c" >>"$TMP/cp"; echo "$s" >>"$TMP/sfg"
+  awk -v s="$s" -v c="$c" 'BEGIN { printf "%.3f\n", s / c }' >>"$TMP/ratio"
+done
+printf 'cp -a %8.3f s   sframe-gen -j %s %8.3f s   ratio %.3f (median of rounds; min %.3f, max %.3f)\n' \
+  "$(median <"$TMP/cp")" "$JOBS" "$(median <"$TMP/sfg")" "$(median <"$TMP/ratio")" \
+  "$(sort -g "$TMP/ratio" | head -1)" "$(sort -g "$TMP/ratio" | tail -1)"
+
+rm -rf "$TMP/a" "$TMP/b"
+cp -a "$TMP/tree" "$TMP/a"
+sync
+/usr/bin/time -o "$TMP/time" -f '%e %M' "$BIN" -j "$JOBS" "$TMP/a" 2>"$TMP/summary" || true
+read -r e m <"$TMP/time"
+echo "peak RSS of the batch run: $((m / 1024)) MiB ($e s); $(tail -1 "$TMP/summary" | sed 's/^sframe-gen: //')"
+sync
+before=$(find "$TMP/a" -type f -newer "$TMP/time" | wc -l)
+/usr/bin/time -o "$TMP/time" -f '%e %M' "$BIN" -j "$JOBS" "$TMP/a" 2>"$TMP/summary" || true
+read -r e m <"$TMP/time"
+after=$(find "$TMP/a" -type f -newer "$TMP/time" | wc -l)
+echo "second run: $e s, $((m / 1024)) MiB, files written: $((after - before)); $(tail -1 "$TMP/summary" | sed 's/^sframe-gen: //')"
+
+# Small files: SMALL copies of the small linked goldens (< 100 FDEs each).
+rm -rf "$TMP/a" "$TMP/b" "$TMP/small"
+mkdir "$TMP/small"
+set -- testdata/link/x86_64/{pie,nopie,gc}.exe testdata/link/x86_64/{lazy,now,direct}.so
+for i in $(seq "$SMALL"); do
+  f=${*:$(( (i - 1) % $# + 1 )):1}
+  cp "$f" "$TMP/small/$i-$(basename "$f")"
+done
+: >"$TMP/cp" ; : >"$TMP/sfg"
+for r in $(seq "$RUNS"); do
+  rm -rf "$TMP/a" "$TMP/b"
+  cp -a "$TMP/small" "$TMP/a"
+  wall cp -a "$TMP/small" "$TMP/b" >>"$TMP/cp"
+  wall "$BIN" -q -j "$JOBS" "$TMP/a" >>"$TMP/sfg"
+done
+c=$(median <"$TMP/cp"); s=$(median <"$TMP/sfg")
+awk -v c="$c" -v s="$s" -v n="$SMALL" 'BEGIN { printf "small files (%d, < 100 FDEs): cp -a %.3f s, sframe-gen %.3f s: %.3f ms added per file\n", n, c, s, (s - c) * 1000 / n }'
