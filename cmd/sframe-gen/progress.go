@@ -37,6 +37,7 @@ func newProgress(w io.Writer, quiet bool, files int, total int64) *progress {
 	if f, ok := w.(*os.File); ok && !quiet && isTerminal(f) {
 		p.tty = f
 		p.stopTicker, p.tickerDone = make(chan struct{}), make(chan struct{})
+		p.draw()
 		go p.tick()
 	}
 	return p
