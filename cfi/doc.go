@@ -12,8 +12,10 @@
 //     its section offset; the rest of the section is still read. Open (or
 //     OpenMapped, on a file mapped in memory) reads the section without
 //     parsing it, for Scanners that read one part's FDEs one at a time
-//     (Frames.Cut cuts the section into parts): the same FDEs and errors
-//     as Read, without holding them all.
+//     (Frames.Cut and CutWeighted cut the section into parts at entry
+//     boundaries, walking only the entries' headers): together the parts
+//     give exactly Read's FDEs and errors, without holding them all, and
+//     the Scanners of one Frames may run at once.
 //   - InstructionReader decodes call-frame instructions one at a time.
 //   - RowIterator executes a CIE's initial instructions then an FDE's
 //     instructions and yields one Row at a time, reusing its storage so that a

@@ -1,9 +1,3 @@
-// Package emit is the SFrame format itself: the in-memory form of an SFrame
-// section and its encoding to and decoding from bytes, in either byte order.
-//
-// The layout follows the SFrame version 3 specification and the way GNU as
-// and ld write it: header, FDE index, then for each function a 5-byte
-// attribute record directly followed by its FREs.
 package emit
 
 // ABI is the sfh_abi_arch identifier of an SFrame section.

@@ -3,9 +3,16 @@
 //
 // Usage:
 //
-//	sframe-gen [flags] FILE            generate (the default command)
+//	sframe-gen [flags] FILE            generate (the default command), in place or -o OUT
+//	sframe-gen [flags] PATH...         generate for every ELF file of files and directories
 //	sframe-gen dump [--json] FILE      print the .sframe section like objdump --sframe
+//	sframe-gen verify [--json] FILE    check the .sframe section against the CFI
+//	sframe-gen stats [--json] FILE     coverage and cost
 //	sframe-gen rows --json FILE        print the CFI row tables
+//
+// generate.go runs the pipeline (cfi, lower, emit, elfpatch) on one file,
+// batch*.go and walk.go over a tree; each other subcommand has its file.
+// docs/architecture.md is the map.
 //
 // Exit status: 0 success, 1 failure, 2 usage error.
 package main

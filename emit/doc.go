@@ -1,0 +1,30 @@
+// Package emit is the SFrame format itself: the in-memory form of an SFrame
+// section and its encoding to and decoding from bytes, in either byte order.
+//
+// The layout follows the SFrame version 3 specification and the way GNU as
+// and ld write it: header, FDE index, then for each function a 5-byte
+// attribute record directly followed by its FREs.
+//
+// A Section holds its functions in one of two forms:
+//
+//   - Plain: FDEs, each with its FREs (raw info bytes and sign-extended data
+//     words, so that Decode then Encode gives any input back). Decode makes
+//     this form; Dump and DumpJSON print it as objdump --sframe does.
+//   - Packed, for producers of big sections: each function's attribute
+//     record and FREs are encoded into Section.Packed as soon as the
+//     function is made (AppendPacked; BeginPacked and PackedFDE.Add one FRE
+//     at a time; MinWriter, which picks the smallest data-word size, for
+//     lower's fast path; AppendPackedCopy for a function whose FREs repeat
+//     an earlier one's), and the function itself is kept as a 16-byte
+//     IndexEntry in Section.Index. PackedFunc gives a function back as an
+//     FDE without FREs; NumFDEs counts either form.
+//
+// Encode returns a section's bytes in one buffer, Size its length without
+// encoding it. EncodeParts returns the same bytes in pieces, a packed
+// section's FRE data not copied; with a Placement it writes a packed
+// section's index in address order for its final address (start fields
+// set, FDE_SORTED), from an order the caller computed, without moving the
+// functions: the order is checked as the index is written (ErrNotSorted),
+// and the index of a big section is written in two halves at once. FuncStart,
+// SetFuncStart and SortByStart convert and order start fields.
+package emit
