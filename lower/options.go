@@ -57,6 +57,15 @@ type Options struct {
 	// round 7). The CLI sets it for --raw, whose run is mostly such
 	// faults; not for a patched file, whose run is the copy of the file.
 	HugePages bool
+	// Version is the SFrame version to write: 0 or 3 (version 3), or 2
+	// for the readers deployed before binutils 2.46 (layout V2Layout):
+	// the functions version 2 cannot express (V2Refusal) are left out,
+	// with the reason, in Result.Skipped. Version 2 sections are not
+	// packed (Pack is ignored) and are made by LowerWith and LowerFile,
+	// not LowerScan.
+	Version uint8
+	// V2Layout is the version 2 flavour written with Version 2.
+	V2Layout V2Layout
 
 	// noMemo makes a packed lowering translate every function, even one
 	// whose CFI repeats an earlier one's (tests compare both).

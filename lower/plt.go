@@ -75,6 +75,7 @@ type pltLayout struct {
 	gotSize   uint64
 	gotFREs   []pltFRE
 	allowSecs []PLTKind
+	plt0Rep   uint8 // rep_size of the PLT0 FDE (ld 2.44: 16)
 }
 
 var (
@@ -98,17 +99,17 @@ func pltLayoutFor(t Target, v PLTVariant, opt Options) (pltLayout, error) {
 		}
 		switch v {
 		case PLTLazy:
-			return pltLayout{16, x86PLT0, 16, x86PLTn, 8, x86SecPLTn, 8, got, nil}, nil
+			return pltLayout{16, x86PLT0, 16, x86PLTn, 8, x86SecPLTn, 8, got, nil, 0}, nil
 		case PLTLazyIBT:
-			return pltLayout{16, x86PLT0, 16, x86IBTPLTn, 16, x86SecPLTn, 16, got, nil}, nil
+			return pltLayout{16, x86PLT0, 16, x86IBTPLTn, 16, x86SecPLTn, 16, got, nil, 0}, nil
 		case PLTNonLazy:
-			return pltLayout{0, nil, 16, x86SecPLTn, 0, nil, 8, got, nil}, nil
+			return pltLayout{0, nil, 16, x86SecPLTn, 0, nil, 8, got, nil, 0}, nil
 		case PLTNonLazyIBT:
-			return pltLayout{0, nil, 16, x86SecPLTn, 0, nil, 16, got, nil}, nil
+			return pltLayout{0, nil, 16, x86SecPLTn, 0, nil, 16, got, nil, 0}, nil
 		}
 		return pltLayout{}, fmt.Errorf("lower: unknown x86-64 PLT variant %d", v)
 	case S390X:
-		return pltLayout{32, s390xPLTFRE, 32, s390xPLTFRE, 0, nil, 0, nil, []PLTKind{PLTMain}}, nil
+		return pltLayout{32, s390xPLTFRE, 32, s390xPLTFRE, 0, nil, 0, nil, []PLTKind{PLTMain}, 0}, nil
 	}
 	return pltLayout{}, fmt.Errorf("lower: GNU ld makes no PLT SFrame for %v", t)
 }
@@ -131,6 +132,11 @@ func PLTWith(t Target, variant PLTVariant, secs []PLTSection, opt Options) ([]PL
 	lay, err := pltLayoutFor(t, variant, opt)
 	if err != nil {
 		return nil, err
+	}
+	if opt.GasCompat && opt.Version == emit.Version2 && opt.V2Layout == V2Binutils244 {
+		// ld 2.44 writes the PLT0 FDE (PCINC, where the size means
+		// nothing) with a rep_size of 16; later releases with 0.
+		lay.plt0Rep = 16
 	}
 	var out []PLTFDE
 	for _, kind := range []PLTKind{PLTMain, PLTSec, PLTGot} {
@@ -156,7 +162,7 @@ func (lay *pltLayout) appendFDEs(out []PLTFDE, s PLTSection) []PLTFDE {
 	case PLTMain:
 		head, entry, fres = lay.plt0Size, lay.pltnSize, lay.pltnFREs
 		if head != 0 && s.Size >= head {
-			out = append(out, PLTFDE{Start: s.Addr, FDE: pltFDE(head, emit.PCInc, 0, ft, lay.plt0FREs)})
+			out = append(out, PLTFDE{Start: s.Addr, FDE: pltFDE(head, emit.PCInc, lay.plt0Rep, ft, lay.plt0FREs)})
 		}
 	case PLTSec:
 		entry, fres = lay.secSize, lay.secFREs

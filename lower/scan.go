@@ -31,6 +31,9 @@ func LowerScan(f *elf.File, frames *cfi.Frames, t Target, opt Options) (res *Res
 	if frames == nil {
 		return nil, nil, nil, fmt.Errorf("lower: no CFI")
 	}
+	if opt.Version != 0 && opt.Version != emit.Version3 {
+		return nil, nil, nil, fmt.Errorf("lower: LowerScan writes SFrame version 3 only (version %d: LowerFile)", opt.Version)
+	}
 	if len(frames.FDEs) != 0 || len(frames.Errors) != 0 {
 		return nil, nil, nil, fmt.Errorf("lower: LowerScan needs a CFI section opened with cfi.Open, not read")
 	}

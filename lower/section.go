@@ -78,6 +78,17 @@ func LowerWith(frames *cfi.Frames, t Target, opt Options) (*Result, error) {
 	if err := t.check(); err != nil {
 		return nil, err
 	}
+	v2 := false
+	switch opt.Version {
+	case 0, emit.Version3:
+	case emit.Version2:
+		if err := checkV2(t, opt.V2Layout); err != nil {
+			return nil, err
+		}
+		v2, opt.Pack = true, false
+	default:
+		return nil, fmt.Errorf("lower: unsupported SFrame version %d", opt.Version)
+	}
 	// Room for the PLT FDEs LowerFile appends (ld makes at most two per
 	// PLT section), so that they do not copy the whole list.
 	n, packed := len(frames.FDEs)+8, packedEstimate(frames.FDEs)
@@ -93,6 +104,11 @@ func LowerWith(frames *cfi.Frames, t Target, opt Options) (*Result, error) {
 		}
 	} else if err := lowerRange(res, frames, frames.FDEs, t, opt); err != nil {
 		return nil, err
+	}
+	if v2 {
+		if err := toVersion2(res, t, opt.V2Layout); err != nil {
+			return nil, err
+		}
 	}
 	padObject(res, t)
 	res.FDEsRead = len(frames.FDEs)

@@ -26,6 +26,7 @@ type generateOptions struct {
 	verbose bool
 	strict  bool
 	gas     bool
+	version sframeVersion
 	source  cfi.Source
 	hold    <-chan struct{} // closed when the copy generate makes meanwhile is done
 }
@@ -45,6 +46,7 @@ func (c *cli) runGenerate(args []string) int {
 	fs.BoolVar(&o.strict, "strict", false, "fail when any function cannot be represented or any CFI entry is broken")
 	fs.BoolVar(&o.gas, "gas-compat", false, "reproduce GNU as --gsframe / ld byte for byte, including where their SFrame does not mean what the CFI means")
 	source := cfiSourceFlags(fs, "read")
+	sframeVer := sframeVersionFlags(fs)
 	var b batchOptions
 	fs.IntVarP(&b.jobs, "jobs", "j", defaultJobs(), "process `N` files at once")
 	fs.BoolVarP(&b.quiet, "quiet", "q", false, "no progress line and no summary")
@@ -78,6 +80,9 @@ func (c *cli) runGenerate(args []string) int {
 	}
 	var err error
 	if o.source, err = source(); err != nil {
+		return c.fail("", usageError{err.Error()})
+	}
+	if o.version, err = sframeVer(); err != nil {
 		return c.fail("", usageError{err.Error()})
 	}
 	if fs.Changed("section-addr") && !o.raw {
@@ -182,7 +187,9 @@ func (c *cli) lowerCFI(file string, in *os.File, size int64, ef *elf.File, targe
 	var res *lower.Result
 	var errs []*cfi.EntryError
 	var err error
-	if target.Relocatable {
+	if target.Relocatable || o.version.v2() {
+		// Version 2 is made from the whole section read first, unpacked
+		// (lower.LowerScan and the packed path write version 3 only).
 		res, errs, err = lowerObject(ef, target, o)
 	} else {
 		res, errs, err = lowerLinked(in, size, ef, target, o)
@@ -196,7 +203,8 @@ func (c *cli) lowerCFI(file string, in *os.File, size int64, ef *elf.File, targe
 	return res, c.report(file, ef, errs, res, o)
 }
 
-// lowerObject reads and lowers the CFI of a relocatable object.
+// lowerObject reads and lowers the CFI of a relocatable object, or of any
+// file for SFrame version 2.
 func lowerObject(ef *elf.File, target lower.Target, o generateOptions) (*lower.Result, []*cfi.EntryError, error) {
 	frames, err := cfi.Read(ef, o.source)
 	if errors.Is(err, cfi.ErrNoCFI) || err == nil && len(frames.FDEs) == 0 && len(frames.Errors) == 0 {
@@ -205,7 +213,11 @@ func lowerObject(ef *elf.File, target lower.Target, o generateOptions) (*lower.R
 	if err != nil {
 		return nil, nil, err
 	}
-	res, _, err := lower.LowerFile(ef, frames, target, lower.Options{GasCompat: o.gas, Pack: true})
+	opt := lower.Options{GasCompat: o.gas, Pack: true}
+	if o.version.v2() {
+		opt.Version, opt.V2Layout, opt.Pack = 2, o.version.layout, false
+	}
+	res, _, err := lower.LowerFile(ef, frames, target, opt)
 	if err != nil {
 		return nil, nil, err
 	}

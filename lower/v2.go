@@ -1,0 +1,208 @@
+package lower
+
+import (
+	"debug/elf"
+	"fmt"
+	"sort"
+
+	"github.com/sframe-gen/sframe-gen/cfi"
+	"github.com/sframe-gen/sframe-gen/emit"
+)
+
+// V2Layout is the flavour of SFrame version 2 that Options.Version 2
+// writes: the two that GNU binutils released, which differ in what a
+// function's start field is relative to.
+type V2Layout uint8
+
+const (
+	// V2PCRel is binutils 2.45's layout: SFRAME_F_FDE_FUNC_START_PCREL
+	// set, every start field relative to itself (in objects and linked
+	// files alike). The 2025 series of the Linux kernel's SFrame unwinder
+	// requires the flag; libsframe 2.45 and later read it.
+	V2PCRel V2Layout = iota
+	// V2Binutils244 is binutils 2.41-2.44's layout, the one the
+	// libsframe, objdump and readelf of Debian 13 read (they refuse the
+	// PCREL flag): no flag, a linked file's start fields relative to the
+	// start of the section (an object's are 0 with a PC-relative
+	// relocation, as in V2PCRel). binutils 2.44 has no s390x SFrame and
+	// no notion of an outermost frame (an FRE without data words).
+	V2Binutils244
+)
+
+// String returns the binutils release that writes the layout.
+func (l V2Layout) String() string {
+	if l == V2Binutils244 {
+		return "2.44"
+	}
+	return "2.45"
+}
+
+// V2Header returns the header of a version 2 section for t in layout l.
+func (t Target) V2Header(l V2Layout) emit.Header {
+	h := t.Header()
+	h.Version = emit.Version2
+	if l == V2Binutils244 {
+		h.Flags &^= emit.FlagFDEFuncStartPCRel
+	}
+	return h
+}
+
+// V2RelocType returns the ELF relocation type gas 2.44/2.45 use for the
+// 32-bit PC-relative start field of a version 2 FDE: R_X86_64_PC32,
+// R_AARCH64_PREL32 or R_390_PC32.
+func (t Target) V2RelocType() uint32 {
+	switch t.Arch {
+	case AMD64:
+		return uint32(elf.R_X86_64_PC32)
+	case AArch64:
+		return uint32(elf.R_AARCH64_PREL32)
+	case S390X:
+		return uint32(elf.R_390_PC32)
+	}
+	return 0
+}
+
+// checkV2 says whether t can be written in version 2 layout l.
+func checkV2(t Target, l V2Layout) error {
+	if l == V2Binutils244 && t.Arch == S390X {
+		return fmt.Errorf("lower: SFrame version 2 as binutils 2.44 writes it has no s390x ABI (binutils 2.45 added it)")
+	}
+	return nil
+}
+
+// toVersion2 turns the unpacked version 3 result res, just lowered, into
+// version 2 in layout l: the functions version 2 cannot express (V2Refusal)
+// are left out and listed in res.Skipped, in CFI order, with the reason;
+// the others keep their FDE and FREs as they are (the two versions' FREs
+// are the same), with the 20-byte FDE's start field and relocation.
+func toVersion2(res *Result, t Target, l V2Layout) error {
+	if err := checkV2(t, l); err != nil {
+		return err
+	}
+	sec := res.Section
+	if sec.Packed != nil {
+		return fmt.Errorf("lower: SFrame version 2 is written from an unpacked section")
+	}
+	sec.Header = t.V2Header(l)
+	emitted := make(map[*cfi.FDE]int) // signal frames kept without FREs, by source
+	for k, s := range res.Skipped {
+		if s.Emitted {
+			emitted[s.FDE] = k
+		}
+	}
+	kept := 0
+	refused := false
+	for i := range sec.FDEs {
+		f := &sec.FDEs[i]
+		var src *cfi.FDE
+		if res.Sources != nil {
+			src = res.Sources[i]
+		}
+		if reason := V2Refusal(t, l, f); reason != "" {
+			if k, ok := emitted[src]; ok && src != nil {
+				res.Skipped[k].Reason, res.Skipped[k].Emitted = reason, false
+			} else {
+				res.Skipped = append(res.Skipped, Skip{FDE: src, Reason: reason})
+				refused = true
+			}
+			continue
+		}
+		sec.FDEs[kept] = *f
+		sec.FDEs[kept].FREOffset = uint32(kept)
+		res.Starts[kept] = res.Starts[i]
+		if res.Sources != nil {
+			res.Sources[kept] = src
+		}
+		if t.Relocatable {
+			r := res.Relocs[i]
+			r.Offset, r.Type = uint64(sec.FieldOffset(kept)), t.V2RelocType()
+			res.Relocs[kept] = r
+		}
+		kept++
+	}
+	sec.FDEs = sec.FDEs[:kept]
+	res.Starts = res.Starts[:kept]
+	if res.Sources != nil {
+		res.Sources = res.Sources[:kept]
+	}
+	if t.Relocatable {
+		res.Relocs = res.Relocs[:kept]
+	}
+	if refused {
+		sort.SliceStable(res.Skipped, func(i, j int) bool {
+			a, b := res.Skipped[i].FDE, res.Skipped[j].FDE
+			return a != nil && b != nil && a.Offset < b.Offset
+		})
+	}
+	return nil
+}
+
+// V2Refusal returns why version 2 in layout l cannot express the version 3
+// FDE f of target t, or "" when it can (the FDE is then written as it is,
+// in the 20-byte version 2 form). Version 2 has no flex FDEs (DRAP, a CFA
+// not based on SP or FP, RA or FP in a register or not at CFA+offset) and
+// no signal-frame bit; binutils 2.44's readers know no FRE without data
+// words (an outermost frame, RA undefined).
+func V2Refusal(t Target, l V2Layout, f *emit.FDE) string {
+	const prefix = "SFrame version 2 cannot express it: "
+	if f.Type() != emit.FDEDefault {
+		return prefix + flexReason(t, f)
+	}
+	if f.Signal() {
+		return prefix + "signal frame (version 2 has no signal-frame bit)"
+	}
+	if f.Info&0x40 != 0 {
+		return prefix + fmt.Sprintf("FDE info %#02x has a version 3 bit", f.Info)
+	}
+	if l == V2Binutils244 {
+		for j := range f.FREs {
+			if f.FREs[j].RAUndefined() {
+				return prefix + "outermost frame (RA undefined), which binutils 2.44 cannot read"
+			}
+		}
+	}
+	return ""
+}
+
+// flexReason says what a flex FDE's first FRE needing one holds that a
+// default FDE cannot.
+func flexReason(t Target, f *emit.FDE) string {
+	r := t.regs()
+	for j := range f.FREs {
+		w := f.FREs[j].Words
+		if len(w) < 2 {
+			continue
+		}
+		reg, deref, regP := emit.DecodeFlexControlWord(uint32(w[0]))
+		switch {
+		case deref:
+			return "CFA loaded from memory (DRAP, .cfi_def_cfa_expression)"
+		case regP && uint64(reg) != r.sp && uint64(reg) != r.fp:
+			return fmt.Sprintf("CFA based on register %d, neither SP nor FP", reg)
+		}
+		p := 2
+		for _, name := range []string{"RA", "FP"} {
+			if p >= len(w) {
+				break
+			}
+			if name == "RA" && w[p] == 0 { // padding: RA has no rule
+				p++
+				continue
+			}
+			if p+1 >= len(w) {
+				break
+			}
+			reg, deref, regP := emit.DecodeFlexControlWord(uint32(w[p]))
+			switch {
+			case regP && !deref:
+				return fmt.Sprintf("%s saved in register %d", name, reg)
+			case regP:
+				return fmt.Sprintf("%s saved at an offset from register %d, not from the CFA", name, reg)
+			case !deref:
+				return fmt.Sprintf("%s is the CFA plus an offset (val_offset)", name)
+			}
+			p += 2
+		}
+	}
+	return "needs a flex FDE (version 3 only)"
+}
