@@ -200,6 +200,8 @@ func flexReason(t Target, f *emit.FDE) string {
 				return fmt.Sprintf("%s saved at an offset from register %d, not from the CFA", name, reg)
 			case !deref:
 				return fmt.Sprintf("%s is the CFA plus an offset (val_offset)", name)
+			case name == "RA" && r.amd64 && int64(w[p+1]) != int64(r.fixedRA):
+				return fmt.Sprintf("RA saved at CFA%+d, not at the fixed CFA%+d", w[p+1], r.fixedRA)
 			}
 			p += 2
 		}

@@ -2,7 +2,7 @@
 # regen.sh: regenerate the golden files under testdata/ with the GNU reference
 # tools (binutils with SFrame v3: as --gsframe, ld, objdump/readelf --sframe).
 #
-#   testdata/regen.sh [gas] [cc] [link] [sample]     (default: all, in this order)
+#   testdata/regen.sh [gas] [cc] [link] [sample] [v2]     (default: all, in this order)
 #
 # Tools: directory of the wrappers from $GNU_SFRAME_REF, else whatever
 # ../shared/tools/gnu-sframe-ref prints (it installs them on first use), else
@@ -245,15 +245,102 @@ stage_cc() {
   done
 }
 
+# ---------------------------------------------------------------- stage v2
+# SFrame version 2 as GNU binutils 2.44 writes it (Debian 13's; installed by
+# testdata/gnu-old-ref.sh in a private prefix: the newest v2 release Debian's
+# mirror serves), into testdata/v2/:
+#   gas/ARCH/NAME.{sframe,relocs,objdump,warnings}   as 2.44 --gsframe on testdata/gas/ARCH/NAME.s
+#                                                    (NAME.failed: 2.44's error, when it fails)
+#   cc/ARCH/VARIANT/NAME.{sframe,relocs,objdump}     the C corpus of stage cc, compiled with as 2.44
+#   link/ARCH/X.gs and X.gs.{sframe,addr,objdump}: testdata/link/src linked by ld 2.44
+# The inputs sframe-gen reads are the plain objects of stages gas and cc (same
+# gcc; as 2.47 and 2.44 encode the same instructions) and, for link, X.gs
+# itself (sframe-gen reads its .eh_frame: its addresses are ld's).
+old_tool() { case $1 in aarch64_be) echo "$OLD/aarch64-$2" ;; *) echo "$OLD/$1-$2" ;; esac; }
+
+old_dumps() { # tool-arch base-without-.o object
+  sframe_text "$(old_tool "$1" objdump)" "$3" > "$2.objdump"
+  sframe_relocs "$(old_tool "$1" readelf)" "$3" > "$2.relocs"
+  sframe_bytes "$(old_tool "$1" objcopy)" "$(old_tool "$1" readelf)" "$3" "$2.sframe"
+}
+
+stage_v2() {
+  OLD=${GNU_OLD_REF:-$("$TD/gnu-old-ref.sh")}
+  OLDB=$(dirname "$OLD")
+  for a in x86_64 aarch64 aarch64_be; do      # 2.44 has no s390x SFrame
+    d=$TD/v2/gas/$a; rm -rf "$d"; mkdir -p "$d"
+    ( cd "$TD/gas/$a"
+      for s in *.s; do
+        n=${s%.s}
+        eb=""; [ "$a" = aarch64_be ] && eb=-EB
+        eb="$eb $(sed -n 's/^# as-flags: //p' "$s")"
+        if "$(old_tool "$a" as)" $eb --gsframe -o "$d/$n.o" "$s" 2> "$d/$n.warnings"; then
+          old_dumps "$a" "$d/$n" "$d/$n.o"
+        else
+          # 2.44 fails (crash or fatal error): keep its message, first line only
+          sed -n '2p' "$d/$n.warnings" | sed 's/^[^:]*: //' > "$d/$n.failed"
+          rm -f "$d/$n.warnings"
+        fi
+        rm -f "$d/$n.o"
+        case $n in many-fres) rm -f "$d/$n.objdump" ;; esac   # 66k lines
+      done )
+  done
+  for a in x86_64 aarch64; do
+    cc=$(cc_for "$a")
+    for v in $(cc_variants "$a"); do
+      VARIANT=${v%%:*}
+      flags=$(echo "${v#*:}" | tr , ' ')
+      t=$a; case $VARIANT in *-be) t=aarch64_be ;; esac
+      d=$TD/v2/cc/$a/$VARIANT; rm -rf "$d"; mkdir -p "$d"
+      ( cd "$TD/cc/$a/$VARIANT"
+        C="$cc -B $OLDB/gcc-$a -pipe -g0 $flags"
+        TS="-I../../src/tree-sitter/include -I../../src/tree-sitter/src"
+        $C $TS -Wa,--gsframe -c ../../src/tree-sitter/src/lib.c -o "$d/tree-sitter.o"
+        $C -Wa,--gsframe -c ../../src/misc/drap.c -o "$d/drap.o"
+        for n in tree-sitter drap; do old_dumps "$t" "$d/$n" "$d/$n.o"; rm -f "$d/$n.o"; done )
+    done
+  done
+  stage_v2link
+}
+
+stage_v2link() {
+  OLD=${GNU_OLD_REF:-$("$TD/gnu-old-ref.sh")}
+  OLDB=$(dirname "$OLD")
+  for a in x86_64 aarch64; do
+    d=$TD/v2/link/$a; rm -rf "$d"; mkdir -p "$d"
+    ( cd "$d"
+      cc=$(cc_for "$a")
+      B="-B $OLDB/gcc-$a"
+      CF="-O2 -g0 -fasynchronous-unwind-tables"
+      for gs in .gs; do
+        W=-Wa,--gsframe
+        $cc $B $CF $W -fPIC -c ../../../link/src/demo.c -o "demo$gs.o"
+        $cc $B $CF $W -fPIE -DUSE_DEMO -c ../../../link/src/main.c -o "main$gs.o"
+        $cc $B -shared -Wl,-soname,libdemo.so -Wl,-z,lazy "demo$gs.o" -o "lazy$gs.so"
+        $cc $B -shared -Wl,-soname,libdemo.so -Wl,-z,now "demo$gs.o" -o "now$gs.so"
+        if [ "$a" = x86_64 ]; then
+          $cc $B -shared -Wl,-soname,libdemo.so -Wl,-z,lazy -Wl,-z,ibtplt "demo$gs.o" -o "ibt$gs.so"
+        fi
+        $cc $B -pie "main$gs.o" "lazy$gs.so" -o "pie$gs.exe"
+        rm -f "demo$gs.o" "main$gs.o"
+      done
+      for f in *.gs.so *.gs.exe; do
+        sframe_text "$(old_tool "$a" objdump)" "$f" > "$f.objdump"
+        sframe_bytes "$(old_tool "$a" objcopy)" "$(old_tool "$a" readelf)" "$f" "$f.sframe"
+        "$(old_tool "$a" readelf)" -SW "$f" | awk '$2 == ".sframe" { print "0x" $4 }' > "$f.addr"
+      done )
+  done
+}
+
 # ---------------------------------------------------------------- main
 # (all in one function called on the last line, so editing this file while it
 # runs cannot change what the running shell reads next)
 main() {
-  stages=${*:-gas cc link sample}   # link uses gas and cc outputs
+  stages=${*:-gas cc link sample v2}   # link uses gas and cc outputs
   for st in $stages; do
     case $st in
-      gas|link|sample|cc) "stage_$st" ;;
-      *) echo "regen.sh: unknown stage $st (gas link sample cc)" >&2; exit 2 ;;
+      gas|link|sample|cc|v2|v2link) "stage_$st" ;;
+      *) echo "regen.sh: unknown stage $st (gas link sample cc v2)" >&2; exit 2 ;;
     esac
   done
 }
