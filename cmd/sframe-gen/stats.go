@@ -93,6 +93,12 @@ type statsJSON struct {
 	// only: an existing section does not say why).
 	Skipped []statsSkip `json:"skipped"`
 
+	// V2Lost counts, in a dry run, the functions of the version 3
+	// section that version 2 (--sframe-version 2) would leave out, by
+	// reason in V2LostReasons.
+	V2Lost        int         `json:"v2_lost_functions"`
+	V2LostReasons []statsSkip `json:"v2_lost"`
+
 	FDEs       int `json:"fdes"`
 	PCMaskFDEs int `json:"pcmask_fdes"`
 	FlexFDEs   int `json:"flex_fdes"`
@@ -121,7 +127,7 @@ type statsSkip struct {
 
 // computeStats gathers the statistics of f's section, or of a dry run.
 func computeStats(f *elf.File, src cfi.Source, dry bool) (*statsJSON, error) {
-	st := &statsJSON{Skipped: []statsSkip{}}
+	st := &statsJSON{Skipped: []statsSkip{}, V2LostReasons: []statsSkip{}}
 	if s := f.Section(".eh_frame"); s != nil {
 		st.EHFrameBytes = s.Size
 	}
@@ -203,6 +209,7 @@ func computeStats(f *elf.File, src cfi.Source, dry bool) (*statsJSON, error) {
 	})
 	st.CoveredFunctions = st.CFIFunctions - st.UncoveredFunctions
 	st.CoveredBytes = st.CFIBytes - st.UncoveredBytes
+	st.v2Loss(target, res)
 	if !target.Relocatable {
 		res.Place(0)
 	}
@@ -284,5 +291,44 @@ func writeStatsText(w io.Writer, st *statsJSON) {
 		for _, s := range st.Skipped {
 			fmt.Fprintf(w, "    %6d  %s (%d bytes)\n", s.Functions, s.Reason, s.Bytes)
 		}
+		fmt.Fprintf(w, "  version 2   would leave out %d more functions (--sframe-version 2 covers %d)\n",
+			st.V2Lost, st.CoveredFunctions-st.V2Lost)
+		for _, s := range st.V2LostReasons {
+			fmt.Fprintf(w, "    %6d  %s (%d bytes)\n", s.Functions, s.Reason, s.Bytes)
+		}
 	}
+}
+
+// v2Loss counts the functions of the version 3 result res that version 2
+// cannot express (lower.V2Refusal, in the 2.45 layout), by reason.
+func (st *statsJSON) v2Loss(t lower.Target, res *lower.Result) {
+	byReason := map[string]*statsSkip{}
+	for i := range res.Section.FDEs {
+		f := &res.Section.FDEs[i]
+		if res.Sources[i] == nil || f.Size == 0 {
+			continue // a PLT FDE, or one that covers nothing
+		}
+		reason := lower.V2Refusal(t, lower.V2PCRel, f)
+		if reason == "" {
+			continue
+		}
+		st.V2Lost++
+		k := byReason[reason]
+		if k == nil {
+			k = &statsSkip{Reason: reason}
+			byReason[reason] = k
+		}
+		k.Functions++
+		k.Bytes += uint64(f.Size)
+	}
+	for _, k := range byReason {
+		st.V2LostReasons = append(st.V2LostReasons, *k)
+	}
+	sort.Slice(st.V2LostReasons, func(i, j int) bool {
+		a, b := st.V2LostReasons[i], st.V2LostReasons[j]
+		if a.Functions != b.Functions {
+			return a.Functions > b.Functions
+		}
+		return a.Reason < b.Reason
+	})
 }

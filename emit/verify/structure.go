@@ -51,7 +51,10 @@ func (c *checker) functionStarts() {
 		c.problem(KindFormat, -1, "%s: size %#x is not a multiple of 24 (Elf64_Rela)", relaName, len(rela))
 		return
 	}
-	want := pc64Reloc(c.f.Machine)
+	want, bits := pc64Reloc(c.f.Machine), 64
+	if c.s.Header.Version == emit.Version2 {
+		want, bits = pc32Reloc(c.f.Machine), 32
+	}
 	syms, _ := c.f.Symbols()
 	bo := c.f.ByteOrder
 	k := 0
@@ -87,7 +90,7 @@ func (c *checker) functionStarts() {
 		c.starts[k] = funcKey{int(sym.Section), sym.Value + uint64(addend)}
 		c.ok[k] = true
 		if typ != want {
-			c.problem(KindConsumer, k, "%s: relocation %d has type %d, not the 64-bit PC-relative %d", relaName, p/24, typ, want)
+			c.problem(KindConsumer, k, "%s: relocation %d has type %d, not the %d-bit PC-relative %d", relaName, p/24, typ, bits, want)
 		}
 		k++
 	}
@@ -108,14 +111,33 @@ func pc64Reloc(m elf.Machine) uint32 {
 	return 0
 }
 
-// checkHeader applies the header rules.
+// pc32Reloc is the 32-bit PC-relative relocation of a version 2 start
+// field (gas 2.41-2.45).
+func pc32Reloc(m elf.Machine) uint32 {
+	switch m {
+	case elf.EM_X86_64:
+		return uint32(elf.R_X86_64_PC32)
+	case elf.EM_AARCH64:
+		return uint32(elf.R_AARCH64_PREL32)
+	case elf.EM_S390:
+		return uint32(elf.R_390_PC32)
+	}
+	return 0
+}
+
+// checkHeader applies the header rules: version 3's, or for a version 2
+// section those of its readers (binutils 2.41-2.45, the 2025 kernel series).
 func (c *checker) checkHeader() {
 	h := &c.s.Header
-	if h.Version != emit.Version3 {
+	switch h.Version {
+	case emit.Version3:
+		if h.Flags&emit.FlagFDEFuncStartPCRel == 0 {
+			c.problem(KindConsumer, -1, "flags %v lack SFRAME_F_FDE_FUNC_START_PCREL (required by GNU ld and the Linux kernel)", h.Flags)
+		}
+	case emit.Version2:
+		c.checkV2Header()
+	default:
 		c.problem(KindConsumer, -1, "version %d: the Linux kernel and GNU ld 2.46+ accept only version 3", h.Version)
-	}
-	if h.Flags&emit.FlagFDEFuncStartPCRel == 0 {
-		c.problem(KindConsumer, -1, "flags %v lack SFRAME_F_FDE_FUNC_START_PCREL (required by GNU ld and the Linux kernel)", h.Flags)
 	}
 	if !c.rel && h.Flags&emit.FlagFDESorted == 0 {
 		c.problem(KindConsumer, -1, "flags %v lack SFRAME_F_FDE_SORTED (required by the Linux kernel in a linked file)", h.Flags)
