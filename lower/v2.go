@@ -107,8 +107,12 @@ func toVersion2(res *Result, t Target, l V2Layout) error {
 			}
 			continue
 		}
+		if g, ok := s390xDefault(t, f); ok {
+			*f = g
+		}
 		sec.FDEs[kept] = *f
 		sec.FDEs[kept].FREOffset = uint32(kept)
+		dropPastEnd(&sec.FDEs[kept])
 		res.Starts[kept] = res.Starts[i]
 		if res.Sources != nil {
 			res.Sources[kept] = src
@@ -146,6 +150,9 @@ func toVersion2(res *Result, t Target, l V2Layout) error {
 func V2Refusal(t Target, l V2Layout, f *emit.FDE) string {
 	const prefix = "SFrame version 2 cannot express it: "
 	if f.Type() != emit.FDEDefault {
+		if _, ok := s390xDefault(t, f); ok {
+			return ""
+		}
 		return prefix + flexReason(t, f)
 	}
 	if f.Signal() {
@@ -169,11 +176,12 @@ func V2Refusal(t Target, l V2Layout, f *emit.FDE) string {
 func flexReason(t Target, f *emit.FDE) string {
 	r := t.regs()
 	for j := range f.FREs {
-		w := f.FREs[j].Words
+		e := &f.FREs[j]
+		w := e.Words
 		if len(w) < 2 {
 			continue
 		}
-		reg, deref, regP := emit.DecodeFlexControlWord(uint32(w[0]))
+		reg, deref, regP := emit.DecodeFlexControlWord(e.UWord(0))
 		switch {
 		case deref:
 			return "CFA loaded from memory (DRAP, .cfi_def_cfa_expression)"
@@ -192,7 +200,7 @@ func flexReason(t Target, f *emit.FDE) string {
 			if p+1 >= len(w) {
 				break
 			}
-			reg, deref, regP := emit.DecodeFlexControlWord(uint32(w[p]))
+			reg, deref, regP := emit.DecodeFlexControlWord(e.UWord(p))
 			switch {
 			case regP && !deref:
 				return fmt.Sprintf("%s saved in register %d", name, reg)
@@ -207,4 +215,96 @@ func flexReason(t Target, f *emit.FDE) string {
 		}
 	}
 	return "needs a flex FDE (version 3 only)"
+}
+
+// dropPastEnd removes the FREs of a PCINC function that start at or past
+// its end: they cover no address, and libsframe 2.44 asserts (aborts the
+// reading program) on an FRE start not below the function size.
+func dropPastEnd(f *emit.FDE) {
+	if f.PCType() != emit.PCInc {
+		return
+	}
+	n := len(f.FREs)
+	for n > 0 && uint64(f.FREs[n-1].StartAddr) >= uint64(f.Size) {
+		n--
+	}
+	f.FREs = f.FREs[:n]
+}
+
+// s390xDefault returns the s390x flex FDE f as the default FDE version 2
+// writes for the same CFI (binutils 2.45): version 2 says "saved in
+// register R" in a default FDE's RA or FP word as (R<<1)|1
+// (SFRAME_V2_S390X_OFFSET_ENCODE_REGNUM), where version 3 uses a flex FDE.
+// ok is false unless f is an s390x flex FDE whose every FRE has a CFA of
+// SP or FP plus an offset and RA and FP each either not saved, saved at
+// CFA+offset or held in a register.
+func s390xDefault(t Target, f *emit.FDE) (g emit.FDE, ok bool) {
+	r := t.regs()
+	if !r.s390x || f.Type() != emit.FDEFlex {
+		return g, false
+	}
+	g = *f
+	g.Info2 = 0
+	g.FREs = make([]emit.FRE, len(f.FREs))
+	for j := range f.FREs {
+		e := &f.FREs[j]
+		w := e.Words
+		if len(w) == 0 { // RA undefined: the same in both
+			g.FREs[j] = *e
+			continue
+		}
+		if len(w) < 2 || e.MangledRA() {
+			return g, false
+		}
+		reg, deref, regP := emit.DecodeFlexControlWord(e.UWord(0))
+		if deref || !regP || uint64(reg) != r.sp && uint64(reg) != r.fp {
+			return g, false
+		}
+		words := []int32{w[1]} // the CFA offset, encoded in both versions
+		p := 2
+		var saved [2]int32 // RA, FP words; 0: not saved (padding)
+		var has [2]bool
+		for k := range 2 {
+			if p >= len(w) {
+				break
+			}
+			if k == 0 && w[p] == 0 { // padding: RA has no rule
+				p++
+				continue
+			}
+			if p+1 >= len(w) {
+				return g, false
+			}
+			sreg, sderef, sregP := emit.DecodeFlexControlWord(e.UWord(p))
+			switch {
+			case sregP && !sderef && w[p+1] == 0:
+				saved[k] = int32(sreg<<1 | 1)
+			case !sregP && sderef && w[p+1]&1 == 0 && w[p+1] != 0:
+				saved[k] = w[p+1] // CFA-relative: even (8-byte slots)
+			default:
+				return g, false
+			}
+			has[k] = true
+			p += 2
+		}
+		if p != len(w) {
+			return g, false
+		}
+		switch {
+		case has[1]:
+			words = append(words, saved[0], saved[1])
+		case has[0]:
+			words = append(words, saved[0])
+		}
+		size := emit.DataWord1B
+		for _, v := range words {
+			s, fits := emit.DataWordSizeFor(int64(v))
+			if !fits {
+				return g, false
+			}
+			size = max(size, s)
+		}
+		g.FREs[j] = emit.FRE{StartAddr: e.StartAddr, Info: emit.FREInfo(uint64(reg) == r.sp, len(words), size, false), Words: words}
+	}
+	return g, true
 }

@@ -106,20 +106,21 @@ func readSFrame(f *elf.File) (*elf.Section, []byte, error) {
 }
 
 // applyRela applies the 64-bit PC-relative relocations gas emits for the
-// FDE start fields (R_X86_64_PC64, R_AARCH64_PREL64, R_390_PC64) to data:
+// FDE start fields (R_X86_64_PC64, R_AARCH64_PREL64, R_390_PC64; in
+// version 2 the 32-bit R_X86_64_PC32, R_AARCH64_PREL32, R_390_PC32) to data:
 // value S+A-P, every section at address 0 as in a relocatable object.
 func applyRela(f *elf.File, rs *elf.Section, data []byte) error {
 	if f.Class != elf.ELFCLASS64 {
 		return fmt.Errorf("relocations of a %v file are not supported", f.Class)
 	}
-	var pc64 uint32
+	var pc64, pc32 uint32
 	switch f.Machine {
 	case elf.EM_X86_64:
-		pc64 = uint32(elf.R_X86_64_PC64)
+		pc64, pc32 = uint32(elf.R_X86_64_PC64), uint32(elf.R_X86_64_PC32)
 	case elf.EM_AARCH64:
-		pc64 = uint32(elf.R_AARCH64_PREL64)
+		pc64, pc32 = uint32(elf.R_AARCH64_PREL64), uint32(elf.R_AARCH64_PREL32)
 	case elf.EM_S390:
-		pc64 = uint32(elf.R_390_PC64)
+		pc64, pc32 = uint32(elf.R_390_PC64), uint32(elf.R_390_PC32)
 	default:
 		return fmt.Errorf("relocations for machine %v are not supported", f.Machine)
 	}
@@ -146,7 +147,12 @@ func applyRela(f *elf.File, rs *elf.Section, data []byte) error {
 		if typ == 0 { // R_*_NONE
 			continue
 		}
-		if typ != pc64 {
+		size := uint64(8)
+		switch typ {
+		case pc64:
+		case pc32:
+			size = 4 // version 2's start fields (gas 2.41-2.45)
+		default:
 			return fmt.Errorf("offset %#x: unsupported relocation type %d", p, typ)
 		}
 		var s uint64
@@ -156,10 +162,14 @@ func applyRela(f *elf.File, rs *elf.Section, data []byte) error {
 			}
 			s = syms[symIdx-1].Value
 		}
-		if off > uint64(len(data)) || uint64(len(data))-off < 8 {
+		if off > uint64(len(data)) || uint64(len(data))-off < size {
 			return fmt.Errorf("offset %#x: relocation at %#x outside the section (%#x bytes)", p, off, len(data))
 		}
-		bo.PutUint64(data[off:], s+uint64(addend)-off)
+		if size == 4 {
+			bo.PutUint32(data[off:], uint32(s+uint64(addend)-off))
+		} else {
+			bo.PutUint64(data[off:], s+uint64(addend)-off)
+		}
 	}
 	return nil
 }

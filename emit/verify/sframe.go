@@ -37,6 +37,15 @@ func sframeFrame(h *emit.Header, fde *emit.FDE, e *emit.FRE) (f frame, undefRA b
 		}
 		return loc{kind: locSame}
 	}
+	// saved is the rule of a default FDE's RA or FP word v: at CFA+v, or
+	// in version 2 on s390x, for an odd v, in register v>>1
+	// (SFRAME_V2_S390X_OFFSET_IS_REGNUM).
+	saved := func(v int32) loc {
+		if h.Version == emit.Version2 && abi == emit.ABIS390XBigEndian && v&1 != 0 {
+			return loc{kind: locRule, regP: true, reg: uint64(uint32(v) >> 1)}
+		}
+		return loc{kind: locRule, off: int64(v), deref: true}
+	}
 	switch fde.Type() {
 	case emit.FDEDefault:
 		base := regs.fp
@@ -48,13 +57,13 @@ func sframeFrame(h *emit.Header, fde *emit.FDE, e *emit.FRE) (f frame, undefRA b
 		f.ra = fixed(h.CFAFixedRAOffset)
 		if h.CFAFixedRAOffset == 0 && i < n {
 			if w[i] != emit.RAOffsetInvalid {
-				f.ra = loc{kind: locRule, off: int64(w[i]), deref: true}
+				f.ra = saved(w[i])
 			}
 			i++
 		}
 		f.fp = fixed(h.CFAFixedFPOffset)
 		if h.CFAFixedFPOffset == 0 && i < n {
-			f.fp = loc{kind: locRule, off: int64(w[i]), deref: true}
+			f.fp = saved(w[i])
 			i++
 		}
 		if i < n {
