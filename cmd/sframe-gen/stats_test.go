@@ -115,7 +115,7 @@ func TestStatsCLI(t *testing.T) {
 	want := statsJSON{
 		File: lazy, ABI: "SFRAME_ABI_AMD64_ENDIAN_LITTLE", Version: 3,
 		CFIFunctions: 10, CFIBytes: 1569, CoveredFunctions: 10, CoveredBytes: 1569,
-		Skipped: []statsSkip{}, FDEs: 11, PCMaskFDEs: 2, FREs: 78,
+		Skipped: []statsSkip{}, V2LostReasons: []statsSkip{}, FDEs: 11, PCMaskFDEs: 2, FREs: 78,
 		FREsByAddrSize: [3]int{41, 37, 0}, FREsByWordSize: [3]int{71, 7, 0}, FREsByWordCount: [7]int{0, 31, 47},
 		SectionBytes: 589, EHFrameBytes: 504, EHFrameHdrBytes: 92,
 	}
