@@ -65,6 +65,11 @@ func runLookup(t *testing.T, prog string, data []byte) string {
 // accessors' choice of data words): the harness's output equals it when
 // libsframe reads every function and FRE as emit.Decode does.
 func lookupText(s *emit.Section) string {
+	return lookupTextWith(s, gnuFindFRE)
+}
+
+// lookupTextWith is lookupText with find as sframe_find_fre.
+func lookupTextWith(s *emit.Section, find func(*emit.Section, int64) *emit.FRE) string {
 	var b strings.Builder
 	h := &s.Header
 	fmt.Fprintf(&b, "header version %d flags 0x%02x abi %d fixed_fp %d fixed_ra %d fdes %d\n",
@@ -86,8 +91,8 @@ func lookupText(s *emit.Section) string {
 			e := &f.FREs[j]
 			fmt.Fprintf(&b, "fre %d %d start %d info 0x%02x%s\n", i, j, e.StartAddr, e.Info, words(e))
 		}
-		find := func(pc int64) {
-			e := gnuFindFRE(s, pc)
+		lookup := func(pc int64) {
+			e := find(s, pc)
 			if e == nil {
 				fmt.Fprintf(&b, "find %d %d -> error -1\n", i, pc)
 				return
@@ -102,14 +107,14 @@ func lookupText(s *emit.Section) string {
 				hi = f.FREs[j+1].StartAddr
 			}
 			if lo < f.Size {
-				find(start + int64(lo))
+				lookup(start + int64(lo))
 			}
 			if hi > lo+1 && lo+(hi-lo)/2 < f.Size {
-				find(start + int64(lo+(hi-lo)/2))
+				lookup(start + int64(lo+(hi-lo)/2))
 			}
 		}
-		find(start - 1)
-		find(start + int64(f.Size))
+		lookup(start - 1)
+		lookup(start + int64(f.Size))
 	}
 	return b.String()
 }
@@ -251,12 +256,18 @@ func linkedInputs(t *testing.T) (files, gnuSections []string) {
 // compareLookup checks that libsframe reads the section data as we do.
 func compareLookup(t *testing.T, prog, name string, data []byte) {
 	t.Helper()
+	compareLookupWith(t, prog, name, data, gnuFindFRE)
+}
+
+// compareLookupWith is compareLookup with find as sframe_find_fre.
+func compareLookupWith(t *testing.T, prog, name string, data []byte, find func(*emit.Section, int64) *emit.FRE) {
+	t.Helper()
 	s, err := emit.Decode(data)
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
 	got := runLookup(t, prog, data)
-	if want := lookupText(s); got != want {
+	if want := lookupTextWith(s, find); got != want {
 		t.Errorf("%s: libsframe (got) reads the section otherwise than emit.Decode (want):\n%s", name, firstDiff(want, got))
 	}
 }

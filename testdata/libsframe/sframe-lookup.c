@@ -31,7 +31,12 @@
 
    It is built by the tests (cmd/sframe-gen/libsframe_test.go) with the C
    compiler against the libsframe of the GNU reference prefix; it only
-   reads, so any libsframe of the same major version will do.  */
+   reads, so any libsframe of the same major version will do.  It also
+   builds against libsframe 2.41-2.44 (SFRAME_VERSION 2, the prefix of
+   testdata/gnu-old-ref.sh), which reads version 2 sections only: there the
+   flags are the header's byte, the start is the stored field (relative to
+   the section in the only layout 2.44 reads), the words are decoded from
+   the FRE's bytes, info2 is 0 and "undefined" is 0 (2.44 knows neither).  */
 
 #include <errno.h>
 #include <inttypes.h>
@@ -78,6 +83,35 @@ read_file (const char *path, size_t *size)
   return buf;
 }
 
+#if SFRAME_VERSION == SFRAME_VERSION_2
+#define OLD_LIBSFRAME 1
+/* fre_udata is sframe_get_fre_udata, which libsframe 2.44 lacks: data
+   word K of FRE, from its bytes (in host order once decoded).  */
+static uint32_t
+fre_udata (const sframe_frame_row_entry *fre, unsigned k, int *err)
+{
+  unsigned size = 1u << ((fre->fre_info >> 5) & 3);
+  if (size > 4 || (k + 1) * size > MAX_OFFSET_BYTES)
+    {
+      *err = 1;
+      return 0;
+    }
+  const unsigned char *p = fre->fre_offsets + k * size;
+  if (size == 1)
+    return p[0];
+  if (size == 2)
+    {
+      uint16_t v;
+      memcpy (&v, p, 2);
+      return v;
+    }
+  uint32_t v;
+  memcpy (&v, p, 4);
+  return v;
+}
+#define sframe_get_fre_udata fre_udata
+#endif
+
 /* print_words prints the raw data words of FRE.  */
 static void
 print_words (const sframe_frame_row_entry *fre)
@@ -103,7 +137,11 @@ find (const sframe_decoder_ctx *dctx, unsigned i, int64_t pc,
 {
   sframe_frame_row_entry fre;
   memset (&fre, 0, sizeof fre);
+#ifdef OLD_LIBSFRAME
+  int err = sframe_find_fre ((sframe_decoder_ctx *) dctx, (int32_t) pc, &fre);
+#else
   int err = sframe_find_fre (dctx, pc, &fre);
+#endif
   if (err)
     {
       printf ("find %u %" PRId64 " -> error %d\n", i, pc, err);
@@ -116,24 +154,45 @@ find (const sframe_decoder_ctx *dctx, unsigned i, int64_t pc,
 
   int e = 0;
   uint8_t base = sframe_fre_get_base_reg_id (&fre, &e);
+#ifdef OLD_LIBSFRAME
+  (void) fde_type;
+  sframe_decoder_ctx *dc = (sframe_decoder_ctx *) dctx;
+  int32_t cfa = sframe_fre_get_cfa_offset (dc, &fre, &e);
+#else
   int32_t cfa = sframe_fre_get_cfa_offset (dctx, &fre, fde_type, &e);
+#endif
   printf ("  cfa %u ", base);
   if (e)
     printf ("-");
   else
     printf ("%" PRId32, cfa);
+#ifdef OLD_LIBSFRAME
+  e = 0;
+  int32_t ra = sframe_fre_get_ra_offset (dc, &fre, &e);
+#else
   int32_t ra = sframe_fre_get_ra_offset (dctx, &fre, fde_type, &e);
+#endif
   if (e)
     printf (" ra -");
   else
     printf (" ra %" PRId32, ra);
+#ifdef OLD_LIBSFRAME
+  e = 0;
+  int32_t fp = sframe_fre_get_fp_offset (dc, &fre, &e);
+#else
   int32_t fp = sframe_fre_get_fp_offset (dctx, &fre, fde_type, &e);
+#endif
   if (e)
     printf (" fp -");
   else
     printf (" fp %" PRId32, fp);
+#ifdef OLD_LIBSFRAME
+  bool mangled = sframe_fre_get_ra_mangled_p (dc, &fre, &e);
+  bool undef = false;
+#else
   bool mangled = sframe_fre_get_ra_mangled_p (dctx, &fre, &e);
   bool undef = sframe_fre_get_ra_undefined_p (dctx, &fre, &e);
+#endif
   printf (" mangled %d undefined %d\n", mangled ? 1 : 0, undef ? 1 : 0);
 }
 
@@ -164,7 +223,11 @@ main (int argc, char **argv)
   uint32_t n = sframe_decoder_get_num_fidx (dctx);
   printf ("header version %u flags 0x%02x abi %u fixed_fp %d fixed_ra %d"
 	  " fdes %" PRIu32 "\n",
+#ifdef OLD_LIBSFRAME
+	  sframe_decoder_get_version (dctx), (unsigned char) buf[3],
+#else
 	  sframe_decoder_get_version (dctx), sframe_decoder_get_flags (dctx),
+#endif
 	  sframe_decoder_get_abi_arch (dctx),
 	  sframe_decoder_get_fixed_fp_offset (dctx),
 	  sframe_decoder_get_fixed_ra_offset (dctx), n);
@@ -175,8 +238,26 @@ main (int argc, char **argv)
       int64_t start = 0;
       unsigned char info = 0, info2 = 0;
       uint8_t rep = 0;
-      if (sframe_decoder_get_funcdesc_v3 (dctx, i, &nfres, &fsize, &start,
-					  &info, &info2, &rep))
+#ifdef OLD_LIBSFRAME
+      int32_t start32 = 0;
+      if (sframe_decoder_get_funcdesc_v2 (dctx, i, &nfres, &fsize, &start32,
+					  &info, &rep))
+	{
+	  printf ("func %" PRIu32 " error\n", i);
+	  continue;
+	}
+      start = start32;
+      int64_t secrel = start;
+#else
+      int32_t start32 = 0;
+      int bad = sframe_decoder_get_version (dctx) == SFRAME_VERSION_2
+	? sframe_decoder_get_funcdesc_v2 (dctx, i, &nfres, &fsize, &start32,
+					  &info, &rep)
+	: sframe_decoder_get_funcdesc_v3 (dctx, i, &nfres, &fsize, &start,
+					  &info, &info2, &rep);
+      if (sframe_decoder_get_version (dctx) == SFRAME_VERSION_2)
+	start = start32;
+      if (bad)
 	{
 	  printf ("func %" PRIu32 " error\n", i);
 	  continue;
@@ -185,6 +266,7 @@ main (int argc, char **argv)
       int e = 0;
       int64_t secrel = start
 	+ sframe_decoder_get_offsetof_fde_start_addr (dctx, i, &e);
+#endif
       printf ("func %" PRIu32 " start %" PRId64 " size %" PRIu32
 	      " fres %" PRIu32 " info 0x%02x info2 0x%02x rep %u\n",
 	      i, secrel, fsize, nfres, info, info2, rep);
