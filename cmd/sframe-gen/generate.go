@@ -216,6 +216,9 @@ func lowerObject(ef *elf.File, target lower.Target, o generateOptions) (*lower.R
 	opt := lower.Options{GasCompat: o.gas, Pack: true}
 	if o.version.v2() {
 		opt.Version, opt.V2Layout, opt.Pack = 2, o.version.layout, false
+		if len(frames.Data) >= parallelCFIBytes {
+			opt.Workers = runtime.GOMAXPROCS(0)
+		}
 	}
 	res, _, err := lower.LowerFile(ef, frames, target, opt)
 	if err != nil {
