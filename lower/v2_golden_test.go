@@ -79,13 +79,19 @@ func v2Goldens(t *testing.T) []v2Golden {
 func TestGoldenV2(t *testing.T) {
 	for _, g := range v2Goldens(t) {
 		t.Run(g.name, func(t *testing.T) {
-			if why, ok := v2Divergent[g.name]; ok {
-				t.Skipf("2.44's translation is not version 3's: %s", why)
-			}
 			got, relocs := lowerV2(t, g.input, g.addr)
 			want, err := os.ReadFile(g.sframe)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if why, ok := v2Divergent[g.name]; ok {
+				// Known: 2.44's translation is not version 3's. The
+				// entry must stay true.
+				t.Logf("2.44's translation is not version 3's: %s", why)
+				if bytes.Equal(got, want) {
+					t.Errorf("listed as divergent, but the bytes equal binutils 2.44's: remove it from v2Divergent")
+				}
+				return
 			}
 			if v2Subset[g.name] {
 				compareV2Subset(t, got, want, g.addr)
