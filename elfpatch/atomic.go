@@ -202,6 +202,13 @@ type ReplaceOptions struct {
 	// handler's RemoveAll waits for the copy to end; only a crash during
 	// the copy can leave dst partly written.
 	InPlace bool
+	// NoSync replaces dst without syncing the new file first (nor the
+	// directory after the rename), as cp, ld and objcopy write: other
+	// processes, and a signal, still see the old or the new file, but
+	// after a crash only a file system that orders the data of a file
+	// renamed over another before the rename (ext4's auto_da_alloc, the
+	// default; btrfs) guarantees it.
+	NoSync bool
 	// DirSynced, when set, is called with the directory of dst instead of
 	// syncing it after the rename: a caller replacing many files syncs
 	// each directory once at the end. Until then a crash may undo the
@@ -277,7 +284,7 @@ func (t *TempFiles) Replace(dst string, perm fs.FileMode, opt ReplaceOptions, wr
 	if opt.Written != nil {
 		opt.Written()
 	}
-	if replacing {
+	if replacing && !opt.NoSync {
 		if err = tmp.Sync(); err != nil {
 			return err
 		}
@@ -318,7 +325,7 @@ func (t *TempFiles) Replace(dst string, perm fs.FileMode, opt ReplaceOptions, wr
 		return err
 	}
 	renamed = true
-	if !replacing {
+	if !replacing || opt.NoSync {
 		return nil
 	}
 	if opt.DirSynced != nil {

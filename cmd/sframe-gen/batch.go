@@ -19,6 +19,7 @@ type batchOptions struct {
 	report        string
 	preserveDates bool
 	outputDir     string
+	sync          bool
 }
 
 // syncWorkers is the number of workers per CPU token (-j): the others
@@ -70,9 +71,10 @@ func (c *cli) runBatch(paths []string, o generateOptions, b batchOptions) int {
 	// Workers take the jobs in order; the results are printed in the same
 	// order as they complete, whatever the number of workers. A worker
 	// holds one of b.jobs CPU tokens while it reads, lowers and writes a
-	// file, and gives it back while the file is synced to the disk and
-	// renamed: more workers than tokens keep the CPUs busy meanwhile
-	// (-j 2 on the tree of docs/performance.md: 1.9 -> 1.3 times cp -a).
+	// file, and gives it back while the file is synced to the disk (with
+	// --sync) and renamed: more workers than tokens keep the CPUs busy
+	// meanwhile (--sync -j 2 on the tree of docs/performance.md: 1.9 ->
+	// 1.3 times cp -a when the disk keeps up).
 	next := make(chan int)
 	cpu := make(chan struct{}, b.jobs)
 	dirs := &dirSyncer{dirs: map[string]bool{}}
@@ -87,7 +89,7 @@ func (c *cli) runBatch(paths []string, o generateOptions, b batchOptions) int {
 				var once sync.Once
 				release := func() { once.Do(func() { <-cpu }) }
 				prog.start(j.path)
-				results[i] = c.runJob(j, o, elfpatch.ReplaceOptions{KeepTimes: b.preserveDates, Written: release, DirSynced: dirs.add})
+				results[i] = c.runJob(j, o, elfpatch.ReplaceOptions{KeepTimes: b.preserveDates, NoSync: !b.sync, Written: release, DirSynced: dirs.add})
 				release()
 				prog.finish(j.path, j.size)
 				close(done[i])

@@ -278,6 +278,7 @@ func TestBatchTree(t *testing.T) {
 	if msg, err := exec.Command(needTool(t, "nm"), "-s", filepath.Join(dir, "x86_64/lib/libdemo.a")).CombinedOutput(); err != nil || !bytes.Contains(msg, []byte("demo_fib in demo.o")) {
 		t.Errorf("nm -s on the patched archive: %v\n%s", err, msg)
 	}
+	linkArchive(t, orig, dir)
 
 	// A second run rewrites nothing.
 	rep2 := filepath.Join(t.TempDir(), "report2.jsonl")
@@ -311,6 +312,44 @@ func TestBatchTree(t *testing.T) {
 	for rel, s := range s1 {
 		if s.data != s4[rel].data || s.link != s4[rel].link {
 			t.Errorf("%s: -j 1 and -j 4 differ", rel)
+		}
+	}
+}
+
+// linkArchive links the demo program against the archive of the original
+// tree and against the patched one, with the machine's gcc and ld and with
+// the reference GNU ld (2.46+, which merges SFrame v3), and runs them: the
+// same output, and the reference ld merged the members' .sframe into the
+// program's.
+func linkArchive(t *testing.T, orig, patched string) {
+	gcc := needTool(t, "gcc")
+	refGCC := filepath.Join(filepath.Dir(filepath.Dir(refTool(t, "x86_64", "ld"))), "gcc-x86_64")
+	needTool(t, filepath.Join(refGCC, "ld"))
+	var outs []string
+	for _, root := range []string{orig, patched} {
+		for _, b := range [][]string{nil, {"-B", refGCC}} {
+			exe := filepath.Join(t.TempDir(), "prog")
+			args := append(append([]string{}, b...), "-o", exe, filepath.Join(testdataDir(), "link/x86_64/main.pie.o"), filepath.Join(root, "x86_64/lib/libdemo.a"))
+			if msg, err := exec.Command(gcc, args...).CombinedOutput(); err != nil {
+				t.Fatalf("gcc %q: %v\n%s", args, err, msg)
+			}
+			out, err := exec.Command(exe, "3").CombinedOutput()
+			if err != nil {
+				t.Errorf("program linked against the archive: %v\n%s", err, out)
+			}
+			outs = append(outs, string(out))
+			if root == patched && b != nil {
+				dump, stderr, code := runCLI("dump", exe)
+				if code != 0 || !strings.Contains(dump, "Num FDEs") {
+					t.Errorf("the program linked by GNU ld against the patched archive has no .sframe: %s", stderr)
+				}
+			}
+		}
+	}
+	for _, o := range outs[1:] {
+		if outs[0] == "" || o != outs[0] {
+			t.Errorf("programs linked against the archives print %q", outs)
+			break
 		}
 	}
 }
@@ -446,5 +485,26 @@ func TestBatchPreserveDates(t *testing.T) {
 	}
 	if n := len(readReport(t, rep)); n != 2 {
 		t.Errorf("the same file three times: %d lines in the report, want 2 (a.so, b.so)", n)
+	}
+}
+
+// TestSingleFileUpToDate: with one FILE too, a file whose SFrame is
+// already what would be written is left untouched (same inode and time).
+func TestSingleFileUpToDate(t *testing.T) {
+	dir := t.TempDir()
+	for _, from := range []string{"link/x86_64/lazy.so", "link/s390x/pie.exe", "link/aarch64/demo.pic.o", "gas/aarch64_be/basic.o"} {
+		p := filepath.Join(dir, filepath.Base(from))
+		copyFile(t, filepath.Join(testdataDir(), from), p)
+		if _, stderr, code := runCLI(p); code != 0 {
+			t.Fatalf("%s: %s", from, stderr)
+		}
+		os.Chtimes(p, time1, time1)
+		before := treeState(t, dir)[filepath.Base(from)]
+		if _, stderr, code := runCLI(p); code != 0 {
+			t.Fatalf("%s again: %s", from, stderr)
+		}
+		if after := treeState(t, dir)[filepath.Base(from)]; after != before {
+			t.Errorf("%s: rewritten by a second run", from)
+		}
 	}
 }

@@ -310,3 +310,25 @@ func readAll(r io.ReaderAt, n int64) ([]byte, error) {
 
 // timespec converts a stat time.
 func timespec(ts syscall.Timespec) time.Time { return time.Unix(ts.Unix()) }
+
+// upToDate reports whether patching the linked file in with the section
+// encode gives would leave it byte for byte as it is.
+func upToDate(in *os.File, size int, encode func(addr uint64) ([][]byte, error)) bool {
+	plan, err := elfpatch.PlanLinked(in, size, encode)
+	if err != nil {
+		return false
+	}
+	same, err := plan.Unchanged()
+	return err == nil && same
+}
+
+// objectUpToDate reports whether patching the object in (size bytes) with
+// the section and relocations would leave it byte for byte as it is.
+func objectUpToDate(in io.ReaderAt, size int64, sec []byte, relocs []elfpatch.Reloc) bool {
+	data, err := readAll(in, size)
+	if err != nil {
+		return false
+	}
+	out, err := elfpatch.PatchObjectBytes(data, sec, relocs)
+	return err == nil && bytes.Equal(out, data)
+}

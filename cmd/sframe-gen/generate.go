@@ -53,6 +53,7 @@ func (c *cli) runGenerate(args []string) int {
 	fs.StringVar(&b.report, "report", "", "write what was done with each file to `FILE` as JSON lines")
 	fs.BoolVarP(&b.preserveDates, "preserve-dates", "p", false, "keep the access and modification times of the files written")
 	fs.StringVar(&b.outputDir, "output-dir", "", "write the results under `DIR` (mirroring the tree) instead of in place")
+	fs.BoolVar(&b.sync, "sync", false, "with several PATHs: sync each file to the disk before it replaces the old one (as one FILE is)")
 	fs.Usage = func() {
 		fmt.Fprintf(c.stdout, "Usage: sframe-gen [flags] PATH...\n       sframe-gen COMMAND [flags] FILE\n\n"+
 			"Generate an SFrame section from FILE's call-frame information and write it into FILE\n"+
@@ -158,6 +159,9 @@ func (c *cli) generate(file string, o generateOptions) error {
 		relocs := make([]elfpatch.Reloc, len(res.Relocs))
 		for i, r := range res.Relocs {
 			relocs[i] = elfpatch.Reloc{Offset: r.Offset, Type: r.Type, Section: uint32(r.Section), Addend: r.Addend}
+		}
+		if o.output == "" && ef.Section(".sframe") != nil && objectUpToDate(in, st.Size(), data, relocs) {
+			return nil // already what would be written
 		}
 		err = c.replace(file, o.output, st.Mode().Perm(), func(tmp *os.File) error {
 			return elfpatch.PatchObject(in, st.Size(), tmp, data, relocs)
@@ -359,6 +363,12 @@ func (c *cli) patchLinked(file string, in, tmp *os.File, inSize int64, ef *elf.F
 			return nil, fmt.Errorf("encoding .sframe: %w", err)
 		}
 		return parts, nil
+	}
+	if o.output == "" && ef.Section(".sframe") != nil && upToDate(in, size, encode) {
+		if cerr := wait(); cerr != nil {
+			return linkedSection{}, cerr
+		}
+		return linkedSection{}, errUnchanged // already what would be written
 	}
 	layout, err := elfpatch.PatchLinkedCopyParts(in, tmp, size, encode, wait)
 	return linkedSection{res, size, layout}, err
