@@ -39,14 +39,16 @@ links=$(find "$TMP/tree" -type l | wc -l)
 bytes=$(du -sb "$TMP/tree" | cut -f1)
 echo "tree: $DIR/*.so*: $files files, $links symbolic links, $((bytes >> 20)) MiB; sframe-gen -j $JOBS; $RUNS rounds; $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
 
-# wall CMD...: seconds of one run of CMD, after a sync.
+# wall CMD...: "WALL CPU" seconds of one run of CMD, after a sync (CPU:
+# user+system from /usr/bin/time, 10 ms resolution; steadier than the wall
+# time on a loaded machine).
 wall() {
   local t0 t1
   sync
   t0=$EPOCHREALTIME
-  "$@" >/dev/null 2>&1 || true
+  /usr/bin/time -o "$TMP/cpu" -f '%U %S' "$@" >/dev/null 2>&1 || true
   t1=$EPOCHREALTIME
-  awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.4f\n", b - a }'
+  awk -v a="$t0" -v b="$t1" -v c="$(tail -n1 "$TMP/cpu")" 'BEGIN { split(c, x, " "); printf "%.4f %.2f\n", b - a, x[1] + x[2] }'
 }
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
@@ -60,11 +62,13 @@ for r in $(seq "$RUNS"); do
     s=$(wall "$BIN" -q -j "$JOBS" "$TMP/a"); c=$(wall cp -a "$TMP/tree" "$TMP/b")
   fi
   echo "$c" >>"$TMP/cp"; echo "$s" >>"$TMP/sfg"
-  awk -v s="$s" -v c="$c" 'BEGIN { printf "%.3f\n", s / c }' >>"$TMP/ratio"
+  awk -v s="${s% *}" -v c="${c% *}" 'BEGIN { printf "%.3f\n", s / c }' >>"$TMP/ratio"
 done
-printf 'cp -a %8.3f s   sframe-gen -j %s %8.3f s   ratio %.3f (median of rounds; min %.3f, max %.3f)\n' \
-  "$(median <"$TMP/cp")" "$JOBS" "$(median <"$TMP/sfg")" "$(median <"$TMP/ratio")" \
-  "$(sort -g "$TMP/ratio" | head -1)" "$(sort -g "$TMP/ratio" | tail -1)"
+printf 'cp -a %.3f s (CPU %.2f s)   sframe-gen -j %s %.3f s (CPU %.2f s)   wall ratio %.3f (median of the rounds; min %.3f, max %.3f; of the medians %.3f)\n' \
+  "$(cut -d' ' -f1 "$TMP/cp" | median)" "$(cut -d' ' -f2 "$TMP/cp" | median)" "$JOBS" \
+  "$(cut -d' ' -f1 "$TMP/sfg" | median)" "$(cut -d' ' -f2 "$TMP/sfg" | median)" \
+  "$(median <"$TMP/ratio")" "$(sort -g "$TMP/ratio" | head -1)" "$(sort -g "$TMP/ratio" | tail -1)" \
+  "$(awk -v s="$(cut -d' ' -f1 "$TMP/sfg" | median)" -v c="$(cut -d' ' -f1 "$TMP/cp" | median)" 'BEGIN { print s / c }')"
 
 rm -rf "$TMP/a" "$TMP/b"
 cp -a "$TMP/tree" "$TMP/a"
@@ -87,12 +91,19 @@ for i in $(seq "$SMALL"); do
   f=${*:$(( (i - 1) % $# + 1 )):1}
   cp "$f" "$TMP/small/$i-$(basename "$f")"
 done
-: >"$TMP/cp" ; : >"$TMP/sfg"
+: >"$TMP/cp" ; : >"$TMP/sfg" ; : >"$TMP/added"
 for r in $(seq "$RUNS"); do
   rm -rf "$TMP/a" "$TMP/b"
   cp -a "$TMP/small" "$TMP/a"
-  wall cp -a "$TMP/small" "$TMP/b" >>"$TMP/cp"
-  wall "$BIN" -q -j "$JOBS" "$TMP/a" >>"$TMP/sfg"
+  if [ $((r % 2)) -eq 1 ]; then
+    c=$(wall cp -a "$TMP/small" "$TMP/b"); s=$(wall "$BIN" -q -j "$JOBS" "$TMP/a")
+  else
+    s=$(wall "$BIN" -q -j "$JOBS" "$TMP/a"); c=$(wall cp -a "$TMP/small" "$TMP/b")
+  fi
+  echo "$c" >>"$TMP/cp"; echo "$s" >>"$TMP/sfg"
+  awk -v s="${s% *}" -v c="${c% *}" -v n="$SMALL" 'BEGIN { printf "%.4f\n", (s - c) * 1000 / n }' >>"$TMP/added"
 done
-c=$(median <"$TMP/cp"); s=$(median <"$TMP/sfg")
-awk -v c="$c" -v s="$s" -v n="$SMALL" 'BEGIN { printf "small files (%d, < 100 FDEs): cp -a %.3f s, sframe-gen %.3f s: %.3f ms added per file\n", n, c, s, (s - c) * 1000 / n }'
+printf 'small files (%d, < 100 FDEs): cp -a %.3f s (CPU %.2f s), sframe-gen %.3f s (CPU %.2f s): %.3f ms added per file (median of the rounds; min %.3f, max %.3f)\n' \
+  "$SMALL" "$(cut -d' ' -f1 "$TMP/cp" | median)" "$(cut -d' ' -f2 "$TMP/cp" | median)" \
+  "$(cut -d' ' -f1 "$TMP/sfg" | median)" "$(cut -d' ' -f2 "$TMP/sfg" | median)" \
+  "$(median <"$TMP/added")" "$(sort -g "$TMP/added" | head -1)" "$(sort -g "$TMP/added" | tail -1)"
