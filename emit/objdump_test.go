@@ -156,7 +156,7 @@ func TestDumpMatchesObjdump(t *testing.T) {
 					// Shared FRE data (ShareFREs), which libsframe
 					// reads in the host's byte order only.
 					repeatFDEs(r, s)
-					if err := s.ShareFREs(); err != nil {
+					if _, err := s.ShareFREs(); err != nil {
 						t.Fatalf("ShareFREs: %v", err)
 					}
 				}

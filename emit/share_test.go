@@ -80,7 +80,7 @@ func TestShareFREs(t *testing.T) {
 		if err != nil {
 			t.Fatalf("section %d: Decode: %v", k, err)
 		}
-		if err := s.ShareFREs(); err != nil {
+		if _, err := s.ShareFREs(); err != nil {
 			t.Fatalf("section %d: ShareFREs: %v", k, err)
 		}
 		shared, err := s.Encode()
@@ -143,10 +143,10 @@ func TestShareFREs(t *testing.T) {
 				}
 				u.FDEs[i].FREOffset = uint32(i)
 			}
-			if err := p.ShareFREs(); err != nil {
+			if _, err := p.ShareFREs(); err != nil {
 				t.Fatalf("section %d: packed ShareFREs: %v", k, err)
 			}
-			if err := u.ShareFREs(); err != nil {
+			if _, err := u.ShareFREs(); err != nil {
 				t.Fatal(err)
 			}
 			shared, err := u.Encode()
@@ -157,7 +157,7 @@ func TestShareFREs(t *testing.T) {
 				t.Fatalf("section %d: packed and shared (%v)\n got %x\nwant %x", k, err, b, shared)
 			}
 			// Sharing again changes nothing.
-			if err := p.ShareFREs(); err != nil {
+			if _, err := p.ShareFREs(); err != nil {
 				t.Fatalf("section %d: packed ShareFREs again: %v", k, err)
 			}
 			if b, _ := p.Encode(); !bytes.Equal(b, shared) {
@@ -190,7 +190,7 @@ func TestDecodeSharedErrors(t *testing.T) {
 	f2.FREOffset = 2
 	s := &Section{Header: Header{Version: Version3, Flags: FlagFDEFuncStartPCRel, ABI: ABIAMD64LittleEndian, CFAFixedRAOffset: -8},
 		FDEs: []FDE{f0, f1, f2}}
-	if err := s.ShareFREs(); err != nil {
+	if _, err := s.ShareFREs(); err != nil {
 		t.Fatal(err)
 	}
 	good, err := s.Encode()

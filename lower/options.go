@@ -67,6 +67,17 @@ type Options struct {
 	// V2Layout is the version 2 flavour written with Version 2.
 	V2Layout V2Layout
 
+	// ShareFREs writes each distinct block of FRE data (a function's
+	// attribute record and FREs) once: every function whose block
+	// repeats an earlier function's points at that copy
+	// (emit.Section.ShareFREs, after the PLT FDEs are appended). The
+	// section is smaller (libLLVM.so: 0.67 of the size) and means the
+	// same; docs/sharing.md lists the readers checked. GNU libsframe on
+	// a host of the other byte order cannot read shared blocks (it
+	// converts the section in place, function by function): the CLI
+	// refuses it for big-endian files.
+	ShareFREs bool
+
 	// noMemo makes a packed lowering translate every function, even one
 	// whose CFI repeats an earlier one's (tests compare both).
 	noMemo bool

@@ -114,7 +114,11 @@ func LowerFile(f *elf.File, frames *cfi.Frames, t Target, opt Options) (*Result,
 		only.FDEs = kept
 		frames = &only
 	}
-	res, err := LowerWith(frames, t, opt)
+	inner := opt
+	if !t.Relocatable {
+		inner.ShareFREs = false // once the PLT FDEs are appended
+	}
+	res, err := LowerWith(frames, t, inner)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -134,6 +138,12 @@ func finishFile(res *Result, t Target, variant PLTVariant, plt []PLTSection, opt
 			return nil, nil, err
 		}
 		if err := res.AppendPLT(fdes); err != nil {
+			return nil, nil, err
+		}
+	}
+	if !t.Relocatable {
+		// (An object's were shared before its padding.)
+		if err := res.share(opt); err != nil {
 			return nil, nil, err
 		}
 	}

@@ -132,6 +132,12 @@ func LowerScan(f *elf.File, frames *cfi.Frames, t Target, opt Options) (res *Res
 		}
 	}
 	res.FDEsRead = read
+	if t.Relocatable {
+		// (A linked file's are shared once its PLT FDEs are appended.)
+		if err := res.share(opt); err != nil {
+			return nil, nil, nil, err
+		}
+	}
 	padObject(res, t)
 	res, plt, err = finishFile(res, t, variant, plt, opt)
 	return res, plt, errs, err

@@ -45,6 +45,10 @@ type Result struct {
 	// the Frames given to LowerWith or LowerFile, or that LowerScan read.
 	FDEsRead int
 
+	// Shared counts the functions whose FRE data repeats an earlier
+	// function's and points at it (Options.ShareFREs).
+	Shared int
+
 	copied    int         // functions whose FREs were copied from an earlier one's
 	fast      int         // functions translated on the fast path
 	hugePages bool        // Options.HugePages: for the lists of EncodePlaced
@@ -110,9 +114,25 @@ func LowerWith(frames *cfi.Frames, t Target, opt Options) (*Result, error) {
 			return nil, err
 		}
 	}
+	if err := res.share(opt); err != nil {
+		return nil, err
+	}
 	padObject(res, t)
 	res.FDEsRead = len(frames.FDEs)
 	return res, nil
+}
+
+// share shares the result's repeated FRE data with opt.ShareFREs.
+func (r *Result) share(opt Options) error {
+	if !opt.ShareFREs {
+		return nil
+	}
+	n, err := r.Section.ShareFREs()
+	if err != nil {
+		return fmt.Errorf("lower: %w", err)
+	}
+	r.Shared = n
+	return nil
 }
 
 // padObject pads the section of an s390x object as gas does: s390 gas
@@ -149,6 +169,11 @@ func encodedSize(sec *emit.Section) int {
 	n := emit.HeaderSize + len(sec.Header.AuxHeader) + emit.FDEIndexEntrySize*sec.NumFDEs()
 	if sec.Packed != nil {
 		return n + len(sec.Packed)
+	}
+	if sec.SharedFREs {
+		if size, err := sec.Size(); err == nil {
+			return size - len(sec.Trailer)
+		}
 	}
 	for i := range sec.FDEs {
 		f := &sec.FDEs[i]

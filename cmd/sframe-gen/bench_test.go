@@ -269,3 +269,19 @@ func BenchmarkGenerate(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkStageShare is emit.Section.ShareFREs on the packed section
+// (--share-fres): each distinct block of FRE data kept once.
+func BenchmarkStageShare(b *testing.B) {
+	s := loadBench(b, "lower")
+	sec := s.res.Section
+	packed, index := slices.Clone(sec.Packed), slices.Clone(sec.Index)
+	s.run(b, sec.NumFDEs(), func() error {
+		b.StopTimer()
+		sec.Packed = append(sec.Packed[:0], packed...)
+		copy(sec.Index, index)
+		b.StartTimer()
+		_, err := sec.ShareFREs()
+		return err
+	})
+}

@@ -27,6 +27,7 @@ type generateOptions struct {
 	strict  bool
 	gas     bool
 	version sframeVersion
+	share   bool // --share-fres
 	source  cfi.Source
 	hold    <-chan struct{} // closed when the copy generate makes meanwhile is done
 }
@@ -45,6 +46,7 @@ func (c *cli) runGenerate(args []string) int {
 	fs.BoolVarP(&o.verbose, "verbose", "v", false, "list the functions left without an SFrame FDE, with the reason")
 	fs.BoolVar(&o.strict, "strict", false, "fail when any function cannot be represented or any CFI entry is broken")
 	fs.BoolVar(&o.gas, "gas-compat", false, "reproduce GNU as --gsframe / ld byte for byte, including where their SFrame does not mean what the CFI means")
+	fs.BoolVar(&o.share, "share-fres", false, "write each distinct block of FRE data once, shared by the functions that repeat it (a smaller section; little-endian files only, docs/sharing.md)")
 	source := cfiSourceFlags(fs, "read")
 	sframeVer := sframeVersionFlags(fs)
 	var b batchOptions
@@ -217,7 +219,10 @@ func lowerObject(ef *elf.File, target lower.Target, o generateOptions) (*lower.R
 	if err != nil {
 		return nil, nil, err
 	}
-	opt := lower.Options{GasCompat: o.gas, Pack: true}
+	opt, err := lowerOptions(target, o)
+	if err != nil {
+		return nil, nil, err
+	}
 	if o.version.v2() {
 		opt.Version, opt.V2Layout, opt.Pack = 2, o.version.layout, false
 		if len(frames.Data) >= parallelCFIBytes {
@@ -231,16 +236,30 @@ func lowerObject(ef *elf.File, target lower.Target, o generateOptions) (*lower.R
 	return res, frames.Errors, nil
 }
 
+// lowerOptions returns the lower.Options generate lowers with for target.
+// --share-fres is refused for a big-endian file: GNU libsframe on a
+// little-endian host (ld, objdump, readelf: cross tools) converts a
+// section's byte order in place, function by function, so it would
+// convert a shared block twice (it rejects the section).
+func lowerOptions(target lower.Target, o generateOptions) (lower.Options, error) {
+	if o.share && target.BigEndian {
+		return lower.Options{}, fmt.Errorf("--share-fres: the file is big-endian (%s), and GNU libsframe on a little-endian host (cross ld, objdump) cannot read FRE data shared in a big-endian section; generate it without --share-fres", target)
+	}
+	return lower.Options{GasCompat: o.gas, Pack: true, ShareFREs: o.share}, nil
+}
+
 // lowerLinked lowers the CFI of a linked file (in, of size bytes) as it
 // reads it (lower.LowerScan), on every CPU for a big section.
 func lowerLinked(in *os.File, size int64, ef *elf.File, target lower.Target, o generateOptions) (*lower.Result, []*cfi.EntryError, error) {
-	opt := lower.Options{GasCompat: o.gas, Pack: true}
+	opt, err := lowerOptions(target, o)
+	if err != nil {
+		return nil, nil, err
+	}
 	// The section is read where the file is mapped, not copied
 	// (libLLVM.so: --raw 8 ms slower read into memory, 37 -> 45 ms
 	// median, 21 alternated runs); LowerScan turns a fault (the file cut
 	// meanwhile) into an error and keeps no reference into the mapping.
 	var frames *cfi.Frames
-	var err error
 	if mapped, unmap := mapFile(in, size); mapped != nil {
 		defer unmap()
 		frames, err = cfi.OpenMapped(ef, o.source, mapped)
@@ -407,7 +426,11 @@ func (c *cli) summary(file string, o generateOptions, res *lower.Result, size in
 	if o.output != "" {
 		dst = o.output
 	}
-	fmt.Fprintf(c.stderr, "sframe-gen: %s: wrote .sframe (%d bytes, %d FDEs, %d FREs) %s\n", dst, size, res.Section.NumFDEs(), fres, where)
+	shared := ""
+	if o.share {
+		shared = fmt.Sprintf(", %d FDEs sharing an earlier one's FREs", res.Shared)
+	}
+	fmt.Fprintf(c.stderr, "sframe-gen: %s: wrote .sframe (%d bytes, %d FDEs, %d FREs%s) %s\n", dst, size, res.Section.NumFDEs(), fres, shared, where)
 }
 
 // replace writes the result over file, or to output when one is given.

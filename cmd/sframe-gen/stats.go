@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 
 	"github.com/spf13/pflag"
@@ -114,6 +115,20 @@ type statsJSON struct {
 	FREsByWordCount [7]int `json:"fres_by_word_count"`
 	MangledRA       int    `json:"fres_mangled_ra"`
 
+	// SharedFDEs counts the FDEs that point at FRE data an FDE before
+	// them (in the FRE sub-section's order) points at too (sections made
+	// with --share-fres); RepeatedFDEs those whose FRE data is the same
+	// bytes as an earlier FDE's, shared or not, and RepeatedBytes what
+	// their copies take when each function has its own.
+	// UnsharedBytes and SharedBytes are the section's size with one
+	// block of FRE data per function and with every repeated block
+	// shared (what --share-fres writes).
+	SharedFDEs    int `json:"shared_fdes"`
+	RepeatedFDEs  int `json:"repeated_fdes"`
+	RepeatedBytes int `json:"repeated_fre_bytes"`
+	UnsharedBytes int `json:"sframe_bytes_unshared"`
+	SharedBytes   int `json:"sframe_bytes_shared"`
+
 	SectionBytes    int    `json:"sframe_bytes"`
 	EHFrameBytes    uint64 `json:"eh_frame_bytes"`
 	EHFrameHdrBytes uint64 `json:"eh_frame_hdr_bytes"`
@@ -146,6 +161,9 @@ func computeStats(f *elf.File, src cfi.Source, dry bool) (*statsJSON, error) {
 		}
 		st.SectionBytes = len(data)
 		st.sectionStats(s)
+		if err := st.sharingStats(s); err != nil {
+			return nil, fmt.Errorf("section %s: %w", sec.Name, err)
+		}
 		rep, err := verify.File(f, verify.Options{Source: src})
 		if err != nil {
 			return nil, err
@@ -219,7 +237,43 @@ func computeStats(f *elf.File, src cfi.Source, dry bool) (*statsJSON, error) {
 	}
 	st.SectionBytes = len(data)
 	st.sectionStats(res.Section)
+	if err := st.sharingStats(res.Section); err != nil {
+		return nil, fmt.Errorf("encoding .sframe: %w", err)
+	}
 	return st, nil
+}
+
+// sharingStats measures what sharing FRE data saves in s (emit's
+// ShareFREs on copies of it) and how many of its FDEs share already.
+func (st *statsJSON) sharingStats(s *emit.Section) error {
+	unshared := *s
+	unshared.SharedFREs = false
+	unshared.FDEs = slices.Clone(s.FDEs)
+	if s.SharedFREs {
+		// Each function its own block, in the order of the FDEs' data.
+		first := map[uint32]bool{}
+		for i := range unshared.FDEs {
+			off := &unshared.FDEs[i].FREOffset
+			if first[*off] {
+				st.SharedFDEs++
+			}
+			first[*off] = true
+		}
+	}
+	var err error
+	if st.UnsharedBytes, err = unshared.Size(); err != nil {
+		return err
+	}
+	shared := unshared
+	shared.FDEs = slices.Clone(s.FDEs)
+	if st.RepeatedFDEs, err = shared.ShareFREs(); err != nil {
+		return err
+	}
+	if st.SharedBytes, err = shared.Size(); err != nil {
+		return err
+	}
+	st.RepeatedBytes = st.UnsharedBytes - st.SharedBytes
+	return nil
 }
 
 // sectionStats counts the FDEs and FREs of s.
@@ -286,6 +340,9 @@ func writeStatsText(w io.Writer, st *statsJSON) {
 	eh := st.EHFrameBytes + st.EHFrameHdrBytes
 	fmt.Fprintf(w, "  size        %d bytes; .eh_frame %d + .eh_frame_hdr %d = %d (.sframe is %s of that)\n",
 		st.SectionBytes, st.EHFrameBytes, st.EHFrameHdrBytes, eh, percent(uint64(st.SectionBytes), eh))
+	fmt.Fprintf(w, "  sharing     %d FDEs repeat an earlier FDE's FRE data (%d bytes): %d bytes with one block per function,"+
+		" %d with each block once (--share-fres, %s of .eh_frame + .eh_frame_hdr); %d FDEs share in this section\n",
+		st.RepeatedFDEs, st.RepeatedBytes, st.UnsharedBytes, st.SharedBytes, percent(uint64(st.SharedBytes), eh), st.SharedFDEs)
 	if st.DryRun {
 		fmt.Fprintf(w, "  skipped     %d functions, %d bytes\n", st.UncoveredFunctions, st.UncoveredBytes)
 		for _, s := range st.Skipped {

@@ -117,7 +117,7 @@ func TestStatsCLI(t *testing.T) {
 		CFIFunctions: 10, CFIBytes: 1569, CoveredFunctions: 10, CoveredBytes: 1569,
 		Skipped: []statsSkip{}, V2LostReasons: []statsSkip{}, FDEs: 11, PCMaskFDEs: 2, FREs: 78,
 		FREsByAddrSize: [3]int{41, 37, 0}, FREsByWordSize: [3]int{71, 7, 0}, FREsByWordCount: [7]int{0, 31, 47},
-		SectionBytes: 589, EHFrameBytes: 504, EHFrameHdrBytes: 92,
+		UnsharedBytes: 589, SharedBytes: 589, SectionBytes: 589, EHFrameBytes: 504, EHFrameHdrBytes: 92,
 	}
 	if got, _ := json.Marshal(st); string(got) != mustJSON(t, want) {
 		t.Errorf("stats %s:\n got  %s\n want %s", lazy, got, mustJSON(t, want))

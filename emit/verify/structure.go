@@ -2,6 +2,7 @@ package verify
 
 import (
 	"debug/elf"
+	"encoding/binary"
 
 	"github.com/sframe-gen/sframe-gen/emit"
 )
@@ -144,6 +145,9 @@ func (c *checker) checkHeader() {
 	}
 	if len(h.AuxHeader) != 0 {
 		c.problem(KindConsumer, -1, "auxiliary header of %d bytes (the Linux kernel requires sfh_auxhdr_len 0)", len(h.AuxHeader))
+	}
+	if c.s.SharedFREs && h.ABI.ByteOrder() == binary.BigEndian {
+		c.problem(KindConsumer, -1, "big-endian section whose functions share FRE data: GNU libsframe on a little-endian host (cross ld, objdump) converts the byte order function by function and rejects it")
 	}
 	if !c.rel && (len(c.s.FDEs) == 0 || c.r.FREs == 0) {
 		c.problem(KindConsumer, -1, "empty section (%d FDEs, %d FREs): the Linux kernel rejects it", len(c.s.FDEs), c.r.FREs)

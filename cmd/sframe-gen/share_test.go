@@ -1,0 +1,304 @@
+package main
+
+import (
+	"bytes"
+	"debug/elf"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sframe-gen/sframe-gen/emit"
+)
+
+// sframeSection returns the .sframe bytes of the ELF file at path.
+func sframeSection(t *testing.T, path string) []byte {
+	t.Helper()
+	f, err := elf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	s := f.Section(".sframe")
+	if s == nil {
+		t.Fatalf("%s: no .sframe", path)
+	}
+	b, err := s.Data()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// shareInputs returns the little-endian linked files of testdata/link
+// and the system's C and C++ libraries, the files --share-fres is checked
+// on.
+func shareInputs(t *testing.T) []string {
+	t.Helper()
+	files, _ := linkedInputs(t)
+	var out []string
+	for _, p := range files {
+		if !strings.Contains(p, "s390x") && !strings.Contains(p, "aarch64_be") {
+			out = append(out, p)
+		}
+	}
+	for _, p := range []string{"/lib/x86_64-linux-gnu/libc.so.6", "/usr/lib/x86_64-linux-gnu/libstdc++.so.6"} {
+		if _, err := os.Stat(p); err == nil {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// TestShareFREsConsumers generates each little-endian linked file of
+// testdata/link and the system's libc and libstdc++ with --share-fres
+// and checks the result with the real readers: GNU libsframe
+// (sframe-lookup: sframe_decode, sframe_decoder_get_fre and
+// sframe_find_fre at every FRE of every function) reads exactly what it
+// reads in the section generated without the flag, and what emit.Decode
+// reads; GNU objdump --sframe dumps the patched file as `sframe-gen dump`
+// does, and as it dumps the file generated without the flag; `sframe-gen
+// verify` (the CFI at every address, the Linux kernel's rules) finds no
+// problem; the section is smaller, by the blocks it shares.
+func TestShareFREsConsumers(t *testing.T) {
+	prog := libsframeLookup(t)
+	dir := t.TempDir()
+	saved := 0
+	for i, p := range shareInputs(t) {
+		arch := "x86_64"
+		if strings.Contains(p, "aarch64") {
+			arch = "aarch64"
+		}
+		objdump := refTool(t, arch, "objdump")
+		plain := filepath.Join(dir, fmt.Sprintf("%d.plain", i))
+		shared := filepath.Join(dir, fmt.Sprintf("%d.shared", i))
+		for _, args := range [][]string{{"-o", plain, p}, {"--share-fres", "-o", shared, p}} {
+			if _, stderr, code := runCLI(args...); code != 0 {
+				t.Fatalf("%s: exit %d: %s", strings.Join(args, " "), code, stderr)
+			}
+		}
+		pb, sb := sframeSection(t, plain), sframeSection(t, shared)
+		s, err := emit.Decode(sb)
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		if len(sb) > len(pb) || len(sb) < len(pb) && !s.SharedFREs {
+			t.Errorf("%s: %d bytes shared, %d not (SharedFREs %v)", p, len(sb), len(pb), s.SharedFREs)
+		}
+		saved += len(pb) - len(sb)
+
+		got := runLookup(t, prog, sb)
+		if want := lookupText(s); got != want {
+			t.Errorf("%s: libsframe (got) reads the shared section otherwise than emit.Decode (want):\n%s", p, firstDiff(want, got))
+		}
+		if want := runLookup(t, prog, pb); got != want {
+			t.Errorf("%s: libsframe reads the shared section (got) otherwise than the unshared one (want):\n%s", p, firstDiff(want, got))
+		}
+
+		ours, stderr, code := runCLI("dump", shared)
+		if code != 0 {
+			t.Fatalf("dump %s: %s", shared, stderr)
+		}
+		gnu := objdumpSFrame(t, objdump, shared)
+		if gnu != ours {
+			t.Errorf("%s: objdump --sframe (got) and sframe-gen dump (want) differ:\n%s", p, firstDiff(ours, gnu))
+		}
+		if want := objdumpSFrame(t, objdump, plain); gnu != want {
+			t.Errorf("%s: objdump --sframe of the shared section (got) and of the unshared one (want) differ:\n%s", p, firstDiff(want, gnu))
+		}
+		if out, stderr, code := runCLI("verify", shared); code != 0 {
+			t.Errorf("verify %s (from %s): exit %d\n%s%s", shared, p, code, out, stderr)
+		}
+	}
+	if saved == 0 {
+		t.Error("no file had FRE data to share")
+	}
+}
+
+// objdumpSFrame returns objdump --sframe's text for file, from the line
+// "Contents of the SFrame section" on (what `sframe-gen dump` prints).
+func objdumpSFrame(t *testing.T, objdump, file string) string {
+	t.Helper()
+	out, err := exec.Command(objdump, "--sframe", file).CombinedOutput()
+	if err != nil {
+		t.Fatalf("objdump --sframe %s: %v\n%s", file, err, out)
+	}
+	s := string(out)
+	k := strings.Index(s, "Contents of the SFrame section")
+	if k < 0 {
+		t.Fatalf("objdump --sframe %s: no SFrame section dumped:\n%s", file, s)
+	}
+	return s[k:]
+}
+
+// TestShareFREsLinkObjects generates compiled objects of x86-64 and
+// AArch64 with and without --share-fres and links each into an executable
+// (undefined symbols ignored) with the GNU
+// reference ld, which reads every input .sframe with libsframe and merges
+// it: the linked sections must be the same bytes, and objdump must dump
+// the shared objects as `sframe-gen dump` does.
+func TestShareFREsLinkObjects(t *testing.T) {
+	dir := t.TempDir()
+	n := 0
+	for _, arch := range []string{"x86_64", "aarch64"} {
+		ld := refTool(t, arch, "ld")
+		objdump := refTool(t, arch, "objdump")
+		objs, _ := filepath.Glob(filepath.Join(testdataDir(), "cc", arch, "*", "*.o"))
+		for _, o := range objs {
+			if strings.HasSuffix(o, ".gs.o") || bigEndian(t, o) {
+				continue
+			}
+			var linked [2][]byte
+			for k, share := range []bool{false, true} {
+				obj := filepath.Join(dir, fmt.Sprintf("%d-%d.o", n, k))
+				args := []string{"-o", obj, o}
+				if share {
+					args = append([]string{"--share-fres"}, args...)
+				}
+				if _, stderr, code := runCLI(args...); code != 0 {
+					t.Fatalf("%v: exit %d: %s", args, code, stderr)
+				}
+				if share {
+					ours, stderr, code := runCLI("dump", obj)
+					if code != 0 {
+						t.Fatalf("dump %s: %s", obj, stderr)
+					}
+					if gnu := objdumpSFrame(t, objdump, obj); gnu != ours {
+						t.Errorf("%s: objdump --sframe (got) and sframe-gen dump (want) differ:\n%s", o, firstDiff(ours, gnu))
+					}
+					if out, stderr, code := runCLI("verify", obj); code != 0 {
+						t.Errorf("verify %s (from %s): exit %d\n%s%s", obj, o, code, out, stderr)
+					}
+				}
+				so := filepath.Join(dir, fmt.Sprintf("%d-%d.exe", n, k))
+				if out, err := exec.Command(ld, "-e", "0", "--unresolved-symbols=ignore-all", "-o", so, obj).CombinedOutput(); err != nil {
+					t.Fatalf("%s: ld: %v\n%s", obj, err, out)
+				}
+				linked[k] = sframeSection(t, so)
+			}
+			if !bytes.Equal(linked[0], linked[1]) {
+				t.Errorf("%s: ld links the shared object's .sframe into other bytes (%d, unshared %d)", o, len(linked[1]), len(linked[0]))
+			}
+			n++
+		}
+	}
+	if n < 8 {
+		t.Errorf("only %d objects linked", n)
+	}
+}
+
+// TestShareFREsBigEndian checks that --share-fres refuses a big-endian
+// file (GNU libsframe on a little-endian host cannot read its shared
+// blocks) and that verify reports a big-endian section that shares
+// blocks all the same.
+func TestShareFREsBigEndian(t *testing.T) {
+	dir := t.TempDir()
+	files, _ := filepath.Glob(filepath.Join(testdataDir(), "link", "s390x", "*.gs.so"))
+	if len(files) == 0 {
+		t.Fatal("no s390x linked golden")
+	}
+	in := files[0]
+	out := filepath.Join(dir, "out")
+	_, stderr, code := runCLI("--share-fres", "-o", out, in)
+	if code != 1 || !strings.Contains(stderr, "--share-fres: the file is big-endian") {
+		t.Errorf("--share-fres on %s: exit %d, %q", in, code, stderr)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Errorf("--share-fres on %s wrote %s", in, out)
+	}
+	// GNU ld's section of the file, its blocks shared, written back over
+	// it (zero padding after it).
+	f, err := elf.Open(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sec := f.Section(".sframe")
+	b, err := sec.Data()
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := emit.Decode(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := s.ShareFREs()
+	if err != nil || n == 0 {
+		t.Fatalf("ShareFREs: %d shared, %v", n, err)
+	}
+	sb, err := s.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copy(data[sec.Offset:sec.Offset+sec.Size], make([]byte, sec.Size))
+	copy(data[sec.Offset:], sb)
+	if err := os.WriteFile(out, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout, _, code := runCLI("verify", out)
+	if code != 1 || !strings.Contains(stdout, "big-endian section whose functions share FRE data") {
+		t.Errorf("verify of a shared s390x section: exit %d\n%s", code, stdout)
+	}
+}
+
+// bigEndian reports whether the ELF file at path is big-endian.
+func bigEndian(t *testing.T, path string) bool {
+	t.Helper()
+	f, err := elf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	return f.ByteOrder == binary.BigEndian
+}
+
+// TestShareFREsStats checks what stats reports of sharing: on a file
+// generated without --share-fres, the FDEs that repeat an earlier one's
+// FRE data and what sharing them saves (the size --share-fres writes),
+// none shared; on the same file generated with it, all of them shared
+// and the section of the size announced.
+func TestShareFREsStats(t *testing.T) {
+	dir := t.TempDir()
+	checked := 0
+	for i, p := range shareInputs(t) {
+		plain := filepath.Join(dir, fmt.Sprintf("%d.plain", i))
+		shared := filepath.Join(dir, fmt.Sprintf("%d.shared", i))
+		for _, args := range [][]string{{"-o", plain, p}, {"--share-fres", "-o", shared, p}} {
+			if _, stderr, code := runCLI(args...); code != 0 {
+				t.Fatalf("%s: exit %d: %s", strings.Join(args, " "), code, stderr)
+			}
+		}
+		var st [2]statsJSON
+		for k, f := range []string{plain, shared} {
+			out, stderr, code := runCLI("stats", "--json", f)
+			if code != 0 {
+				t.Fatalf("stats %s: %s", f, stderr)
+			}
+			if err := json.Unmarshal([]byte(out), &st[k]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		a, b := st[0], st[1]
+		if a.SharedFDEs != 0 || a.SectionBytes != a.UnsharedBytes || a.UnsharedBytes-a.SharedBytes != a.RepeatedBytes {
+			t.Errorf("%s without --share-fres: %+v", p, a)
+		}
+		if b.SharedFDEs != a.RepeatedFDEs || b.RepeatedFDEs != a.RepeatedFDEs || b.SectionBytes != a.SharedBytes ||
+			b.UnsharedBytes != a.UnsharedBytes || b.SharedBytes != a.SharedBytes {
+			t.Errorf("%s with --share-fres: %+v; without: %+v", p, b, a)
+		}
+		if a.RepeatedFDEs > 0 {
+			checked++
+		}
+	}
+	if checked < 3 {
+		t.Errorf("only %d files with FRE data to share", checked)
+	}
+}
