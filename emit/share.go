@@ -147,72 +147,46 @@ func (s *Section) layout(sizes []int, v2 bool) (offs []uint32, freLen uint64, er
 	return offs, freLen, nil
 }
 
-// sharePacked is ShareFREs of a packed section: the records are walked
-// in the order of their offsets, each one hashed and looked up among the
-// distinct ones so far (an open-addressing table of 32 bits of hash and
-// the record's index), and the distinct ones moved down over the copies
-// left out.
+// sharePacked is ShareFREs of a packed section: an FRESharer when its
+// records follow each other in index order (as AppendPacked, MinWriter
+// and AppendPackedCopy append them), else the index walked in the order
+// of its offsets (shared already, or built otherwise), each record's
+// length read from its FREs.
 func (s *Section) sharePacked() (int, error) {
-	order := s.Header.ABI.ByteOrder()
-	if order == nil {
-		return 0, fmt.Errorf("sframe: share: unknown ABI %d", uint8(s.Header.ABI))
-	}
-	if s.Header.Version != Version3 {
-		return 0, fmt.Errorf("sframe: share: a packed section is version 3")
-	}
 	n := len(s.Index)
-	// The usual packed section has its records one after the other in
-	// index order: each one ends where the next starts. Otherwise (shared
-	// already, or built otherwise) the index is walked in offset order,
-	// each record's length read from its FREs.
-	walk := []int(nil)
-	for i := 1; i < n; i++ {
-		if s.Index[i].FREOffset <= s.Index[i-1].FREOffset {
-			walk = make([]int, n)
-			for k := range walk {
-				walk[k] = k
-			}
-			slices.SortStableFunc(walk, func(a, b int) int { return cmp.Compare(s.Index[a].FREOffset, s.Index[b].FREOffset) })
-			break
-		}
+	increasing := true
+	for i := 1; i < n && increasing; i++ {
+		increasing = s.Index[i].FREOffset > s.Index[i-1].FREOffset
 	}
-	// About one distinct record in three on big C++ libraries: a table
-	// that stays in the processor's caches, grown when it must.
-	size := 1024
-	for size < n/2 {
-		size *= 2
+	if increasing {
+		return NewFRESharer(n).Share(s)
 	}
-	t := shareTable{seed: maphash.MakeSeed(), slots: make([]uint64, size), packed: s.Packed, order: order}
+	order, err := s.shareOrder()
+	if err != nil {
+		return 0, err
+	}
+	walk := make([]int, n)
+	for k := range walk {
+		walk[k] = k
+	}
+	slices.SortStableFunc(walk, func(a, b int) int { return cmp.Compare(s.Index[a].FREOffset, s.Index[b].FREOffset) })
+	t := newShareTable(n)
+	t.packed, t.order = s.Packed, order
 	w, shared := 0, 0 // the compacted records end at w
 	// The record before (by offset): where it was and went.
 	prevOff, prevEnd, prevAt := -1, 0, 0
-	for k := range n {
-		i := k
-		if walk != nil {
-			i = walk[k]
-		}
+	for _, i := range walk {
 		e := &s.Index[i]
 		off := int(e.FREOffset)
-		var end int
-		if walk == nil {
-			end = len(s.Packed)
-			if i+1 < n {
-				end = int(s.Index[i+1].FREOffset)
-			}
-		} else {
-			f, err := s.PackedFunc(i)
-			if err != nil {
-				return 0, err
-			}
-			m, _, _, err := packedRecord(s.Packed, off, order, f.FREType())
-			if err != nil {
-				return 0, fmt.Errorf("sframe: share: FDE %d: %w", i, err)
-			}
-			end = off + m
+		f, err := s.PackedFunc(i)
+		if err != nil {
+			return 0, err
 		}
-		if off+FDEAttrSize > end || end > len(s.Packed) {
-			return 0, fmt.Errorf("sframe: share: FDE %d: no attribute record at %#x", i, off)
+		m, _, _, err := packedRecord(s.Packed, off, order, f.FREType())
+		if err != nil {
+			return 0, fmt.Errorf("sframe: share: FDE %d: %w", i, err)
 		}
+		end := off + m
 		switch {
 		case off == prevOff:
 			// Shared already: where the FDE before it went.
@@ -236,6 +210,75 @@ func (s *Section) sharePacked() (int, error) {
 	return shared, nil
 }
 
+// shareOrder returns the byte order of a packed section that may be
+// shared.
+func (s *Section) shareOrder() (binary.ByteOrder, error) {
+	order := s.Header.ABI.ByteOrder()
+	if order == nil {
+		return nil, fmt.Errorf("sframe: share: unknown ABI %d", uint8(s.Header.ABI))
+	}
+	if s.Header.Version != Version3 {
+		return nil, fmt.Errorf("sframe: share: a packed section is version 3")
+	}
+	return order, nil
+}
+
+// FRESharer is ShareFREs of a packed section done in steps, while
+// functions are appended to it: each call of Share shares the FRE data
+// of the functions appended since the last call (the first call: all of
+// them), whose records must follow each other in index order from the
+// end of the section's FRE data at the last call (as AppendPacked,
+// MinWriter and AppendPackedCopy append them). For a producer that has
+// other work going on meanwhile: lower shares each part of a section as
+// it joins it, while the other parts are lowered.
+type FRESharer struct {
+	t    shareTable
+	next int // the first function not shared yet
+}
+
+// NewFRESharer returns an FRESharer for a section of about n functions.
+func NewFRESharer(n int) *FRESharer {
+	return &FRESharer{t: newShareTable(n)}
+}
+
+// Share shares the FRE data of the functions appended to s since the
+// last call: each record that repeats an earlier one's bytes is left
+// out, its function pointing at the earlier copy, and the others move
+// down over those left out. It returns how many were left out.
+func (sh *FRESharer) Share(s *Section) (int, error) {
+	order, err := s.shareOrder()
+	if err != nil {
+		return 0, err
+	}
+	t := &sh.t
+	t.packed, t.order = s.Packed, order
+	n := len(s.Index)
+	w, shared := t.end, 0 // the compacted records end at w
+	for i := sh.next; i < n; i++ {
+		e := &s.Index[i]
+		off, end := int(e.FREOffset), len(s.Packed)
+		if i+1 < n {
+			end = int(s.Index[i+1].FREOffset)
+		}
+		if off < t.end || off+FDEAttrSize > end || end > len(s.Packed) {
+			return 0, fmt.Errorf("sframe: share: FDE %d: FRE offset %#x not after the records before it", i, off)
+		}
+		at := t.add(s.Packed[off:end], w)
+		if at == w {
+			copy(s.Packed[w:], s.Packed[off:end])
+			w += end - off
+		} else {
+			shared++
+		}
+		e.FREOffset = uint32(at)
+		t.end = end // of the records read (in the bytes before moving)
+	}
+	s.Packed = s.Packed[:w]
+	t.packed, t.end = s.Packed, w
+	sh.next = n
+	return shared, nil
+}
+
 // shareTable finds the distinct records of sharePacked: an open-addressing
 // table whose slots hold 32 bits of a record's hash and its offset in the
 // compacted records (plus one; 0 is empty). A record's bytes say how long
@@ -247,6 +290,18 @@ type shareTable struct {
 	packed []byte // the compacted records, as far as they go
 	order  binary.ByteOrder
 	used   int
+	end    int // FRESharer: where the records shared so far end
+}
+
+// newShareTable returns a table for about n records. About one record in
+// three is distinct on big C++ libraries: the table stays in the
+// processor's caches, and grows when it must.
+func newShareTable(n int) shareTable {
+	size := 1024
+	for size < n/2 {
+		size *= 2
+	}
+	return shareTable{seed: maphash.MakeSeed(), slots: make([]uint64, size)}
 }
 
 // add returns where the record b is: at an earlier record with its

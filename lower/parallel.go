@@ -148,6 +148,16 @@ func lowerParallel(res *Result, t Target, parts []part, workers int, hold <-chan
 				ok = false
 				return
 			}
+			if res.sharer != nil {
+				// Shared as it joins, while the other workers go on
+				// lowering (the PLT FDEs appended after, at the end).
+				n, err := res.sharer.Share(sec)
+				if err != nil {
+					ok = false
+					return
+				}
+				res.Shared += n
+			}
 			joined++
 		}
 	}

@@ -20,6 +20,9 @@ func newResult(t Target, opt Options, n, packed int, scanned bool) *Result {
 		sec.FDEs = makeBig[emit.FDE](0, n, huge)
 	}
 	r := &Result{Section: sec, Starts: makeBig[uint64](0, n, huge), hugePages: huge}
+	if opt.Pack && opt.ShareFREs {
+		r.sharer = emit.NewFRESharer(n)
+	}
 	if !scanned {
 		r.Sources = make([]*cfi.FDE, 0, n)
 	}

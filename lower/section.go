@@ -49,10 +49,11 @@ type Result struct {
 	// function's and points at it (Options.ShareFREs).
 	Shared int
 
-	copied    int         // functions whose FREs were copied from an earlier one's
-	fast      int         // functions translated on the fast path
-	hugePages bool        // Options.HugePages: for the lists of EncodePlaced
-	runs      *sortedRuns // parts sorted by start, for EncodePlaced; nil without
+	copied    int             // functions whose FREs were copied from an earlier one's
+	fast      int             // functions translated on the fast path
+	hugePages bool            // Options.HugePages: for the lists of EncodePlaced
+	sharer    *emit.FRESharer // packed with Options.ShareFREs: shares the parts as they join
+	runs      *sortedRuns     // parts sorted by start, for EncodePlaced; nil without
 }
 
 // Lower is LowerWith in the default (correct) mode.
@@ -122,16 +123,24 @@ func LowerWith(frames *cfi.Frames, t Target, opt Options) (*Result, error) {
 	return res, nil
 }
 
-// share shares the result's repeated FRE data with opt.ShareFREs.
+// share shares the result's repeated FRE data with opt.ShareFREs: what
+// its sharer has not shared yet (the functions of a packed result not
+// joined in parts), or the whole section.
 func (r *Result) share(opt Options) error {
 	if !opt.ShareFREs {
 		return nil
 	}
-	n, err := r.Section.ShareFREs()
+	var n int
+	var err error
+	if r.sharer != nil {
+		n, err = r.sharer.Share(r.Section)
+	} else {
+		n, err = r.Section.ShareFREs()
+	}
 	if err != nil {
 		return fmt.Errorf("lower: %w", err)
 	}
-	r.Shared = n
+	r.Shared += n
 	return nil
 }
 
