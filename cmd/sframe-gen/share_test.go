@@ -302,3 +302,56 @@ func TestShareFREsStats(t *testing.T) {
 		t.Errorf("only %d files with FRE data to share", checked)
 	}
 }
+
+// TestShareFREsV2 generates version 2 sections (both layouts) with and
+// without --share-fres and has the GNU tools that read each layout dump
+// them (binutils 2.44 for the 2.44 layout, the reference for 2.45): the
+// dumps of the shared and unshared files are the same and come without a
+// warning, verify finds no problem, and the shared section is smaller.
+func TestShareFREsV2(t *testing.T) {
+	dir := t.TempDir()
+	inputs := []struct{ arch, file string }{
+		{"x86_64", "link/x86_64/leveldb.exe"},
+		{"x86_64", "link/x86_64/lazy.so"},
+		{"aarch64", "link/aarch64/tree-sitter.exe"},
+		{"x86_64", "cc/x86_64/O2/tree-sitter.o"},
+	}
+	for k, in := range inputs {
+		for _, layout := range []string{"2.44", "2.45"} {
+			objdump := refTool(t, in.arch, "objdump")
+			if layout == "2.44" {
+				objdump = oldTool(t, in.arch, "objdump")
+			}
+			var dumps [2]string
+			var sizes [2]int
+			for j, share := range []bool{false, true} {
+				out := filepath.Join(dir, fmt.Sprintf("%d-%s-%d", k, layout, j))
+				args := []string{"--sframe-version", "2", "--v2-layout", layout, "-o", out, filepath.Join(testdataDir(), in.file)}
+				if share {
+					args = append([]string{"--share-fres"}, args...)
+				}
+				if _, stderr, code := runCLI(args...); code != 0 {
+					t.Fatalf("%v: exit %d: %s", args, code, stderr)
+				}
+				var o, e bytes.Buffer
+				cmd := exec.Command(objdump, "--sframe", out)
+				cmd.Stdout, cmd.Stderr = &o, &e
+				if err := cmd.Run(); err != nil || e.Len() > 0 {
+					t.Fatalf("%s --sframe %s: %v: %s", objdump, out, err, e.String())
+				}
+				dumps[j], sizes[j] = o.String()[strings.Index(o.String(), "Contents of the SFrame"):], len(sframeSection(t, out))
+				if share {
+					if stdout, _, code := runCLI("verify", out); code != 0 {
+						t.Errorf("verify %s: exit %d\n%s", out, code, stdout)
+					}
+				}
+			}
+			if dumps[0] != dumps[1] {
+				t.Errorf("%s (%s): objdump dumps the shared section (got) otherwise than the unshared one (want):\n%s", in.file, layout, firstDiff(dumps[0], dumps[1]))
+			}
+			if sizes[1] >= sizes[0] {
+				t.Errorf("%s (%s): shared section of %d bytes, unshared %d", in.file, layout, sizes[1], sizes[0])
+			}
+		}
+	}
+}
