@@ -77,6 +77,13 @@ func buildTree(t *testing.T, dir string) []treeEntry {
 		t.Fatalf("ar: %v\n%s", err, msg)
 	}
 	want = append(want, treeEntry{"x86_64/lib/libdemo.a", "patched"})
+	s390Obj := filepath.Join(arDir, "s390x", "demo.o")
+	os.Mkdir(filepath.Dir(s390Obj), 0o755)
+	copyFile(t, filepath.Join(td, "link/s390x/demo.pic.o"), s390Obj)
+	if msg, err := exec.Command(ar, "rcsD", filepath.Join(dir, "s390x/lib/libdemo.a"), s390Obj).CombinedOutput(); err != nil {
+		t.Fatalf("ar: %v\n%s", err, msg)
+	}
+	want = append(want, treeEntry{"s390x/lib/libdemo.a", "patched"})
 
 	// Not ELF, or not for us.
 	write := func(rel, data string, mode fs.FileMode, status string) {
@@ -216,7 +223,7 @@ func TestBatchTree(t *testing.T) {
 	}
 	lines := strings.Split(strings.TrimSpace(stderr), "\n")
 	if len(lines) != 2 || !strings.HasPrefix(lines[0], "sframe-gen: x86_64/lib/damaged.so: ") ||
-		!strings.Contains(lines[1], "18 patched, 1 up to date, 1 without CFI, 10 skipped, 1 failed") {
+		!strings.Contains(lines[1], "19 patched, 1 up to date, 1 without CFI, 10 skipped, 1 failed") {
 		t.Errorf("stderr:\n%s\nwant the damaged file's line and the summary", stderr)
 	}
 	got := map[string]reportLine{}
@@ -275,8 +282,10 @@ func TestBatchTree(t *testing.T) {
 		}
 	}
 	runPrograms(t, orig, dir)
-	if msg, err := exec.Command(needTool(t, "nm"), "-s", filepath.Join(dir, "x86_64/lib/libdemo.a")).CombinedOutput(); err != nil || !bytes.Contains(msg, []byte("demo_fib in demo.o")) {
-		t.Errorf("nm -s on the patched archive: %v\n%s", err, msg)
+	for _, arch := range []string{"x86_64", "s390x"} {
+		if msg, err := exec.Command(needTool(t, "nm"), "-s", filepath.Join(dir, arch, "lib/libdemo.a")).CombinedOutput(); err != nil || !bytes.Contains(msg, []byte("demo_fib in demo.o")) {
+			t.Errorf("nm -s on the patched %s archive: %v\n%s", arch, err, msg)
+		}
 	}
 	linkArchive(t, orig, dir)
 
@@ -316,40 +325,50 @@ func TestBatchTree(t *testing.T) {
 	}
 }
 
-// linkArchive links the demo program against the archive of the original
-// tree and against the patched one, with the machine's gcc and ld and with
-// the reference GNU ld (2.46+, which merges SFrame v3), and runs them: the
-// same output, and the reference ld merged the members' .sframe into the
-// program's.
+// linkArchive links the demo program against the archives of the
+// original tree and of the patched one, with the machine's gcc and ld (and
+// for x86-64 the reference GNU ld too, 2.46+, which merges SFrame v3), and
+// runs them (s390x under qemu-user): the same output, and the reference ld
+// merged the members' .sframe into the program's.
 func linkArchive(t *testing.T, orig, patched string) {
-	gcc := needTool(t, "gcc")
 	refGCC := filepath.Join(filepath.Dir(filepath.Dir(refTool(t, "x86_64", "ld"))), "gcc-x86_64")
 	needTool(t, filepath.Join(refGCC, "ld"))
-	var outs []string
-	for _, root := range []string{orig, patched} {
-		for _, b := range [][]string{nil, {"-B", refGCC}} {
-			exe := filepath.Join(t.TempDir(), "prog")
-			args := append(append([]string{}, b...), "-o", exe, filepath.Join(testdataDir(), "link/x86_64/main.pie.o"), filepath.Join(root, "x86_64/lib/libdemo.a"))
-			if msg, err := exec.Command(gcc, args...).CombinedOutput(); err != nil {
-				t.Fatalf("gcc %q: %v\n%s", args, err, msg)
+	for _, arch := range []struct{ name, gcc, qemu string }{{"x86_64", "gcc", ""}, {"s390x", "s390x-linux-gnu-gcc", "qemu-s390x"}} {
+		gcc := needTool(t, arch.gcc)
+		var outs []string
+		for _, root := range []string{orig, patched} {
+			flags := [][]string{nil}
+			if arch.name == "x86_64" {
+				flags = append(flags, []string{"-B", refGCC})
 			}
-			out, err := exec.Command(exe, "3").CombinedOutput()
-			if err != nil {
-				t.Errorf("program linked against the archive: %v\n%s", err, out)
-			}
-			outs = append(outs, string(out))
-			if root == patched && b != nil {
-				dump, stderr, code := runCLI("dump", exe)
-				if code != 0 || !strings.Contains(dump, "Num FDEs") {
-					t.Errorf("the program linked by GNU ld against the patched archive has no .sframe: %s", stderr)
+			for _, b := range flags {
+				exe := filepath.Join(t.TempDir(), "prog")
+				args := append(append([]string{}, b...), "-o", exe, filepath.Join(testdataDir(), "link", arch.name, "main.pie.o"), filepath.Join(root, arch.name, "lib/libdemo.a"))
+				if msg, err := exec.Command(gcc, args...).CombinedOutput(); err != nil {
+					t.Fatalf("%s %q: %v\n%s", arch.gcc, args, err, msg)
+				}
+				run := exec.Command(exe, "3")
+				if arch.qemu != "" {
+					run = exec.Command(needTool(t, arch.qemu), "-L", "/usr/"+arch.name+"-linux-gnu", exe, "3")
+				}
+				out, err := run.CombinedOutput()
+				if err != nil {
+					t.Errorf("%s program linked against the archive: %v\n%s", arch.name, err, out)
+				}
+				outs = append(outs, string(out))
+				if root == patched && b != nil {
+					dump, stderr, code := runCLI("dump", exe)
+					if code != 0 || !strings.Contains(dump, "Num FDEs") {
+						t.Errorf("the program linked by GNU ld against the patched archive has no .sframe: %s", stderr)
+					}
 				}
 			}
 		}
-	}
-	for _, o := range outs[1:] {
-		if outs[0] == "" || o != outs[0] {
-			t.Errorf("programs linked against the archives print %q", outs)
-			break
+		for _, o := range outs[1:] {
+			if outs[0] == "" || o != outs[0] {
+				t.Errorf("%s programs linked against the archives print %q", arch.name, outs)
+				break
+			}
 		}
 	}
 }
@@ -506,5 +525,22 @@ func TestSingleFileUpToDate(t *testing.T) {
 		if after := treeState(t, dir)[filepath.Base(from)]; after != before {
 			t.Errorf("%s: rewritten by a second run", from)
 		}
+	}
+}
+
+// TestBatchArch: --arch applies to each file: files of another
+// architecture (or without an SFrame ABI) fail, the others are patched.
+func TestBatchArch(t *testing.T) {
+	dir := t.TempDir()
+	copyFile(t, filepath.Join(testdataDir(), "link/x86_64/pie.exe"), filepath.Join(dir, "a-x86"))
+	copyFile(t, filepath.Join(testdataDir(), "link/s390x/pie.exe"), filepath.Join(dir, "b-s390x"))
+	copyFile(t, filepath.Join(testdataDir(), "gas/aarch64_be/basic.o"), filepath.Join(dir, "c-be.o"))
+	os.WriteFile(filepath.Join(dir, "d-text"), []byte("text"), 0o644)
+	_, stderr, code := inDir(t, dir, "--arch", "s390x", ".")
+	want := "sframe-gen: a-x86: file is for x86_64, not s390x (--arch)\n" +
+		"sframe-gen: c-be.o: file is for aarch64_be, not s390x (--arch)\n" +
+		"sframe-gen: 4 files: 1 patched, 0 up to date, 0 without CFI, 1 skipped, 2 failed; 5 functions covered\n"
+	if code != exitFailure || stderr != want {
+		t.Errorf("exit %d, stderr:\n%s\nwant:\n%s", code, stderr, want)
 	}
 }
