@@ -544,3 +544,35 @@ func TestBatchArch(t *testing.T) {
 		t.Errorf("exit %d, stderr:\n%s\nwant:\n%s", code, stderr, want)
 	}
 }
+
+// TestBatchSymlinkOperands: a PATH that is a symbolic link is followed (as
+// find -H): to a file, the file is patched and the link kept; to a
+// directory, it is walked; links inside are not followed.
+func TestBatchSymlinkOperands(t *testing.T) {
+	dir := t.TempDir()
+	os.Mkdir(filepath.Join(dir, "real"), 0o755)
+	copyFile(t, filepath.Join(testdataDir(), "link/x86_64/lazy.so"), filepath.Join(dir, "real/libdemo.so.1"))
+	copyFile(t, filepath.Join(testdataDir(), "link/x86_64/pie.exe"), filepath.Join(dir, "prog"))
+	os.Symlink("real", filepath.Join(dir, "lib"))
+	os.Symlink("prog", filepath.Join(dir, "prog-link"))
+	os.Symlink("libdemo.so.1", filepath.Join(dir, "real/libdemo.so"))
+	rep := filepath.Join(t.TempDir(), "r")
+	if _, stderr, code := inDir(t, dir, "--report", rep, "lib", "prog-link"); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var got []string
+	for _, l := range readReport(t, rep) {
+		got = append(got, l.File+" "+l.Status)
+	}
+	want := "lib/libdemo.so skipped,lib/libdemo.so.1 patched,prog-link patched"
+	if strings.Join(got, ",") != want {
+		t.Errorf("report %q, want %q", strings.Join(got, ","), want)
+	}
+	st := treeState(t, dir)
+	if st["prog-link"].link != "prog" || st["lib"].link != "real" || st["real/libdemo.so"].link != "libdemo.so.1" {
+		t.Errorf("links not kept: %+v", st)
+	}
+	if st["prog"].data == mustRead(t, filepath.Join(testdataDir(), "link/x86_64/pie.exe")) {
+		t.Errorf("the link's target was not patched")
+	}
+}

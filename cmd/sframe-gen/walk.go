@@ -46,12 +46,15 @@ type walker struct {
 
 // collect walks the operands in order (directories recursively, in
 // lexical order) and returns one job per path found, hard links of a file
-// folded into the job of its first name. Symbolic links are not followed.
+// folded into the job of its first name. Symbolic links found in
+// directories are not followed; operands are.
 // A usage error is returned when two inputs would be written to one output.
 func collect(operands []string, outputDir string) ([]*job, error) {
 	w := &walker{outputDir: outputDir, inodes: map[[2]uint64]*job{}, outs: map[string]string{}}
 	for _, op := range operands {
-		st, err := os.Lstat(op)
+		// An operand that is a symbolic link is followed (as find -H):
+		// the user named it; links found in directories are not.
+		st, err := os.Stat(op)
 		if err != nil {
 			var pe *fs.PathError
 			if errors.As(err, &pe) {
@@ -66,7 +69,11 @@ func collect(operands []string, outputDir string) ([]*job, error) {
 			}
 			continue
 		}
-		err = filepath.WalkDir(op, func(path string, d fs.DirEntry, err error) error {
+		root := op
+		if lst, err := os.Lstat(op); err == nil && lst.Mode()&fs.ModeSymlink != 0 {
+			root = op + string(filepath.Separator) // WalkDir lstats its root
+		}
+		err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 			if err != nil {
 				var pe *fs.PathError
 				if errors.As(err, &pe) {
@@ -78,7 +85,7 @@ func collect(operands []string, outputDir string) ([]*job, error) {
 				}
 				return nil
 			}
-			if d.IsDir() && outputDir != "" && path != op && same(path, outputDir) {
+			if d.IsDir() && outputDir != "" && path != root && same(path, outputDir) {
 				return fs.SkipDir // the results of this run
 			}
 			info, err := d.Info()
