@@ -21,4 +21,31 @@
 // as GNU ld lays it out, and LowerScan the same from a section it reads as
 // it lowers (cfi.Scanner); PLT and PLTWith build the FDEs GNU ld
 // synthesizes for the procedure linkage table.
+//
+// # Paths
+//
+// Every path gives the same bytes; the tests compare them with each other
+// and with gas (TestShortcuts, TestScanLower, FuzzLower, FuzzScanELF).
+//
+//   - The translator (translate.go, translate_ops.go, escape.go) is the
+//     reference: gas's translation op by op, both modes, every refusal.
+//     Change how FREs are chosen here first.
+//   - The fast path (fast.go; the correct mode, packed results) translates
+//     a function whose CFI keeps to the common shapes straight from its
+//     instruction bytes, and gives up, having written nothing, at the first
+//     instruction it does not know: the function then goes through the
+//     translator.
+//   - The memo (memo.go): a function the fast path leaves whose CIE, FRE
+//     type and instruction bytes repeat an earlier one's gets a copy of
+//     that one's FREs.
+//
+// With Options.Pack each function is encoded as soon as it is lowered
+// (emit's packed sections). With Options.Workers the functions are cut
+// into contiguous parts lowered on that many goroutines and joined in
+// order (parallel.go); LowerScan cuts the section itself (scan.go), and
+// each worker sorts the starts of the parts it lowered (runs.go), which
+// Result.EncodePlaced merges into the index's address order.
+// Options.HugePages advises the big lists as transparent huge pages
+// (bigmem*.go). docs/lower.md has the translation rules and gas's quirks,
+// docs/performance.md what each of these is worth.
 package lower
