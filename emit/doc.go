@@ -3,7 +3,9 @@
 //
 // The layout follows the SFrame version 3 specification and the way GNU as
 // and ld write it: header, FDE index, then for each function a 5-byte
-// attribute record directly followed by its FREs.
+// attribute record directly followed by its FREs. Header.Version 2 selects
+// the older layout (20-byte FDEs, no attribute records) for the readers
+// deployed before binutils 2.46; SetVersion converts a section.
 //
 // A Section holds its functions in one of two forms:
 //
@@ -26,5 +28,7 @@
 // set, FDE_SORTED), from an order the caller computed, without moving the
 // functions: the order is checked as the index is written (ErrNotSorted),
 // and the index of a big section is written in two halves at once. FuncStart,
-// SetFuncStart and SortByStart convert and order start fields.
+// SetFuncStart and SortByStart convert and order start fields. ShareFREs
+// stores each distinct block of FRE data once, the functions with the same
+// block pointing at it.
 package emit
