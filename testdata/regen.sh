@@ -252,6 +252,8 @@ stage_cc() {
 #   gas/ARCH/NAME.{sframe,relocs,objdump,warnings}   as 2.44 --gsframe on testdata/gas/ARCH/NAME.s
 #                                                    (NAME.failed: 2.44's error, when it fails)
 #   cc/ARCH/VARIANT/NAME.{sframe,relocs,objdump}     the C corpus of stage cc, compiled with as 2.44
+#     (not the C++ one: stage cc combines it with ld -r, and ld 2.44 -r's .sframe is no reference:
+#     it sorts the index and its .rela.sframe offsets do not fall on the 20-byte FDEs)
 #   link/ARCH/X.gs and X.gs.{sframe,addr,objdump}: testdata/link/src linked by ld 2.44
 # The inputs sframe-gen reads are the plain objects of stages gas and cc (same
 # gcc; as 2.47 and 2.44 encode the same instructions) and, for link, X.gs
