@@ -254,6 +254,8 @@ stage_cc() {
 #   cc/ARCH/VARIANT/NAME.{sframe,relocs,objdump}     the C corpus of stage cc, compiled with as 2.44
 #     (not the C++ one: stage cc combines it with ld -r, and ld 2.44 -r's .sframe is no reference:
 #     it sorts the index and its .rela.sframe offsets do not fall on the 20-byte FDEs)
+#   cxx/x86_64/NAME.{o,sframe,relocs,objdump,warnings}  C++ files of leveldb by g++ -> as 2.44,
+#     NAME.o without SFrame (the input), the rest from the --gsframe build
 #   link/ARCH/X.gs and X.gs.{sframe,addr,objdump}: testdata/link/src linked by ld 2.44
 # The inputs sframe-gen reads are the plain objects of stages gas and cc (same
 # gcc; as 2.47 and 2.44 encode the same instructions) and, for link, X.gs
@@ -302,6 +304,18 @@ stage_v2() {
         for n in tree-sitter drap; do old_dumps "$t" "$d/$n" "$d/$n.o"; rm -f "$d/$n.o"; done )
     done
   done
+  # C++ (exceptions, COMDAT sections): a few leveldb files, each object kept
+  # without SFrame (the input) beside as 2.44's section.
+  d=$TD/v2/cxx/x86_64; rm -rf "$d"; mkdir -p "$d"
+  ( cd "$d"
+    L=../../../cc/src/leveldb
+    CXX="g++ -B $OLDB/gcc-x86_64 -pipe -g0 -O2 -std=gnu++11 -DLEVELDB_PLATFORM_POSIX -DOS_LINUX -DLEVELDB_ATOMIC_PRESENT -I$L -I$L/include"
+    for f in db/version_set table/table util/env_posix; do
+      n=$(basename "$f")
+      $CXX -c "$L/$f.cc" -o "$n.o"
+      $CXX -Wa,--gsframe -c "$L/$f.cc" -o "$n.gs.o" 2> "$n.warnings"
+      old_dumps x86_64 "$n" "$n.gs.o"; rm -f "$n.gs.o"
+    done )
   stage_v2link
 }
 
