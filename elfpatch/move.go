@@ -11,14 +11,72 @@ const maxMoveBlock = 64 << 10
 
 // movable reports whether section s may change address: only program
 // headers refer to notes and to .interp (PT_NOTE, PT_GNU_PROPERTY,
-// PT_INTERP), never code or the dynamic section.
-func (f *file) movable(s *sect) bool {
-	return s.Flags&shfAlloc != 0 && (s.Type == 7 /* SHT_NOTE */ || f.name(s) == ".interp")
+// PT_INTERP), never code; only entries of the dynamic section refer to the
+// dynamic linker's tables (hash tables, .dynsym, .dynstr, symbol versions:
+// see dynTables), and those entries move with them.
+func (f *file) movable(s *sect, dyn dynRefs) bool {
+	if s.Flags&shfAlloc == 0 {
+		return false
+	}
+	if s.Type == 7 /* SHT_NOTE */ || f.name(s) == ".interp" {
+		return true
+	}
+	return dynTable(s.Type) && len(dyn[s.Addr]) > 0
+}
+
+// dynTable reports whether sections of type t are tables the dynamic linker
+// finds through the dynamic section only (DT_GNU_HASH, DT_HASH, DT_SYMTAB,
+// DT_STRTAB, DT_VERSYM, DT_VERDEF, DT_VERNEED): nothing in code or data
+// holds their addresses, and their contents hold none.
+func dynTable(t uint32) bool {
+	switch t {
+	case 0x6ffffff6, 5, 11, shtStrtab, 0x6fffffff, 0x6ffffffd, 0x6ffffffe:
+		// SHT_GNU_HASH, SHT_HASH, SHT_DYNSYM, SHT_STRTAB (.dynstr),
+		// SHT_GNU_versym, SHT_GNU_verdef, SHT_GNU_verneed
+		return true
+	}
+	return false
+}
+
+// dynRefs maps an address to the file offsets of the dynamic entries whose
+// value is that address and whose tag names one of the tables dynTable
+// allows to move.
+type dynRefs map[uint64][]uint64
+
+// dynamicRefs reads the entries of the PT_DYNAMIC segment (nil if there is
+// none or it cannot be read: then no dynamic table moves).
+func (f *file) dynamicRefs(in io.ReaderAt) dynRefs {
+	const entSize = 16
+	for _, p := range f.progs {
+		if p.Type != 2 /* PT_DYNAMIC */ || p.Filesz == 0 || p.Filesz > 1<<20 {
+			continue
+		}
+		buf := make([]byte, p.Filesz)
+		if _, err := in.ReadAt(buf, int64(p.Off)); err != nil {
+			return nil
+		}
+		refs := dynRefs{}
+		o := f.hdr.order
+		for e := uint64(0); e+entSize <= p.Filesz; e += entSize {
+			tag, val := o.Uint64(buf[e:]), o.Uint64(buf[e+8:])
+			switch tag {
+			case 0: // DT_NULL
+				return refs
+			case 0x6ffffef5, 4, 6, 5, 0x6ffffff0, 0x6ffffffc, 0x6ffffffe:
+				// DT_GNU_HASH, DT_HASH, DT_SYMTAB, DT_STRTAB, DT_VERSYM,
+				// DT_VERDEF, DT_VERNEED
+				refs[val] = append(refs[val], p.Off+e+8)
+			}
+		}
+		return refs
+	}
+	return nil
 }
 
 // moveAfterPhdrs makes the program header table able to take extra more
-// entries where it is, by moving the note and .interp sections that follow
-// it to the free space at the end of the same PT_LOAD. The table then stays
+// entries where it is, by moving the sections that follow it (notes,
+// .interp, the dynamic linker's tables: movable) to the free space at the
+// end of the same PT_LOAD. The table then stays
 // right after the ELF header in the first PT_LOAD, where every loader finds
 // it and where BFD (strip, objcopy) keeps it. A moved note that lands right
 // after a PT_NOTE of the same alignment joins it, which frees that note's
@@ -43,10 +101,11 @@ func (b *builder) moveAfterPhdrs(extra int) bool {
 	}
 	sort.Slice(after, func(x, y int) bool { return f.sects[after[x]].Off < f.sects[after[y]].Off })
 	limit := load.Off + load.Filesz // first byte not free to overwrite
+	dyn := f.dynamicRefs(b.pl.in)
 	var cand []int
 	for _, i := range after {
 		s := &f.sects[i]
-		if s.Off < tableEnd || !f.movable(s) || s.Addr-s.Off != load.Vaddr-load.Off || s.Off+s.Size > limit {
+		if s.Off < tableEnd || !f.movable(s, dyn) || s.Addr-s.Off != load.Vaddr-load.Off || s.Off+s.Size > limit {
 			limit = min(limit, s.Off)
 			break
 		}
@@ -56,7 +115,7 @@ func (b *builder) moveAfterPhdrs(extra int) bool {
 		limit = h.shoff
 	}
 	for k := 1; k <= len(cand); k++ {
-		if b.tryMove(li, cand[:k], limit, cand, extra) {
+		if b.tryMove(li, cand[:k], limit, cand, extra, dyn) {
 			return true
 		}
 	}
@@ -65,7 +124,7 @@ func (b *builder) moveAfterPhdrs(extra int) bool {
 
 // tryMove moves the sections block (a prefix of cand) and reports whether
 // the table can then grow by extra entries in the bytes freed.
-func (b *builder) tryMove(li int, block []int, limit uint64, cand []int, extra int) bool {
+func (b *builder) tryMove(li int, block []int, limit uint64, cand []int, extra int, dyn dynRefs) bool {
 	f := b.f
 	load := &f.progs[li]
 	start := f.sects[block[0]].Off
@@ -133,8 +192,16 @@ func (b *builder) tryMove(li int, block []int, limit uint64, cand []int, extra i
 	if _, _, ok := b.grow(li, dst+(end-start)-cur, 1); !ok {
 		return false
 	}
+	o := f.hdr.order
 	for _, i := range block {
 		b.moved[i] = d
+		// The dynamic entries that point at a moved table follow it.
+		addr := f.sects[i].Addr
+		for _, off := range dyn[addr] {
+			v := make([]byte, 8)
+			o.PutUint64(v, addr+d)
+			b.plan.chunks = append(b.plan.chunks, chunk{off, v})
+		}
 	}
 	for _, i := range inside {
 		if j, ok := merge[i]; ok {
@@ -152,7 +219,8 @@ func (b *builder) tryMove(li int, block []int, limit uint64, cand []int, extra i
 }
 
 // fixSymbols moves the values of symbols defined in moved sections, in
-// .symtab and .dynsym, reading the tables a piece at a time.
+// .symtab and .dynsym (where it is now, when it moved itself), reading the
+// tables a piece at a time.
 func (p *linkedPlan) fixSymbols(f *file, in io.ReaderAt) error {
 	if len(p.moved) == 0 {
 		return nil
@@ -181,7 +249,7 @@ func (p *linkedPlan) fixSymbols(f *file, in io.ReaderAt) error {
 				}
 				ent := append([]byte(nil), buf[e:e+symSize]...)
 				o.PutUint64(ent[8:], o.Uint64(ent[8:])+d)
-				p.chunks = append(p.chunks, chunk{s.Off + off + e, ent})
+				p.chunks = append(p.chunks, chunk{s.Off + p.moved[i] + off + e, ent})
 			}
 		}
 	}

@@ -90,6 +90,11 @@ func CheckPreserved(in, out []byte) error {
 			if err := linkedSymbolsKept(fi, fo, s.Type); err != nil {
 				return fmt.Errorf("%s: %v", where, err)
 			}
+		case !rel && s.Type == elf.SHT_DYNAMIC && fi.Class == elf.ELFCLASS64:
+			// Entries pointing at moved tables move with them.
+			if err := dynamicKept(fi, fo, a, b); err != nil {
+				return fmt.Errorf("%s: %v", where, err)
+			}
 		case rel && (s.Type == elf.SHT_RELA || s.Type == elf.SHT_REL) && int(s.Link) < len(fi.Sections) && fi.Sections[s.Link].Type == elf.SHT_SYMTAB:
 			if !symOK {
 				continue
@@ -155,8 +160,36 @@ func relocsKept(bo binary.ByteOrder, rela bool, a, b []byte, symIn, symOut []elf
 }
 
 // movable reports whether elfpatch may move s in a linked file to make room
-// for program headers: notes and .interp (docs/elfpatch.md).
-func movable(s *elf.Section) bool { return s.Type == elf.SHT_NOTE || s.Name == ".interp" }
+// for program headers: notes, .interp and the dynamic linker's tables
+// (docs/elfpatch.md).
+func movable(s *elf.Section) bool {
+	return s.Type == elf.SHT_NOTE || s.Name == ".interp" || (s.Flags&elf.SHF_ALLOC != 0 && dynTable(uint32(s.Type)))
+}
+
+// dynamicKept compares two dynamic sections: the same entries, but for
+// values that were the address of a moved table and are its new address.
+func dynamicKept(fi, fo *elf.File, a, b []byte) error {
+	if len(a) != len(b) {
+		return fmt.Errorf("%d bytes, was %d", len(b), len(a))
+	}
+	moved := map[uint64]uint64{}
+	for i, s := range fi.Sections {
+		if i < len(fo.Sections) && movable(s) && fo.Sections[i].Addr != s.Addr {
+			moved[s.Addr] = fo.Sections[i].Addr
+		}
+	}
+	o := fi.ByteOrder
+	for e := 0; e+16 <= len(a); e += 16 {
+		if o.Uint64(a[e:]) != o.Uint64(b[e:]) {
+			return fmt.Errorf("entry %d: tag changed", e/16)
+		}
+		x, y := o.Uint64(a[e+8:]), o.Uint64(b[e+8:])
+		if x != y && moved[x] != y {
+			return fmt.Errorf("entry %d (tag %#x): value %#x, was %#x", e/16, o.Uint64(a[e:]), y, x)
+		}
+	}
+	return nil
+}
 
 // linkedSymbolsKept compares the symbol tables of type typ of two linked
 // files: the same symbols, values shifted only with their moved section.

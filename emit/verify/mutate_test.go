@@ -380,6 +380,11 @@ func TestMutations(t *testing.T) {
 				bo.PutUint32(ph[4:], bo.Uint32(ph[4:])|uint32(elf.PF_X))
 			}), -1
 		}, KindConsumer, "has PF_X"},
+		{"PT_LOADs overlapping", linked, func(t *testing.T, dir, src string) (string, int) {
+			return mutateProg(t, src, dir, elf.PT_LOAD, func(ph []byte, bo binary.ByteOrder) {
+				bo.PutUint64(ph[40:], bo.Uint64(ph[40:])+0x100000)
+			}), -1
+		}, KindConsumer, "overlaps PT_LOAD"},
 		{"no PT_GNU_SFRAME", linked, func(t *testing.T, dir, src string) (string, int) {
 			return mutateProg(t, src, dir, ProgramType, func(ph []byte, bo binary.ByteOrder) {
 				bo.PutUint32(ph[0:], uint32(elf.PT_NULL))

@@ -173,6 +173,27 @@ func (c *checker) checkHeader() {
 	}
 }
 
+// checkLoads reports PT_LOADs whose memory images overlap: the loader maps
+// the later one over the earlier, so the bytes and permissions of the
+// earlier one there are lost (a .data or .bss made read-only by a misplaced
+// PT_LOAD, as strip from binutils 2.40 makes of a table moved to a new
+// PT_LOAD). Sharing a page is normal; sharing addresses is not.
+func (c *checker) checkLoads() {
+	var prev *elf.Prog
+	for _, p := range c.f.Progs {
+		if p.Type != elf.PT_LOAD || p.Memsz == 0 {
+			continue
+		}
+		if prev != nil && p.Vaddr < prev.Vaddr+prev.Memsz && prev.Vaddr < p.Vaddr+p.Memsz {
+			c.problem(KindConsumer, -1, "PT_LOAD [%#x, %#x) overlaps PT_LOAD [%#x, %#x): the loader maps one over the other",
+				p.Vaddr, p.Vaddr+p.Memsz, prev.Vaddr, prev.Vaddr+prev.Memsz)
+		}
+		if prev == nil || p.Vaddr+p.Memsz > prev.Vaddr+prev.Memsz {
+			prev = p
+		}
+	}
+}
+
 // checkELF applies the rules on how the section sits in the ELF file.
 func (c *checker) checkELF() {
 	sh := c.sec
@@ -188,6 +209,7 @@ func (c *checker) checkELF() {
 	if sh.Flags&elf.SHF_ALLOC == 0 {
 		c.problem(KindConsumer, -1, "section %s is not SHF_ALLOC: it is not loaded", sh.Name)
 	}
+	c.checkLoads()
 	var sf []*elf.Prog
 	for i, p := range c.f.Progs {
 		if p.Type == ProgramType {
