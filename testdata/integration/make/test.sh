@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# needs: make gcc g++ readelf
+# needs: make gcc g++ readelf aarch64-linux-gnu-g++ s390x-linux-gnu-g++ qemu-aarch64 qemu-s390x
 . "$REPO/testdata/integration/common/lib.sh"
 cd "$WORK"
 cp "$REPO/testdata/integration/make/Makefile" .

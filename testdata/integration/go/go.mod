@@ -1,0 +1,3 @@
+module example.com/sframedemo
+
+go 1.26
