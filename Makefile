@@ -3,7 +3,7 @@ GO ?= go
 BIN := bin/sframe-gen
 SAMPLE ?= testdata/sample/hello-x86_64
 
-.PHONY: all build run test race vet fmt bench bench-stages pgo regen fuzz clean
+.PHONY: all build run test race vet fmt bench bench-stages pgo regen fuzz clean install uninstall
 
 all: build
 
@@ -67,6 +67,29 @@ pgo:
 
 regen:
 	./testdata/regen.sh
+
+# install: the command, its man page and bash completion, and the build-system
+# recipes of docs/integration.md (CMake module, debhelper add-on, RPM macros),
+# under $(DESTDIR)$(PREFIX). With PREFIX=/usr the debhelper add-on and the RPM
+# macros land where Debian's perl and rpm look; elsewhere see docs/integration.md.
+PREFIX ?= /usr/local
+INSTALL ?= install
+INSTALLED := bin/sframe-gen bin/dh_sframe share/man/man1/sframe-gen.1 \
+	share/bash-completion/completions/sframe-gen share/sframe-gen/cmake/SFrameGen.cmake \
+	share/perl5/Debian/Debhelper/Sequence/sframe.pm lib/rpm/macros.d/macros.sframe-gen \
+	share/doc/sframe-gen/integration.md
+install: build
+	$(INSTALL) -D -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/sframe-gen
+	$(INSTALL) -D -m 755 docs/integration/dh_sframe $(DESTDIR)$(PREFIX)/bin/dh_sframe
+	$(INSTALL) -D -m 644 docs/sframe-gen.1 $(DESTDIR)$(PREFIX)/share/man/man1/sframe-gen.1
+	$(INSTALL) -D -m 644 docs/integration/sframe-gen.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/sframe-gen
+	$(INSTALL) -D -m 644 docs/integration/SFrameGen.cmake $(DESTDIR)$(PREFIX)/share/sframe-gen/cmake/SFrameGen.cmake
+	$(INSTALL) -D -m 644 docs/integration/perl5/Debian/Debhelper/Sequence/sframe.pm $(DESTDIR)$(PREFIX)/share/perl5/Debian/Debhelper/Sequence/sframe.pm
+	$(INSTALL) -D -m 644 docs/integration/macros.sframe-gen $(DESTDIR)$(PREFIX)/lib/rpm/macros.d/macros.sframe-gen
+	$(INSTALL) -D -m 644 docs/integration.md $(DESTDIR)$(PREFIX)/share/doc/sframe-gen/integration.md
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR)$(PREFIX)/,$(INSTALLED))
 
 clean:
 	rm -rf bin

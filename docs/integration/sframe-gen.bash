@@ -1,0 +1,41 @@
+# bash completion for sframe-gen (installed as
+# $(PREFIX)/share/bash-completion/completions/sframe-gen by make install).
+_sframe_gen() {
+  local cur prev words cword
+  _init_completion || return
+  local cmd="" i
+  for ((i = 1; i < cword; i++)); do
+    case ${words[i]} in
+      dump|verify|stats|rows) cmd=${words[i]}; break ;;
+      -*) ;;
+      *) break ;;
+    esac
+  done
+  case $prev in
+    -o|--output|--report) _filedir; return ;;
+    --output-dir) _filedir -d; return ;;
+    --arch) COMPREPLY=($(compgen -W 'x86_64 amd64 aarch64 arm64 aarch64_be s390x' -- "$cur")); return ;;
+    --sframe-version) COMPREPLY=($(compgen -W '2 3' -- "$cur")); return ;;
+    --v2-layout) COMPREPLY=($(compgen -W '2.44 2.45' -- "$cur")); return ;;
+    -j|--jobs|--section-addr) return ;;
+  esac
+  local opts
+  case $cmd in
+    dump) opts='--json --help -h' ;;
+    verify) opts='--json --verbose -v --eh-frame --debug-frame --help -h' ;;
+    stats) opts='--json --dry-run --eh-frame --debug-frame --help -h' ;;
+    rows) opts='--json --eh-frame --debug-frame --help -h' ;;
+    *) opts='--output -o --output-dir --raw --section-addr --arch --sframe-version --v2-layout
+             --share-fres --gas-compat --strict --eh-frame --debug-frame --jobs -j
+             --preserve-dates -p --sync --quiet -q --report --verbose -v --help -h --version' ;;
+  esac
+  if [[ $cur == -* ]]; then
+    COMPREPLY=($(compgen -W "$opts" -- "$cur"))
+  elif [[ -z $cmd && $cword -eq 1 ]]; then
+    COMPREPLY=($(compgen -W 'dump verify stats rows' -- "$cur"))
+    _filedir
+  else
+    _filedir
+  fi
+}
+complete -F _sframe_gen sframe-gen
