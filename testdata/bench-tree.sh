@@ -5,6 +5,7 @@
 #   testdata/bench-tree.sh [DIR]    default DIR: /usr/lib/x86_64-linux-gnu (its *.so* files)
 #   RUNS=N (default 7), JOBS=N (default 2), SMALL=N small files (default 400)
 #   SFRAME_GEN=PATH: time that binary instead of building the tree's.
+#   FLAGS="--sync": more flags for the timed sframe-gen runs.
 #
 # Tree: a copy (cp -a: symbolic links kept) of DIR's *.so* files, made once.
 # Each round: two fresh copies A and B (untimed, then sync); then, in turns
@@ -22,6 +23,7 @@ cd "$(dirname "$0")/.."
 RUNS=${RUNS:-7}
 JOBS=${JOBS:-2}
 SMALL=${SMALL:-400}
+FLAGS=${FLAGS:-}
 DIR=${1:-/usr/lib/x86_64-linux-gnu}
 if [ -n "${SFRAME_GEN:-}" ]; then
   BIN=$(readlink -f "$SFRAME_GEN")
@@ -37,7 +39,7 @@ cp -a "$DIR"/*.so* "$TMP/tree/"
 files=$(find "$TMP/tree" -type f | wc -l)
 links=$(find "$TMP/tree" -type l | wc -l)
 bytes=$(du -sb "$TMP/tree" | cut -f1)
-echo "tree: $DIR/*.so*: $files files, $links symbolic links, $((bytes >> 20)) MiB; sframe-gen -j $JOBS; $RUNS rounds; $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "tree: $DIR/*.so*: $files files, $links symbolic links, $((bytes >> 20)) MiB; sframe-gen -j $JOBS $FLAGS; $RUNS rounds; $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # wall CMD...: "WALL CPU" seconds of one run of CMD, after a sync (CPU:
 # user+system from /usr/bin/time, 10 ms resolution; steadier than the wall
@@ -57,9 +59,9 @@ for r in $(seq "$RUNS"); do
   rm -rf "$TMP/a" "$TMP/b"
   cp -a "$TMP/tree" "$TMP/a"
   if [ $((r % 2)) -eq 1 ]; then
-    c=$(wall cp -a "$TMP/tree" "$TMP/b"); s=$(wall "$BIN" -q -j "$JOBS" "$TMP/a")
+    c=$(wall cp -a "$TMP/tree" "$TMP/b"); s=$(wall "$BIN" -q -j "$JOBS" $FLAGS "$TMP/a")
   else
-    s=$(wall "$BIN" -q -j "$JOBS" "$TMP/a"); c=$(wall cp -a "$TMP/tree" "$TMP/b")
+    s=$(wall "$BIN" -q -j "$JOBS" $FLAGS "$TMP/a"); c=$(wall cp -a "$TMP/tree" "$TMP/b")
   fi
   echo "$c" >>"$TMP/cp"; echo "$s" >>"$TMP/sfg"
   awk -v s="${s% *}" -v c="${c% *}" 'BEGIN { printf "%.3f\n", s / c }' >>"$TMP/ratio"
@@ -96,9 +98,9 @@ for r in $(seq "$RUNS"); do
   rm -rf "$TMP/a" "$TMP/b"
   cp -a "$TMP/small" "$TMP/a"
   if [ $((r % 2)) -eq 1 ]; then
-    c=$(wall cp -a "$TMP/small" "$TMP/b"); s=$(wall "$BIN" -q -j "$JOBS" "$TMP/a")
+    c=$(wall cp -a "$TMP/small" "$TMP/b"); s=$(wall "$BIN" -q -j "$JOBS" $FLAGS "$TMP/a")
   else
-    s=$(wall "$BIN" -q -j "$JOBS" "$TMP/a"); c=$(wall cp -a "$TMP/small" "$TMP/b")
+    s=$(wall "$BIN" -q -j "$JOBS" $FLAGS "$TMP/a"); c=$(wall cp -a "$TMP/small" "$TMP/b")
   fi
   echo "$c" >>"$TMP/cp"; echo "$s" >>"$TMP/sfg"
   awk -v s="${s% *}" -v c="${c% *}" -v n="$SMALL" 'BEGIN { printf "%.4f\n", (s - c) * 1000 / n }' >>"$TMP/added"
