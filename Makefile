@@ -29,7 +29,7 @@ test: vet
 # parts, reading a section in parts, a mapped section), under the race
 # detector (which needs cgo, hence a C compiler).
 race:
-	CGO_ENABLED=1 $(GO) test -count=1 -race -short -run 'TestScanParallel|TestScanLowerMapped|TestScanHold|TestWorkers|TestLowerParallelJoin|TestEncodePlacedRuns|TestShareFREsOption' ./lower
+	CGO_ENABLED=1 $(GO) test -count=1 -race -short -run 'TestScanParallel|TestScanLowerMapped|TestScanHold|TestWorkers|TestLowerParallelJoin|TestEncodePlacedRuns|TestShareFREsOption|TestV2Workers' ./lower
 	CGO_ENABLED=1 $(GO) test -count=1 -race -short -run 'TestPlacement' ./emit
 	CGO_ENABLED=1 $(GO) test -count=1 -race -short -run 'TestGenerateLinked|TestGeneratedProgramsRun|TestBatch' ./cmd/sframe-gen
 

@@ -288,3 +288,49 @@ func compareV2ByReloc(t *testing.T, got, want []byte, gotRelocs, wantRelocsFile 
 	}
 	t.Logf("binutils 2.44's %d functions identical among our %d", len(theirs), len(ours))
 }
+
+// TestV2Workers checks that version 2 lowered on several goroutines (as
+// the CLI lowers a big linked file) is the serial result, section,
+// starts and refusals, on the test files and libc (under the race
+// detector in make race).
+func TestV2Workers(t *testing.T) {
+	n := 0
+	for _, name := range append(testdataELFs(t), "/lib/x86_64-linux-gnu/libc.so.6") {
+		f, tg, frames, ok := openLowerable(name)
+		if !ok {
+			continue
+		}
+		for _, layout := range []V2Layout{V2PCRel, V2Binutils244} {
+			if layout == V2Binutils244 && tg.Arch == S390X {
+				continue
+			}
+			run := func(workers int) (string, []byte) {
+				res, _, err := LowerFile(f, frames, tg, Options{Version: emit.Version2, V2Layout: layout, Workers: workers})
+				if err != nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+				if !tg.Relocatable {
+					res.Place(0x10000)
+				}
+				b, err := res.Section.Encode()
+				if err != nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+				var skips strings.Builder
+				for _, s := range res.Skipped {
+					fmt.Fprintf(&skips, "%s|%v\n", s.Error(), s.Emitted)
+				}
+				return fmt.Sprint(res.Starts, len(res.Relocs)) + skips.String(), b
+			}
+			s1, b1 := run(1)
+			s4, b4 := run(4)
+			if s1 != s4 || !bytes.Equal(b1, b4) {
+				t.Errorf("%s (v2 %v): 4 workers differ from 1", name, layout)
+			}
+			n++
+		}
+	}
+	if n < 20 {
+		t.Fatalf("only %d files lowered", n)
+	}
+}
