@@ -119,55 +119,20 @@ func lookupTextWith(s *emit.Section, find func(*emit.Section, int64) *emit.FRE) 
 	return b.String()
 }
 
-// gnuFindFRE is libsframe's sframe_find_fre on our decoding: the function
-// by binary search over the sorted index, then the first FRE whose range
-// (up to the next FRE's start less one, or the function's size less one,
-// in 32-bit unsigned arithmetic) holds the offset, stopping at an FRE
-// that starts past it. nil where libsframe returns an error.
+// gnuFindFRE is libsframe's sframe_find_fre on our decoding: emit.Reader's
+// Find (the function by binary search over the index, then the last FRE
+// starting at or before the offset, PCMASK functions modulo their repeat
+// size), with libsframe's refusal of an index not flagged sorted. nil where
+// libsframe returns an error.
 func gnuFindFRE(s *emit.Section, pc int64) *emit.FRE {
 	if len(s.FDEs) == 0 || s.Header.Flags&emit.FlagFDESorted == 0 {
+		return nil // libsframe refuses to search an unsorted index
+	}
+	i, j, ok := emit.ReaderFor(s, 0).Find(uint64(pc))
+	if !ok {
 		return nil
 	}
-	i, low, high := -1, 0, len(s.FDEs)-1
-	for low <= high {
-		mid := low + (high-low)/2
-		st := int64(s.FuncStart(mid, 0))
-		if st <= pc && uint32(pc-st) < s.FDEs[mid].Size {
-			i = mid
-			break
-		}
-		if st < pc {
-			low = mid + 1
-		} else {
-			high = mid - 1
-		}
-	}
-	if i < 0 {
-		return nil
-	}
-	f := &s.FDEs[i]
-	off := uint32(pc - int64(s.FuncStart(i, 0)))
-	for j := range f.FREs {
-		e := &f.FREs[j]
-		if e.StartAddr > off {
-			return nil
-		}
-		end := f.Size - 1
-		if j+1 < len(f.FREs) {
-			end = f.FREs[j+1].StartAddr - 1
-		}
-		o := off
-		if f.PCType() == emit.PCMask {
-			if f.RepSize == 0 {
-				return nil // libsframe would divide by zero
-			}
-			o %= uint32(f.RepSize)
-		}
-		if e.StartAddr <= o && end >= o {
-			return e
-		}
-	}
-	return nil
+	return &s.FDEs[i].FREs[j]
 }
 
 // gnuAccessors is what libsframe's accessors return for FRE e of a
