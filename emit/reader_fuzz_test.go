@@ -1,0 +1,51 @@
+package emit
+
+import "testing"
+
+// FuzzReader checks that a Reader never panics on what Decode accepts, and
+// that every answer is right: the function found holds the PC and the FRE
+// found is the last one starting at or before its offset.
+func FuzzReader(f *testing.F) {
+	f.Add(example61(f), uint64(0x1000), uint64(0x1010))
+	for _, g := range goldenFiles(f) {
+		raw, _, _, ok := sframeOf(f, g.elf)
+		if ok && len(raw) <= maxFuzzSeed {
+			f.Add(raw, uint64(0x400000), uint64(0x401000))
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte, addr, pc uint64) {
+		r, err := NewReader(data, addr)
+		if err != nil {
+			return
+		}
+		check := func(pc uint64) {
+			i, j, ok := r.Find(pc)
+			if !ok {
+				return
+			}
+			s := r.Section()
+			fde := &s.FDEs[i]
+			start := s.FuncStart(i, addr)
+			off := pc - start
+			if pc < start || off >= uint64(fde.Size) {
+				t.Fatalf("Find(%#x): function %d [%#x, +%#x) does not hold it", pc, i, start, fde.Size)
+			}
+			if fde.PCType() == PCMask {
+				off %= uint64(fde.RepSize)
+			}
+			if uint64(fde.FREs[j].StartAddr) > off {
+				t.Fatalf("Find(%#x): FRE %d starts at %#x, after offset %#x", pc, j, fde.FREs[j].StartAddr, off)
+			}
+			if l, ok := r.Lookup(pc); ok && (l.Func != i || l.FRE != j) {
+				t.Fatalf("Lookup(%#x) = %d/%d, Find %d/%d", pc, l.Func, l.FRE, i, j)
+			}
+		}
+		check(pc)
+		for k := 0; k < r.NumFuncs() && k < 64; k++ {
+			fn := r.Func(k)
+			for _, e := range fn.FDE.FREs {
+				check(fn.Start + uint64(e.StartAddr))
+			}
+		}
+	})
+}
