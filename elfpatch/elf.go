@@ -57,8 +57,6 @@ const (
 	sttSection = 3
 )
 
-// SectionType is SHT_GNU_SFRAME, the ELF section type of .sframe.
-const SectionType = shtGNUSFrame
 
 // ProgramType is PT_GNU_SFRAME, the program header type that locates
 // .sframe in a loaded image.

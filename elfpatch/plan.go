@@ -3,6 +3,7 @@ package elfpatch
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 )
 
@@ -61,4 +62,20 @@ func (p *LinkedPatch) Unchanged() (bool, error) {
 // unchanged byte ranges of the input file to file.
 func (p *LinkedPatch) Write(out *os.File) error {
 	return p.plan.write(p.in, out)
+}
+
+// PlaceLinked says where PatchLinked would put a section of size bytes in
+// the linked file in (of inSize bytes), without encoding or writing
+// anything: Layout.Addr is the address the section's PC-relative fields
+// must assume.
+func PlaceLinked(in io.ReaderAt, inSize int64, size int) (Layout, error) {
+	f, err := parse(in, inSize)
+	if err != nil {
+		return Layout{}, err
+	}
+	p, err := planLinked(f, in, uint64(size))
+	if err != nil {
+		return Layout{}, err
+	}
+	return p.layout, nil
 }

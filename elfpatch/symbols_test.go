@@ -91,7 +91,7 @@ func TestPatchObjectAddsSectionSymbol(t *testing.T) {
 		t.Errorf(".rela.sframe header %+v", rsf.SectionHeader)
 	}
 	s := f.Section(".sframe")
-	if s.Type != SectionType || s.Flags != elf.SHF_ALLOC || s.Addralign != 8 {
+	if s.Type != elf.SectionType(shtGNUSFrame) || s.Flags != elf.SHF_ALLOC || s.Addralign != 8 {
 		t.Errorf(".sframe header %+v", s.SectionHeader)
 	}
 	// Existing sections keep their index.

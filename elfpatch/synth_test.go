@@ -186,12 +186,12 @@ func checkInvariants(b []byte, sfLen int) error {
 	if shstrndx := f.ByteOrder.Uint16(b[62:]); shstrndx == 0 {
 		// No section-name table: the section is found by its type.
 		for _, x := range f.Sections {
-			if x.Type == SectionType {
+			if x.Type == elf.SectionType(shtGNUSFrame) {
 				s = x
 			}
 		}
 	}
-	if s == nil || s.Type != SectionType || s.Addr != sf.Vaddr || s.Offset != sf.Off || s.Size != uint64(sfLen) {
+	if s == nil || s.Type != elf.SectionType(shtGNUSFrame) || s.Addr != sf.Vaddr || s.Offset != sf.Off || s.Size != uint64(sfLen) {
 		return fmt.Errorf("bad .sframe section header %+v", s)
 	}
 	data, err := s.Data()

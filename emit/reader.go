@@ -2,7 +2,6 @@ package emit
 
 import (
 	"debug/elf"
-	"errors"
 	"fmt"
 	"slices"
 )
@@ -78,30 +77,21 @@ func ReaderFor(s *Section, sectionAddr uint64) *Reader {
 	return r
 }
 
-// ErrNoSFrame is returned by ReaderFromELF for a file without an SFrame
-// section.
-var ErrNoSFrame = errors.New("no SFrame section")
-
-// ReaderFromELF reads the SFrame section of an ELF file: the section of
-// type SHT_GNU_SFRAME, or named .sframe, at its address. For a
-// relocatable object the start fields are those before relocation.
+// ReaderFromELF reads the SFrame section of an ELF file (ReadELFSection):
+// at its address in a linked file; in a relocatable object with its
+// relocations applied, every section at address 0, as objdump reads it.
 func ReaderFromELF(f *elf.File) (*Reader, error) {
-	var sec *elf.Section
-	for _, s := range f.Sections {
-		if s.Type == elf.SectionType(0x6ffffff4) || (sec == nil && s.Name == ".sframe") {
-			sec = s
-		}
-	}
-	if sec == nil {
-		return nil, ErrNoSFrame
-	}
-	data, err := sec.Data()
+	sec, data, err := ReadELFSection(f)
 	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", sec.Name, err)
+		return nil, err
 	}
-	r, err := NewReader(data, sec.Addr)
+	addr := sec.Addr
+	if f.Type == elf.ET_REL {
+		addr = 0
+	}
+	r, err := NewReader(data, addr)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", sec.Name, err)
+		return nil, fmt.Errorf("section %s: %w", sec.Name, err)
 	}
 	return r, nil
 }

@@ -8,10 +8,10 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"runtime"
 
 	"github.com/spf13/pflag"
 
+	sframegen "github.com/sframe-gen/sframe-gen"
 	"github.com/sframe-gen/sframe-gen/cfi"
 	"github.com/sframe-gen/sframe-gen/elfpatch"
 	"github.com/sframe-gen/sframe-gen/lower"
@@ -182,23 +182,20 @@ func (c *cli) generate(file string, o generateOptions) error {
 }
 
 // errNoCFI is lowerCFI's error when nothing describes any code.
-var errNoCFI = errors.New("no call-frame information")
+var errNoCFI = sframegen.ErrNoCFI
 
-// lowerCFI reads and lowers the CFI of file and reports (report) what it
-// could not lower. It returns errNoCFI, and says so with -v, when there is
-// none (as for gas, which makes no .sframe without .cfi_startproc). An
-// object's section is read whole (its relocations are few and small), a
-// linked file's lowered as it is read (lowerLinked).
+// lowerCFI reads and lowers the CFI of file (sframegen.Lower) and reports
+// (report) what it could not lower. It returns errNoCFI, and says so with
+// -v, when there is none (as for gas, which makes no .sframe without
+// .cfi_startproc). in is nil for an archive member (an object).
 func (c *cli) lowerCFI(file string, in *os.File, size int64, ef *elf.File, target lower.Target, o generateOptions) (*lower.Result, error) {
-	var res *lower.Result
-	var errs []*cfi.EntryError
-	var err error
-	if target.Relocatable || o.version.v2() {
-		// Version 2 is made from the whole section read first, unpacked
-		// (lower.LowerScan and the packed path write version 3 only).
-		res, errs, err = lowerObject(ef, target, o)
-	} else {
-		res, errs, err = lowerLinked(in, size, ef, target, o)
+	var r io.ReaderAt
+	if in != nil {
+		r = in
+	}
+	sec, err := sframegen.Lower(r, size, ef, o.library())
+	if errors.Is(err, sframegen.ErrShareBigEndian) {
+		err = fmt.Errorf("--share-fres: %w", err)
 	}
 	if err == errNoCFI && o.verbose {
 		fmt.Fprintf(c.stderr, "sframe-gen: %s: no call-frame information; nothing to generate\n", file)
@@ -206,97 +203,32 @@ func (c *cli) lowerCFI(file string, in *os.File, size int64, ef *elf.File, targe
 	if err != nil {
 		return nil, err
 	}
-	return res, c.report(file, ef, errs, res, o)
+	return sec.Result, c.report(file, ef, sec.EntryErrors, sec.Result, o)
 }
 
-// lowerObject reads and lowers the CFI of a relocatable object, or of any
-// file for SFrame version 2.
-func lowerObject(ef *elf.File, target lower.Target, o generateOptions) (*lower.Result, []*cfi.EntryError, error) {
-	frames, err := cfi.Read(ef, o.source)
-	if errors.Is(err, cfi.ErrNoCFI) || err == nil && len(frames.FDEs) == 0 && len(frames.Errors) == 0 {
-		return nil, nil, errNoCFI
-	}
-	if err != nil {
-		return nil, nil, err
-	}
-	opt, err := lowerOptions(target, o)
-	if err != nil {
-		return nil, nil, err
-	}
+// library returns the sframegen.Options of o (the --arch check is
+// generate's own, before). The command's scheduling: while generate
+// copies the file (o.hold), the copy has a CPU of its own, so one worker
+// waits for it to end (-o on libLLVM.so: 188 -> 221 ms median without, 31
+// alternated runs); huge pages for --raw, whose run is mostly faulting in
+// fresh memory (libLLVM.so: 37 -> 45 ms median without, 21 alternated
+// runs), not for a patched file, whose run is the copy, where they only
+// add stalls now and then.
+func (o generateOptions) library() sframegen.Options {
+	v := 3
 	if o.version.v2() {
-		opt.Version, opt.V2Layout, opt.Pack = 2, o.version.layout, false
-		if len(frames.Data) >= parallelCFIBytes {
-			opt.Workers = runtime.GOMAXPROCS(0)
-		}
+		v = 2
 	}
-	res, _, err := lower.LowerFile(ef, frames, target, opt)
-	if err != nil {
-		return nil, nil, err
+	hold, huge := o.hold, o.raw
+	return sframegen.Options{
+		Version: v, V2Layout: o.version.layout, GasCompat: o.gas, ShareFREs: o.share, Source: o.source,
+		Tune: func(lo *lower.Options) {
+			if lo.Workers > 1 {
+				lo.Hold = hold
+			}
+			lo.HugePages = huge
+		},
 	}
-	return res, frames.Errors, nil
-}
-
-// lowerOptions returns the lower.Options generate lowers with for target.
-// --share-fres is refused for a big-endian file: GNU libsframe on a
-// little-endian host (ld, objdump, readelf: cross tools) converts a
-// section's byte order in place, function by function, so it would
-// convert a shared block twice (it rejects the section).
-func lowerOptions(target lower.Target, o generateOptions) (lower.Options, error) {
-	if o.share && target.BigEndian {
-		return lower.Options{}, fmt.Errorf("--share-fres: the file is big-endian (%s), and GNU libsframe on a little-endian host (cross ld, objdump) cannot read FRE data shared in a big-endian section; generate it without --share-fres", target)
-	}
-	return lower.Options{GasCompat: o.gas, Pack: true, ShareFREs: o.share}, nil
-}
-
-// lowerLinked lowers the CFI of a linked file (in, of size bytes) as it
-// reads it (lower.LowerScan), on every CPU for a big section.
-func lowerLinked(in *os.File, size int64, ef *elf.File, target lower.Target, o generateOptions) (*lower.Result, []*cfi.EntryError, error) {
-	opt, err := lowerOptions(target, o)
-	if err != nil {
-		return nil, nil, err
-	}
-	// The section is read where the file is mapped, not copied
-	// (libLLVM.so: --raw 8 ms slower read into memory, 37 -> 45 ms
-	// median, 21 alternated runs); LowerScan turns a fault (the file cut
-	// meanwhile) into an error and keeps no reference into the mapping.
-	var frames *cfi.Frames
-	if mapped, unmap := mapFile(in, size); mapped != nil {
-		defer unmap()
-		frames, err = cfi.OpenMapped(ef, o.source, mapped)
-		opt.MappedCFI = true
-	} else {
-		frames, err = cfi.Open(ef, o.source)
-	}
-	if errors.Is(err, cfi.ErrNoCFI) {
-		return nil, nil, errNoCFI
-	}
-	if err != nil {
-		return nil, nil, err
-	}
-	if len(frames.Data) >= parallelCFIBytes {
-		// While generate copies the file (o.hold), the copy has a CPU of
-		// its own: one worker waits for it to end (-o on libLLVM.so:
-		// 188 -> 221 ms median without, 31 alternated runs).
-		opt.Workers, opt.Hold = runtime.GOMAXPROCS(0), o.hold
-	}
-	// Huge pages for --raw, whose run is mostly faulting in fresh memory
-	// (libLLVM.so: 37 -> 45 ms median without, 21 alternated runs); not
-	// for a patched file, whose run is the copy, where they only add
-	// stalls now and then.
-	opt.HugePages = o.raw
-	res, _, errs, err := lower.LowerScan(ef, frames, target, opt)
-	if err != nil {
-		// As when the section was read first: without FDEs and broken
-		// entries there is nothing to lower, whatever else is wrong.
-		if all, rerr := cfi.Read(ef, o.source); rerr == nil && len(all.FDEs) == 0 && len(all.Errors) == 0 {
-			return nil, nil, errNoCFI
-		}
-		return nil, nil, err
-	}
-	if res.FDEsRead == 0 && len(errs) == 0 {
-		return nil, nil, errNoCFI
-	}
-	return res, errs, nil
 }
 
 // hasCFISection reports whether f has a section cfi.Read may read: without
@@ -409,12 +341,6 @@ func (c *cli) makeLinked(file string, in *os.File, inSize int64, ef *elf.File, t
 	}
 	return res, size, nil
 }
-
-// parallelCFIBytes is the size of a linked file's CFI section from which
-// generate lowers on every CPU (about 4096 FDEs): below it, starting
-// goroutines costs about what they save. The bytes are the same either
-// way.
-const parallelCFIBytes = 192 << 10
 
 // summary prints, with -v, what was written.
 func (c *cli) summary(file string, o generateOptions, res *lower.Result, size int, where string) {

@@ -148,24 +148,3 @@ func symbols(f *elf.File) ([]elf.Symbol, error) {
 	}
 	return nil, err
 }
-
-// mapFile maps the size bytes of f read-only, for reading its CFI section
-// without copying it (cfi.OpenMapped). It returns nil when it cannot (an
-// empty or huge file, a file system without mmap): the caller reads
-// instead. unmap removes the mapping.
-func mapFile(f *os.File, size int64) (data []byte, unmap func()) {
-	if size <= 0 || size != int64(int(size)) {
-		return nil, nil
-	}
-	conn, err := f.SyscallConn() // unlike Fd, keeps the descriptor's mode
-	if err != nil {
-		return nil, nil
-	}
-	var merr error
-	if err := conn.Control(func(fd uintptr) {
-		data, merr = syscall.Mmap(int(fd), 0, int(size), syscall.PROT_READ, syscall.MAP_SHARED)
-	}); err != nil || merr != nil {
-		return nil, nil
-	}
-	return data, func() { syscall.Munmap(data) }
-}

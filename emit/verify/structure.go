@@ -198,12 +198,12 @@ func (c *checker) checkLoads() {
 func (c *checker) checkELF() {
 	sh := c.sec
 	if c.rel {
-		if sh.Type != SectionType {
+		if sh.Type != emit.SectionType {
 			c.problem(KindConsumer, -1, "section %s has type %v: GNU ld 2.45+ accepts only SHT_GNU_SFRAME input", sh.Name, sh.Type)
 		}
 		return
 	}
-	if sh.Type != SectionType {
+	if sh.Type != emit.SectionType {
 		c.note(-1, "section %s has type %v, not SHT_GNU_SFRAME (binutils 2.44 and older)", sh.Name, sh.Type)
 	}
 	if sh.Flags&elf.SHF_ALLOC == 0 {

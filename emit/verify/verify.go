@@ -104,9 +104,6 @@ type Options struct {
 // ErrNoSFrame is returned for a file with no .sframe section.
 var ErrNoSFrame = errors.New("no .sframe section")
 
-// SectionType is SHT_GNU_SFRAME.
-const SectionType elf.SectionType = 0x6ffffff4
-
 // ProgramType is PT_GNU_SFRAME.
 const ProgramType elf.ProgType = 0x6474e554
 
@@ -129,7 +126,7 @@ func FindSection(f *elf.File) *elf.Section {
 		}
 	}
 	for _, s := range f.Sections {
-		if s.Type == SectionType {
+		if s.Type == emit.SectionType {
 			return s
 		}
 	}
