@@ -57,7 +57,6 @@ const (
 	sttSection = 3
 )
 
-
 // ProgramType is PT_GNU_SFRAME, the program header type that locates
 // .sframe in a loaded image.
 const ProgramType = ptGNUSFrame
