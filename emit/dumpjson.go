@@ -73,7 +73,7 @@ func jsonOf(sec *Section, sectionAddr uint64, name string) *jsonSection {
 	js := &jsonSection{
 		Section:          name,
 		Version:          h.Version,
-		Flags:            flagNames(h.Flags),
+		Flags:            h.Flags.names(),
 		ABI:              h.ABI.String(),
 		CFAFixedFPOffset: h.CFAFixedFPOffset,
 		CFAFixedRAOffset: h.CFAFixedRAOffset,
@@ -142,27 +142,6 @@ func jsonOf(sec *Section, sectionAddr uint64, name string) *jsonSection {
 		js.Functions[i] = jf
 	}
 	return js
-}
-
-func flagNames(f Flags) []string {
-	names := []string{}
-	for _, fl := range []struct {
-		bit  Flags
-		name string
-	}{
-		{FlagFDESorted, "SFRAME_F_FDE_SORTED"},
-		{FlagFramePointer, "SFRAME_F_FRAME_POINTER"},
-		{FlagFDEFuncStartPCRel, "SFRAME_F_FDE_FUNC_START_PCREL"},
-	} {
-		if f&fl.bit != 0 {
-			names = append(names, fl.name)
-			f &^= fl.bit
-		}
-	}
-	if f != 0 {
-		names = append(names, fmt.Sprintf("%#x", uint8(f)))
-	}
-	return names
 }
 
 // savedRule is the rule of a default FDE's FP or RA word v.

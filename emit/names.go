@@ -44,7 +44,13 @@ func (f Flags) String() string {
 	if f == 0 {
 		return "0"
 	}
-	var names []string
+	return strings.Join(f.names(), "|")
+}
+
+// names returns the set flags as SFRAME_F_* names, then any unknown bits
+// as one hexadecimal number; an empty (not nil) list when no bit is set.
+func (f Flags) names() []string {
+	names := []string{}
 	for _, fl := range []struct {
 		bit  Flags
 		name string
@@ -61,7 +67,7 @@ func (f Flags) String() string {
 	if f != 0 {
 		names = append(names, fmt.Sprintf("%#x", uint8(f)))
 	}
-	return strings.Join(names, "|")
+	return names
 }
 
 // String returns the SFRAME_FRE_TYPE_* macro name of t.
