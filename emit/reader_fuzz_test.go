@@ -1,6 +1,11 @@
 package emit
 
-import "testing"
+import (
+	"bytes"
+	"debug/elf"
+	"os"
+	"testing"
+)
 
 // FuzzReader checks that a Reader never panics on what Decode accepts, and
 // that every answer is right: the function found holds the PC and the FRE
@@ -46,6 +51,30 @@ func FuzzReader(f *testing.F) {
 			for _, e := range fn.FDE.FREs {
 				check(fn.Start + uint64(e.StartAddr))
 			}
+		}
+	})
+}
+
+// FuzzReaderFromELF checks that ReaderFromELF (finding the section,
+// applying an object's relocations) never panics on any ELF file
+// debug/elf accepts, and that what it reads is a section Decode accepts.
+func FuzzReaderFromELF(f *testing.F) {
+	for _, g := range goldenFiles(f) {
+		if data, err := os.ReadFile(g.elf); err == nil && len(data) <= 4*maxFuzzSeed {
+			f.Add(data)
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		ef, err := elf.NewFile(bytes.NewReader(data))
+		if err != nil {
+			return
+		}
+		r, err := ReaderFromELF(ef)
+		if err != nil {
+			return
+		}
+		for k := 0; k < r.NumFuncs() && k < 64; k++ {
+			r.Lookup(r.Func(k).Start)
 		}
 	})
 }
