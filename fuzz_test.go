@@ -12,7 +12,7 @@ import (
 )
 
 // maxFuzzSeed keeps the seeds small enough for the fuzzer to mutate.
-const maxFuzzSeed = 64 << 10
+const maxFuzzSeed = 16 << 10
 
 // FuzzGenerate feeds any bytes to Generate, the library's entry point: it
 // must return an error or a section, never panic; a section must decode,

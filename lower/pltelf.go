@@ -71,6 +71,9 @@ func PLTForELF(f *elf.File, t Target) (PLTVariant, []PLTSection, error) {
 
 // sectionHead reads the first n bytes of s.
 func sectionHead(s *elf.Section, n int) ([]byte, error) {
+	if s.Flags&elf.SHF_COMPRESSED != 0 { // debug/elf gives no ReaderAt
+		return nil, fmt.Errorf("section %s is compressed (SHF_COMPRESSED): it cannot be code", s.Name)
+	}
 	if s.Size < uint64(n) {
 		return make([]byte, n), nil
 	}
