@@ -109,7 +109,14 @@ type StrictError struct {
 }
 
 func (e *StrictError) Error() string {
-	return fmt.Sprintf("%d functions and %d CFI entries could not be represented", len(e.Skipped), len(e.EntryErrors))
+	msg := fmt.Sprintf("%d functions and %d CFI entries could not be represented", len(e.Skipped), len(e.EntryErrors))
+	switch {
+	case len(e.Skipped) > 0:
+		msg += "; the first: " + e.Skipped[0].Error()
+	case len(e.EntryErrors) > 0:
+		msg += "; the first: " + e.EntryErrors[0].Error()
+	}
+	return msg
 }
 
 // parallelCFIBytes is the size of a CFI section from which lowering runs

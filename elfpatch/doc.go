@@ -1,5 +1,11 @@
 // Package elfpatch writes a finished SFrame section into an ELF file.
 //
+// Start from [PatchLinkedFile] (an executable or shared library: it
+// chooses the section's address, then asks for the bytes encoded for it) or
+// [PatchObjectFile] (a relocatable object, with its relocations); both
+// replace the output atomically. ExamplePatchLinkedFile shows the whole
+// sequence.
+//
 // It does not compute SFrame: its inputs are the section bytes (and, for
 // relocatable objects, the relocations). Two kinds of file are handled:
 //

@@ -1,6 +1,12 @@
 // Package emit is the SFrame format itself: the in-memory form of an SFrame
 // section and its encoding to and decoding from bytes, in either byte order.
 //
+// Start from [Reader] to read a section as a stack walker does
+// ([NewReader], [ReaderFromELF]; [Reader.Lookup] says, for a PC, where the
+// CFA, the return address and the frame pointer are), or from [Section] to
+// build one ([Section.Encode]; [Decode] and [Dump] go the other way). The
+// examples show both.
+//
 // The layout follows the SFrame version 3 specification and the way GNU as
 // and ld write it: header, FDE index, then for each function a 5-byte
 // attribute record directly followed by its FREs. Header.Version 2 selects

@@ -2,6 +2,13 @@
 // SFrame FDE and FREs for the AMD64, AArch64 and s390x ABIs, or says why the
 // function cannot be represented.
 //
+// Start from [TargetForELF] (the ABI of a file) and [LowerFile] (a whole
+// file, with the PLT FDEs GNU ld adds), or [NewLowerer] and
+// [Lowerer.Function] for one function at a time; a function left out comes
+// back as a [Skip] with its reason. The examples lower one function and show
+// a refusal. Most callers want the module's root package, sframegen, which
+// runs cfi, lower, emit and elfpatch in one call.
+//
 // By default the output means exactly what the CFI means at every address:
 // it is what GNU as --gsframe emits wherever gas's translation is right
 // (byte for byte), corrected where it is not, and refused, with a reason,
