@@ -47,12 +47,14 @@ fuzz:
 	  done; \
 	done
 
-# bench: whole commands on the big binaries against readelf and cp, and the
-# batch form on a tree of shared libraries against cp -a (see docs/performance.md);
+# bench: whole commands on the big binaries against readelf and cp, the
+# batch form on a tree of shared libraries against cp -a, and PC lookup against
+# libsframe (see docs/performance.md);
 # bench-stages: the Go benchmarks of each pipeline stage (compare runs with benchstat).
 bench:
 	./testdata/bench.sh
 	./testdata/bench-tree.sh
+	./testdata/bench-lookup.sh
 
 bench-stages:
 	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./cmd/sframe-gen

@@ -1,0 +1,123 @@
+// Command lookupbench makes the PCs testdata/bench-lookup.sh looks up, and
+// times emit.Reader.Lookup on them, as testdata/libsframe/sframe-bench.c
+// times GNU libsframe on the same section and PCs.
+//
+//	lookupbench pcs SECTION-FILE PCS-FILE N     write N PCs (and every FRE start)
+//	lookupbench time SECTION-FILE PCS-FILE PASSES
+//
+// The section is read as loaded at address 0, so its PCs are offsets from
+// its start, what libsframe's sframe_find_fre takes. The PCs are every
+// FRE's first address plus N pseudo-random addresses inside random
+// functions (a fixed seed), shuffled: the order a sampling profiler's
+// PCs come in. "time" prints the same line as sframe-bench:
+//
+//	ns_per_lookup N found F checksum C
+//
+// where N is the best pass's time per Lookup, F the PCs found in a pass
+// and C the sum of their CFA offsets.
+package main
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math/rand"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/sframe-gen/sframe-gen/emit"
+)
+
+func main() {
+	if len(os.Args) != 5 || (os.Args[1] != "pcs" && os.Args[1] != "time") {
+		fmt.Fprintln(os.Stderr, "usage: lookupbench pcs|time SECTION-FILE PCS-FILE N")
+		os.Exit(2)
+	}
+	n, err := strconv.Atoi(os.Args[4])
+	if err != nil || n < 1 {
+		fmt.Fprintf(os.Stderr, "lookupbench: bad count %q\n", os.Args[4])
+		os.Exit(2)
+	}
+	data, err := os.ReadFile(os.Args[2])
+	if err != nil {
+		fail(err)
+	}
+	r, err := emit.NewReader(data, 0)
+	if err != nil {
+		fail(fmt.Errorf("%s: %w", os.Args[2], err))
+	}
+	if os.Args[1] == "pcs" {
+		err = writePCs(r, os.Args[3], n)
+	} else {
+		err = timeLookups(r, os.Args[3], n)
+	}
+	fail(err)
+}
+
+func fail(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "lookupbench:", err)
+		os.Exit(1)
+	}
+}
+
+// writePCs writes every FRE's start and n random PCs inside functions,
+// shuffled, as little-endian int64s.
+func writePCs(r *emit.Reader, path string, n int) error {
+	rng := rand.New(rand.NewSource(1))
+	var pcs []uint64
+	for i := 0; i < r.NumFuncs(); i++ {
+		f := r.Func(i)
+		if f.FDE.PCType() == emit.PCMask {
+			continue // libsframe and the specification differ on PLT stubs' PCs
+		}
+		for _, e := range f.FDE.FREs {
+			pcs = append(pcs, f.Start+uint64(e.StartAddr))
+		}
+	}
+	for n > 0 {
+		f := r.Func(rng.Intn(r.NumFuncs()))
+		if f.FDE.PCType() == emit.PCMask || f.FDE.Size == 0 {
+			continue
+		}
+		pcs = append(pcs, f.Start+uint64(rng.Intn(int(f.FDE.Size))))
+		n--
+	}
+	rng.Shuffle(len(pcs), func(i, j int) { pcs[i], pcs[j] = pcs[j], pcs[i] })
+	out := make([]byte, 8*len(pcs))
+	for i, pc := range pcs {
+		binary.LittleEndian.PutUint64(out[8*i:], pc)
+	}
+	return os.WriteFile(path, out, 0o644)
+}
+
+// timeLookups looks every PC up, passes times, and prints the best pass.
+func timeLookups(r *emit.Reader, path string, passes int) error {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	pcs := make([]uint64, len(raw)/8)
+	for i := range pcs {
+		pcs[i] = binary.LittleEndian.Uint64(raw[8*i:])
+	}
+	var best time.Duration
+	var found, checksum int64
+	for p := 0; p < passes; p++ {
+		var f, sum int64
+		t0 := time.Now()
+		for _, pc := range pcs {
+			if l, ok := r.Lookup(pc); ok {
+				f++
+				sum += l.CFA.Offset
+			}
+		}
+		d := time.Since(t0)
+		if p == 0 || d < best {
+			best = d
+		}
+		found, checksum = f, sum
+	}
+	fmt.Printf("ns_per_lookup %.1f found %d checksum %d\n", float64(best.Nanoseconds())/float64(len(pcs)), found, checksum)
+	return nil
+}
