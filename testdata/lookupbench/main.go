@@ -9,7 +9,7 @@
 // its start, what libsframe's sframe_find_fre takes. The PCs are every
 // FRE's first address plus N pseudo-random addresses inside random
 // functions (a fixed seed), shuffled: the order a sampling profiler's
-// PCs come in. "time" prints the same line as sframe-bench:
+// PCs come in. PLT stubs and flex FDEs are left out (skipped). "time" prints the same line as sframe-bench:
 //
 //	ns_per_lookup N found F checksum C
 //
@@ -68,8 +68,8 @@ func writePCs(r *emit.Reader, path string, n int) error {
 	var pcs []uint64
 	for i := 0; i < r.NumFuncs(); i++ {
 		f := r.Func(i)
-		if f.FDE.PCType() == emit.PCMask {
-			continue // libsframe and the specification differ on PLT stubs' PCs
+		if skipped(f.FDE) {
+			continue
 		}
 		for _, e := range f.FDE.FREs {
 			pcs = append(pcs, f.Start+uint64(e.StartAddr))
@@ -77,7 +77,7 @@ func writePCs(r *emit.Reader, path string, n int) error {
 	}
 	for n > 0 {
 		f := r.Func(rng.Intn(r.NumFuncs()))
-		if f.FDE.PCType() == emit.PCMask || f.FDE.Size == 0 {
+		if skipped(f.FDE) || f.FDE.Size == 0 {
 			continue
 		}
 		pcs = append(pcs, f.Start+uint64(rng.Intn(int(f.FDE.Size))))
@@ -89,6 +89,14 @@ func writePCs(r *emit.Reader, path string, n int) error {
 		binary.LittleEndian.PutUint64(out[8*i:], pc)
 	}
 	return os.WriteFile(path, out, 0o644)
+}
+
+// skipped says whether f's PCs are left out: PLT stubs, where libsframe
+// and the specification differ, and flex FDEs, whose FREs libsframe reads
+// with the FDE type its caller must find first (sframe-bench reads every
+// FRE as a default FDE's).
+func skipped(f *emit.FDE) bool {
+	return f.PCType() == emit.PCMask || f.Type() != emit.FDEDefault
 }
 
 // timeLookups looks every PC up, passes times, and prints the best pass.
