@@ -36,26 +36,26 @@ type arMember struct {
 	name   string // its name, long names resolved
 }
 
-// Archive is a static archive read by [ParseArchive].
-type Archive struct {
+// parsedArchive is a static archive read by parseArchive.
+type parsedArchive struct {
 	members []arMember
 }
 
-// ArchiveMember is one file of an archive.
-type ArchiveMember struct {
+// archiveMember is one file of an archive.
+type archiveMember struct {
 	Name string
 	Data []byte
 }
 
-// ParseArchive reads a static archive (GNU or BSD ar format): its members,
+// parseArchive reads a static archive (GNU or BSD ar format): its members,
 // their long names (the GNU "//" table, BSD "#1/N" names) and its symbol
 // index ("/" or "/SYM64/"), whose every entry must point at a member.
 // Thin archives are not accepted.
-func ParseArchive(data []byte) (*Archive, error) {
+func parseArchive(data []byte) (*parsedArchive, error) {
 	if !bytes.HasPrefix(data, []byte(ArchiveMagic)) {
 		return nil, fmt.Errorf("not an ar archive (no %q magic)", strings.TrimSpace(ArchiveMagic))
 	}
-	a := &Archive{}
+	a := &parsedArchive{}
 	var longNames []byte
 	for off := int64(len(ArchiveMagic)); off < int64(len(data)); {
 		if int64(len(data))-off < arHeaderSize {
@@ -129,7 +129,7 @@ func allNewlines(b []byte) bool {
 
 // symbolOffsets returns the member header offsets of the symbol index m,
 // each checked to be the offset of a member.
-func (a *Archive) symbolOffsets(m *arMember) ([]int64, error) {
+func (a *parsedArchive) symbolOffsets(m *arMember) ([]int64, error) {
 	w := 4
 	if m.kind == memberSymtab64 {
 		w = 8
@@ -164,11 +164,11 @@ func (a *Archive) symbolOffsets(m *arMember) ([]int64, error) {
 
 // Members returns the archive's files (not its symbol index or name
 // table), in order. Their Data alias the parsed bytes.
-func (a *Archive) Members() []ArchiveMember {
-	var out []ArchiveMember
+func (a *parsedArchive) Members() []archiveMember {
+	var out []archiveMember
 	for _, m := range a.members {
 		if m.kind == memberFile {
-			out = append(out, ArchiveMember{Name: m.name, Data: m.data})
+			out = append(out, archiveMember{Name: m.name, Data: m.data})
 		}
 	}
 	return out
@@ -181,7 +181,7 @@ func (a *Archive) Members() []ArchiveMember {
 // new member sizes, so that ar, nm -s and ld read it as before. When no
 // member changes, the result is data itself.
 func PatchArchive(data []byte, patch func(name string, member []byte) ([]byte, error)) ([]byte, error) {
-	a, err := ParseArchive(data)
+	a, err := parseArchive(data)
 	if err != nil {
 		return nil, err
 	}

@@ -136,7 +136,7 @@ func archiveSeeds() [][]byte {
 
 // checkIndex checks that every symbol index entry of a points at the member
 // with the given ordinal among the file members.
-func indexOwners(t *testing.T, a *Archive) []string {
+func indexOwners(t *testing.T, a *parsedArchive) []string {
 	t.Helper()
 	byOff := map[int64]string{}
 	for _, m := range a.members {
@@ -171,7 +171,7 @@ func TestPatchArchive(t *testing.T) {
 }
 
 func checkPatchArchive(t *testing.T, data []byte) {
-	a, err := ParseArchive(data)
+	a, err := parseArchive(data)
 	if err != nil {
 		t.Fatalf("ParseArchive: %v", err)
 	}
@@ -186,7 +186,7 @@ func checkPatchArchive(t *testing.T, data []byte) {
 	if err != nil {
 		t.Fatalf("PatchArchive: %v", err)
 	}
-	b, err := ParseArchive(out)
+	b, err := parseArchive(out)
 	if err != nil {
 		t.Fatalf("patched archive does not parse: %v", err)
 	}
@@ -232,7 +232,7 @@ func TestParseArchiveErrors(t *testing.T) {
 			return b
 		}(), "no member starts"},
 	} {
-		if _, err := ParseArchive(tc.data); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := parseArchive(tc.data); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want an error with %q", tc.name, err, tc.want)
 		}
 	}
@@ -316,7 +316,7 @@ func FuzzParseArchive(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if _, err := ParseArchive(data); err != nil {
+		if _, err := parseArchive(data); err != nil {
 			return
 		}
 		checkPatchArchive(t, data)

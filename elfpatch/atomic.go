@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-// ReplaceFile atomically replaces the file dst with what write produces.
+// replaceFile atomically replaces the file dst with what write produces.
 //
 // write gets a new temporary file named .NAME.sframe-gen-XXXX in dst's
 // directory (so the rename stays within one file system). When write
@@ -27,7 +27,7 @@ import (
 //
 // A process killed while ReplaceFile runs leaves the temporary file behind;
 // [TempFiles.ReplaceFile] lets a signal handler remove it.
-func ReplaceFile(dst string, perm fs.FileMode, write func(tmp *os.File) error) error {
+func replaceFile(dst string, perm fs.FileMode, write func(tmp *os.File) error) error {
 	return (*TempFiles)(nil).ReplaceFile(dst, perm, write)
 }
 
@@ -180,7 +180,7 @@ func (t *TempFiles) RemoveAll() {
 	t.names = nil
 }
 
-// ReplaceFile is [ReplaceFile] with the temporary file recorded in t while
+// replaceFile is [TempFiles.ReplaceFile] with the temporary file recorded in t while
 // it exists.
 func (t *TempFiles) ReplaceFile(dst string, perm fs.FileMode, write func(tmp *os.File) error) error {
 	return t.Replace(dst, perm, ReplaceOptions{}, write)

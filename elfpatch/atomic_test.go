@@ -19,7 +19,7 @@ func TestReplaceFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	var tmpName string
-	err := ReplaceFile(link, 0o644, func(tmp *os.File) error {
+	err := replaceFile(link, 0o644, func(tmp *os.File) error {
 		tmpName = tmp.Name()
 		if !strings.HasPrefix(filepath.Base(tmpName), ".prog.sframe-gen-") || filepath.Dir(tmpName) != dir {
 			t.Errorf("temporary file %s", tmpName)
@@ -45,7 +45,7 @@ func TestReplaceFile(t *testing.T) {
 
 	// A failing write leaves dst untouched and no temporary file.
 	boom := errors.New("boom")
-	err = ReplaceFile(dst, 0o644, func(tmp *os.File) error {
+	err = replaceFile(dst, 0o644, func(tmp *os.File) error {
 		tmpName = tmp.Name()
 		tmp.WriteString("partial")
 		return boom
@@ -62,13 +62,13 @@ func TestReplaceFile(t *testing.T) {
 
 	// A new file gets perm.
 	nf := filepath.Join(dir, "new")
-	if err := ReplaceFile(nf, 0o640, func(tmp *os.File) error { return nil }); err != nil {
+	if err := replaceFile(nf, 0o640, func(tmp *os.File) error { return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if st, _ := os.Stat(nf); st.Mode().Perm() != 0o640 {
 		t.Errorf("new file mode %v", st.Mode())
 	}
-	if err := ReplaceFile(dir, 0o640, func(tmp *os.File) error { return nil }); err == nil {
+	if err := replaceFile(dir, 0o640, func(tmp *os.File) error { return nil }); err == nil {
 		t.Errorf("no error replacing a directory")
 	}
 }
@@ -85,7 +85,7 @@ func TestReplaceFilePanic(t *testing.T) {
 				t.Errorf("panic not passed on")
 			}
 		}()
-		ReplaceFile(dst, 0o644, func(tmp *os.File) error {
+		replaceFile(dst, 0o644, func(tmp *os.File) error {
 			tmp.WriteString("partial")
 			panic("boom")
 		})

@@ -41,7 +41,7 @@ func TestPatchLinkedCopy(t *testing.T) {
 				if _, err := io.Copy(out, io.NewSectionReader(in, 0, 1<<40)); err != nil {
 					t.Fatal(err)
 				}
-				return PatchLinkedCopy(in, out, size, encode)
+				return patchLinkedCopy(in, out, size, encode)
 			})
 			// The copy is made by the wait (after the encoding): anything
 			// written to out before it would be overwritten or cut.
@@ -113,7 +113,7 @@ func TestPatchLinkedCopyWaitError(t *testing.T) {
 func TestPatchLinkedCopyShort(t *testing.T) {
 	in := openLinkedX86(t)
 	_, err := patchTo(t, filepath.Join(t.TempDir(), "out"), func(out *os.File) (Layout, error) {
-		return PatchLinkedCopy(in, out, 64, func(uint64) ([]byte, error) { return make([]byte, 64), nil })
+		return patchLinkedCopy(in, out, 64, func(uint64) ([]byte, error) { return make([]byte, 64), nil })
 	})
 	if err == nil {
 		t.Fatal("PatchLinkedCopy on an empty output: no error")

@@ -25,7 +25,7 @@
 // already holds exactly that section ([LinkedPatch.Unchanged]).
 // [PatchArchive] patches the ELF members of a static archive.
 //
-// [ReplaceFile] writes through a temporary file in the output's directory and
+// [TempFiles.ReplaceFile] writes through a temporary file in the output's directory and
 // renames it into place; when it replaces an existing file, the temporary
 // file is synced before the rename and the directory after it, so that a
 // crash leaves the old or the new contents (a new output is not synced, as

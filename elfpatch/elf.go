@@ -57,9 +57,9 @@ const (
 	sttSection = 3
 )
 
-// ProgramType is PT_GNU_SFRAME, the program header type that locates
+// programType is PT_GNU_SFRAME, the program header type that locates
 // .sframe in a loaded image.
-const ProgramType = ptGNUSFrame
+const programType = ptGNUSFrame
 
 // header is the ELF file header of an ELFCLASS64 file.
 type header struct {

@@ -6,7 +6,7 @@ import (
 )
 
 // PatchLinkedFile is [PatchLinked] from the file inPath to the file outPath
-// (which may be the same), written atomically with [ReplaceFile]. A new
+// (which may be the same), written atomically with [TempFiles.ReplaceFile]. A new
 // outPath gets inPath's permission bits.
 func PatchLinkedFile(inPath, outPath string, size int, encode func(addr uint64) ([]byte, error)) (Layout, error) {
 	in, err := os.Open(inPath)
@@ -19,7 +19,7 @@ func PatchLinkedFile(inPath, outPath string, size int, encode func(addr uint64) 
 		return Layout{}, err
 	}
 	var lay Layout
-	err = ReplaceFile(outPath, st.Mode().Perm(), func(tmp *os.File) error {
+	err = replaceFile(outPath, st.Mode().Perm(), func(tmp *os.File) error {
 		var err error
 		lay, err = PatchLinked(in, tmp, size, encode)
 		return err
@@ -31,7 +31,7 @@ func PatchLinkedFile(inPath, outPath string, size int, encode func(addr uint64) 
 }
 
 // PatchObjectFile is [PatchObject] from the file inPath to the file outPath
-// (which may be the same), written atomically with [ReplaceFile].
+// (which may be the same), written atomically with [TempFiles.ReplaceFile].
 func PatchObjectFile(inPath, outPath string, sframe []byte, relocs []Reloc) error {
 	in, err := os.Open(inPath)
 	if err != nil {
@@ -42,7 +42,7 @@ func PatchObjectFile(inPath, outPath string, sframe []byte, relocs []Reloc) erro
 	if err != nil {
 		return err
 	}
-	err = ReplaceFile(outPath, st.Mode().Perm(), func(tmp *os.File) error {
+	err = replaceFile(outPath, st.Mode().Perm(), func(tmp *os.File) error {
 		return PatchObject(in, st.Size(), tmp, sframe, relocs)
 	})
 	if err != nil {

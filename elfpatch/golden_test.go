@@ -33,7 +33,7 @@ func TestPatchLinkedGolden(t *testing.T) {
 			}
 			sec, addr := sectionOf(t, gs, ".sframe")
 			var lay Layout
-			out, lay, err := patchBytesFunc(t, in, len(sec), func(a uint64) ([]byte, error) { return Rebase(sec, addr, a) })
+			out, lay, err := patchBytesFunc(t, in, len(sec), func(a uint64) ([]byte, error) { return rebase(sec, addr, a) })
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -48,7 +48,7 @@ func TestPatchLinkedGolden(t *testing.T) {
 			if err := checkInvariants(out, len(sec)); err != nil {
 				t.Fatal(err)
 			}
-			again, lay2, err := patchBytesFunc(t, out, len(sec), func(a uint64) ([]byte, error) { return Rebase(sec, addr, a) })
+			again, lay2, err := patchBytesFunc(t, out, len(sec), func(a uint64) ([]byte, error) { return rebase(sec, addr, a) })
 			if err != nil || !lay2.InPlace || !bytes.Equal(again, out) {
 				t.Errorf("second patch: %v %+v identical=%v", err, lay2, bytes.Equal(again, out))
 			}

@@ -59,24 +59,24 @@ const maxPadding = 64 << 20
 // Unchanged byte ranges are copied file to file (copy_file_range where the
 // kernel has it); only headers and the new section pass through memory.
 // in and out must be different files. out is truncated first; on error its
-// contents are unspecified, so write through [ReplaceFile].
+// contents are unspecified, so write through [TempFiles.ReplaceFile].
 func PatchLinked(in, out *os.File, size int, encode func(addr uint64) ([]byte, error)) (Layout, error) {
 	return patchLinked(in, out, size, whole(encode), nil)
 }
 
-// PatchLinkedCopy is PatchLinked for an out that already holds an exact
+// patchLinkedCopy is PatchLinked for an out that already holds an exact
 // copy of in (its first bytes: out may not be shorter than in), made for
 // example while the section was being generated, so that the copy and the
 // work overlap. Only the bytes that differ are written; out is cut or
 // extended to the new size.
-func PatchLinkedCopy(in, out *os.File, size int, encode func(addr uint64) ([]byte, error)) (Layout, error) {
+func patchLinkedCopy(in, out *os.File, size int, encode func(addr uint64) ([]byte, error)) (Layout, error) {
 	return patchLinked(in, out, size, whole(encode), copyDone)
 }
 
 // copyDone is the wait of a copy already made.
 func copyDone() error { return nil }
 
-// PatchLinkedCopyParts is PatchLinkedCopy with the section given in pieces
+// PatchLinkedCopyParts is patchLinkedCopy with the section given in pieces
 // written one after the other (emit.Section.EncodeParts): the FRE data of
 // a packed section is written from where it is, not first copied into one
 // buffer with the header and index. The copy may still be running: wait

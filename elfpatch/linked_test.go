@@ -99,7 +99,7 @@ func patchFile(t *testing.T, in, out string, sec []byte, secAddr uint64) Layout 
 	}
 	defer fo.Close()
 	lay, err := PatchLinked(fi, fo, len(sec), func(addr uint64) ([]byte, error) {
-		return Rebase(sec, secAddr, addr)
+		return rebase(sec, secAddr, addr)
 	})
 	if err != nil {
 		t.Fatalf("PatchLinked %s: %v", in, err)

@@ -5,14 +5,14 @@ import (
 	"fmt"
 )
 
-// Rebase returns a copy of the SFrame section sframe (version 2 or 3),
+// rebase returns a copy of the SFrame section sframe (version 2 or 3),
 // which was valid at address oldAddr, adjusted to be loaded at newAddr.
 //
 // Function start fields are relative to the field itself (flag
 // FDE_FUNC_START_PCREL) or to the section start; either way moving the
 // section by d changes every field by -d. Nothing else in a section depends
 // on its address. Byte order comes from the magic.
-func Rebase(sframe []byte, oldAddr, newAddr uint64) ([]byte, error) {
+func rebase(sframe []byte, oldAddr, newAddr uint64) ([]byte, error) {
 	if len(sframe) < 28 {
 		return nil, fmt.Errorf("SFrame section: %d bytes, shorter than the 28-byte header", len(sframe))
 	}

@@ -26,7 +26,7 @@ func TestRebase(t *testing.T) {
 			t.Fatalf("%s: %v", p, err)
 		}
 		const oldAddr, newAddr = 0x402000, 0x1234568
-		got, err := Rebase(b, oldAddr, newAddr)
+		got, err := rebase(b, oldAddr, newAddr)
 		if err != nil {
 			t.Fatalf("%s: %v", p, err)
 		}
@@ -39,12 +39,12 @@ func TestRebase(t *testing.T) {
 				t.Errorf("%s: FDE %d starts at %#x after rebase, want %#x", p, i, b, a)
 			}
 		}
-		back, _ := Rebase(got, newAddr, oldAddr)
+		back, _ := rebase(got, newAddr, oldAddr)
 		if !bytes.Equal(back, b) {
 			t.Errorf("%s: rebase there and back differs", p)
 		}
 	}
-	if _, err := Rebase([]byte("short"), 0, 0); err == nil {
+	if _, err := rebase([]byte("short"), 0, 0); err == nil {
 		t.Error("no error for a short section")
 	}
 }
@@ -57,7 +57,7 @@ func FuzzRebase(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		out, err := Rebase(b, 0x1000, 0x2000)
+		out, err := rebase(b, 0x1000, 0x2000)
 		if err == nil && len(out) != len(b) {
 			t.Fatal("size changed")
 		}

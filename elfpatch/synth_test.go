@@ -143,7 +143,7 @@ func checkInvariants(b []byte, sfLen int) error {
 				return fmt.Errorf("PT_LOAD at %#x: offset and address differ modulo align", p.Vaddr)
 			}
 			loads = append(loads, p)
-		case ProgramType:
+		case programType:
 			if sf != nil {
 				return fmt.Errorf("two PT_GNU_SFRAME")
 			}

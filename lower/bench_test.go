@@ -45,7 +45,7 @@ func benchLower(b *testing.B, opt Options) {
 	b.ReportAllocs()
 	var res *Result
 	for b.Loop() {
-		if res, err = LowerWith(frames, t, opt); err != nil {
+		if res, err = Lower(frames, t, opt); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -418,7 +418,7 @@ func TestZeroSizeLinked(t *testing.T) {
 		fr := *frames
 		fr.Relocatable = !tc.linked
 		target := Target{Arch: AMD64, Relocatable: !tc.linked}
-		res, err := LowerWith(&fr, target, tc.opt)
+		res, err := Lower(&fr, target, tc.opt)
 		if err != nil {
 			t.Fatal(err)
 		}

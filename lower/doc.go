@@ -24,10 +24,10 @@
 // algorithm, the gas quirks GasCompat keeps and what the default mode
 // changes.
 //
-// Lower and LowerWith handle a whole .eh_frame; LowerFile a whole ELF file
+// Lower handles a whole .eh_frame; LowerFile a whole ELF file
 // as GNU ld lays it out, and LowerScan the same from a section it reads as
-// it lowers (cfi.Scanner); PLT and PLTWith build the FDEs GNU ld
-// synthesizes for the procedure linkage table.
+// it lowers (cfi.Scanner); the FDEs GNU ld synthesizes for the
+// procedure linkage table are built in plt.go.
 //
 // # Paths
 //

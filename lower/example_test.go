@@ -26,7 +26,7 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	l, err := lower.NewLowerer(frames, target)
+	l, err := lower.NewLowerer(frames, target, lower.Options{})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -72,7 +72,7 @@ func Example_skipped() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	res, err := lower.Lower(frames, target)
+	res, err := lower.Lower(frames, target, lower.Options{})
 	if err != nil {
 		log.Fatal(err)
 	}

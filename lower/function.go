@@ -91,15 +91,9 @@ func (l *Lowerer) wordsFor(n int) []int32 {
 	return l.wordArena
 }
 
-// NewLowerer returns a Lowerer for the FDEs of frames, in the default
-// (correct) mode.
-func NewLowerer(frames *cfi.Frames, t Target) (*Lowerer, error) {
-	return NewLowererWith(frames, t, Options{})
-}
-
-// NewLowererWith returns a Lowerer for the FDEs of frames with the given
-// options.
-func NewLowererWith(frames *cfi.Frames, t Target, opt Options) (*Lowerer, error) {
+// NewLowerer returns a Lowerer for the FDEs of frames with the given
+// options (the zero Options: the default, correct mode).
+func NewLowerer(frames *cfi.Frames, t Target, opt Options) (*Lowerer, error) {
 	if err := t.check(); err != nil {
 		return nil, err
 	}

@@ -14,7 +14,7 @@ import (
 	"github.com/sframe-gen/sframe-gen/emit"
 )
 
-// FuzzLower feeds arbitrary .eh_frame bytes through cfi and LowerWith for
+// FuzzLower feeds arbitrary .eh_frame bytes through cfi and Lower for
 // each target and mode (sel bit 7: GasCompat): no panic, every kept FDE is
 // encodable with its FREs inside the function, and the shortcuts of packed
 // lowering (memo, fast path) change nothing (checkShortcuts).
@@ -44,7 +44,7 @@ func FuzzLower(f *testing.F) {
 		if err != nil {
 			return
 		}
-		res, err := LowerWith(frames, target, Options{GasCompat: sel&0x80 != 0})
+		res, err := Lower(frames, target, Options{GasCompat: sel&0x80 != 0})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -89,7 +89,7 @@ func checkShortcuts(t *testing.T, frames *cfi.Frames, target Target, gas bool) {
 	var ref []byte
 	var refRes *Result
 	for k, off := range []struct{ noMemo, noFast bool }{{true, true}, {false, true}, {true, false}, {false, false}} {
-		r, err := LowerWith(&ext, target, Options{GasCompat: gas, Pack: true, noMemo: off.noMemo, noFast: off.noFast})
+		r, err := Lower(&ext, target, Options{GasCompat: gas, Pack: true, noMemo: off.noMemo, noFast: off.noFast})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -152,7 +152,7 @@ func checkGolden(t *testing.T, obj string) {
 	for _, e := range frames.Errors {
 		t.Errorf("cfi: %v", e)
 	}
-	res, err := LowerWith(frames, target, Options{GasCompat: true})
+	res, err := Lower(frames, target, Options{GasCompat: true})
 	if err != nil {
 		t.Fatalf("Lower: %v", err)
 	}

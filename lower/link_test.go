@@ -178,21 +178,21 @@ func checkLinked(t *testing.T, f *elf.File, variant PLTVariant) {
 		}
 	}
 	frames.FDEs = kept
-	res, err := LowerWith(frames, target, Options{GasCompat: true})
+	res, err := Lower(frames, target, Options{GasCompat: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	fdes, err := PLT(target, variant, plts)
+	fdes, err := pltFDEs(target, variant, plts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// PLTForELF must find the same layout from the code.
-	if v, secs, err := PLTForELF(f, target); err != nil {
-		t.Errorf("PLTForELF: %v", err)
+	// pltForELF must find the same layout from the code.
+	if v, secs, err := pltForELF(f, target); err != nil {
+		t.Errorf("pltForELF: %v", err)
 	} else if (target.Arch == AMD64 && v != variant) || fmt.Sprint(secs) != fmt.Sprint(plts) {
-		t.Errorf("PLTForELF: variant %d sections %v, want %d %v", v, secs, variant, plts)
+		t.Errorf("pltForELF: variant %d sections %v, want %d %v", v, secs, variant, plts)
 	}
-	res.AppendPLT(fdes)
+	res.appendPLT(fdes)
 	sf := f.Section(".sframe")
 	res.Place(sf.Addr)
 	got, err := res.Section.Encode()

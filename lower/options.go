@@ -61,7 +61,7 @@ type Options struct {
 	// for the readers deployed before binutils 2.46 (layout V2Layout):
 	// the functions version 2 cannot express (V2Refusal) are left out,
 	// with the reason, in Result.Skipped. Version 2 sections are not
-	// packed (Pack is ignored) and are made by LowerWith and LowerFile,
+	// packed (Pack is ignored) and are made by Lower and LowerFile,
 	// not LowerScan.
 	Version uint8
 	// V2Layout is the version 2 flavour written with Version 2.

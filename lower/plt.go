@@ -120,15 +120,15 @@ func pltLayoutFor(t Target, v PLTVariant, opt Options) (pltLayout, error) {
 // PCMASK FDE), .plt.sec, .plt.got. Each section's FRE type comes from its
 // whole size; a PCMASK FDE is made only if the section holds at least one
 // entry. variant is ignored on s390x, which only has .plt. These are ld's
-// tables exactly: PLTWith in GasCompat mode.
-func PLT(t Target, variant PLTVariant, secs []PLTSection) ([]PLTFDE, error) {
-	return PLTWith(t, variant, secs, Options{GasCompat: true})
+// tables exactly: pltWith in GasCompat mode.
+func pltFDEs(t Target, variant PLTVariant, secs []PLTSection) ([]PLTFDE, error) {
+	return pltWith(t, variant, secs, Options{GasCompat: true})
 }
 
-// PLTWith is PLT with options: in the default (correct) mode the x86-64
+// pltWith is pltFDEs with options: in the default (correct) mode the x86-64
 // .plt.got FRE says sp+8, what its entries (a bare "jmp *GOT(%rip)"
 // reached by call) and ld's own .eh_frame mean, instead of ld's sp+16.
-func PLTWith(t Target, variant PLTVariant, secs []PLTSection, opt Options) ([]PLTFDE, error) {
+func pltWith(t Target, variant PLTVariant, secs []PLTSection, opt Options) ([]PLTFDE, error) {
 	lay, err := pltLayoutFor(t, variant, opt)
 	if err != nil {
 		return nil, err
@@ -192,10 +192,10 @@ func pltFDE(size uint64, pc emit.PCType, rep uint8, ft emit.FREType, tab []pltFR
 	return f
 }
 
-// AppendPLT adds PLT FDEs after the functions of a linked file's result,
+// appendPLT adds PLT FDEs after the functions of a linked file's result,
 // as ld merges them after all input sections: their FRE data comes last.
 // Call Place afterwards. The error is AppendPacked's, for a packed result.
-func (r *Result) AppendPLT(plt []PLTFDE) error {
+func (r *Result) appendPLT(plt []PLTFDE) error {
 	for _, p := range plt {
 		if r.Section.Packed != nil {
 			if err := r.Section.AppendPacked(p.FDE); err != nil {

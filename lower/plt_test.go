@@ -67,7 +67,7 @@ func TestPLTTables(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := PLT(tc.target, tc.variant, tc.secs)
+			got, err := pltFDEs(tc.target, tc.variant, tc.secs)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -91,11 +91,11 @@ func TestPLTTables(t *testing.T) {
 
 func TestPLTRefused(t *testing.T) {
 	a64, _ := TargetByName("aarch64")
-	if _, err := PLT(a64, PLTLazy, []PLTSection{{PLTMain, 0, 0x20}}); err == nil {
+	if _, err := pltFDEs(a64, PLTLazy, []PLTSection{{PLTMain, 0, 0x20}}); err == nil {
 		t.Error("AArch64 PLT: no error")
 	}
 	s390x, _ := TargetByName("s390x")
-	if _, err := PLT(s390x, 0, []PLTSection{{PLTGot, 0, 0x20}}); err == nil {
+	if _, err := pltFDEs(s390x, 0, []PLTSection{{PLTGot, 0, 0x20}}); err == nil {
 		t.Error("s390x .plt.got: no error")
 	}
 }
@@ -121,11 +121,11 @@ func TestLinkedSection(t *testing.T) {
 	}
 	res.Starts = []uint64{0x1020, 0x1055}
 	res.Sources = make([]*cfi.FDE, 2)
-	plt, err := PLT(x86, PLTLazy, []PLTSection{{PLTMain, 0x1000, 0x20}})
+	plt, err := pltFDEs(x86, PLTLazy, []PLTSection{{PLTMain, 0x1000, 0x20}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	res.AppendPLT(plt)
+	res.appendPLT(plt)
 	res.Place(0x2080)
 	got, err := res.Section.Encode()
 	if err != nil {
@@ -171,7 +171,7 @@ func TestPLTGotModes(t *testing.T) {
 		cfa int32
 	}{{Options{GasCompat: true}, 16}, {Options{}, 8}} {
 		for _, v := range []PLTVariant{PLTLazy, PLTLazyIBT, PLTNonLazy, PLTNonLazyIBT} {
-			got, err := PLTWith(x86, v, []PLTSection{{PLTGot, 0x1000, 0x20}}, tc.opt)
+			got, err := pltWith(x86, v, []PLTSection{{PLTGot, 0x1000, 0x20}}, tc.opt)
 			if err != nil {
 				t.Fatal(err)
 			}

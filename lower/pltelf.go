@@ -14,7 +14,7 @@ import (
 // endbr64 is the x86-64 IBT landing pad that starts every IBT PLT entry.
 var endbr64 = [4]byte{0xf3, 0x0f, 0x1e, 0xfa}
 
-// PLTForELF finds the PLT sections of a linked file for which GNU ld makes
+// pltForELF finds the PLT sections of a linked file for which GNU ld makes
 // SFrame FDEs, and the x86-64 layout ld used for them, so PLT can rebuild
 // ld's FDEs. AArch64 (ld makes none) and relocatable objects give no
 // sections.
@@ -22,7 +22,7 @@ var endbr64 = [4]byte{0xf3, 0x0f, 0x1e, 0xfa}
 // The layout is read from the code, as ld chose it: a .plt.sec section or an
 // IBT landing pad at the start of .plt.got means IBT; a .plt beginning with
 // PLT0's "pushq GOT+8(%rip)" (ff 35) means lazy binding.
-func PLTForELF(f *elf.File, t Target) (PLTVariant, []PLTSection, error) {
+func pltForELF(f *elf.File, t Target) (PLTVariant, []PLTSection, error) {
 	if t.Relocatable || t.Arch == AArch64 {
 		return PLTLazy, nil, nil
 	}
@@ -90,10 +90,10 @@ func sectionHead(s *elf.Section, n int) ([]byte, error) {
 // LowerFile is Lower for a whole ELF file as GNU ld would lay its SFrame
 // out: for a linked file, the FDEs that .eh_frame has for the PLT sections
 // ld describes are replaced by ld's fixed PLT FDEs, added after the
-// functions (PLTWith: in the correct mode with .plt.got's true CFA). It
+// functions (pltWith: in the correct mode with .plt.got's true CFA). It
 // returns the PLT sections so callers can tell those FDEs apart in reports.
 func LowerFile(f *elf.File, frames *cfi.Frames, t Target, opt Options) (*Result, []PLTSection, error) {
-	variant, plt, err := PLTForELF(f, t)
+	variant, plt, err := pltForELF(f, t)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -121,7 +121,7 @@ func LowerFile(f *elf.File, frames *cfi.Frames, t Target, opt Options) (*Result,
 	if !t.Relocatable {
 		inner.ShareFREs = false // once the PLT FDEs are appended
 	}
-	res, err := LowerWith(frames, t, inner)
+	res, err := Lower(frames, t, inner)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -136,11 +136,11 @@ func LowerFile(f *elf.File, frames *cfi.Frames, t Target, opt Options) (*Result,
 // finishFile appends the PLT FDEs of a file to its result.
 func finishFile(res *Result, t Target, variant PLTVariant, plt []PLTSection, opt Options) (*Result, []PLTSection, error) {
 	if len(plt) > 0 {
-		fdes, err := PLTWith(t, variant, plt, opt)
+		fdes, err := pltWith(t, variant, plt, opt)
 		if err != nil {
 			return nil, nil, err
 		}
-		if err := res.AppendPLT(fdes); err != nil {
+		if err := res.appendPLT(fdes); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -175,7 +175,7 @@ func fileFilter(f *elf.File, t Target, plt []PLTSection) *fdeFilter {
 		}
 		last := s.Addr + s.Size - 1
 		if last < s.Addr {
-			last = math.MaxUint64 // InPLT's sections end at 2^64
+			last = math.MaxUint64 // inPLTSections' sections end at 2^64
 		}
 		ff.pltLo, ff.pltLast = min(ff.pltLo, s.Addr), max(ff.pltLast, last)
 	}
@@ -194,7 +194,7 @@ func (ff *fdeFilter) keep(fde *cfi.FDE) (reason string, lower bool) {
 		return "", true
 	}
 	switch start := fde.Start; {
-	case start >= ff.pltLo && start <= ff.pltLast && InPLT(ff.plt, start):
+	case start >= ff.pltLo && start <= ff.pltLast && inPLTSections(ff.plt, start):
 		return "", false
 	case !inRanges(ff.code, start, fde.Size):
 		return fmt.Sprintf("code at %#x-%#x is outside every executable segment", start, start+fde.Size), false
@@ -202,8 +202,8 @@ func (ff *fdeFilter) keep(fde *cfi.FDE) (reason string, lower bool) {
 	return "", true
 }
 
-// InPLT reports whether addr lies in one of the PLT sections.
-func InPLT(plt []PLTSection, addr uint64) bool {
+// inPLTSections reports whether addr lies in one of the PLT sections.
+func inPLTSections(plt []PLTSection, addr uint64) bool {
 	for _, s := range plt {
 		if addr >= s.Addr && addr-s.Addr < s.Size {
 			return true

@@ -165,7 +165,7 @@ func lowerELFBytes(t *testing.T, data []byte) (*Result, *cfi.Frames) {
 }
 
 // TestFilterPLT checks that the filter of a linked file leaves out exactly
-// the FDEs InPLT places in a PLT section, its quick check of the span of
+// the FDEs inPLTSections places in a PLT section, its quick check of the span of
 // the sections included: sections apart, one of size 0, one that ends at
 // 2^64, at their first and last addresses and around them.
 func TestFilterPLT(t *testing.T) {
@@ -187,8 +187,8 @@ func TestFilterPLT(t *testing.T) {
 		addrs = append(addrs, 0, 1, 0x1800, math.MaxUint64)
 		for _, a := range addrs {
 			_, lower := ff.keep(&cfi.FDE{Start: a, Size: 0})
-			if lower == InPLT(plt, a) {
-				t.Errorf("PLT %+v, FDE at %#x: lowered %v, in the PLT %v", plt, a, lower, InPLT(plt, a))
+			if lower == inPLTSections(plt, a) {
+				t.Errorf("PLT %+v, FDE at %#x: lowered %v, in the PLT %v", plt, a, lower, inPLTSections(plt, a))
 			}
 		}
 	}

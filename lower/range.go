@@ -46,7 +46,7 @@ type rangeLowerer struct {
 
 // newRangeLowerer returns a rangeLowerer of about n FDEs into res.
 func newRangeLowerer(res *Result, frames *cfi.Frames, n int, t Target, opt Options, scanned bool) (*rangeLowerer, error) {
-	l, err := NewLowererWith(frames, t, opt)
+	l, err := NewLowerer(frames, t, opt)
 	if err != nil {
 		return nil, err
 	}

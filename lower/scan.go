@@ -43,7 +43,7 @@ func LowerScan(f *elf.File, frames *cfi.Frames, t Target, opt Options) (res *Res
 	if err := t.check(); err != nil {
 		return nil, nil, nil, err
 	}
-	variant, plt, err := PLTForELF(f, t)
+	variant, plt, err := pltForELF(f, t)
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -298,7 +298,7 @@ func TestScanParallel(t *testing.T) {
 
 // TestScanHold checks Options.Hold: with the held worker never let go
 // (the other lowers every part) or let go at once or midway, LowerScan
-// and LowerWith give the result of one worker, and return.
+// and Lower give the result of one worker, and return.
 func TestScanHold(t *testing.T) {
 	f, tg, frames, ok := openLowerable("/usr/lib/x86_64-linux-gnu/libstdc++.so.6")
 	if !ok {

@@ -42,7 +42,7 @@ type Result struct {
 	// for PLT FDEs); nil after LowerScan.
 	Sources []*cfi.FDE
 	// FDEsRead is the number of CFI FDEs read, lowered or not: those of
-	// the Frames given to LowerWith or LowerFile, or that LowerScan read.
+	// the Frames given to Lower or LowerFile, or that LowerScan read.
 	FDEsRead int
 
 	// Shared counts the functions whose FRE data repeats an earlier
@@ -56,12 +56,7 @@ type Result struct {
 	runs      *sortedRuns     // parts sorted by start, for EncodePlaced; nil without
 }
 
-// Lower is LowerWith in the default (correct) mode.
-func Lower(frames *cfi.Frames, t Target) (*Result, error) {
-	return LowerWith(frames, t, Options{})
-}
-
-// LowerWith translates every FDE of frames, in section order, as GNU as
+// Lower translates every FDE of frames, in section order, as GNU as
 // --gsframe does for the functions of one assembly file (with
 // opt.GasCompat, bug for bug; otherwise where gas's translation means what
 // the CFI means). It fails only when the target is unusable; functions
@@ -73,7 +68,7 @@ func Lower(frames *cfi.Frames, t Target) (*Result, error) {
 // leaves out FDEs of size 0: they describe no address, and ld's copy of
 // one shares its start with the next function, which the Linux kernel
 // refuses (the whole section).
-func LowerWith(frames *cfi.Frames, t Target, opt Options) (*Result, error) {
+func Lower(frames *cfi.Frames, t Target, opt Options) (*Result, error) {
 	if frames == nil {
 		return nil, fmt.Errorf("lower: no CFI")
 	}

@@ -83,16 +83,16 @@ func TestTargetForELF(t *testing.T) {
 }
 
 func TestLowerChecks(t *testing.T) {
-	if _, err := Lower(nil, Target{Arch: AMD64}); err == nil {
+	if _, err := Lower(nil, Target{Arch: AMD64}, Options{}); err == nil {
 		t.Error("nil frames: no error")
 	}
-	if _, err := Lower(&cfi.Frames{Relocatable: true}, Target{Arch: AMD64}); err == nil {
+	if _, err := Lower(&cfi.Frames{Relocatable: true}, Target{Arch: AMD64}, Options{}); err == nil {
 		t.Error("relocatable CFI with a linked target: no error")
 	}
-	if _, err := Lower(&cfi.Frames{}, Target{Arch: AMD64, BigEndian: true}); err == nil {
+	if _, err := Lower(&cfi.Frames{}, Target{Arch: AMD64, BigEndian: true}, Options{}); err == nil {
 		t.Error("big-endian x86-64: no error")
 	}
-	res, err := Lower(&cfi.Frames{Relocatable: true}, Target{Arch: S390X, BigEndian: true, Relocatable: true})
+	res, err := Lower(&cfi.Frames{Relocatable: true}, Target{Arch: S390X, BigEndian: true, Relocatable: true}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -82,7 +82,7 @@ type unitCase struct {
 func runOps(t *testing.T, c unitCase, opt Options) (emit.FDE, *Skip) {
 	t.Helper()
 	target := Target{Arch: c.arch, BigEndian: c.arch == S390X}
-	l, err := NewLowererWith(nil, target, opt)
+	l, err := NewLowerer(nil, target, opt)
 	if err != nil {
 		t.Fatal(err)
 	}

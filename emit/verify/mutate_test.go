@@ -360,23 +360,23 @@ func TestMutations(t *testing.T) {
 			}), -1
 		}, KindConsumer, "is not SHF_ALLOC"},
 		{"PT_GNU_SFRAME outside any PT_LOAD", linked, func(t *testing.T, dir, src string) (string, int) {
-			return mutateProg(t, src, dir, ProgramType, func(ph []byte, bo binary.ByteOrder) {
+			return mutateProg(t, src, dir, programType, func(ph []byte, bo binary.ByteOrder) {
 				bo.PutUint64(ph[16:], bo.Uint64(ph[16:])+0x100000)
 			}), -1
 		}, KindConsumer, "is not inside one PT_LOAD"},
 		{"PT_GNU_SFRAME shrunk", linked, func(t *testing.T, dir, src string) (string, int) {
-			return mutateProg(t, src, dir, ProgramType, func(ph []byte, bo binary.ByteOrder) {
+			return mutateProg(t, src, dir, programType, func(ph []byte, bo binary.ByteOrder) {
 				bo.PutUint64(ph[32:], 0x20)
 				bo.PutUint64(ph[40:], 0x20)
 			}), -1
 		}, KindConsumer, "the section is cut"},
 		{"PT_GNU_SFRAME moved", linked, func(t *testing.T, dir, src string) (string, int) {
-			return mutateProg(t, src, dir, ProgramType, func(ph []byte, bo binary.ByteOrder) {
+			return mutateProg(t, src, dir, programType, func(ph []byte, bo binary.ByteOrder) {
 				bo.PutUint64(ph[16:], bo.Uint64(ph[16:])+8)
 			}), -1
 		}, KindConsumer, "PT_GNU_SFRAME at address"},
 		{"PF_X on PT_GNU_SFRAME", linked, func(t *testing.T, dir, src string) (string, int) {
-			return mutateProg(t, src, dir, ProgramType, func(ph []byte, bo binary.ByteOrder) {
+			return mutateProg(t, src, dir, programType, func(ph []byte, bo binary.ByteOrder) {
 				bo.PutUint32(ph[4:], bo.Uint32(ph[4:])|uint32(elf.PF_X))
 			}), -1
 		}, KindConsumer, "has PF_X"},
@@ -386,7 +386,7 @@ func TestMutations(t *testing.T) {
 			}), -1
 		}, KindConsumer, "overlaps PT_LOAD"},
 		{"no PT_GNU_SFRAME", linked, func(t *testing.T, dir, src string) (string, int) {
-			return mutateProg(t, src, dir, ProgramType, func(ph []byte, bo binary.ByteOrder) {
+			return mutateProg(t, src, dir, programType, func(ph []byte, bo binary.ByteOrder) {
 				bo.PutUint32(ph[0:], uint32(elf.PT_NULL))
 			}), -1
 		}, KindConsumer, "no PT_GNU_SFRAME"},

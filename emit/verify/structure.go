@@ -212,7 +212,7 @@ func (c *checker) checkELF() {
 	c.checkLoads()
 	var sf []*elf.Prog
 	for i, p := range c.f.Progs {
-		if p.Type == ProgramType {
+		if p.Type == programType {
 			sf = append(sf, p)
 		}
 		if p.Type != elf.PT_LOAD && p.Flags&elf.PF_X != 0 {

@@ -104,8 +104,8 @@ type Options struct {
 // ErrNoSFrame is returned for a file with no .sframe section.
 var ErrNoSFrame = errors.New("no .sframe section")
 
-// ProgramType is PT_GNU_SFRAME.
-const ProgramType elf.ProgType = 0x6474e554
+// programType is PT_GNU_SFRAME.
+const programType elf.ProgType = 0x6474e554
 
 // maxMaskBlocks bounds the repetitions of one PCMASK FDE that are checked
 // (a hostile rep_size of 1 over a 4 GiB function would otherwise cost
