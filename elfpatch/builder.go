@@ -112,46 +112,75 @@ func (b *builder) placePhdrs(extra int) bool {
 }
 
 // finish lays out the appended data and builds the header tables.
+// finish lays out what the builder decided: the section header table with
+// .sframe, the bytes kept from the input, the new PT_LOAD, then the program
+// and ELF headers, as chunks written over the copy of the input.
 func (b *builder) finish() *linkedPlan {
-	f, pl, plan := b.f, b.pl, b.plan
-	size := uint64(f.size)
-	h := f.hdr
+	h := b.f.hdr
+	t := b.sectionTable()
+	pos := b.keptInput(&t, &h)
+	var newLoad prog
+	if b.withLoad {
+		newLoad, pos = b.addLoad(pos)
+	}
+	b.layout.PhdrsOffset = b.phoff
+	pos = b.writeSections(&t, &h, pos)
+	b.writeHeaders(&h, newLoad)
+	pos = max(pos, b.sfOff+b.pl.size)
+	b.plan.end = max(pos, b.plan.copyEnd)
+	return b.plan
+}
 
-	// Section headers.
-	sects := append([]sect(nil), f.sects...)
-	shstr := f.shstrtab
-	shstrGrows := false
+// sectTable is the output's section header table as finish builds it.
+type sectTable struct {
+	sects        []sect
+	shstr        []byte // the section-name table
+	shstrGrows   bool   // ".sframe" was added to it
+	appendMode   bool   // the table is written after everything else
+	shstrOff     uint64 // where the section-name table goes
+	shstrInPlace bool   // it grows where it is, at the end of the content
+}
+
+// sectionTable returns the input's section headers with .sframe's (set,
+// or appended, its name added to the section-name table when missing).
+func (b *builder) sectionTable() sectTable {
+	f, pl := b.f, b.pl
+	t := sectTable{sects: append([]sect(nil), f.sects...), shstr: f.shstrtab}
 	sectsAppend := false
-	if len(sects) > 0 {
+	if len(t.sects) > 0 {
 		sf := sect{Type: shtGNUSFrame, Flags: shfAlloc, Addralign: 8}
 		if pl.sfIdx >= 0 {
-			sf.Name = sects[pl.sfIdx].Name
-		} else if i := findName(shstr, nameSFrame); i >= 0 && f.shstrndx != 0 {
+			sf.Name = t.sects[pl.sfIdx].Name
+		} else if i := findName(t.shstr, nameSFrame); i >= 0 && f.shstrndx != 0 {
 			sf.Name = uint32(i)
 		} else if f.shstrndx != 0 {
-			sf.Name = uint32(len(shstr))
-			shstr = append(append(append([]byte(nil), shstr...), nameSFrame...), 0)
-			shstrGrows = true
+			sf.Name = uint32(len(t.shstr))
+			t.shstr = append(append(append([]byte(nil), t.shstr...), nameSFrame...), 0)
+			t.shstrGrows = true
 		}
 		if pl.sfIdx >= 0 {
-			sects[pl.sfIdx] = sf
+			t.sects[pl.sfIdx] = sf
 		} else {
-			sects = append(sects, sf)
+			t.sects = append(t.sects, sf)
 			sectsAppend = true
 		}
 	}
-	appendMode := b.withLoad || sectsAppend
+	t.appendMode = b.withLoad || sectsAppend
+	return t
+}
 
-	// What of the input is kept: all of it, or all but a section header
-	// table (and section-name table) at its end, which are rewritten.
+// keptInput decides what of the input is kept: all of it, or all but a
+// section header table (and section-name table) at its end, which are
+// rewritten. It returns where the output's new bytes start.
+func (b *builder) keptInput(t *sectTable, h *header) uint64 {
+	f, pl, plan := b.f, b.pl, b.plan
+	size := uint64(f.size)
 	plan.copyEnd = size
 	pos := size
-	shstrOff := uint64(0)
-	shstrInPlace := false
 	if f.shstrndx != 0 {
-		shstrOff = f.sects[f.shstrndx].Off
+		t.shstrOff = f.sects[f.shstrndx].Off
 	}
-	if appendMode && h.shoff != 0 {
+	if t.appendMode && h.shoff != 0 {
 		content := uint64(0)
 		for _, u := range pl.used {
 			if u.start != h.shoff && u.end > content {
@@ -160,86 +189,98 @@ func (b *builder) finish() *linkedPlan {
 		}
 		if h.shoff >= content && h.shoff+uint64(len(f.sects))*shdrSize == size {
 			plan.copyEnd, pos = h.shoff, h.shoff
-			if shstrGrows && f.shstrndx != 0 && shstrOff+f.sects[f.shstrndx].Size == content {
-				plan.copyEnd = shstrOff
-				pos = shstrOff + uint64(len(shstr))
-				shstrInPlace = true
+			if t.shstrGrows && f.shstrndx != 0 && t.shstrOff+f.sects[f.shstrndx].Size == content {
+				plan.copyEnd = t.shstrOff
+				pos = t.shstrOff + uint64(len(t.shstr))
+				t.shstrInPlace = true
 			}
 		}
 	}
+	return pos
+}
 
-	// The new PT_LOAD, above every other one.
-	var newLoad prog
-	if b.withLoad {
-		ps := pl.pageSize
-		top := uint64(0)
-		for _, li := range pl.loads {
-			p := &f.progs[li]
-			top = max(top, p.Vaddr+p.Memsz)
-		}
-		v0 := alignUp(top, ps)
-		var fo, va uint64
-		first := &f.progs[pl.loads[0]]
-		delta := first.Vaddr - first.Off
-		if b.phPending && v0 >= delta {
-			// Keep vaddr - offset equal to the first PT_LOAD's, so that
-			// kernels before 5.18, which compute AT_PHDR as the first
-			// load's bias + e_phoff, still find the table.
-			fo = alignUp(max(pos, v0-delta), ps)
-			va = fo + delta
-		}
-		if !b.phPending || v0 < delta || fo-pos > maxPadding {
-			fo = pos + ((v0 - pos) & (ps - 1))
-			va = v0
-		}
-		cur := fo
-		if b.phPending {
-			b.phoff, b.phaddr = fo, va
-			b.layout.PhdrsMoved = true
-			cur += uint64(len(f.progs)-b.phDropped+b.phExtra) * phdrSize
-		}
-		if !b.sfSet {
-			o := alignUp(cur, 8)
-			b.setSFrame(o, va+(o-fo))
-			cur = o + pl.size
-		}
-		newLoad = prog{Type: ptLoad, Flags: pfR, Off: fo, Vaddr: va, Paddr: va, Filesz: cur - fo, Memsz: cur - fo, Align: ps}
-		b.layout.NewLoad = true
-		pos = cur
+// addLoad makes the new PT_LOAD, above every other one, from pos on: the
+// program header table when it moves there, and .sframe when no other
+// place was found. It returns the PT_LOAD and where the bytes after it go.
+func (b *builder) addLoad(pos uint64) (prog, uint64) {
+	f, pl := b.f, b.pl
+	ps := pl.pageSize
+	top := uint64(0)
+	for _, li := range pl.loads {
+		p := &f.progs[li]
+		top = max(top, p.Vaddr+p.Memsz)
 	}
-	b.layout.PhdrsOffset = b.phoff
+	v0 := alignUp(top, ps)
+	var fo, va uint64
+	first := &f.progs[pl.loads[0]]
+	delta := first.Vaddr - first.Off
+	if b.phPending && v0 >= delta {
+		// Keep vaddr - offset equal to the first PT_LOAD's, so that
+		// kernels before 5.18, which compute AT_PHDR as the first
+		// load's bias + e_phoff, still find the table.
+		fo = alignUp(max(pos, v0-delta), ps)
+		va = fo + delta
+	}
+	if !b.phPending || v0 < delta || fo-pos > maxPadding {
+		fo = pos + ((v0 - pos) & (ps - 1))
+		va = v0
+	}
+	cur := fo
+	if b.phPending {
+		b.phoff, b.phaddr = fo, va
+		b.layout.PhdrsMoved = true
+		cur += uint64(len(f.progs)-b.phDropped+b.phExtra) * phdrSize
+	}
+	if !b.sfSet {
+		o := alignUp(cur, 8)
+		b.setSFrame(o, va+(o-fo))
+		cur = o + pl.size
+	}
+	b.layout.NewLoad = true
+	return prog{Type: ptLoad, Flags: pfR, Off: fo, Vaddr: va, Paddr: va, Filesz: cur - fo, Memsz: cur - fo, Align: ps}, cur
+}
 
-	if shstrGrows {
-		if shstrInPlace {
-			plan.chunks = append(plan.chunks, chunk{shstrOff, shstr})
-		} else {
-			shstrOff = pos
-			plan.chunks = append(plan.chunks, chunk{shstrOff, shstr})
-			pos += uint64(len(shstr))
+// writeSections adds the section-name table (when it grew) and the section
+// header table to the plan, with .sframe's header and the moved sections'.
+// It returns where the bytes after them go.
+func (b *builder) writeSections(t *sectTable, h *header, pos uint64) uint64 {
+	f, pl, plan := b.f, b.pl, b.plan
+	sects := t.sects
+	if t.shstrGrows {
+		if !t.shstrInPlace {
+			t.shstrOff = pos
+			pos += uint64(len(t.shstr))
 		}
-		sects[f.shstrndx].Off = shstrOff
-		sects[f.shstrndx].Size = uint64(len(shstr))
+		plan.chunks = append(plan.chunks, chunk{t.shstrOff, t.shstr})
+		sects[f.shstrndx].Off = t.shstrOff
+		sects[f.shstrndx].Size = uint64(len(t.shstr))
 	}
 	for i, d := range b.moved {
 		sects[i].Off += d
 		sects[i].Addr += d
 	}
 	plan.moved = b.moved
-	if len(sects) > 0 {
-		sf := &sects[len(sects)-1]
-		if pl.sfIdx >= 0 {
-			sf = &sects[pl.sfIdx]
-		}
-		sf.Addr, sf.Off, sf.Size = b.sfAddr, b.sfOff, pl.size
-		if appendMode {
-			h.shoff = alignUp(pos, 8)
-		}
-		tab := encodeSects(&h, sects, f.shstrndx)
-		plan.chunks = append(plan.chunks, chunk{h.shoff, tab})
-		pos = max(pos, h.shoff+uint64(len(tab)))
+	if len(sects) == 0 {
+		return pos
 	}
+	sf := &sects[len(sects)-1]
+	if pl.sfIdx >= 0 {
+		sf = &sects[pl.sfIdx]
+	}
+	sf.Addr, sf.Off, sf.Size = b.sfAddr, b.sfOff, pl.size
+	if t.appendMode {
+		h.shoff = alignUp(pos, 8)
+	}
+	tab := encodeSects(h, sects, f.shstrndx)
+	plan.chunks = append(plan.chunks, chunk{h.shoff, tab})
+	return max(pos, h.shoff+uint64(len(tab)))
+}
 
-	// Program headers.
+// writeHeaders adds the program header table (moved, grown, merged and new
+// entries: PT_PHDR, PT_GNU_SFRAME, the new PT_LOAD) and the ELF header to
+// the plan.
+func (b *builder) writeHeaders(h *header, newLoad prog) {
+	f, pl, plan := b.f, b.pl, b.plan
 	progs := append([]prog(nil), f.progs...)
 	for i, d := range b.movedProgs {
 		progs[i].Off += d
@@ -286,14 +327,8 @@ func (b *builder) finish() *linkedPlan {
 	}
 	plan.chunks = append(plan.chunks, chunk{b.phoff, pt})
 	eh := make([]byte, ehdrSize)
-	encodeHeader(eh, &h)
+	encodeHeader(eh, h)
 	plan.chunks = append(plan.chunks, chunk{0, eh})
-
-	if b.sfOff+pl.size > pos {
-		pos = b.sfOff + pl.size
-	}
-	plan.end = max(pos, plan.copyEnd)
-	return plan
 }
 
 func (b *builder) sframeProg() prog {
