@@ -52,10 +52,7 @@ func (c *cli) processFile(j *job, o generateOptions, ro elfpatch.ReplaceOptions)
 		}
 		r.msgs = msgs.Bytes()
 	}()
-	fail := func(err error) fileResult {
-		r.status, r.reason = statusFailed, err.Error()
-		return r
-	}
+	fail := func(err error) fileResult { return failed(r, err) }
 	in, err := os.OpenFile(j.path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return fail(unwrapPath(err))
@@ -105,44 +102,62 @@ func (c *cli) processFile(j *job, o generateOptions, ro elfpatch.ReplaceOptions)
 		return w.unchanged(r)
 	}
 	if target.Relocatable {
-		data, err := readAll(in, st.Size())
-		if err != nil {
-			return fail(err)
-		}
-		out, fdes, err := fc.patchObjectBytes(j.path, data, ef, target, o)
-		switch {
-		case err == errNoCFI:
-			r.status = statusNoCFI
-			return w.unchanged(r)
-		case err != nil:
-			return fail(err)
-		}
-		r.fdes = fdes
-		if bytes.Equal(out, data) {
-			r.status = statusUpToDate
-			return w.unchanged(r)
-		}
-		if err := w.replace(func(tmp *os.File) error { _, err := tmp.Write(out); return err }); err != nil {
-			return fail(err)
-		}
-		r.status = statusPatched
-		return r
+		return fc.processObject(w, ef, target, o, r)
 	}
+	return fc.processLinked(w, ef, target, o, r)
+}
+
+// failed is r failed with err.
+func failed(r fileResult, err error) fileResult {
+	r.status, r.reason = statusFailed, err.Error()
+	return r
+}
+
+// processObject gives a relocatable object its .sframe and .rela.sframe
+// (processFile's messages go to c).
+func (c *cli) processObject(w *fileWriter, ef *elf.File, target lower.Target, o generateOptions, r fileResult) fileResult {
+	data, err := readAll(w.in, w.size)
+	if err != nil {
+		return failed(r, err)
+	}
+	out, fdes, err := c.patchObjectBytes(w.j.path, data, ef, target, o)
+	switch {
+	case err == errNoCFI:
+		r.status = statusNoCFI
+		return w.unchanged(r)
+	case err != nil:
+		return failed(r, err)
+	}
+	r.fdes = fdes
+	if bytes.Equal(out, data) {
+		r.status = statusUpToDate
+		return w.unchanged(r)
+	}
+	if err := w.replace(func(tmp *os.File) error { _, err := tmp.Write(out); return err }); err != nil {
+		return failed(r, err)
+	}
+	r.status = statusPatched
+	return r
+}
+
+// processLinked gives an executable or shared library its loaded .sframe
+// and PT_GNU_SFRAME, unless it already has exactly that section.
+func (c *cli) processLinked(w *fileWriter, ef *elf.File, target lower.Target, o generateOptions, r fileResult) fileResult {
 	var res *lower.Result
 	var size int
-	err = errNoCFI
+	err := errNoCFI
 	if hasCFISection(ef) {
-		res, size, err = fc.makeLinked(j.path, in, st.Size(), ef, target, o)
+		res, size, err = c.makeLinked(w.j.path, w.in, w.size, ef, target, o)
 	}
 	switch {
 	case err == errNoCFI:
 		r.status = statusNoCFI
 		return w.unchanged(r)
 	case err != nil:
-		return fail(err)
+		return failed(r, err)
 	}
 	r.fdes = res.Section.NumFDEs()
-	patch, err := elfpatch.PlanLinked(in, size, func(addr uint64) ([][]byte, error) {
+	patch, err := elfpatch.PlanLinked(w.in, size, func(addr uint64) ([][]byte, error) {
 		parts, err := res.EncodePlaced(addr)
 		if err != nil {
 			return nil, fmt.Errorf("encoding .sframe: %w", err)
@@ -150,19 +165,19 @@ func (c *cli) processFile(j *job, o generateOptions, ro elfpatch.ReplaceOptions)
 		return parts, nil
 	})
 	if err != nil {
-		return fail(err)
+		return failed(r, err)
 	}
 	if same, err := patch.Unchanged(); err != nil {
-		return fail(err)
+		return failed(r, err)
 	} else if same {
 		r.status = statusUpToDate
 		return w.unchanged(r)
 	}
 	if err := w.replace(patch.Write); err != nil {
-		return fail(err)
+		return failed(r, err)
 	}
 	if o.verbose {
-		fc.summary(j.path, generateOptions{output: j.out}, res, size, fmt.Sprintf("at %#x, PT_GNU_SFRAME", patch.Layout().Addr))
+		c.summary(w.j.path, generateOptions{output: w.j.out}, res, size, fmt.Sprintf("at %#x, PT_GNU_SFRAME", patch.Layout().Addr))
 	}
 	r.status = statusPatched
 	return r
