@@ -28,106 +28,36 @@ func LowerScan(f *elf.File, frames *cfi.Frames, t Target, opt Options) (res *Res
 			}
 		}()
 	}
-	if frames == nil {
-		return nil, nil, nil, fmt.Errorf("lower: no CFI")
-	}
-	if opt.Version != 0 && opt.Version != emit.Version3 {
-		return nil, nil, nil, fmt.Errorf("lower: LowerScan writes SFrame version 3 only (version %d: LowerFile)", opt.Version)
-	}
-	if len(frames.FDEs) != 0 || len(frames.Errors) != 0 {
-		return nil, nil, nil, fmt.Errorf("lower: LowerScan needs a CFI section opened with cfi.Open, not read")
-	}
-	if frames.Relocatable != t.Relocatable {
-		return nil, nil, nil, fmt.Errorf("lower: CFI of a relocatable object is %v, target says %v", frames.Relocatable, t.Relocatable)
-	}
-	if err := t.check(); err != nil {
+	if err := checkScan(frames, t, opt); err != nil {
 		return nil, nil, nil, err
 	}
 	variant, plt, err := pltForELF(f, t)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	filter := fileFilter(f, t, plt)
+	sc := &partScan{frames: frames, t: t, opt: opt, filter: fileFilter(f, t, plt)}
 	weights := []int{1}
 	if opt.Workers > 1 {
 		weights = partWeights(opt.Workers)
 	}
-	cuts, counts := frames.CutWeighted(weights)
+	sc.cuts, sc.counts = frames.CutWeighted(weights)
 	if opt.afterCut != nil {
 		opt.afterCut()
 	}
 	n := 8 // the PLT FDEs
-	for _, c := range counts {
+	for _, c := range sc.counts {
 		n += c
 	}
-	// The packed FRE data of a part: about 1.25 bytes per byte of CFI
-	// instructions (packedSize; 4/3 here, which held every part of
-	// LLVM, cc1plus, node and the C libraries measured), of which the
-	// part has what its FDEs' headers (16 bytes at least in the usual
-	// .eh_frame encoding) leave of its size, and the attribute records.
-	// (A part that needs more gets an array of its own, at the cost of a
-	// copy.)
-	packedOf := func(k int) int {
-		return emit.FDEAttrSize*counts[k] + max(0, cuts[k+1]-cuts[k]-minFDEHeader*counts[k])*4/3
-	}
-	scan := func(p *Result, k int) (read int, errs []*cfi.EntryError, err error) {
-		if opt.MappedCFI {
-			// On a worker's goroutine too.
-			defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-			defer func() {
-				if r := recover(); r != nil {
-					read, errs, err = 0, nil, faultError(r)
-				}
-			}()
-		}
-		s := frames.Scanner(cuts[k], cuts[k+1])
-		r, err := newRangeLowerer(p, frames, counts[k], t, opt, true)
-		if err != nil {
-			return 0, nil, err
-		}
-		var fde cfi.FDE
-		for s.Next(&fde) {
-			read++
-			switch reason, ok := filter.keep(&fde); {
-			case reason != "":
-				r.skip(Skip{FDE: &fde, Reason: reason})
-			case ok:
-				if err := r.lower(&fde); err != nil {
-					return 0, nil, err
-				}
-			}
-		}
-		return read, s.Errors(), nil
-	}
 	read := 0
-	if len(counts) > 1 {
-		packed := 1024 // and the PLT FDEs
-		for k := range counts {
-			packed += packedOf(k)
-		}
-		res = newResult(t, opt, n, packed, true)
-		parts := make([]part, len(counts))
-		partErrs := make([][]*cfi.EntryError, len(counts))
-		partRead := make([]int, len(counts))
-		for k := range parts {
-			parts[k] = part{fdes: counts[k], packed: packedOf(k), run: func(p *Result) (err error) {
-				partRead[k], partErrs[k], err = scan(p, k)
-				return err
-			}}
-		}
-		if lowerParallel(res, t, parts, opt.Workers, opt.Hold) {
-			for k := range parts {
-				read += partRead[k]
-				errs = append(errs, partErrs[k]...)
-			}
-		} else {
-			res = nil // some function failed: lower again in one piece, for the serial error
-		}
+	if len(sc.counts) > 1 {
+		res, read, errs = sc.parallel(n)
 	}
 	if res == nil {
-		cuts, counts = []int{0, len(frames.Data)}, []int{n - 8}
-		res = newResult(t, opt, n, packedOf(0)+1024, true)
-		if read, errs, err = scan(res, 0); err != nil {
+		// One piece: the only part, or the parts again for the serial
+		// error when some function failed.
+		sc.cuts, sc.counts = []int{0, len(frames.Data)}, []int{n - 8}
+		res = newResult(t, opt, n, sc.packedOf(0)+1024, true)
+		if read, errs, err = sc.scan(res, 0); err != nil {
 			return nil, nil, nil, err
 		}
 	}
@@ -141,6 +71,101 @@ func LowerScan(f *elf.File, frames *cfi.Frames, t Target, opt Options) (res *Res
 	padObject(res, t)
 	res, plt, err = finishFile(res, t, variant, plt, opt)
 	return res, plt, errs, err
+}
+
+// checkScan refuses what LowerScan cannot lower.
+func checkScan(frames *cfi.Frames, t Target, opt Options) error {
+	switch {
+	case frames == nil:
+		return fmt.Errorf("lower: no CFI")
+	case opt.Version != 0 && opt.Version != emit.Version3:
+		return fmt.Errorf("lower: LowerScan writes SFrame version 3 only (version %d: LowerFile)", opt.Version)
+	case len(frames.FDEs) != 0 || len(frames.Errors) != 0:
+		return fmt.Errorf("lower: LowerScan needs a CFI section opened with cfi.Open, not read")
+	case frames.Relocatable != t.Relocatable:
+		return fmt.Errorf("lower: CFI of a relocatable object is %v, target says %v", frames.Relocatable, t.Relocatable)
+	}
+	return t.check()
+}
+
+// partScan is LowerScan's section cut into parts: each part's FDEs are
+// read with a cfi.Scanner and lowered as they are read.
+type partScan struct {
+	frames *cfi.Frames
+	t      Target
+	opt    Options
+	filter *fdeFilter
+	cuts   []int // part k is the section's bytes [cuts[k], cuts[k+1])
+	counts []int // and holds counts[k] FDEs (at most)
+}
+
+// packedOf is the size to reserve for the packed FRE data of part k:
+// about 1.25 bytes per byte of CFI instructions (packedSize; 4/3 here,
+// which held every part of LLVM, cc1plus, node and the C libraries
+// measured), of which the part has what its FDEs' headers (16 bytes at
+// least in the usual .eh_frame encoding) leave of its size, and the
+// attribute records. (A part that needs more gets an array of its own, at
+// the cost of a copy.)
+func (sc *partScan) packedOf(k int) int {
+	return emit.FDEAttrSize*sc.counts[k] + max(0, sc.cuts[k+1]-sc.cuts[k]-minFDEHeader*sc.counts[k])*4/3
+}
+
+// scan lowers part k into p: the FDEs read, the broken entries.
+func (sc *partScan) scan(p *Result, k int) (read int, errs []*cfi.EntryError, err error) {
+	if sc.opt.MappedCFI {
+		// On a worker's goroutine too.
+		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+		defer func() {
+			if r := recover(); r != nil {
+				read, errs, err = 0, nil, faultError(r)
+			}
+		}()
+	}
+	s := sc.frames.Scanner(sc.cuts[k], sc.cuts[k+1])
+	r, err := newRangeLowerer(p, sc.frames, sc.counts[k], sc.t, sc.opt, true)
+	if err != nil {
+		return 0, nil, err
+	}
+	var fde cfi.FDE
+	for s.Next(&fde) {
+		read++
+		switch reason, ok := sc.filter.keep(&fde); {
+		case reason != "":
+			r.skip(Skip{FDE: &fde, Reason: reason})
+		case ok:
+			if err := r.lower(&fde); err != nil {
+				return 0, nil, err
+			}
+		}
+	}
+	return read, s.Errors(), nil
+}
+
+// parallel lowers the parts on the workers (lowerParallel) into a result
+// for n FDEs. It returns a nil result when some function failed.
+func (sc *partScan) parallel(n int) (res *Result, read int, errs []*cfi.EntryError) {
+	packed := 1024 // and the PLT FDEs
+	for k := range sc.counts {
+		packed += sc.packedOf(k)
+	}
+	res = newResult(sc.t, sc.opt, n, packed, true)
+	parts := make([]part, len(sc.counts))
+	partErrs := make([][]*cfi.EntryError, len(sc.counts))
+	partRead := make([]int, len(sc.counts))
+	for k := range parts {
+		parts[k] = part{fdes: sc.counts[k], packed: sc.packedOf(k), run: func(p *Result) (err error) {
+			partRead[k], partErrs[k], err = sc.scan(p, k)
+			return err
+		}}
+	}
+	if !lowerParallel(res, sc.t, parts, sc.opt.Workers, sc.opt.Hold) {
+		return nil, 0, nil
+	}
+	for k := range parts {
+		read += partRead[k]
+		errs = append(errs, partErrs[k]...)
+	}
+	return res, read, errs
 }
 
 // minFDEHeader is the size of the smallest usual .eh_frame FDE header:
