@@ -97,52 +97,16 @@ func patchObject(data, sframe []byte, relocs []Reloc) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if f.hdr.typ != etRel {
-		return nil, fmt.Errorf("ELF type %d is not ET_REL (relocatable object)", f.hdr.typ)
-	}
-	if len(f.sects) == 0 || f.shstrndx == 0 {
-		return nil, fmt.Errorf("object has no section headers or no section-name table")
+	if err := checkObject(f, sframe, relocs); err != nil {
+		return nil, err
 	}
 	o := &object{file: f, data: data, content: map[int][]byte{}}
 	for i := range f.sects {
 		o.origOff = append(o.origOff, f.sects[i].Off)
-		// Readers take the bytes at a compressed section's offset for
-		// its compression header; an SHT_NOBITS or SHT_NULL section has
-		// none (gABI: the flag cannot apply to SHT_NOBITS), and the new
-		// layout moves it onto other bytes.
-		if s := &f.sects[i]; i > 0 && (s.Type == shtNobits || s.Type == shtNull) && s.Flags&shfCompressed != 0 {
-			kind := "SHT_NOBITS"
-			if s.Type == shtNull {
-				kind = "SHT_NULL"
-			}
-			return nil, fmt.Errorf("section %d (%s) is %s but has the SHF_COMPRESSED flag", i, f.name(s), kind)
-		}
 	}
-	for i, r := range relocs {
-		if r.Section == 0 || uint64(r.Section) >= uint64(len(f.sects)) {
-			return nil, fmt.Errorf("relocation %d: section index %d out of range (%d sections)", i, r.Section, len(f.sects))
-		}
-		if r.Offset > uint64(len(sframe)) || uint64(len(sframe))-r.Offset < 8 {
-			return nil, fmt.Errorf("relocation %d: offset %#x outside the %d-byte .sframe", i, r.Offset, len(sframe))
-		}
-	}
-
-	symIdx := -1
-	for i := range f.sects {
-		if f.sects[i].Type == shtSymtab {
-			if symIdx >= 0 {
-				return nil, fmt.Errorf("object has two symbol tables (sections %d and %d)", symIdx, i)
-			}
-			symIdx = i
-		}
-	}
-	if symIdx >= 0 {
-		// The names live in the section sh_link names: the new layout
-		// keeps only the contents of real sections (an SHT_NULL header's
-		// fields mean nothing).
-		if l := f.sects[symIdx].Link; l == 0 || int(l) >= len(f.sects) || f.sects[l].Type != shtStrtab {
-			return nil, fmt.Errorf("symbol table (section %d): its string table, section %d, is not an SHT_STRTAB section", symIdx, l)
-		}
+	symIdx, err := symbolTable(f)
+	if err != nil {
+		return nil, err
 	}
 	var secSym map[uint32]uint32
 	if len(relocs) > 0 {
@@ -154,15 +118,80 @@ func patchObject(data, sframe []byte, relocs []Reloc) ([]byte, error) {
 			return nil, err
 		}
 	}
+	sfIdx, relIdx, err := sframeSections(f)
+	if err != nil {
+		return nil, err
+	}
+	o.addSFrame(sframe, relocs, secSym, symIdx, sfIdx, relIdx)
+	return o.layout(), nil
+}
 
-	// Find or create .sframe and .rela.sframe.
-	sfIdx, relIdx := -1, -1
+// checkObject refuses what patchObject cannot patch: not a relocatable
+// object, no section headers, a compressed section without contents,
+// relocations outside the object or the section.
+func checkObject(f *file, sframe []byte, relocs []Reloc) error {
+	if f.hdr.typ != etRel {
+		return fmt.Errorf("ELF type %d is not ET_REL (relocatable object)", f.hdr.typ)
+	}
+	if len(f.sects) == 0 || f.shstrndx == 0 {
+		return fmt.Errorf("object has no section headers or no section-name table")
+	}
+	for i := range f.sects {
+		// Readers take the bytes at a compressed section's offset for
+		// its compression header; an SHT_NOBITS or SHT_NULL section has
+		// none (gABI: the flag cannot apply to SHT_NOBITS), and the new
+		// layout moves it onto other bytes.
+		if s := &f.sects[i]; i > 0 && (s.Type == shtNobits || s.Type == shtNull) && s.Flags&shfCompressed != 0 {
+			kind := "SHT_NOBITS"
+			if s.Type == shtNull {
+				kind = "SHT_NULL"
+			}
+			return fmt.Errorf("section %d (%s) is %s but has the SHF_COMPRESSED flag", i, f.name(s), kind)
+		}
+	}
+	for i, r := range relocs {
+		if r.Section == 0 || uint64(r.Section) >= uint64(len(f.sects)) {
+			return fmt.Errorf("relocation %d: section index %d out of range (%d sections)", i, r.Section, len(f.sects))
+		}
+		if r.Offset > uint64(len(sframe)) || uint64(len(sframe))-r.Offset < 8 {
+			return fmt.Errorf("relocation %d: offset %#x outside the %d-byte .sframe", i, r.Offset, len(sframe))
+		}
+	}
+	return nil
+}
+
+// symbolTable returns the index of the object's symbol table, -1 if none.
+func symbolTable(f *file) (int, error) {
+	symIdx := -1
+	for i := range f.sects {
+		if f.sects[i].Type == shtSymtab {
+			if symIdx >= 0 {
+				return 0, fmt.Errorf("object has two symbol tables (sections %d and %d)", symIdx, i)
+			}
+			symIdx = i
+		}
+	}
+	if symIdx >= 0 {
+		// The names live in the section sh_link names: the new layout
+		// keeps only the contents of real sections (an SHT_NULL header's
+		// fields mean nothing).
+		if l := f.sects[symIdx].Link; l == 0 || int(l) >= len(f.sects) || f.sects[l].Type != shtStrtab {
+			return 0, fmt.Errorf("symbol table (section %d): its string table, section %d, is not an SHT_STRTAB section", symIdx, l)
+		}
+	}
+	return symIdx, nil
+}
+
+// sframeSections returns the indices of the object's .sframe and
+// .rela.sframe, -1 for each one it does not have.
+func sframeSections(f *file) (sfIdx, relIdx int, err error) {
+	sfIdx, relIdx = -1, -1
 	for i := range f.sects {
 		s := &f.sects[i]
 		n := f.name(s)
 		if s.Type == shtGNUSFrame || (n == nameSFrame && s.Type != shtNull) {
 			if sfIdx >= 0 {
-				return nil, fmt.Errorf("object has two SFrame sections (%d and %d)", sfIdx, i)
+				return 0, 0, fmt.Errorf("object has two SFrame sections (%d and %d)", sfIdx, i)
 			}
 			sfIdx = i
 		}
@@ -171,11 +200,19 @@ func patchObject(data, sframe []byte, relocs []Reloc) ([]byte, error) {
 		s := &f.sects[i]
 		if (s.Type == shtRela || s.Type == shtRel) && (f.name(s) == nameRelaSFrame || (sfIdx > 0 && int(s.Info) == sfIdx)) {
 			if relIdx >= 0 {
-				return nil, fmt.Errorf("object has two .rela.sframe sections (%d and %d)", relIdx, i)
+				return 0, 0, fmt.Errorf("object has two .rela.sframe sections (%d and %d)", relIdx, i)
 			}
 			relIdx = i
 		}
 	}
+	return sfIdx, relIdx, nil
+}
+
+// addSFrame sets or appends .sframe (at sfIdx, -1 for a new one) and
+// .rela.sframe (relIdx) with their contents, their names added to the
+// section-name table as gas writes it.
+func (o *object) addSFrame(sframe []byte, relocs []Reloc, secSym map[uint32]uint32, symIdx, sfIdx, relIdx int) {
+	f := o.file
 	shstr := append([]byte(nil), f.shstrtab...)
 	nameOff := func(name string) uint32 {
 		if i := findName(shstr, name); i >= 0 {
@@ -221,7 +258,6 @@ func patchObject(data, sframe []byte, relocs []Reloc) ([]byte, error) {
 	}
 	o.sects[f.shstrndx].Size = uint64(len(shstr))
 	o.content[f.shstrndx] = shstr
-	return o.layout(), nil
 }
 
 // layout writes the object: ELF header, program headers (if any), section
