@@ -3,6 +3,7 @@ package emit
 import (
 	"cmp"
 	"debug/elf"
+	"encoding/binary"
 	"fmt"
 	"slices"
 )
@@ -14,46 +15,48 @@ import (
 type Reader struct {
 	sec  *Section
 	addr uint64
-	// starts are the functions' absolute starts in address order, funcs
-	// the same functions. top holds every topStride-th start: a search
-	// reads it (small enough to stay in the cache), then one block of
-	// starts.
-	starts []uint64
-	top    []uint64
+	// funcs are the functions in address order. A search starts in
+	// bucket: bucket[b] is how many functions start below base+b<<shift,
+	// so the function of a PC is among the few of its bucket (one table
+	// read, then usually one cache line of funcs, instead of a binary
+	// search's dozen dependent cache misses).
 	funcs  []readerFunc
-	// fres are every function's FREs, one function after the other in
-	// address order, with what a lookup reads of them: a function's FREs
-	// are in a few adjacent cache lines, not behind the decoded section's
-	// pointers.
-	fres []readerFRE
+	base   uint64
+	shift  uint
+	bucket []uint32
+	// fres holds each function's FREs, one function after the other in
+	// address order, packed as narrow as they fit: first the starts
+	// (1, 2 or 4 bytes each), then fixed-size records of the info byte,
+	// the word count and the data words (1, 2 or 4 bytes each, as many as
+	// the function's longest FRE has). A lookup reads one or two cache
+	// lines of it; on libLLVM.so's section the table takes about a third
+	// of what 20-byte FRE structs took.
+	fres []byte
 }
 
 // readerFunc is what a lookup reads of one function.
 type readerFunc struct {
+	start       uint64 // absolute start address
 	fde         int32  // index of the FDE in the section
 	size        uint32 // the function's size
-	fre, numFRE uint32 // its FREs in Reader.fres
-	info, info2 uint8  // the FDE's info bytes
-	rep         uint8  // the repeat size of a PCMASK function
+	fre         int    // offset of its FREs in Reader.fres
+	numFRE      uint32
+	info, info2 uint8 // the FDE's info bytes
+	rep         uint8 // the repeat size of a PCMASK function
+	// shape is how its FREs are packed: log2 of the start size (bits
+	// 0-1), log2 of the data-word size (bits 2-3), the words per record
+	// (bits 4-7).
+	shape uint8
 }
 
-// readerFRE is an FRE's start offset, info byte and up to three data words
-// (default FDEs have at most three; an FRE with more is read from the
-// section).
-type readerFRE struct {
-	start uint32
-	info  uint8
-	n     uint8
-	words [3]int32
-}
+// maxWords returns the number of data words in each of f's FRE records.
+func (f *readerFunc) maxWords() uint32 { return uint32(f.shape >> 4) }
 
-// topStride is how many starts a block of Reader.top covers. On
-// libLLVM.so's section (160,806 functions, 2.3 million shuffled PCs,
-// testdata/bench-lookup.sh) a Lookup is mostly cache misses: one binary
-// search over all the starts and the decoded section's FDEs and FREs took
-// about 790 ns per Lookup; the two levels (64) with the compact function
-// and FRE tables about 450, with 8 about 400-440.
-const topStride = 8
+// funcsPerBucket: the bucket table has at most len(funcs)/funcsPerBucket
+// buckets (each a power of two bytes of addresses). On libLLVM.so's section
+// (160,806 functions, 2.3 million shuffled PCs, testdata/bench-lookup.sh)
+// 4 (a 160 KB table) and 1 measured the same, within the noise.
+const funcsPerBucket = 4
 
 // Func is one function of a section as Reader.Funcs gives it.
 type Func struct {
@@ -87,47 +90,121 @@ func NewReader(data []byte, sectionAddr uint64) (*Reader, error) {
 func ReaderFor(s *Section, sectionAddr uint64) *Reader {
 	order := make([]int, len(s.FDEs))
 	starts := make([]uint64, len(s.FDEs))
-	numFREs := 0
 	for i := range s.FDEs {
 		order[i], starts[i] = i, s.FuncStart(i, sectionAddr)
-		numFREs += len(s.FDEs[i].FREs)
 	}
 	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(starts[a], starts[b]) })
 	r := &Reader{
 		sec: s, addr: sectionAddr,
-		starts: make([]uint64, len(order)),
-		funcs:  make([]readerFunc, len(order)),
-		fres:   make([]readerFRE, 0, numFREs),
+		funcs: make([]readerFunc, len(order)),
 	}
 	for k, i := range order {
 		f := &s.FDEs[i]
-		r.starts[k] = starts[i]
-		r.funcs[k] = readerFunc{fde: int32(i), size: f.Size, fre: uint32(len(r.fres)), numFRE: uint32(len(f.FREs)),
+		r.funcs[k] = readerFunc{start: starts[i], fde: int32(i), size: f.Size, fre: len(r.fres), numFRE: uint32(len(f.FREs)),
 			info: f.Info, info2: f.Info2, rep: f.RepSize}
-		for _, e := range f.FREs {
-			rf := readerFRE{start: e.StartAddr, info: e.Info, n: uint8(min(len(e.Words), 4))}
-			copy(rf.words[:], e.Words)
-			r.fres = append(r.fres, rf)
-		}
+		r.fres = r.funcs[k].pack(r.fres, f.FREs)
 	}
-	for k := 0; k < len(r.starts); k += topStride {
-		r.top = append(r.top, r.starts[k])
-	}
+	r.makeBuckets()
 	return r
 }
 
-// countAtOrBelow returns how many of the sorted xs are <= v.
-func countAtOrBelow(xs []uint64, v uint64) int {
-	lo, hi := 0, len(xs)
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if xs[m] <= v {
-			lo = m + 1
-		} else {
-			hi = m
+// widthCode returns log2 of the bytes (1, 2 or 4) that v needs, as
+// unsigned or as signed.
+func widthCode(v int64, signed bool) uint8 {
+	switch {
+	case signed && v >= -1<<7 && v < 1<<7, !signed && v < 1<<8:
+		return 0
+	case signed && v >= -1<<15 && v < 1<<15, !signed && v < 1<<16:
+		return 1
+	}
+	return 2
+}
+
+// pack appends FREs es to b as f's packed FRE table, setting f.shape.
+func (f *readerFunc) pack(b []byte, es []FRE) []byte {
+	var sc, wc, n uint8
+	for _, e := range es {
+		sc = max(sc, widthCode(int64(e.StartAddr), false))
+		n = max(n, uint8(min(len(e.Words), MaxDataWords)))
+		for _, w := range e.Words {
+			wc = max(wc, widthCode(int64(w), true))
 		}
 	}
-	return lo
+	f.shape = sc | wc<<2 | n<<4
+	put := func(v uint32, code uint8) {
+		switch code {
+		case 0:
+			b = append(b, byte(v))
+		case 1:
+			b = binary.LittleEndian.AppendUint16(b, uint16(v))
+		default:
+			b = binary.LittleEndian.AppendUint32(b, v)
+		}
+	}
+	for _, e := range es {
+		put(e.StartAddr, sc)
+	}
+	for _, e := range es {
+		// The count as it is (more than n: Lookup reads the FRE from
+		// the section), the words as far as they fit.
+		m := min(len(e.Words), MaxDataWords)
+		b = append(b, e.Info, byte(min(len(e.Words), 255)))
+		for k := range int(n) {
+			var w int32
+			if k < m {
+				w = e.Words[k]
+			}
+			put(uint32(w), wc)
+		}
+	}
+	return b
+}
+
+// makeBuckets fills the bucket table: the fewest buckets of a power of two
+// bytes, at most len(funcs)/funcsPerBucket.
+func (r *Reader) makeBuckets() {
+	n := len(r.funcs)
+	if n == 0 {
+		return
+	}
+	r.base = r.funcs[0].start
+	span := r.funcs[n-1].start - r.base
+	limit := uint64(max(n/funcsPerBucket, 1))
+	for r.shift < 63 && span>>r.shift >= limit {
+		r.shift++
+	}
+	nb := int(span>>r.shift) + 1
+	r.bucket = make([]uint32, nb+1)
+	k := 0
+	for b := range nb {
+		for k < n && (r.funcs[k].start-r.base)>>r.shift < uint64(b) {
+			k++
+		}
+		r.bucket[b] = uint32(k)
+	}
+	r.bucket[nb] = uint32(n)
+}
+
+// uintAt reads the little-endian unsigned value of 1 << code bytes at p.
+func uintAt(p []byte, code uint32) uint32 {
+	switch code {
+	case 0:
+		return uint32(p[0])
+	case 1:
+		return uint32(binary.LittleEndian.Uint16(p))
+	}
+	return binary.LittleEndian.Uint32(p)
+}
+
+// intAt reads the little-endian signed value of 1 << code bytes at p.
+func intAt(p []byte, code uint32) int32 {
+	switch code {
+	case 0:
+		return int32(int8(p[0]))
+	case 1:
+		return int32(int16(binary.LittleEndian.Uint16(p)))
+	}
+	return int32(binary.LittleEndian.Uint32(p))
 }
 
 // ReaderFromELF reads the SFrame section of an ELF file (ReadELFSection):
@@ -153,12 +230,12 @@ func ReaderFromELF(f *elf.File) (*Reader, error) {
 func (r *Reader) Section() *Section { return r.sec }
 
 // NumFuncs returns the number of functions in the section.
-func (r *Reader) NumFuncs() int { return len(r.starts) }
+func (r *Reader) NumFuncs() int { return len(r.funcs) }
 
 // Func returns the i-th function in address order.
 func (r *Reader) Func(i int) Func {
 	k := int(r.funcs[i].fde)
-	return Func{Start: r.starts[i], FDE: &r.sec.FDEs[k], Index: k}
+	return Func{Start: r.funcs[i].start, FDE: &r.sec.FDEs[k], Index: k}
 }
 
 // Find returns the FDE (its index in the section) and the FRE (its index
@@ -178,16 +255,19 @@ func (r *Reader) Find(pc uint64) (fde, fre int, ok bool) {
 // find returns the function (its place in address order) and the FRE (its
 // index in the function) that cover pc.
 func (r *Reader) find(pc uint64) (k, j int, ok bool) {
-	// The last function starting at or before pc: its block in top,
-	// then its place in the block.
-	t := countAtOrBelow(r.top, pc)
-	if t == 0 {
+	// The last function starting at or before pc: among the starts of
+	// its bucket.
+	if len(r.funcs) == 0 || pc < r.base {
 		return 0, 0, false
 	}
-	lo := (t - 1) * topStride
-	k = lo + countAtOrBelow(r.starts[lo:min(lo+topStride, len(r.starts))], pc) - 1
+	b := min((pc-r.base)>>r.shift, uint64(len(r.bucket)-2))
+	lo, hi := int(r.bucket[b]), int(r.bucket[b+1])
+	k = lo + countAtOrBelow(r.funcs[lo:hi], pc) - 1
+	if k < 0 {
+		return 0, 0, false
+	}
 	f := &r.funcs[k]
-	off := pc - r.starts[k]
+	off := pc - f.start
 	if off >= uint64(f.size) {
 		return 0, 0, false
 	}
@@ -198,11 +278,12 @@ func (r *Reader) find(pc uint64) (k, j int, ok bool) {
 		off %= uint64(f.rep)
 	}
 	// The last FRE starting at or before off.
-	fres := r.fres[f.fre : f.fre+f.numFRE]
-	lo, hi := 0, len(fres)
+	sc := uint32(f.shape & 3)
+	fres := r.fres[f.fre : f.fre+int(f.numFRE)<<sc]
+	lo, hi = 0, int(f.numFRE)
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
-		if uint64(fres[m].start) <= off {
+		if uint64(uintAt(fres[m<<sc:], sc)) <= off {
 			lo = m + 1
 		} else {
 			hi = m
@@ -225,14 +306,37 @@ func (r *Reader) Lookup(pc uint64) (Lookup, bool) {
 	}
 	f := &r.funcs[k]
 	fde := FDE{Info: f.info, Info2: f.info2}
-	rf := &r.fres[f.fre+uint32(j)]
-	e := FRE{Info: rf.info, Words: rf.words[:min(rf.n, 3)]}
-	if rf.n > 3 {
+	wc := uint32(f.shape >> 2 & 3)
+	rec := f.fre + int(f.numFRE)<<(f.shape&3) + j*int(2+f.maxWords()<<wc)
+	p := r.fres[rec:]
+	var words [MaxDataWords]int32
+	e := FRE{Info: p[0]}
+	if n := uint32(p[1]); n <= f.maxWords() {
+		for i := range n {
+			words[i] = intAt(p[2+i<<wc:], wc)
+		}
+		e.Words = words[:n]
+	} else {
 		e = r.sec.FDEs[f.fde].FREs[j]
 	}
 	fr, err := r.sec.Header.Frame(&fde, &e)
 	if err != nil {
 		return Lookup{}, false
 	}
-	return Lookup{Frame: fr, Func: int(f.fde), FRE: j, Start: r.starts[k]}, true
+	return Lookup{Frame: fr, Func: int(f.fde), FRE: j, Start: f.start}, true
+}
+
+// countAtOrBelow returns how many of fs (in address order) start at or
+// before pc.
+func countAtOrBelow(fs []readerFunc, pc uint64) int {
+	lo, hi := 0, len(fs)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if fs[m].start <= pc {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
 }

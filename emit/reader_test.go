@@ -250,3 +250,55 @@ func linkedGolden(b *testing.B) []string {
 	}
 	return m
 }
+
+// TestReaderPacking: functions far apart (a wide bucket table) and FREs
+// whose starts and words need 1, 2 and 4 bytes, or more words than a
+// record holds, read back by Lookup as Header.Frame reads the section's.
+func TestReaderPacking(t *testing.T) {
+	s := &Section{Header: Header{Version: Version3, ABI: ABIAArch64LittleEndian}}
+	fre := func(start uint32, words ...int32) FRE {
+		return FRE{StartAddr: start, Info: FREInfo(true, len(words), DataWord4B, false), Words: words}
+	}
+	funcs := []struct {
+		start uint64
+		size  uint32
+		fres  []FRE
+	}{
+		{0x1000, 0x10, []FRE{fre(0, 16), fre(4, 32, -8), fre(8, 48, -16, -24)}},
+		{0x1010, 0x400, []FRE{fre(0, 16), fre(0x100, 0x1234, -0x200, 0), fre(0x3ff, -0x12345678, 8, 0x7fffffff)}},
+		{0x1410, 0x20000, []FRE{fre(0, 16), fre(0x1ffff, 1<<20)}},
+		{1 << 40, 0x100, []FRE{fre(0), fre(2, 16, -8, -16, 4)}}, // outermost; 4 words: an error
+		{1<<40 + 0x100, 0x100, []FRE{fre(0, 1, 2, 3, 4, 5, 6, 7)}}, // more words than MaxDataWords
+		{1<<62 + 3, 0x10, []FRE{fre(1, -128, 127, -32768)}},
+	}
+	for i, f := range funcs {
+		s.FDEs = append(s.FDEs, FDE{Size: f.size, Info: uint8(FREAddr4), FREs: f.fres})
+		s.SetFuncStart(i, f.start, 0)
+	}
+	r := ReaderFor(s, 0)
+	for i, f := range funcs {
+		if _, ok := r.Lookup(f.start + uint64(f.size)); ok && i+1 < len(funcs) && funcs[i+1].start > f.start+uint64(f.size) {
+			t.Errorf("function %d: the PC past its end found a function", i)
+		}
+		if f.fres[0].StartAddr > 0 {
+			if _, ok := r.Lookup(f.start); ok {
+				t.Errorf("function %d: a PC before its first FRE found one", i)
+			}
+		}
+		for j, e := range f.fres {
+			pc := f.start + uint64(e.StartAddr)
+			want, err := s.Header.Frame(&s.FDEs[i], &f.fres[j])
+			l, ok := r.Lookup(pc)
+			if ok != (err == nil) {
+				t.Errorf("function %d FRE %d: Lookup(%#x) ok %v, Frame error %v", i, j, pc, ok, err)
+				continue
+			}
+			if ok && (l.Frame != want || l.Func != i || l.FRE != j || l.Start != f.start) {
+				t.Errorf("function %d FRE %d: Lookup(%#x) = %+v, want %+v", i, j, pc, l, want)
+			}
+		}
+	}
+	if _, ok := r.Lookup(0xfff); ok {
+		t.Error("a PC below every function found one")
+	}
+}

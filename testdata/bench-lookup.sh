@@ -3,7 +3,7 @@
 # on the same SFrame section and the same PCs, alternated in one run
 # (docs/performance.md, "PC lookup").
 #
-#   testdata/bench-lookup.sh [FILE]   default FILE: rust's libLLVM.so, else any big library
+#   testdata/bench-lookup.sh [FILE]   default FILE: rust's (stable) libLLVM.so, else any big library
 #   ROUNDS=N (default 7): rounds, each timing both sides (the order swapped every round)
 #   PASSES=N (default 3): passes over the PCs in one timing (the best is kept)
 #   PCS=N (default 1000000): random PCs inside functions, besides every FRE's start
@@ -24,7 +24,7 @@ cd "$(dirname "$0")/.."
 GO=${GO:-go}
 FILE=${1:-}
 if [ -z "$FILE" ]; then
-  for f in /root/.rustup/toolchains/*/lib/libLLVM.so* /usr/lib/x86_64-linux-gnu/libLLVM*.so* /usr/lib/x86_64-linux-gnu/libstdc++.so.6; do
+  for f in /root/.rustup/toolchains/stable-*/lib/libLLVM.so* /root/.rustup/toolchains/*/lib/libLLVM.so* /usr/lib/x86_64-linux-gnu/libLLVM*.so* /usr/lib/x86_64-linux-gnu/libstdc++.so.6; do
     [ -f "$f" ] && { FILE=$f; break; }
   done
 fi
