@@ -98,11 +98,16 @@ func ReaderFor(s *Section, sectionAddr uint64) *Reader {
 		sec: s, addr: sectionAddr,
 		funcs: make([]readerFunc, len(order)),
 	}
+	size := 0
 	for k, i := range order {
 		f := &s.FDEs[i]
-		r.funcs[k] = readerFunc{start: starts[i], fde: int32(i), size: f.Size, fre: len(r.fres), numFRE: uint32(len(f.FREs)),
-			info: f.Info, info2: f.Info2, rep: f.RepSize}
-		r.fres = r.funcs[k].pack(r.fres, f.FREs)
+		r.funcs[k] = readerFunc{start: starts[i], fde: int32(i), size: f.Size, fre: size, numFRE: uint32(len(f.FREs)),
+			info: f.Info, info2: f.Info2, rep: f.RepSize, shape: freShape(f.FREs)}
+		size += r.funcs[k].packedSize()
+	}
+	r.fres = make([]byte, 0, size)
+	for k := range r.funcs {
+		r.fres = r.funcs[k].pack(r.fres, s.FDEs[r.funcs[k].fde].FREs)
 	}
 	r.makeBuckets()
 	return r
@@ -120,8 +125,8 @@ func widthCode(v int64, signed bool) uint8 {
 	return 2
 }
 
-// pack appends FREs es to b as f's packed FRE table, setting f.shape.
-func (f *readerFunc) pack(b []byte, es []FRE) []byte {
+// freShape returns the narrowest packing of es (readerFunc.shape).
+func freShape(es []FRE) uint8 {
 	var sc, wc, n uint8
 	for _, e := range es {
 		sc = max(sc, widthCode(int64(e.StartAddr), false))
@@ -130,7 +135,17 @@ func (f *readerFunc) pack(b []byte, es []FRE) []byte {
 			wc = max(wc, widthCode(int64(w), true))
 		}
 	}
-	f.shape = sc | wc<<2 | n<<4
+	return sc | wc<<2 | n<<4
+}
+
+// packedSize returns the bytes of f's packed FRE table.
+func (f *readerFunc) packedSize() int {
+	return int(f.numFRE) * (1<<(f.shape&3) + 2 + int(f.maxWords())<<(f.shape>>2&3))
+}
+
+// pack appends FREs es to b as f's packed FRE table (f.shape).
+func (f *readerFunc) pack(b []byte, es []FRE) []byte {
+	sc, wc, n := f.shape&3, f.shape>>2&3, f.maxWords()
 	put := func(v uint32, code uint8) {
 		switch code {
 		case 0:

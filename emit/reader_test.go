@@ -267,7 +267,7 @@ func TestReaderPacking(t *testing.T) {
 		{0x1000, 0x10, []FRE{fre(0, 16), fre(4, 32, -8), fre(8, 48, -16, -24)}},
 		{0x1010, 0x400, []FRE{fre(0, 16), fre(0x100, 0x1234, -0x200, 0), fre(0x3ff, -0x12345678, 8, 0x7fffffff)}},
 		{0x1410, 0x20000, []FRE{fre(0, 16), fre(0x1ffff, 1<<20)}},
-		{1 << 40, 0x100, []FRE{fre(0), fre(2, 16, -8, -16, 4)}}, // outermost; 4 words: an error
+		{1 << 40, 0x100, []FRE{fre(0), fre(2, 16, -8, -16, 4)}},    // outermost; 4 words: an error
 		{1<<40 + 0x100, 0x100, []FRE{fre(0, 1, 2, 3, 4, 5, 6, 7)}}, // more words than MaxDataWords
 		{1<<62 + 3, 0x10, []FRE{fre(1, -128, 127, -32768)}},
 	}
