@@ -180,7 +180,7 @@ func (t *TempFiles) RemoveAll() {
 	t.names = nil
 }
 
-// replaceFile is [TempFiles.ReplaceFile] with the temporary file recorded in t while
+// ReplaceFile is [replaceFile] with the temporary file recorded in t while
 // it exists.
 func (t *TempFiles) ReplaceFile(dst string, perm fs.FileMode, write func(tmp *os.File) error) error {
 	return t.Replace(dst, perm, ReplaceOptions{}, write)
@@ -223,34 +223,11 @@ type ReplaceOptions struct {
 
 // Replace is [TempFiles.ReplaceFile] with the options of opt.
 func (t *TempFiles) Replace(dst string, perm fs.FileMode, opt ReplaceOptions, write func(tmp *os.File) error) (err error) {
-	if real, e := filepath.EvalSymlinks(dst); e == nil {
-		dst = real
-	} else if !errors.Is(e, fs.ErrNotExist) {
-		return e
+	old, err := statTarget(dst, perm)
+	if err != nil {
+		return err
 	}
-	mode := perm
-	uid, gid := -1, -1
-	replacing := false
-	var atime, mtime time.Time
-	if st, e := os.Stat(dst); e == nil {
-		replacing = true
-		if !st.Mode().IsRegular() {
-			return fmt.Errorf("%s is not a regular file", dst)
-		}
-		mode = st.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
-		mtime, atime = st.ModTime(), st.ModTime()
-		if s, ok := st.Sys().(*syscall.Stat_t); ok {
-			uid, gid = int(s.Uid), int(s.Gid)
-			atime = time.Unix(s.Atim.Unix())
-		}
-	} else if !errors.Is(e, fs.ErrNotExist) {
-		return e
-	}
-	dir, base := filepath.Split(dst)
-	if dir == "" {
-		dir = "."
-	}
-	tmp, err := t.create(dir, "."+base+".sframe-gen-")
+	tmp, err := t.create(old.dir, "."+filepath.Base(old.path)+".sframe-gen-")
 	if err != nil {
 		return err
 	}
@@ -268,47 +245,16 @@ func (t *TempFiles) Replace(dst string, perm fs.FileMode, opt ReplaceOptions, wr
 	if err = write(tmp); err != nil {
 		return err
 	}
-	if uid >= 0 {
-		if st, e := tmp.Stat(); e == nil {
-			if s, ok := st.Sys().(*syscall.Stat_t); ok && (int(s.Uid) != uid || int(s.Gid) != gid) {
-				if err = tmp.Chown(uid, gid); err != nil {
-					return fmt.Errorf("keeping owner of %s: %w", dst, err)
-				}
-			}
-		}
-	}
-	// Chmod after Chown: chown clears the set-user-ID bits.
-	if err = tmp.Chmod(mode); err != nil {
+	if err = old.finish(tmp, opt); err != nil {
 		return err
 	}
-	if opt.Written != nil {
-		opt.Written()
-	}
-	if replacing && !opt.NoSync {
-		if err = tmp.Sync(); err != nil {
+	if opt.InPlace && old.replacing {
+		if err = t.copyOver(tmp.Name(), old.path); err != nil {
 			return err
 		}
+		return old.keepTimes(old.path, opt) // the deferred function removes the temporary file
 	}
-	if err = tmp.Close(); err != nil {
-		return err
-	}
-	if opt.KeepTimes && replacing {
-		if err = os.Chtimes(tmp.Name(), atime, mtime); err != nil {
-			return fmt.Errorf("keeping the times of %s: %w", dst, err)
-		}
-	}
-	if opt.InPlace && replacing {
-		if err = t.copyOver(tmp.Name(), dst); err != nil {
-			return err
-		}
-		if opt.KeepTimes {
-			if err = os.Chtimes(dst, atime, mtime); err != nil {
-				return fmt.Errorf("keeping the times of %s: %w", dst, err)
-			}
-		}
-		return nil // the deferred function removes the temporary file
-	}
-	pairs := [][2]string{{tmp.Name(), dst}}
+	pairs := [][2]string{{tmp.Name(), old.path}}
 	for _, l := range opt.Links {
 		ldir, lbase := filepath.Split(l)
 		if ldir == "" {
@@ -316,7 +262,7 @@ func (t *TempFiles) Replace(dst string, perm fs.FileMode, opt ReplaceOptions, wr
 		}
 		name, err := t.link(tmp.Name(), ldir, "."+lbase+".sframe-gen-")
 		if err != nil {
-			return fmt.Errorf("linking the new %s as %s: %w", dst, l, err)
+			return fmt.Errorf("linking the new %s as %s: %w", old.path, l, err)
 		}
 		linkTemps = append(linkTemps, name)
 		pairs = append(pairs, [2]string{name, l})
@@ -325,21 +271,107 @@ func (t *TempFiles) Replace(dst string, perm fs.FileMode, opt ReplaceOptions, wr
 		return err
 	}
 	renamed = true
-	if !replacing || opt.NoSync {
+	if old.replacing && !opt.NoSync {
+		old.syncDirs(opt)
+	}
+	return nil
+}
+
+// replaced is what Replace keeps of the file it replaces: where it is, and
+// the mode, owner and times the new file gets.
+type replaced struct {
+	path, dir    string
+	mode         fs.FileMode
+	uid, gid     int // -1 when not known
+	replacing    bool
+	atime, mtime time.Time
+}
+
+// statTarget resolves a symbolic link dst and records what the file there
+// is; a dst that does not exist is a new file of mode perm.
+func statTarget(dst string, perm fs.FileMode) (replaced, error) {
+	old := replaced{path: dst, mode: perm, uid: -1, gid: -1}
+	if real, e := filepath.EvalSymlinks(dst); e == nil {
+		old.path = real
+	} else if !errors.Is(e, fs.ErrNotExist) {
+		return old, e
+	}
+	old.dir = filepath.Dir(old.path)
+	st, e := os.Stat(old.path)
+	if errors.Is(e, fs.ErrNotExist) {
+		return old, nil
+	} else if e != nil {
+		return old, e
+	}
+	if !st.Mode().IsRegular() {
+		return old, fmt.Errorf("%s is not a regular file", old.path)
+	}
+	old.replacing = true
+	old.mode = st.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
+	old.mtime, old.atime = st.ModTime(), st.ModTime()
+	if s, ok := st.Sys().(*syscall.Stat_t); ok {
+		old.uid, old.gid = int(s.Uid), int(s.Gid)
+		old.atime = time.Unix(s.Atim.Unix())
+	}
+	return old, nil
+}
+
+// finish gives the complete temporary file the old file's owner and mode,
+// syncs it when it replaces a file (unless opt.NoSync), closes it and, with
+// opt.KeepTimes, gives it the old file's times.
+func (old replaced) finish(tmp *os.File, opt ReplaceOptions) error {
+	if old.uid >= 0 {
+		if st, e := tmp.Stat(); e == nil {
+			if s, ok := st.Sys().(*syscall.Stat_t); ok && (int(s.Uid) != old.uid || int(s.Gid) != old.gid) {
+				if err := tmp.Chown(old.uid, old.gid); err != nil {
+					return fmt.Errorf("keeping owner of %s: %w", old.path, err)
+				}
+			}
+		}
+	}
+	// Chmod after Chown: chown clears the set-user-ID bits.
+	if err := tmp.Chmod(old.mode); err != nil {
+		return err
+	}
+	if opt.Written != nil {
+		opt.Written()
+	}
+	if old.replacing && !opt.NoSync {
+		if err := tmp.Sync(); err != nil {
+			return err
+		}
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return old.keepTimes(tmp.Name(), opt)
+}
+
+// keepTimes gives the file name the old file's times, with opt.KeepTimes.
+func (old replaced) keepTimes(name string, opt ReplaceOptions) error {
+	if !opt.KeepTimes || !old.replacing {
 		return nil
 	}
+	if err := os.Chtimes(name, old.atime, old.mtime); err != nil {
+		return fmt.Errorf("keeping the times of %s: %w", old.path, err)
+	}
+	return nil
+}
+
+// syncDirs syncs the directories of the renamed file and its links, or
+// hands them to opt.DirSynced.
+func (old replaced) syncDirs(opt ReplaceOptions) {
 	if opt.DirSynced != nil {
-		opt.DirSynced(dir)
+		opt.DirSynced(old.dir)
 		for _, l := range opt.Links {
-			if ldir := filepath.Dir(l); ldir != filepath.Clean(dir) {
+			if ldir := filepath.Dir(l); ldir != old.dir {
 				opt.DirSynced(ldir)
 			}
 		}
-		return nil
+		return
 	}
-	if d, e := os.Open(dir); e == nil {
+	if d, e := os.Open(old.dir); e == nil {
 		d.Sync()
 		d.Close()
 	}
-	return nil
 }
