@@ -65,21 +65,57 @@ func partWeights(workers int) []int {
 // (or when every part is taken: it then has nothing to do). It reports
 // false, res then unusable, when some part failed.
 func lowerParallel(res *Result, t Target, parts []part, workers int, hold <-chan struct{}) bool {
+	pl := newParallelLowering(res, t, parts)
+	pl.work(workers, hold)
+	pl.join()
+	if pl.runs != nil && !pl.runs.failed {
+		res.runs = pl.runs
+	}
+	return pl.ok && pl.joined == len(parts)
+}
+
+// parallelLowering is the state of one lowerParallel: the parts, the
+// Result each is lowered into (a window of res's lists), and the join of
+// the lowered parts into res, in order.
+type parallelLowering struct {
+	res     *Result
+	t       Target
+	parts   []part
+	results []*Result
+	errs    []error
+	windows []int         // where each part's FRE data starts in res's packed data
+	at      []int         // where each part's lists start in res's
+	runs    *sortedRuns   // a linked file's: the parts' starts sorted by the workers
+	sorted  []bool        // set with lowered: the part's run is sorted
+	lowered []atomic.Bool // set once results[k] and errs[k] are written
+
+	joining sync.Mutex
+	joined  int  // parts joined, under joining
+	ok      bool // no part failed, under joining
+}
+
+// newParallelLowering gives each part its window of res's lists, then
+// empties res's lists for the join.
+func newParallelLowering(res *Result, t Target, parts []part) *parallelLowering {
 	sec := res.Section
-	results := make([]*Result, len(parts))
-	errs := make([]error, len(parts))
-	lo, packedAt := 0, 0
-	windows := make([]int, len(parts)+1) // where each part's FRE data starts in sec.Packed
-	at := make([]int, len(parts))        // where each part's lists start in res's
-	var runs *sortedRuns
+	pl := &parallelLowering{
+		res: res, t: t, parts: parts,
+		results: make([]*Result, len(parts)),
+		errs:    make([]error, len(parts)),
+		windows: make([]int, len(parts)+1),
+		at:      make([]int, len(parts)),
+		sorted:  make([]bool, len(parts)),
+		lowered: make([]atomic.Bool, len(parts)),
+		ok:      true,
+	}
 	if !t.Relocatable && sec.Packed != nil {
 		// A linked file's section is sorted by start: each worker
 		// sorts the parts it lowers.
-		runs = newSortedRuns(len(parts), cap(res.Starts), emit.HeaderSize+len(sec.Header.AuxHeader), res.hugePages)
+		pl.runs = newSortedRuns(len(parts), cap(res.Starts), emit.HeaderSize+len(sec.Header.AuxHeader), res.hugePages)
 	}
-	sorted := make([]bool, len(parts)) // set with lowered: the part's run is sorted
+	lo, packedAt := 0, 0
 	for k, pt := range parts {
-		at[k] = lo
+		pl.at[k] = lo
 		hi := lo + pt.fdes
 		// Each part's Result and Section, written at every function,
 		// on cache lines of their own: parts next to each other in
@@ -100,13 +136,9 @@ func lowerParallel(res *Result, t Target, parts []part, workers int, hold <-chan
 			p.Section.FDEs = sec.FDEs[lo:lo:hi]
 		}
 		lo = hi
-		windows[k+1] = packedAt
-		results[k] = p
+		pl.windows[k+1] = packedAt
+		pl.results[k] = p
 	}
-	// The join appends the parts to res in order, each once it and those
-	// before it are lowered, on the worker that lowered the last of them
-	// while the others go on (if no other worker is joining already: what
-	// is left then is joined after the workers end).
 	sec.FDEs, sec.Index, res.Starts = sec.FDEs[:0], sec.Index[:0], res.Starts[:0]
 	if res.Sources != nil {
 		res.Sources = res.Sources[:0]
@@ -114,57 +146,17 @@ func lowerParallel(res *Result, t Target, parts []part, workers int, hold <-chan
 	if sec.Packed != nil {
 		sec.Packed = sec.Packed[:0]
 	}
-	lowered := make([]atomic.Bool, len(parts)) // set once results[k] and errs[k] are written
-	var joining sync.Mutex
-	joined, ok := 0, true // under joining
-	join := func() {
-		for ok && joined < len(parts) && lowered[joined].Load() {
-			k := joined
-			p := results[k]
-			if errs[k] != nil {
-				ok = false
-				return
-			}
-			// A part that outgrew its window (in an array of its own)
-			// moves down over the windows of the next ones: save what
-			// it covers, once they are lowered.
-			end := len(sec.Packed) + len(p.Section.Packed)
-			for j := k + 1; j < len(results) && windows[j] < end; j++ {
-				if !lowered[j].Load() {
-					return
-				}
-			}
-			for j := k + 1; j < len(results) && windows[j] < end; j++ {
-				results[j].Section.Packed = slices.Clone(results[j].Section.Packed)
-			}
-			if runs != nil {
-				if sorted[k] {
-					runs.runs = append(runs.runs, sortedRun{at: at[k], n: len(p.Starts), first: len(res.Starts)})
-				} else {
-					runs.failed = true
-				}
-			}
-			if !res.appendResult(p, t) {
-				ok = false
-				return
-			}
-			if res.sharer != nil {
-				// Shared as it joins, while the other workers go on
-				// lowering (the PLT FDEs appended after, at the end).
-				n, err := res.sharer.Share(sec)
-				if err != nil {
-					ok = false
-					return
-				}
-				res.Shared += n
-			}
-			joined++
-		}
-	}
+	return pl
+}
+
+// work lowers the parts on workers goroutines, the next part going to the
+// first one free; a worker that finishes a part joins what it can, unless
+// another one is joining already.
+func (pl *parallelLowering) work(workers int, hold <-chan struct{}) {
 	var next atomic.Int64
 	allTaken := make(chan struct{})
 	var wg sync.WaitGroup
-	for w := range min(workers, len(parts)) {
+	for w := range min(workers, len(pl.parts)) {
 		wg.Go(func() {
 			if w == 1 && hold != nil {
 				select {
@@ -173,30 +165,81 @@ func lowerParallel(res *Result, t Target, parts []part, workers int, hold <-chan
 					return
 				}
 			}
-			for k := int(next.Add(1) - 1); k < len(parts); k = int(next.Add(1) - 1) {
-				if k == len(parts)-1 {
+			for k := int(next.Add(1) - 1); k < len(pl.parts); k = int(next.Add(1) - 1) {
+				if k == len(pl.parts)-1 {
 					close(allTaken)
 				}
-				errs[k] = parts[k].run(results[k])
-				if starts := results[k].Starts; runs != nil && errs[k] == nil && len(starts) <= parts[k].fdes {
-					if vals, tmp := runs.window(at[k], len(starts)); vals != nil {
-						sorted[k] = runs.sortRun(k, starts, vals, tmp)
-					}
-				}
-				lowered[k].Store(true)
-				if joining.TryLock() {
-					join()
-					joining.Unlock()
+				pl.lower(k)
+				if pl.joining.TryLock() {
+					pl.join()
+					pl.joining.Unlock()
 				}
 			}
 		})
 	}
 	wg.Wait()
-	join()
-	if runs != nil && !runs.failed {
-		res.runs = runs
+}
+
+// lower lowers part k into its Result and sorts its starts.
+func (pl *parallelLowering) lower(k int) {
+	p := pl.results[k]
+	pl.errs[k] = pl.parts[k].run(p)
+	if starts := p.Starts; pl.runs != nil && pl.errs[k] == nil && len(starts) <= pl.parts[k].fdes {
+		if vals, tmp := pl.runs.window(pl.at[k], len(starts)); vals != nil {
+			pl.sorted[k] = pl.runs.sortRun(k, starts, vals, tmp)
+		}
 	}
-	return ok && joined == len(parts)
+	pl.lowered[k].Store(true)
+}
+
+// join appends the parts to res in order, each once it and those before it
+// are lowered: a part's lists move down over the gaps left by the windows
+// before it. It stops at the first part not lowered yet (what is left is
+// joined by the next call) or failed.
+func (pl *parallelLowering) join() {
+	res, sec := pl.res, pl.res.Section
+	for pl.ok && pl.joined < len(pl.parts) && pl.lowered[pl.joined].Load() {
+		k := pl.joined
+		p := pl.results[k]
+		if pl.errs[k] != nil {
+			pl.ok = false
+			return
+		}
+		// A part that outgrew its window (in an array of its own)
+		// moves down over the windows of the next ones: save what
+		// it covers, once they are lowered.
+		end := len(sec.Packed) + len(p.Section.Packed)
+		for j := k + 1; j < len(pl.results) && pl.windows[j] < end; j++ {
+			if !pl.lowered[j].Load() {
+				return
+			}
+		}
+		for j := k + 1; j < len(pl.results) && pl.windows[j] < end; j++ {
+			pl.results[j].Section.Packed = slices.Clone(pl.results[j].Section.Packed)
+		}
+		if pl.runs != nil {
+			if pl.sorted[k] {
+				pl.runs.runs = append(pl.runs.runs, sortedRun{at: pl.at[k], n: len(p.Starts), first: len(res.Starts)})
+			} else {
+				pl.runs.failed = true
+			}
+		}
+		if !res.appendResult(p, pl.t) {
+			pl.ok = false
+			return
+		}
+		if res.sharer != nil {
+			// Shared as it joins, while the other workers go on
+			// lowering (the PLT FDEs appended after, at the end).
+			n, err := res.sharer.Share(sec)
+			if err != nil {
+				pl.ok = false
+				return
+			}
+			res.Shared += n
+		}
+		pl.joined++
+	}
 }
 
 // chunks cuts frames.FDEs into n contiguous parts for lowerParallel.
