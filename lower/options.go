@@ -53,9 +53,9 @@ type Options struct {
 	// starts, the sort's lists and the encoded index of EncodePlaced) as
 	// transparent huge pages, on Linux: one page fault and one zeroing per
 	// 2 MiB instead of per 4 KiB where the kernel has huge pages free, but
-	// now and then a stall where it must make them (docs/performance.md,
-	// round 7). The CLI sets it for --raw, whose run is mostly such
-	// faults; not for a patched file, whose run is the copy of the file.
+	// now and then a stall where it must make them (docs/performance.md).
+	// The CLI sets it for a single file's run (--raw, -o, in place), whose
+	// lowering is mostly such faults; not in the batch form.
 	HugePages bool
 	// Version is the SFrame version to write: 0 or 3 (version 3), or 2
 	// for the readers deployed before binutils 2.46 (layout V2Layout):

@@ -210,16 +210,18 @@ func (c *cli) lowerCFI(file string, in *os.File, size int64, ef *elf.File, targe
 // generate's own, before). The command's scheduling: while generate
 // copies the file (o.hold), the copy has a CPU of its own, so one worker
 // waits for it to end (-o on libLLVM.so: 188 -> 221 ms median without, 31
-// alternated runs); huge pages for --raw, whose run is mostly faulting in
-// fresh memory (libLLVM.so: 37 -> 45 ms median without, 21 alternated
-// runs), not for a patched file, whose run is the copy, where they only
-// add stalls now and then.
+// alternated runs). Huge pages for one file's run (--raw, or the patched
+// copy: o.hold), whose lowering is mostly faulting in fresh memory
+// (libLLVM.so, alternated runs: --raw 37 -> 45 ms median without, 21 runs
+// on a machine where a fresh page cost 1.5-5 us; -o 83 -> 112 ms, 31 runs,
+// on one where it cost 13 us); not in the batch form, whose files are
+// mostly small and whose memory is reused from file to file.
 func (o generateOptions) library() sframegen.Options {
 	v := 3
 	if o.version.v2() {
 		v = 2
 	}
-	hold, huge := o.hold, o.raw
+	hold, huge := o.hold, o.raw || o.hold != nil
 	return sframegen.Options{
 		Version: v, V2Layout: o.version.layout, GasCompat: o.gas, ShareFREs: o.share, Source: o.source,
 		Tune: func(lo *lower.Options) {
