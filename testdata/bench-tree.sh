@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench-tree.sh: the batch form on a whole tree, against cp -a of the same
-# tree, alternated in one run (docs/performance.md, "Batch mode").
+# tree, alternated in one run (docs/performance.md, "A tree").
 #
 #   testdata/bench-tree.sh [DIR]    default DIR: /usr/lib/x86_64-linux-gnu (its *.so* files)
 #   RUNS=N (default 7), JOBS=N (default 2), SMALL=N small files (default 400)
@@ -10,7 +10,8 @@
 # Tree: a copy (cp -a: symbolic links kept) of DIR's *.so* files, made once.
 # Each round: two fresh copies A and B (untimed, then sync); then, in turns
 # (the order swapped every round), `cp -a TREE B2` and `sframe-gen -q -j JOBS A`
-# (in place: every file read, patched, synced, renamed), each after a sync.
+# (in place: every file read, patched, renamed; synced too with FLAGS=--sync),
+# each after a sync.
 # Printed: the median wall times, the median of the per-round ratios
 # (target <= 1.5), the peak RSS of the batch run (target <= 64 MiB), a
 # second run over the patched tree (everything up to date: nothing written),

@@ -130,6 +130,9 @@ func (c *cli) generate(file string, o generateOptions) error {
 			return fmt.Errorf("file is for %s, not %s (--arch)", target, want)
 		}
 	}
+	if c.heapFor != nil {
+		c.heapFor(cfiSize(ef))
+	}
 	if !target.Relocatable && !o.raw && hasCFISection(ef) {
 		return c.generateLinked(file, in, st, ef, target, o)
 	}
@@ -242,6 +245,17 @@ func hasCFISection(f *elf.File) bool {
 		}
 	}
 	return false
+}
+
+// cfiSize returns the size of f's largest CFI section.
+func cfiSize(f *elf.File) uint64 {
+	var n uint64
+	for _, name := range []string{".eh_frame", ".debug_frame", ".zdebug_frame"} {
+		if s := f.Section(name); s != nil && s.Type != elf.SHT_NOBITS {
+			n = max(n, s.Size)
+		}
+	}
+	return n
 }
 
 // errUnchanged makes replace leave the file as it is.

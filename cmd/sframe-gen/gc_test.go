@@ -1,0 +1,72 @@
+package main
+
+import (
+	"bytes"
+	"debug/elf"
+	"math"
+	"path/filepath"
+	"runtime/debug"
+	"testing"
+)
+
+// TestTuneGC checks the collector settings of a generate run: off up to
+// 256 MiB plus 16 times the CFI size, at most 4 GiB, and left alone when
+// GOGC or GOMEMLIMIT is set.
+func TestTuneGC(t *testing.T) {
+	percent := debug.SetGCPercent(100)
+	limit := debug.SetMemoryLimit(math.MaxInt64)
+	t.Cleanup(func() {
+		debug.SetGCPercent(percent)
+		debug.SetMemoryLimit(limit)
+	})
+	tests := []struct {
+		env, value  string
+		cfiSize     uint64
+		wantPercent int
+		wantLimit   int64
+	}{
+		{"", "", 1 << 20, -1, 256<<20 + 16<<20},
+		{"", "", 0, -1, 256 << 20},
+		{"", "", 200 << 20, -1, 256<<20 + 16*200<<20},
+		{"", "", 300 << 20, -1, maxHeapOff},
+		{"", "", math.MaxUint64, -1, maxHeapOff},
+		{"GOGC", "50", 1 << 20, 100, math.MaxInt64},
+		{"GOMEMLIMIT", "1GiB", 1 << 20, 100, math.MaxInt64},
+	}
+	for _, tt := range tests {
+		t.Setenv("GOGC", "")
+		t.Setenv("GOMEMLIMIT", "")
+		if tt.env != "" {
+			t.Setenv(tt.env, tt.value)
+		}
+		debug.SetGCPercent(100)
+		debug.SetMemoryLimit(math.MaxInt64)
+		tuneGC(tt.cfiSize)
+		gotPercent := debug.SetGCPercent(100)
+		gotLimit := debug.SetMemoryLimit(math.MaxInt64)
+		if gotPercent != tt.wantPercent || gotLimit != tt.wantLimit {
+			t.Errorf("%s=%q, CFI %d bytes: GC percent %d, limit %d; want %d, %d", tt.env, tt.value, tt.cfiSize, gotPercent, gotLimit, tt.wantPercent, tt.wantLimit)
+		}
+	}
+}
+
+// TestHeapFor checks that generate gives its collector hook the size of
+// the CFI section before it reads it.
+func TestHeapFor(t *testing.T) {
+	in := "../../testdata/link/aarch64/direct.so"
+	f, err := elf.Open(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := f.Section(".eh_frame").Size
+	f.Close()
+	var got []uint64
+	var o, e bytes.Buffer
+	c := &cli{stdout: &o, stderr: &e, heapFor: func(n uint64) { got = append(got, n) }}
+	if code := c.main([]string{"--raw", "-o", filepath.Join(t.TempDir(), "out"), in}); code != exitOK {
+		t.Fatalf("exit %d: %s", code, e.String())
+	}
+	if len(got) != 1 || got[0] != want || want == 0 {
+		t.Errorf("heapFor called with %v, want [%d]", got, want)
+	}
+}
