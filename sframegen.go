@@ -108,6 +108,8 @@ type StrictError struct {
 	EntryErrors []*cfi.EntryError
 }
 
+// Error says how many functions and entries were left out, and names the
+// first of them.
 func (e *StrictError) Error() string {
 	msg := fmt.Sprintf("%d functions and %d CFI entries could not be represented", len(e.Skipped), len(e.EntryErrors))
 	switch {
