@@ -19,7 +19,7 @@ func (o *object) sectionSymbols(symIdx int, relocs []Reloc) (map[uint32]uint32, 
 	for _, r := range relocs {
 		need[r.Section] = true
 	}
-	found := tab.sectionSymbols(o.hdr.order, need)
+	found := tab.findSectionSymbols(o.hdr.order, need)
 	var missing []uint32
 	for s := range need {
 		if _, ok := found[s]; !ok {
@@ -79,9 +79,9 @@ func (o *object) loadSymtab(symIdx int) (symtab, error) {
 	return tab, nil
 }
 
-// sectionSymbols returns the index of the first STT_SECTION symbol of each
-// section in need that has one.
-func (tab symtab) sectionSymbols(bo binary.ByteOrder, need map[uint32]bool) map[uint32]uint32 {
+// findSectionSymbols returns the index of the first STT_SECTION symbol of
+// each section in need that has one.
+func (tab symtab) findSectionSymbols(bo binary.ByteOrder, need map[uint32]bool) map[uint32]uint32 {
 	found := map[uint32]uint32{}
 	for j := 1; j < tab.n; j++ {
 		e := tab.syms[j*symSize:]

@@ -131,7 +131,8 @@ func (c *cli) generate(file string, o generateOptions) error {
 		}
 	}
 	if c.heapFor != nil {
-		c.heapFor(cfiSize(ef))
+		size, _ := cfiSize(ef)
+		c.heapFor(size)
 	}
 	if !target.Relocatable && !o.raw && hasCFISection(ef) {
 		return c.generateLinked(file, in, st, ef, target, o)
@@ -239,23 +240,19 @@ func (o generateOptions) library() sframegen.Options {
 // hasCFISection reports whether f has a section cfi.Read may read: without
 // one, generate does not start copying a linked file it will leave as it is.
 func hasCFISection(f *elf.File) bool {
-	for _, name := range []string{".eh_frame", ".debug_frame", ".zdebug_frame"} {
-		if s := f.Section(name); s != nil && s.Type != elf.SHT_NOBITS {
-			return true
-		}
-	}
-	return false
+	_, ok := cfiSize(f)
+	return ok
 }
 
-// cfiSize returns the size of f's largest CFI section.
-func cfiSize(f *elf.File) uint64 {
-	var n uint64
+// cfiSize returns the size of f's largest section cfi.Read may read, and
+// whether f has one.
+func cfiSize(f *elf.File) (size uint64, ok bool) {
 	for _, name := range []string{".eh_frame", ".debug_frame", ".zdebug_frame"} {
 		if s := f.Section(name); s != nil && s.Type != elf.SHT_NOBITS {
-			n = max(n, s.Size)
+			size, ok = max(size, s.Size), true
 		}
 	}
-	return n
+	return size, ok
 }
 
 // errUnchanged makes replace leave the file as it is.
