@@ -4,169 +4,75 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"sync"
-	"syscall"
-	"time"
+
+	"golang.org/x/sys/unix"
 )
 
-// replaceFile atomically replaces the file dst with what write produces.
-//
-// write gets a new temporary file named .NAME.sframe-gen-XXXX in dst's
-// directory (so the rename stays within one file system). When write
-// succeeds, the file gets dst's mode bits (perm if dst does not exist) and
-// owner and is renamed over dst. When dst exists, the file is synced before
-// the rename and the directory after it, so that a crash leaves either the
-// old or the new contents, never a truncated file; a new dst is not synced
-// (like cp, ld and objcopy: there is nothing to lose, and syncing a 200 MB
-// output costs more than making it). On any
-// failure (a panic in write included) the temporary file is removed and dst
-// is untouched. A symbolic link dst is resolved: its target is replaced, the
-// link kept.
-//
-// A process killed while ReplaceFile runs leaves the temporary file behind;
-// [TempFiles.ReplaceFile] lets a signal handler remove it.
+// replaceFile atomically replaces the file dst with what write produces:
+// [TempFiles.ReplaceFile] without tracking.
 func replaceFile(dst string, perm fs.FileMode, write func(tmp *os.File) error) error {
 	return (*TempFiles)(nil).ReplaceFile(dst, perm, write)
 }
 
-// TempFiles is the set of temporary files ReplaceFile calls made through it
-// have open, so that a signal handler can remove them before the process
-// exits (see [TempFiles.RemoveAll]). The zero value is ready to use; a nil
-// *TempFiles tracks nothing. It is safe for concurrent use.
+// TempFiles is the set of temporary files [TempFiles.Replace] calls made
+// through it have named, so that a signal handler can remove them before
+// the process exits (see [TempFiles.RemoveAll]). The zero value is ready to
+// use; a nil *TempFiles tracks nothing. It is safe for concurrent use.
 type TempFiles struct {
 	mu     sync.Mutex
-	names  map[string]bool
+	names  map[tempName]bool
 	closed bool
 }
 
-// errTempsClosed is returned by ReplaceFile after RemoveAll.
+// tempName is a temporary file's name in its directory.
+type tempName struct {
+	dir  *Dir
+	name string
+}
+
+// errTempsClosed is returned by Replace after RemoveAll.
 var errTempsClosed = errors.New("interrupted: no new temporary file")
 
-// create makes a temporary file in dir and records its name, both under the
-// lock, so RemoveAll never misses a file that exists.
-func (t *TempFiles) create(dir, pattern string) (*os.File, error) {
+// lock takes t's lock unless t is nil, and fails after RemoveAll. The
+// returned function releases it.
+func (t *TempFiles) lock() (func(), error) {
 	if t == nil {
-		return os.CreateTemp(dir, pattern)
+		return func() {}, nil
 	}
 	t.mu.Lock()
-	defer t.mu.Unlock()
 	if t.closed {
+		t.mu.Unlock()
 		return nil, errTempsClosed
 	}
-	f, err := os.CreateTemp(dir, pattern)
-	if err != nil {
-		return nil, err
+	return t.mu.Unlock, nil
+}
+
+// record notes a named temporary file (t's lock held).
+func (t *TempFiles) record(n tempName) {
+	if t == nil {
+		return
 	}
 	if t.names == nil {
-		t.names = map[string]bool{}
+		t.names = map[tempName]bool{}
 	}
-	t.names[f.Name()] = true
-	return f, nil
+	t.names[n] = true
 }
 
-// rename renames each temporary file to its destination (pairs of
-// temporary name, destination) unless RemoveAll has run, and forgets them.
-// The renames are done under the lock, so a signal handler's RemoveAll
-// waits until all of them are done: the links of one file are replaced
-// together.
-func (t *TempFiles) rename(pairs ...[2]string) error {
+// forget drops a temporary file from the record (t's lock held).
+func (t *TempFiles) forget(n tempName) {
 	if t != nil {
-		t.mu.Lock()
-		defer t.mu.Unlock()
-		if t.closed {
-			return errTempsClosed
-		}
-	}
-	for _, p := range pairs {
-		if t != nil {
-			delete(t.names, p[0])
-		}
-		if err := os.Rename(p[0], p[1]); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// copyOver copies the file src over the contents of dst (same inode),
-// under the lock, and syncs dst.
-func (t *TempFiles) copyOver(src, dst string) error {
-	if t != nil {
-		t.mu.Lock()
-		defer t.mu.Unlock()
-		if t.closed {
-			return errTempsClosed
-		}
-	}
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	st, err := in.Stat()
-	if err != nil {
-		return err
-	}
-	out, err := os.OpenFile(dst, os.O_WRONLY, 0)
-	if err != nil {
-		return err
-	}
-	defer out.Close()
-	if err := out.Truncate(0); err != nil {
-		return err
-	}
-	if err := CopySparse(out, in, st.Size()); err != nil {
-		return fmt.Errorf("writing %s in place: %w", dst, err)
-	}
-	if err := out.Truncate(st.Size()); err != nil {
-		return err
-	}
-	return out.Sync()
-}
-
-// link makes a new hard link to tmp in dir, recorded like a temporary file.
-func (t *TempFiles) link(tmp, dir, pattern string) (string, error) {
-	if t != nil {
-		t.mu.Lock()
-		defer t.mu.Unlock()
-		if t.closed {
-			return "", errTempsClosed
-		}
-	}
-	for i := 0; ; i++ {
-		name := filepath.Join(dir, fmt.Sprintf("%s%d-%d", pattern, os.Getpid(), i))
-		err := os.Link(tmp, name)
-		if errors.Is(err, fs.ErrExist) && i < 1000 {
-			continue
-		}
-		if err != nil {
-			return "", err
-		}
-		if t != nil {
-			if t.names == nil {
-				t.names = map[string]bool{}
-			}
-			t.names[name] = true
-		}
-		return name, nil
+		delete(t.names, n)
 	}
 }
 
-func (t *TempFiles) remove(tmp string) {
-	if t != nil {
-		t.mu.Lock()
-		defer t.mu.Unlock()
-		delete(t.names, tmp)
-	}
-	os.Remove(tmp)
-}
-
-// RemoveAll removes every temporary file still open through t and makes
-// later ReplaceFile calls through t fail, so none is created or renamed
-// after it: call it from a signal handler, then exit. A rename already done
-// stands (dst then holds the complete new contents).
+// RemoveAll removes every named temporary file of t and makes later
+// Replace calls through t fail, so none is created or renamed after it:
+// call it from a signal handler, then exit. A rename already done stands
+// (the file then holds the complete new contents); one under way is
+// finished first, with all the links of its file.
 func (t *TempFiles) RemoveAll() {
 	if t == nil {
 		return
@@ -174,33 +80,42 @@ func (t *TempFiles) RemoveAll() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.closed = true
-	for name := range t.names {
-		os.Remove(name)
+	for n := range t.names {
+		unix.Unlinkat(n.dir.fd, n.name, 0)
 	}
 	t.names = nil
 }
 
-// ReplaceFile is [replaceFile] with the temporary file recorded in t while
-// it exists.
-func (t *TempFiles) ReplaceFile(dst string, perm fs.FileMode, write func(tmp *os.File) error) error {
-	return t.Replace(dst, perm, ReplaceOptions{}, write)
+// ReplaceFile replaces the file path names (a symbolic link followed to its
+// target, the link kept: [NamedPlace]) with what write produces, through
+// [TempFiles.Replace]. A new file gets perm.
+func (t *TempFiles) ReplaceFile(path string, perm fs.FileMode, write func(tmp *os.File) error) error {
+	dst, err := NamedPlace(path)
+	if err != nil {
+		return err
+	}
+	defer dst.Dir.Close()
+	return t.Replace(dst, nil, perm, ReplaceOptions{}, write)
 }
 
-// ReplaceOptions are what [TempFiles.Replace] does beyond ReplaceFile.
+// ReplaceOptions are what [TempFiles.Replace] does beyond the replacement.
 type ReplaceOptions struct {
 	// Links are other names (hard links) of dst: they are replaced by
 	// links to the new file, together with dst (a signal handler's
-	// RemoveAll waits until all are renamed), so they stay one file.
-	Links []string
-	// KeepTimes gives the new file dst's access and modification times
-	// (as strip -p).
+	// RemoveAll waits until all are renamed), so they stay one file. Each
+	// must still name the source file when the names are replaced.
+	Links []Place
+	// KeepTimes gives the new file the source's access and modification
+	// times as they were when it was opened (as strip -p), or dst's when
+	// there is no source.
 	KeepTimes bool
 	// InPlace writes the new contents into dst's own inode instead of
 	// renaming a new file over it, for a file with hard links not in
-	// Links (as objcopy does for such a file). The temporary file is made
-	// complete first and copied over dst under t's lock, so a signal
-	// handler's RemoveAll waits for the copy to end; only a crash during
-	// the copy can leave dst partly written.
+	// Links (as objcopy does for such a file). The new contents are made
+	// complete first; then the space they need is reserved, they are
+	// written over the old ones and the file is cut to their size last,
+	// so a full disk fails before anything is written. Only a crash (or
+	// SIGKILL) during the copy can leave the file partly written.
 	InPlace bool
 	// NoSync replaces dst without syncing the new file first (nor the
 	// directory after the rename), as cp, ld and objcopy write: other
@@ -209,11 +124,11 @@ type ReplaceOptions struct {
 	// renamed over another before the rename (ext4's auto_da_alloc, the
 	// default; btrfs) guarantees it.
 	NoSync bool
-	// DirSynced, when set, is called with the directory of dst instead of
-	// syncing it after the rename: a caller replacing many files syncs
-	// each directory once at the end. Until then a crash may undo the
-	// rename, leaving the old contents (never a partial file: the new
-	// file is synced before the rename).
+	// DirSynced, when set, is called with the path of dst's directory
+	// instead of syncing it after the rename: a caller replacing many
+	// files syncs each directory once at the end. Until then a crash may
+	// undo the rename, leaving the old contents (never a partial file: the
+	// new file is synced before the rename).
 	DirSynced func(dir string)
 	// Written, when set, is called once the temporary file is complete,
 	// before it is synced and renamed (the wait for the disk): a caller
@@ -221,157 +136,346 @@ type ReplaceOptions struct {
 	Written func()
 }
 
-// Replace is [TempFiles.ReplaceFile] with the options of opt.
-func (t *TempFiles) Replace(dst string, perm fs.FileMode, opt ReplaceOptions, write func(tmp *os.File) error) (err error) {
-	old, err := statTarget(dst, perm)
+// Replace replaces the file at dst with what write produces, atomically:
+// write fills a new file in dst's directory, which takes the place of dst
+// (renameat) only once complete, so other processes see the old file or
+// the new one, never a part. On any failure (a panic in write included)
+// dst is left as it was and no temporary file remains.
+//
+// src is the file being patched, or nil. When dst names src, the file is
+// patched in place: just before the rename, dst must still name src and
+// src be unchanged (size, modification and change times) since it was
+// opened; else [ErrChanged] and nothing is written. So a symbolic link or
+// another file put at dst meanwhile is never written through, nor replaced
+// by what src held.
+//
+// The new file keeps every attribute of the file it replaces (owner, mode
+// with its special bits, extended attributes: file capabilities, SELinux
+// labels, POSIX ACLs, user.*), those it would inherit from its directory
+// (a default ACL) removed; one that cannot be kept is an error, dst left as
+// it was. A new dst gets the mode perm. The new file is made without a name
+// (O_TMPFILE) where the file system allows, so a process killed meanwhile
+// leaves nothing; elsewhere it is named .NAME.sframe-gen-XXXX, mode 0600,
+// and gets its set-user-ID bits and file capabilities only once renamed, so
+// no privileged copy is ever left behind. When dst exists, the file is
+// synced before the rename and the directory after it (unless opt.NoSync),
+// so that a crash leaves the old or the new contents.
+func (t *TempFiles) Replace(dst Place, src *Source, perm fs.FileMode, opt ReplaceOptions, write func(tmp *os.File) error) (err error) {
+	old, err := replacedAt(dst, src, perm)
 	if err != nil {
 		return err
 	}
-	tmp, err := t.create(old.dir, "."+filepath.Base(old.path)+".sframe-gen-")
+	tmp, err := t.create(dst)
 	if err != nil {
+		return fmt.Errorf("creating a temporary file in %s: %w", dst.Dir.path, err)
+	}
+	defer tmp.discard(t)
+	if err = write(tmp.f); err != nil {
 		return err
 	}
-	renamed := false
-	var linkTemps []string
-	defer func() {
-		if !renamed { // an error, or a panic in write
-			tmp.Close()
-			t.remove(tmp.Name())
-			for _, l := range linkTemps {
-				t.remove(l)
-			}
+	if opt.InPlace && old.replacing {
+		if opt.Written != nil {
+			opt.Written()
 		}
-	}()
-	if err = write(tmp); err != nil {
-		return err
+		return t.writeInPlace(dst, old, tmp, opt)
 	}
 	if err = old.finish(tmp, opt); err != nil {
 		return err
 	}
-	if opt.InPlace && old.replacing {
-		if err = t.copyOver(tmp.Name(), old.path); err != nil {
-			return err
-		}
-		return old.keepTimes(old.path, opt) // the deferred function removes the temporary file
-	}
-	pairs := [][2]string{{tmp.Name(), old.path}}
-	for _, l := range opt.Links {
-		ldir, lbase := filepath.Split(l)
-		if ldir == "" {
-			ldir = "."
-		}
-		name, err := t.link(tmp.Name(), ldir, "."+lbase+".sframe-gen-")
-		if err != nil {
-			return fmt.Errorf("linking the new %s as %s: %w", old.path, l, err)
-		}
-		linkTemps = append(linkTemps, name)
-		pairs = append(pairs, [2]string{name, l})
-	}
-	if err = t.rename(pairs...); err != nil {
+	if err = t.publish(dst, old, tmp, opt.Links); err != nil {
 		return err
 	}
-	renamed = true
 	if old.replacing && !opt.NoSync {
-		old.syncDirs(opt)
+		syncDirs(dst, opt)
 	}
 	return nil
 }
 
-// replaced is what Replace keeps of the file it replaces: where it is, and
-// the mode, owner and times the new file gets.
+// replaced is what Replace keeps of the file it replaces.
 type replaced struct {
-	path, dir    string
-	mode         fs.FileMode
-	uid, gid     int // -1 when not known
-	replacing    bool
-	atime, mtime time.Time
+	attrs
+	src       *Source // the file patched, when dst names it
+	replacing bool    // dst exists
+	timed     bool    // the times are known (dst's, or the source's)
 }
 
-// statTarget resolves a symbolic link dst and records what the file there
-// is; a dst that does not exist is a new file of mode perm.
-func statTarget(dst string, perm fs.FileMode) (replaced, error) {
-	old := replaced{path: dst, mode: perm, uid: -1, gid: -1}
-	if real, e := filepath.EvalSymlinks(dst); e == nil {
-		old.path = real
-	} else if !errors.Is(e, fs.ErrNotExist) {
-		return old, e
-	}
-	old.dir = filepath.Dir(old.path)
-	st, e := os.Stat(old.path)
-	if errors.Is(e, fs.ErrNotExist) {
-		return old, nil
-	} else if e != nil {
-		return old, e
-	}
-	if !st.Mode().IsRegular() {
-		return old, fmt.Errorf("%s is not a regular file", old.path)
-	}
-	old.replacing = true
-	old.mode = st.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
-	old.mtime, old.atime = st.ModTime(), st.ModTime()
-	if s, ok := st.Sys().(*syscall.Stat_t); ok {
-		old.uid, old.gid = int(s.Uid), int(s.Gid)
-		old.atime = time.Unix(s.Atim.Unix())
-	}
-	return old, nil
-}
-
-// finish gives the complete temporary file the old file's owner and mode,
-// syncs it when it replaces a file (unless opt.NoSync), closes it and, with
-// opt.KeepTimes, gives it the old file's times.
-func (old replaced) finish(tmp *os.File, opt ReplaceOptions) error {
-	if old.uid >= 0 {
-		if st, e := tmp.Stat(); e == nil {
-			if s, ok := st.Sys().(*syscall.Stat_t); ok && (int(s.Uid) != old.uid || int(s.Gid) != old.gid) {
-				if err := tmp.Chown(old.uid, old.gid); err != nil {
-					return fmt.Errorf("keeping owner of %s: %w", old.path, err)
-				}
-			}
+// replacedAt records what the file at dst is: the source itself (patched
+// in place), another regular file (replaced), or nothing (made with perm).
+// A symbolic link at dst is replaced, not followed.
+func replacedAt(dst Place, src *Source, perm fs.FileMode) (replaced, error) {
+	old := replaced{attrs: attrs{uid: -1, gid: -1, mode: perm}}
+	if src != nil && src.names(dst) == nil {
+		a, err := readAttrs(int(src.File.Fd()), &src.st)
+		if err != nil {
+			return old, fmt.Errorf("%s: %w", dst.Path(), err)
 		}
+		old.attrs, old.src, old.replacing, old.timed = a, src, true, true
+		return old, checkWritable(int(src.File.Fd()), dst)
 	}
-	// Chmod after Chown: chown clears the set-user-ID bits.
-	if err := tmp.Chmod(old.mode); err != nil {
+	if src != nil { // -p on a new output: the input's times
+		old.atime, old.mtime = src.Times()
+		old.timed = true
+	}
+	fd, err := unix.Openat(dst.Dir.fd, dst.Name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
+	switch {
+	case errors.Is(err, unix.ENOENT), errors.Is(err, unix.ELOOP):
+		return old, nil // new, or a symbolic link: replaced by the file
+	case err != nil:
+		return old, &fs.PathError{Op: "open", Path: dst.Path(), Err: err}
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return old, err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return old, fmt.Errorf("%s is not a regular file (%s)", dst.Path(), fileKind(st.Mode))
+	}
+	a, err := readAttrs(fd, &st)
+	if err != nil {
+		return old, fmt.Errorf("%s: %w", dst.Path(), err)
+	}
+	if src != nil {
+		a.atime, a.mtime = old.atime, old.mtime
+	}
+	old.attrs, old.replacing, old.timed = a, true, true
+	return old, checkWritable(fd, dst)
+}
+
+// Inode flags of FS_IOC_GETFLAGS (linux/fs.h), which x/sys/unix does not name.
+const (
+	fsImmutable  = 0x10 // FS_IMMUTABLE_FL, chattr +i
+	fsAppendOnly = 0x20 // FS_APPEND_FL, chattr +a
+)
+
+// checkWritable fails with a clear message when the file fd (at dst) is
+// immutable or append-only (chattr +i, +a): its name cannot be replaced.
+func checkWritable(fd int, dst Place) error {
+	flags, err := unix.IoctlGetUint32(fd, unix.FS_IOC_GETFLAGS)
+	if err != nil {
+		return nil // a file system without such flags
+	}
+	switch {
+	case flags&fsImmutable != 0:
+		return fmt.Errorf("%s is immutable (chattr +i); left as it is", dst.Path())
+	case flags&fsAppendOnly != 0:
+		return fmt.Errorf("%s is append-only (chattr +a); left as it is", dst.Path())
+	}
+	return nil
+}
+
+// tempFile is Replace's new file: without a name (O_TMPFILE) until it is
+// published, or named.
+type tempFile struct {
+	f     *os.File
+	dir   *Dir
+	named string // its name, or "" while it has none
+	anon  bool   // made without a name (O_TMPFILE)
+	done  bool   // published: nothing to discard
+}
+
+// create makes the new file in dst's directory.
+func (t *TempFiles) create(dst Place) (*tempFile, error) {
+	unlock, err := t.lock()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	display := dst.Dir.join("." + dst.Name + ".sframe-gen-new")
+	fd, err := unix.Openat(dst.Dir.fd, ".", unix.O_TMPFILE|unix.O_RDWR|unix.O_CLOEXEC, 0o600)
+	if err == nil {
+		return &tempFile{f: os.NewFile(uintptr(fd), display), dir: dst.Dir, anon: true}, nil
+	}
+	if !errors.Is(err, unix.EOPNOTSUPP) && !errors.Is(err, unix.EISDIR) && !errors.Is(err, unix.EINVAL) {
+		return nil, err
+	}
+	name, fd, err := createNamed(dst.Dir, dst.Name)
+	if err != nil {
+		return nil, err
+	}
+	t.record(tempName{dst.Dir, name})
+	return &tempFile{f: os.NewFile(uintptr(fd), dst.Dir.join(name)), dir: dst.Dir, named: name}, nil
+}
+
+// createNamed makes a new file .BASE.sframe-gen-XXXX in dir, mode 0600.
+func createNamed(dir *Dir, base string) (string, int, error) {
+	for try := 0; ; try++ {
+		name := fmt.Sprintf(".%s.sframe-gen-%08x", base, rand.Uint32())
+		fd, err := unix.Openat(dir.fd, name, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+		if errors.Is(err, unix.EEXIST) && try < 100 {
+			continue
+		}
+		return name, fd, err
+	}
+}
+
+// discard removes the new file unless it was published.
+func (tf *tempFile) discard(t *TempFiles) {
+	if tf.done {
+		return
+	}
+	tf.f.Close()
+	if tf.named != "" {
+		if t != nil {
+			t.mu.Lock()
+			defer t.mu.Unlock()
+			t.forget(tempName{tf.dir, tf.named})
+		}
+		unix.Unlinkat(tf.dir.fd, tf.named, 0)
+	}
+}
+
+// finish gives the complete new file the old file's attributes (the
+// privileged ones only on a file without a name), syncs it when it
+// replaces a file (unless opt.NoSync) and gives it the old times with
+// opt.KeepTimes.
+func (old replaced) finish(tmp *tempFile, opt ReplaceOptions) error {
+	fd := int(tmp.f.Fd())
+	if err := old.apply(fd, tmp.anon); err != nil {
 		return err
 	}
 	if opt.Written != nil {
 		opt.Written()
 	}
 	if old.replacing && !opt.NoSync {
-		if err := tmp.Sync(); err != nil {
+		if err := tmp.f.Sync(); err != nil {
 			return err
 		}
 	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return old.keepTimes(tmp.Name(), opt)
-}
-
-// keepTimes gives the file name the old file's times, with opt.KeepTimes.
-func (old replaced) keepTimes(name string, opt ReplaceOptions) error {
-	if !opt.KeepTimes || !old.replacing {
-		return nil
-	}
-	if err := os.Chtimes(name, old.atime, old.mtime); err != nil {
-		return fmt.Errorf("keeping the times of %s: %w", old.path, err)
+	if opt.KeepTimes && old.timed {
+		if err := old.keepTimes(fd); err != nil {
+			return fmt.Errorf("keeping the times: %w", err)
+		}
 	}
 	return nil
 }
 
-// syncDirs syncs the directories of the renamed file and its links, or
-// hands them to opt.DirSynced.
-func (old replaced) syncDirs(opt ReplaceOptions) {
-	if opt.DirSynced != nil {
-		opt.DirSynced(old.dir)
-		for _, l := range opt.Links {
-			if ldir := filepath.Dir(l); ldir != old.dir {
-				opt.DirSynced(ldir)
+// keepTimes gives fd a's times.
+func (a attrs) keepTimes(fd int) error {
+	ts := []unix.Timespec{unix.NsecToTimespec(a.atime.UnixNano()), unix.NsecToTimespec(a.mtime.UnixNano())}
+	return unix.UtimesNanoAt(unix.AT_FDCWD, fmt.Sprintf("/proc/self/fd/%d", fd), ts, 0)
+}
+
+// publish gives the new file dst's name and the names of links, under t's
+// lock (a signal handler's RemoveAll waits until all are done), once it is
+// checked that dst and each link still name the source, unchanged. A file
+// made with a name gets its privileged attributes once renamed.
+func (t *TempFiles) publish(dst Place, old replaced, tmp *tempFile, links []Place) error {
+	unlock, err := t.lock()
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if old.src != nil {
+		if err := old.src.unchanged(dst); err != nil {
+			return err
+		}
+		for _, l := range links {
+			if err := old.src.names(l); err != nil {
+				return err
 			}
 		}
-		return
 	}
-	if d, e := os.Open(old.dir); e == nil {
-		d.Sync()
-		d.Close()
+	if tmp.anon {
+		name, err := tmp.link(dst.Dir, dst.Name)
+		if err != nil {
+			return fmt.Errorf("naming the new %s: %w", dst.Path(), err)
+		}
+		tmp.named = name
+		t.record(tempName{dst.Dir, name})
+	}
+	moves := []tempName{{dst.Dir, tmp.named}}
+	for _, l := range links {
+		name, err := tmp.link(l.Dir, l.Name)
+		if err != nil {
+			t.unlinkTemps(moves[1:])
+			return fmt.Errorf("linking the new %s as %s: %w", dst.Path(), l.Path(), err)
+		}
+		t.record(tempName{l.Dir, name})
+		moves = append(moves, tempName{l.Dir, name})
+	}
+	if err := unix.Renameat(dst.Dir.fd, tmp.named, dst.Dir.fd, dst.Name); err != nil {
+		t.unlinkTemps(moves[1:])
+		return renameError(dst, err)
+	}
+	t.forget(moves[0])
+	tmp.done = true
+	defer tmp.f.Close()
+	for i, l := range links {
+		if err := unix.Renameat(l.Dir.fd, moves[i+1].name, l.Dir.fd, l.Name); err != nil {
+			t.unlinkTemps(moves[i+1:])
+			return fmt.Errorf("replacing %s: %w", l.Path(), err)
+		}
+		t.forget(moves[i+1])
+	}
+	if !tmp.anon {
+		if err := old.applyPrivileged(int(tmp.f.Fd())); err != nil {
+			return fmt.Errorf("%s: %w", dst.Path(), err)
+		}
+	}
+	return nil
+}
+
+// unlinkTemps removes temporary names not renamed (t's lock held).
+func (t *TempFiles) unlinkTemps(names []tempName) {
+	for _, n := range names {
+		unix.Unlinkat(n.dir.fd, n.name, 0)
+		t.forget(n)
+	}
+}
+
+// link gives the new file one more name in dir: a temporary name next to
+// name, returned.
+func (tf *tempFile) link(dir *Dir, name string) (string, error) {
+	for try := 0; ; try++ {
+		n := fmt.Sprintf(".%s.sframe-gen-%08x", name, rand.Uint32())
+		var err error
+		if tf.named != "" {
+			err = unix.Linkat(tf.dir.fd, tf.named, dir.fd, n, 0)
+		} else {
+			err = unix.Linkat(unix.AT_FDCWD, fmt.Sprintf("/proc/self/fd/%d", tf.f.Fd()), dir.fd, n, unix.AT_SYMLINK_FOLLOW)
+		}
+		if errors.Is(err, unix.EEXIST) && try < 100 {
+			continue
+		}
+		return n, err
+	}
+}
+
+// renameError says why dst could not be replaced, naming an immutable
+// directory.
+func renameError(dst Place, err error) error {
+	if errors.Is(err, unix.EPERM) {
+		if fd, e := unix.Openat(dst.Dir.fd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); e == nil {
+			defer unix.Close(fd)
+			if flags, e := unix.IoctlGetUint32(fd, unix.FS_IOC_GETFLAGS); e == nil && flags&(fsImmutable|fsAppendOnly) != 0 {
+				return fmt.Errorf("replacing %s: its directory %s is immutable or append-only (chattr); left as it is", dst.Path(), dst.Dir.path)
+			}
+		}
+	}
+	return fmt.Errorf("replacing %s: %w", dst.Path(), err)
+}
+
+// syncDirs syncs the directories of the renamed file and its links, or
+// hands them to opt.DirSynced.
+func syncDirs(dst Place, opt ReplaceOptions) {
+	dirs := []*Dir{dst.Dir}
+	for _, l := range opt.Links {
+		dirs = append(dirs, l.Dir)
+	}
+	seen := map[string]bool{}
+	for _, d := range dirs {
+		if seen[d.path] {
+			continue
+		}
+		seen[d.path] = true
+		if opt.DirSynced != nil {
+			opt.DirSynced(d.path)
+			continue
+		}
+		if fd, err := unix.Openat(d.fd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err == nil {
+			unix.Fsync(fd)
+			unix.Close(fd)
+		}
 	}
 }

@@ -48,7 +48,23 @@ func TestReplaceOptions(t *testing.T) {
 		return func(tmp *os.File) error { _, err := tmp.WriteString(s); return err }
 	}
 	var temps TempFiles
-	if err := temps.Replace(a, 0o644, ReplaceOptions{Links: []string{b, c}, KeepTimes: true}, write("new")); err != nil {
+	place := func(p string) Place {
+		pl, err := NamedPlace(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { pl.Dir.Close() })
+		return pl
+	}
+	open := func(p string) *Source {
+		s, err := OpenSource(place(p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	if err := temps.Replace(place(a), open(a), 0o644, ReplaceOptions{Links: []Place{place(b), place(c)}, KeepTimes: true}, write("new")); err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range []string{b, c} {
@@ -61,7 +77,7 @@ func TestReplaceOptions(t *testing.T) {
 	}
 
 	ino := inode(t, a)
-	if err := temps.Replace(a, 0o644, ReplaceOptions{InPlace: true}, write("newer, longer")); err != nil {
+	if err := temps.Replace(place(a), open(a), 0o644, ReplaceOptions{InPlace: true}, write("newer, longer")); err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range []string{a, b, c} {
@@ -73,7 +89,7 @@ func TestReplaceOptions(t *testing.T) {
 	leftTemps(t, filepath.Dir(c))
 
 	temps.RemoveAll()
-	if err := temps.Replace(a, 0o644, ReplaceOptions{Links: []string{b}}, write("x")); err == nil {
+	if err := temps.Replace(place(a), open(a), 0o644, ReplaceOptions{Links: []Place{place(b)}}, write("x")); err == nil {
 		t.Errorf("Replace after RemoveAll succeeded")
 	}
 	if got, _ := os.ReadFile(a); string(got) != "newer, longer" {

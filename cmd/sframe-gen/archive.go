@@ -106,11 +106,21 @@ func isArchive(path string) bool {
 // generateArchive is the single-file form on a static archive: in place,
 // or to o.output.
 func (c *cli) generateArchive(file string, o generateOptions) int {
-	st, err := os.Stat(file)
+	at, err := elfpatch.NamedPlace(file)
 	if err != nil {
 		return c.fail(file, unwrapPath(err))
 	}
-	r := c.processFile(&job{path: file, out: o.output, size: st.Size(), mode: st.Mode()}, o, elfpatch.ReplaceOptions{})
+	defer at.Dir.Close()
+	j := &job{path: file, root: at.Dir, rel: at.Name}
+	if o.output != "" {
+		out, err := elfpatch.NamedPlace(o.output)
+		if err != nil {
+			return c.fail(o.output, unwrapPath(err))
+		}
+		defer out.Dir.Close()
+		j.out, j.outRoot, j.outRel = o.output, out.Dir, out.Name
+	}
+	r := c.processFile(j, o, elfpatch.ReplaceOptions{KeepTimes: o.keepTimes})
 	c.stderr.Write(r.msgs)
 	if r.status == statusFailed {
 		return exitFailure

@@ -5,7 +5,6 @@ import (
 	"os"
 	"runtime"
 	"sync"
-	"syscall"
 
 	"github.com/spf13/pflag"
 
@@ -35,15 +34,22 @@ func defaultJobs() int { return runtime.GOMAXPROCS(0) }
 // order of the walk, then a summary, and writes the report. Exit status 1
 // when any file failed.
 func (c *cli) runBatch(paths []string, o generateOptions, b batchOptions) int {
+	var outRoot *elfpatch.Dir
 	if b.outputDir != "" {
-		if err := os.MkdirAll(b.outputDir, 0o777); err != nil {
-			return c.fail(b.outputDir, err)
+		if err := os.MkdirAll(b.outputDir, 0o755); err != nil {
+			return c.fail(b.outputDir, unwrapPath(err))
 		}
+		var err error
+		if outRoot, err = elfpatch.OpenDir(b.outputDir); err != nil {
+			return c.fail(b.outputDir, unwrapPath(err))
+		}
+		defer outRoot.Close()
 	}
-	jobs, err := collect(paths, b.outputDir)
+	jobs, closeDirs, err := collect(paths, b.outputDir, outRoot)
 	if err != nil {
 		return c.fail("", err)
 	}
+	defer closeDirs()
 	if b.jobs < 1 {
 		b.jobs = defaultJobs()
 	}
@@ -55,12 +61,9 @@ func (c *cli) runBatch(paths []string, o generateOptions, b batchOptions) int {
 			files++
 		}
 	}
-	for _, j := range jobs {
-		if j.kind == kindDir {
-			if err := os.MkdirAll(j.out, j.mode.Perm()|0o700); err != nil {
-				return c.fail(j.out, unwrapPath(err))
-			}
-		}
+	made, err := makeOutputDirs(jobs)
+	if err != nil {
+		return c.fail("", err)
 	}
 	prog := newProgress(c.stderr, b.quiet, files, total)
 	results := make([]fileResult, len(jobs))
@@ -118,6 +121,10 @@ func (c *cli) runBatch(paths []string, o generateOptions, b batchOptions) int {
 		r.msgs = nil
 	}
 	wg.Wait()
+	if err := made.finish(); err != nil {
+		fmt.Fprintf(c.stderr, "sframe-gen: %v\n", err)
+		sum.counts[statusFailed]++
+	}
 	dirs.sync()
 	prog.stop()
 	if !b.quiet {
@@ -150,19 +157,80 @@ func (c *cli) runJob(j *job, o generateOptions, ro elfpatch.ReplaceOptions) file
 	case kindSymlink:
 		r := fileResult{status: statusSkipped, reason: "symbolic link"}
 		if j.out != "" {
-			target, err := os.Readlink(j.path)
-			if err == nil {
-				os.Remove(j.out)
-				err = os.Symlink(target, j.out)
-			}
-			if err != nil {
-				r.status, r.reason = statusFailed, err.Error()
+			if err := copySymlink(j); err != nil {
+				r.status, r.reason = statusFailed, unwrapPath(err).Error()
 				r.msgs = fmt.Appendf(nil, "sframe-gen: %s: %v\n", j.out, unwrapPath(err))
 			}
 		}
 		return r
 	}
 	return fileResult{status: statusSkipped, reason: "not a regular file (" + fileKind(j.mode) + ")"}
+}
+
+// copySymlink makes the symbolic link j again under --output-dir.
+func copySymlink(j *job) error {
+	in, err := j.root.Place(j.rel)
+	if err != nil {
+		return err
+	}
+	defer in.Dir.Close()
+	target, err := in.Readlink()
+	if err != nil {
+		return err
+	}
+	out, err := j.outRoot.Place(j.outRel)
+	if err != nil {
+		return err
+	}
+	defer out.Dir.Close()
+	return out.Dir.Symlink(target, out.Name)
+}
+
+// outputDirs are the directories made under --output-dir, mode 0700 while
+// the batch runs, and the modes they get at its end (finish): their
+// sources' (permission, set-group-ID and sticky bits), never wider.
+type outputDirs struct {
+	dirs  []*elfpatch.Dir
+	modes []os.FileMode
+}
+
+// makeOutputDirs makes the directory jobs' directories under
+// --output-dir, in walk order (parents first), never through a symbolic
+// link found there.
+func makeOutputDirs(jobs []*job) (*outputDirs, error) {
+	made := &outputDirs{}
+	for _, j := range jobs {
+		if j.kind != kindDir {
+			continue
+		}
+		d, err := j.outRoot.MkdirBeneath(j.outRel)
+		if err != nil {
+			made.close()
+			return nil, fmt.Errorf("%s: %w", j.out, unwrapPath(err))
+		}
+		made.dirs = append(made.dirs, d)
+		made.modes = append(made.modes, j.mode&(os.ModePerm|os.ModeSetgid|os.ModeSticky))
+	}
+	return made, nil
+}
+
+// finish gives each directory made its source's mode and closes it.
+func (m *outputDirs) finish() error {
+	var first error
+	for i, d := range m.dirs {
+		if err := d.Chmod(m.modes[i]); err != nil && first == nil {
+			first = err
+		}
+	}
+	m.close()
+	return first
+}
+
+func (m *outputDirs) close() {
+	for _, d := range m.dirs {
+		d.Close()
+	}
+	m.dirs = nil
 }
 
 // dirSyncer collects the directories files were renamed into, to sync
@@ -234,26 +302,4 @@ func batchUsage(fs *pflag.FlagSet, o generateOptions, b batchOptions) error {
 		return usageError{fmt.Sprintf("--jobs %d: want at least 1", b.jobs)}
 	}
 	return nil
-}
-
-// keepDates, for -p with one FILE, reads file's times and returns the
-// function that gives them to what was written (file, or output).
-func keepDates(file, output string) func() {
-	st, err := os.Stat(file)
-	if err != nil {
-		return func() {}
-	}
-	at := st.ModTime()
-	if s, ok := st.Sys().(*syscall.Stat_t); ok {
-		at = timespec(s.Atim)
-	}
-	dst := file
-	if output != "" {
-		dst = output
-	}
-	return func() {
-		if now, err := os.Stat(dst); err == nil && !now.ModTime().Equal(st.ModTime()) {
-			os.Chtimes(dst, at, st.ModTime())
-		}
-	}
 }

@@ -53,22 +53,31 @@ func (c *cli) processFile(j *job, o generateOptions, ro elfpatch.ReplaceOptions)
 		r.msgs = msgs.Bytes()
 	}()
 	fail := func(err error) fileResult { return failed(r, err) }
-	in, err := os.OpenFile(j.path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	at, err := j.root.Place(j.rel)
 	if err != nil {
 		return fail(unwrapPath(err))
 	}
-	defer in.Close()
-	st, err := in.Stat()
-	if err != nil {
-		return fail(err)
-	}
-	if !st.Mode().IsRegular() {
-		r.status, r.reason = statusSkipped, "not a regular file ("+fileKind(st.Mode())+")"
+	defer at.Dir.Close()
+	src, err := elfpatch.OpenSource(at)
+	var notRegular *elfpatch.ErrNotRegular
+	switch {
+	case errors.As(err, &notRegular):
+		r.status, r.reason = statusSkipped, err.Error()
 		return r
+	case err != nil:
+		return fail(unwrapPath(err))
 	}
+	defer src.Close()
+	switch {
+	case j.id == [2]uint64{}: // one FILE: no walk
+		j.outside = src.Links() > 1
+	case src.ID() != j.id:
+		return fail(fmt.Errorf("%w (since the walk)", elfpatch.ErrChanged))
+	}
+	in := src.File
 	var magic [8]byte
 	n, _ := in.ReadAt(magic[:], 0)
-	w := &fileWriter{c: fc, j: j, in: in, size: st.Size(), perm: st.Mode().Perm(), ro: ro}
+	w := &fileWriter{c: fc, j: j, src: src, in: in, size: src.Size(), perm: src.Mode().Perm(), ro: ro}
 	switch {
 	case n >= 4 && string(magic[:4]) == elf.ELFMAG:
 	case n == 8 && string(magic[:]) == elfpatch.ArchiveMagic:
@@ -80,7 +89,7 @@ func (c *cli) processFile(j *job, o generateOptions, ro elfpatch.ReplaceOptions)
 	}
 	ef, err := elf.NewFile(in)
 	if err != nil {
-		return fail(describeCut(in, st.Size(), err))
+		return fail(describeCut(in, src.Size(), err))
 	}
 	r.kind = elfKind(ef)
 	target, err := lower.TargetForELF(ef)
@@ -247,24 +256,41 @@ func elfKind(f *elf.File) string {
 type fileWriter struct {
 	c    *cli
 	j    *job
-	in   *os.File
+	src  *elfpatch.Source
+	in   *os.File // src.File
 	size int64
 	perm os.FileMode
 	ro   elfpatch.ReplaceOptions
 }
 
-// replace writes the file's new contents through a temporary file.
+// replace writes the file's new contents through a temporary file: over
+// the file and its links in the tree (each opened again below the
+// operand's directory, never through a symbolic link), or under
+// --output-dir.
 func (w *fileWriter) replace(write func(tmp *os.File) error) error {
 	if w.j.out != "" {
-		err := w.c.temps.Replace(w.j.out, w.perm, elfpatch.ReplaceOptions{Written: w.ro.Written}, write)
+		dst, err := w.j.outRoot.Place(w.j.outRel)
 		if err != nil {
+			return fmt.Errorf("writing %s: %w", w.j.out, unwrapPath(err))
+		}
+		defer dst.Dir.Close()
+		ro := elfpatch.ReplaceOptions{Written: w.ro.Written, KeepTimes: w.ro.KeepTimes}
+		if err := w.c.temps.Replace(dst, w.src, w.perm, ro, write); err != nil {
 			return fmt.Errorf("writing %s: %w", w.j.out, err)
 		}
-		return w.finishOutput()
+		return w.linkOutputs(dst)
 	}
 	ro := w.ro
-	ro.Links, ro.InPlace = w.j.links, w.j.outside
-	return w.c.temps.Replace(w.j.path, w.perm, ro, write)
+	ro.InPlace = w.j.outside
+	for i, rel := range w.j.linkRels {
+		l, err := w.j.root.Place(rel)
+		if err != nil {
+			return fmt.Errorf("%s: %w", w.j.links[i], unwrapPath(err))
+		}
+		defer l.Dir.Close()
+		ro.Links = append(ro.Links, l)
+	}
+	return w.c.temps.Replace(w.src.Place, w.src, w.perm, ro, write)
 }
 
 // unchanged returns r after copying the file as it is under --output-dir
@@ -279,26 +305,18 @@ func (w *fileWriter) unchanged(r fileResult) fileResult {
 	return r
 }
 
-// finishOutput gives an output written under --output-dir the input's
-// times (-p) and makes its links.
-func (w *fileWriter) finishOutput() error {
-	if w.ro.KeepTimes {
-		st, err := w.in.Stat()
+// linkOutputs makes the other names of an output written under
+// --output-dir (the hard links of its input in the tree).
+func (w *fileWriter) linkOutputs(dst elfpatch.Place) error {
+	for i, rel := range w.j.outLinkRels {
+		l, err := w.j.outRoot.Place(rel)
 		if err != nil {
-			return err
+			return fmt.Errorf("linking %s: %w", w.j.outLinks[i], unwrapPath(err))
 		}
-		at := st.ModTime()
-		if s, ok := st.Sys().(*syscall.Stat_t); ok {
-			at = timespec(s.Atim)
-		}
-		if err := os.Chtimes(w.j.out, at, st.ModTime()); err != nil {
-			return err
-		}
-	}
-	for _, l := range w.j.outLinks {
-		os.Remove(l)
-		if err := os.Link(w.j.out, l); err != nil {
-			return fmt.Errorf("linking %s: %w", l, err)
+		err = elfpatch.Link(dst, l)
+		l.Dir.Close()
+		if err != nil {
+			return fmt.Errorf("linking %s: %w", w.j.outLinks[i], unwrapPath(err))
 		}
 	}
 	return nil

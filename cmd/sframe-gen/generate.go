@@ -30,6 +30,8 @@ type generateOptions struct {
 	share   bool // --share-fres
 	source  cfi.Source
 	hold    <-chan struct{} // closed when the copy generate makes meanwhile is done
+	// keepTimes (-p) gives what is written the input's times.
+	keepTimes bool
 }
 
 // runGenerate is the default command: generate SFrame for FILE.
@@ -97,9 +99,7 @@ func (c *cli) runGenerate(args []string) int {
 		}
 		return c.runBatch(fs.Args(), o, b)
 	}
-	if b.preserveDates {
-		defer keepDates(fs.Arg(0), o.output)()
-	}
+	o.keepTimes = b.preserveDates
 	if isArchive(fs.Arg(0)) && !o.raw {
 		return c.generateArchive(fs.Arg(0), o)
 	}
@@ -112,11 +112,13 @@ func (c *cli) runGenerate(args []string) int {
 
 // generate runs the pipeline on one file: cfi → lower → emit → elfpatch.
 func (c *cli) generate(file string, o generateOptions) error {
-	in, st, ef, err := openELF(file)
+	src, ef, err := openSource(file)
 	if err != nil {
 		return err
 	}
-	defer in.Close()
+	defer src.Dir.Close()
+	defer src.Close()
+	in := src.File
 	target, err := lower.TargetForELF(ef)
 	if err != nil {
 		return err
@@ -135,9 +137,9 @@ func (c *cli) generate(file string, o generateOptions) error {
 		c.heapFor(size)
 	}
 	if !target.Relocatable && !o.raw && hasCFISection(ef) {
-		return c.generateLinked(file, in, st, ef, target, o)
+		return c.generateLinked(file, src, ef, target, o)
 	}
-	res, err := c.lowerCFI(file, in, st.Size(), ef, target, o)
+	res, err := c.lowerCFI(file, in, src.Size(), ef, target, o)
 	if err == errNoCFI {
 		if o.raw {
 			return errNoCFI
@@ -146,8 +148,8 @@ func (c *cli) generate(file string, o generateOptions) error {
 			return nil
 		}
 		// The output is the input unchanged.
-		return c.replace(file, o.output, st.Mode().Perm(), func(tmp *os.File) error {
-			return elfpatch.CopySparse(tmp, in, st.Size())
+		return c.replace(src, o, func(tmp *os.File) error {
+			return elfpatch.CopySparse(tmp, in, src.Size())
 		})
 	}
 	if err != nil {
@@ -166,11 +168,11 @@ func (c *cli) generate(file string, o generateOptions) error {
 		for i, r := range res.Relocs {
 			relocs[i] = elfpatch.Reloc{Offset: r.Offset, Type: r.Type, Section: uint32(r.Section), Addend: r.Addend}
 		}
-		if o.output == "" && ef.Section(".sframe") != nil && objectUpToDate(in, st.Size(), data, relocs) {
+		if o.output == "" && ef.Section(".sframe") != nil && objectUpToDate(in, src.Size(), data, relocs) {
 			return nil // already what would be written
 		}
-		err = c.replace(file, o.output, st.Mode().Perm(), func(tmp *os.File) error {
-			return elfpatch.PatchObject(in, st.Size(), tmp, data, relocs)
+		err = c.replace(src, o, func(tmp *os.File) error {
+			return elfpatch.PatchObject(in, src.Size(), tmp, data, relocs)
 		})
 		if err == nil && o.verbose {
 			c.summary(file, o, res, len(data), "with .rela.sframe")
@@ -262,9 +264,10 @@ var errUnchanged = errors.New("unchanged")
 // copied to the output file to file (copy_file_range) while the CFI is
 // read, the section made, placed and encoded, so that the copy, most of
 // the time on big files, overlaps the work.
-func (c *cli) generateLinked(file string, in *os.File, st fs.FileInfo, ef *elf.File, target lower.Target, o generateOptions) error {
+func (c *cli) generateLinked(file string, src *elfpatch.Source, ef *elf.File, target lower.Target, o generateOptions) error {
 	var made linkedSection
-	err := c.replace(file, o.output, st.Mode().Perm(), func(tmp *os.File) error {
+	in := src.File
+	err := c.replace(src, o, func(tmp *os.File) error {
 		// The copy reads in through its file offset (copy_file_range
 		// needs an *os.File source); everything else reads at offsets.
 		// Holes of a sparse input stay holes. The copy, the run's
@@ -281,10 +284,10 @@ func (c *cli) generateLinked(file string, in *os.File, st fs.FileInfo, ef *elf.F
 		done := make(chan error, 1)
 		go func() {
 			var err error
-			made, err = c.patchLinked(file, in, tmp, st.Size(), ef, target, o, wait)
+			made, err = c.patchLinked(file, in, tmp, src.Size(), ef, target, o, wait)
 			done <- err
 		}()
-		copyErr = elfpatch.CopySparse(tmp, in, st.Size())
+		copyErr = elfpatch.CopySparse(tmp, in, src.Size())
 		close(copying)
 		return <-done
 	})
@@ -372,17 +375,25 @@ func (c *cli) summary(file string, o generateOptions, res *lower.Result, size in
 	fmt.Fprintf(c.stderr, "sframe-gen: %s: wrote .sframe (%d bytes, %d FDEs, %d FREs%s) %s\n", dst, size, res.Section.NumFDEs(), fres, shared, where)
 }
 
-// replace writes the result over file, or to output when one is given.
-func (c *cli) replace(file, output string, perm os.FileMode, write func(*os.File) error) error {
-	dst := file
-	if output != "" {
-		dst = output
+// replace writes the result over src (in place: only while it is still
+// the file read, unchanged; a file with other hard links in its own
+// inode, so they stay one file), or to o.output when one is given (as
+// named: a symbolic link followed).
+func (c *cli) replace(src *elfpatch.Source, o generateOptions, write func(*os.File) error) error {
+	dst := src.Place
+	if o.output != "" {
+		var err error
+		if dst, err = elfpatch.NamedPlace(o.output); err != nil {
+			return fmt.Errorf("writing %s: %w", o.output, unwrapPath(err))
+		}
+		defer dst.Dir.Close()
 	}
+	opt := elfpatch.ReplaceOptions{KeepTimes: o.keepTimes, InPlace: o.output == "" && src.Links() > 1}
 	// An error of write about the input (its layout) is reported as it
 	// is; one about the output (creating, writing, renaming the temporary
 	// file) names the output.
 	var inputErr error
-	err := c.temps.ReplaceFile(dst, perm, func(tmp *os.File) error {
+	err := c.temps.Replace(dst, src, src.Mode().Perm(), opt, func(tmp *os.File) error {
 		err := write(tmp)
 		var pe *fs.PathError
 		if err != nil && !(errors.As(err, &pe) && pe.Path == tmp.Name()) {
@@ -390,8 +401,8 @@ func (c *cli) replace(file, output string, perm os.FileMode, write func(*os.File
 		}
 		return err
 	})
-	if err != nil && err != inputErr && dst != file {
-		return fmt.Errorf("writing %s: %w", dst, err)
+	if err != nil && err != inputErr && o.output != "" {
+		return fmt.Errorf("writing %s: %w", o.output, err)
 	}
 	return err
 }

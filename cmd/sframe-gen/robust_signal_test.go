@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -103,12 +104,7 @@ func TestSignalRemovesTemp(t *testing.T) {
 					cmd.Process.Kill()
 					t.Fatalf("no temporary file after 2 minutes")
 				}
-				ents, _ := os.ReadDir(work)
-				for _, e := range ents {
-					if strings.Contains(e.Name(), ".sframe-gen-") {
-						tmp = e.Name()
-					}
-				}
+				tmp = writingTemp(cmd.Process.Pid, work)
 				time.Sleep(time.Millisecond)
 			}
 			if err := cmd.Process.Signal(tc.sig); err != nil {
@@ -207,4 +203,23 @@ func hashFile(t *testing.T, p string) [32]byte {
 	var s [32]byte
 	copy(s[:], h.Sum(nil))
 	return s
+}
+
+// writingTemp returns the temporary file the process pid has open in dir
+// ("" for none): one without a name (O_TMPFILE, shown as "dir/#N
+// (deleted)" in /proc/PID/fd), or a named .NAME.sframe-gen-XXXX.
+func writingTemp(pid int, dir string) string {
+	fds := fmt.Sprintf("/proc/%d/fd", pid)
+	ents, _ := os.ReadDir(fds)
+	for _, e := range ents {
+		target, err := os.Readlink(filepath.Join(fds, e.Name()))
+		if err != nil || filepath.Dir(target) != dir {
+			continue
+		}
+		base := filepath.Base(target)
+		if strings.HasPrefix(base, "#") || strings.Contains(base, ".sframe-gen-") {
+			return base
+		}
+	}
+	return ""
 }

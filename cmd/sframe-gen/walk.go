@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+
+	"github.com/sframe-gen/sframe-gen/elfpatch"
 )
 
 // jobKind is what the walk found at a path.
@@ -25,12 +27,22 @@ const (
 type job struct {
 	path string
 	out  string // where the result goes: "" in place, else under --output-dir
-	kind jobKind
-	size int64
-	mode fs.FileMode
+	// root is the directory of the operand the path was found under,
+	// held open, and rel the path below it: the file is opened there
+	// again without following a symbolic link (elfpatch.Dir.Place), so a
+	// link swapped in after the walk cannot redirect the read or the
+	// write. outRoot and outRel are the same for out.
+	root, outRoot *elfpatch.Dir
+	rel, outRel   string
+	id            [2]uint64 // the device and inode the walk saw
+	kind          jobKind
+	size          int64
+	mode          fs.FileMode
 	// links are the other names of the same file found in the tree (same
-	// device and inode); outLinks their places under --output-dir.
-	links, outLinks []string
+	// device and inode), linkRels their paths below root; outLinks and
+	// outLinkRels their places under --output-dir.
+	links, outLinks       []string
+	linkRels, outLinkRels []string
 	// outside is set when the file has hard links the walk did not find.
 	outside bool
 	err     error // kindMissing
@@ -39,9 +51,11 @@ type job struct {
 // walker collects the jobs of the batch's operands.
 type walker struct {
 	outputDir string
+	outRoot   *elfpatch.Dir
 	jobs      []*job
 	inodes    map[[2]uint64]*job
 	outs      map[string]string // output path -> input path
+	opened    []*elfpatch.Dir // the operands' directories
 }
 
 // collect walks the operands in order (directories recursively, in
@@ -49,8 +63,19 @@ type walker struct {
 // folded into the job of its first name. Symbolic links found in
 // directories are not followed; operands are.
 // A usage error is returned when two inputs would be written to one output.
-func collect(operands []string, outputDir string) ([]*job, error) {
-	w := &walker{outputDir: outputDir, inodes: map[[2]uint64]*job{}, outs: map[string]string{}}
+// The directories the jobs refer to are held open until close is called.
+func collect(operands []string, outputDir string, outRoot *elfpatch.Dir) (jobs []*job, close func(), err error) {
+	w := &walker{outputDir: outputDir, outRoot: outRoot, inodes: map[[2]uint64]*job{}, outs: map[string]string{}}
+	closeAll := func() {
+		for _, d := range w.opened {
+			d.Close()
+		}
+	}
+	defer func() {
+		if err != nil {
+			closeAll()
+		}
+	}()
 	for _, op := range operands {
 		// An operand that is a symbolic link is followed (as find -H):
 		// the user named it; links found in directories are not.
@@ -64,11 +89,25 @@ func collect(operands []string, outputDir string) ([]*job, error) {
 			continue
 		}
 		if !st.IsDir() {
-			if err := w.add(op, filepath.Base(op), st); err != nil {
-				return nil, err
+			// A file operand is taken where the user named it: its
+			// directory, a final symbolic link followed.
+			at, err := elfpatch.NamedPlace(op)
+			if err != nil {
+				w.jobs = append(w.jobs, &job{path: op, kind: kindMissing, err: unwrapPath(err)})
+				continue
 			}
+			if err := w.add(op, at.Dir, at.Name, filepath.Base(op), st); err != nil {
+				return nil, nil, err
+			}
+			w.opened = append(w.opened, at.Dir)
 			continue
 		}
+		rootDir, err := elfpatch.OpenDir(op)
+		if err != nil {
+			w.jobs = append(w.jobs, &job{path: op, kind: kindMissing, err: unwrapPath(err)})
+			continue
+		}
+		w.opened = append(w.opened, rootDir)
 		root := op
 		if lst, err := os.Lstat(op); err == nil && lst.Mode()&fs.ModeSymlink != 0 {
 			root = op + string(filepath.Separator) // WalkDir lstats its root
@@ -97,18 +136,19 @@ func collect(operands []string, outputDir string) ([]*job, error) {
 			if err != nil {
 				return err
 			}
-			return w.add(path, rel, info)
+			return w.add(path, rootDir, rel, rel, info)
 		})
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	return w.jobs, nil
+	return w.jobs, closeAll, nil
 }
 
-// add records the path found at rel below its operand.
-func (w *walker) add(path, rel string, st fs.FileInfo) error {
-	j := &job{path: path, size: st.Size(), mode: st.Mode()}
+// add records the path found at rel below root (the operand's
+// directory); outRel is its path under --output-dir.
+func (w *walker) add(path string, root *elfpatch.Dir, rel, outRel string, st fs.FileInfo) error {
+	j := &job{path: path, root: root, rel: rel, size: st.Size(), mode: st.Mode()}
 	switch {
 	case st.IsDir():
 		if w.outputDir == "" {
@@ -121,9 +161,10 @@ func (w *walker) add(path, rel string, st fs.FileInfo) error {
 		j.kind = kindOther
 	}
 	if w.outputDir != "" {
-		j.out = filepath.Join(w.outputDir, rel)
+		j.out = filepath.Join(w.outputDir, outRel)
+		j.outRoot, j.outRel = w.outRoot, outRel
 		if j.kind == kindDir {
-			if rel == "." {
+			if outRel == "." {
 				return nil // the output directory itself
 			}
 		} else {
@@ -144,13 +185,16 @@ func (w *walker) add(path, rel string, st fs.FileInfo) error {
 				return nil // the same name again
 			}
 			first.links = append(first.links, path)
+			first.linkRels = append(first.linkRels, rel)
 			if j.out != "" {
 				first.outLinks = append(first.outLinks, j.out)
+				first.outLinkRels = append(first.outLinkRels, outRel)
 			}
 			first.outside = uint64(len(first.links)+1) < uint64(s.Nlink)
 			return nil
 		}
 		j.outside = s.Nlink > 1
+		j.id = key
 		w.inodes[key] = j
 	}
 	w.jobs = append(w.jobs, j)

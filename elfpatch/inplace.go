@@ -1,0 +1,117 @@
+package elfpatch
+
+import (
+	"errors"
+	"fmt"
+
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// writeInPlace writes the complete new file tmp over dst's own inode
+// (ReplaceOptions.InPlace), under t's lock: dst must still be the source,
+// unchanged. The space the new contents need is reserved first
+// (fallocate), so a full disk fails before a byte is written; then the
+// contents are written over the old ones, holes punched where the new file
+// has holes, and the file cut to its new size last. Writing drops file
+// capabilities (and, for a writer other than root, the set-user-ID bits):
+// they are given back.
+func (t *TempFiles) writeInPlace(dst Place, old replaced, tmp *tempFile, opt ReplaceOptions) error {
+	st, err := tmp.f.Stat()
+	if err != nil {
+		return err
+	}
+	n := st.Size()
+	unlock, err := t.lock()
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	fd, err := unix.Openat(dst.Dir.fd, dst.Name, unix.O_WRONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
+	if err != nil {
+		return fmt.Errorf("opening %s to write it in place: %w", dst.Path(), err)
+	}
+	out := os.NewFile(uintptr(fd), dst.Path())
+	defer out.Close()
+	if old.src != nil {
+		if err := old.src.unchanged(dst); err != nil {
+			return err
+		}
+		var now unix.Stat_t
+		if err := unix.Fstat(fd, &now); err != nil || now.Dev != old.src.st.Dev || now.Ino != old.src.st.Ino {
+			return fmt.Errorf("%s %w", dst.Path(), ErrChanged)
+		}
+	}
+	if n > 0 {
+		if err := unix.Fallocate(fd, unix.FALLOC_FL_KEEP_SIZE, 0, n); err != nil {
+			return fmt.Errorf("reserving %d bytes to write %s in place (its other hard links keep its inode): %w; left as it is", n, dst.Path(), err)
+		}
+	}
+	if err := copyOver(out, tmp.f, n); err != nil {
+		return fmt.Errorf("writing %s in place: %w", dst.Path(), err)
+	}
+	if err := out.Truncate(n); err != nil {
+		return fmt.Errorf("writing %s in place: %w", dst.Path(), err)
+	}
+	if err := old.applyPrivileged(fd); err != nil {
+		return fmt.Errorf("%s: %w", dst.Path(), err)
+	}
+	if opt.KeepTimes {
+		if err := old.keepTimes(fd); err != nil {
+			return fmt.Errorf("keeping the times of %s: %w", dst.Path(), err)
+		}
+	}
+	if opt.NoSync {
+		return nil
+	}
+	return out.Sync()
+}
+
+// copyOver writes in's first n bytes over out at the same offsets: the
+// data ranges copied, the holes of in punched in out (or written as zeros
+// where the file system cannot punch).
+func copyOver(out, in *os.File, n int64) error {
+	const seekData, seekHole = 3, 4
+	for off := int64(0); off < n; {
+		data, err := in.Seek(off, seekData)
+		if errors.Is(err, unix.ENXIO) || err == nil && data >= n {
+			return zeroRange(out, off, n-off)
+		}
+		if err != nil { // no SEEK_DATA: everything is data
+			return copyRange(out, in, off, n-off)
+		}
+		if err := zeroRange(out, off, data-off); err != nil {
+			return err
+		}
+		hole, err := in.Seek(data, seekHole)
+		if err != nil || hole > n {
+			hole = n
+		}
+		if err := copyRange(out, in, data, hole-data); err != nil {
+			return err
+		}
+		off = hole
+	}
+	return nil
+}
+
+// zeroRange makes out's bytes [off, off+n) zeros: a hole punched, or
+// zeros written.
+func zeroRange(out *os.File, off, n int64) error {
+	if n <= 0 {
+		return nil
+	}
+	if unix.Fallocate(int(out.Fd()), unix.FALLOC_FL_PUNCH_HOLE|unix.FALLOC_FL_KEEP_SIZE, off, n) == nil {
+		return nil
+	}
+	zeros := make([]byte, min(n, 1<<20))
+	for n > 0 {
+		k := min(n, int64(len(zeros)))
+		if _, err := out.WriteAt(zeros[:k], off); err != nil {
+			return err
+		}
+		off, n = off+k, n-k
+	}
+	return nil
+}

@@ -1,0 +1,395 @@
+package elfpatch
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// A Dir is a directory held open, so that files in it are opened, created,
+// linked and renamed relative to it (openat, renameat): a directory or
+// symbolic link swapped in by another process while sframe-gen runs cannot
+// redirect a read or a write elsewhere. The zero value is not usable; make
+// one with [OpenDir] or [Dir.Beneath].
+type Dir struct {
+	fd   int
+	path string // for messages
+}
+
+// OpenDir opens the directory path as it is named (symbolic links in it
+// are followed: the user named them).
+func OpenDir(path string) (*Dir, error) {
+	fd, err := unix.Open(path, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	return &Dir{fd: fd, path: path}, nil
+}
+
+// Close closes the directory.
+func (d *Dir) Close() error {
+	if d == nil || d.fd < 0 {
+		return nil
+	}
+	err := unix.Close(d.fd)
+	d.fd = -1
+	return err
+}
+
+// Path is the directory's path, for messages.
+func (d *Dir) Path() string { return d.path }
+
+// join is the path of name in d, for messages.
+func (d *Dir) join(name string) string { return filepath.Join(d.path, name) }
+
+// ErrSymlinkInPath is the error of [Dir.Beneath] and [Dir.Place] when a
+// component of the path is a symbolic link or leaves the directory.
+var ErrSymlinkInPath = errors.New("a symbolic link or \"..\" in its path (not followed)")
+
+// Beneath opens the directory rel (slash-separated, relative) below d
+// without following any symbolic link and without leaving d: with
+// openat2(RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS) where the kernel has it,
+// else one component at a time with O_NOFOLLOW. "" and "." give d again
+// (a new descriptor).
+func (d *Dir) Beneath(rel string) (*Dir, error) {
+	fd, err := openBeneath(d.fd, rel, unix.O_PATH|unix.O_DIRECTORY)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: d.join(rel), Err: err}
+	}
+	return &Dir{fd: fd, path: d.join(rel)}, nil
+}
+
+// openBeneath opens rel below the directory dirfd with flags (O_NOFOLLOW and
+// O_CLOEXEC added), following no symbolic link.
+func openBeneath(dirfd int, rel string, flags int) (int, error) {
+	if rel == "" {
+		rel = "."
+	}
+	if filepath.IsAbs(rel) {
+		return -1, ErrSymlinkInPath
+	}
+	how := unix.OpenHow{
+		Flags:   uint64(flags | unix.O_NOFOLLOW | unix.O_CLOEXEC),
+		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
+	}
+	fd, err := unix.Openat2(dirfd, rel, &how)
+	switch {
+	case err == nil:
+		return fd, nil
+	case errors.Is(err, unix.ELOOP), errors.Is(err, unix.EXDEV):
+		return -1, ErrSymlinkInPath
+	case !errors.Is(err, unix.ENOSYS) && !errors.Is(err, unix.EPERM):
+		return -1, err
+	}
+	// No openat2 (Linux before 5.6, or a seccomp filter): one component
+	// at a time, each with O_NOFOLLOW.
+	parts := strings.Split(filepath.Clean(rel), string(filepath.Separator))
+	cur, err := unix.Openat(dirfd, ".", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, err
+	}
+	for i, p := range parts {
+		if p == ".." {
+			unix.Close(cur)
+			return -1, ErrSymlinkInPath
+		}
+		f := unix.O_PATH | unix.O_DIRECTORY
+		if i == len(parts)-1 {
+			f = flags
+		}
+		next, err := unix.Openat(cur, p, f|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		unix.Close(cur)
+		if errors.Is(err, unix.ELOOP) || (errors.Is(err, unix.ENOTDIR) && isSymlinkAt(cur, p)) {
+			return -1, ErrSymlinkInPath
+		}
+		if err != nil {
+			return -1, err
+		}
+		cur = next
+	}
+	return cur, nil
+}
+
+// isSymlinkAt reports whether name in dirfd is a symbolic link.
+func isSymlinkAt(dirfd int, name string) bool {
+	var st unix.Stat_t
+	return unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK
+}
+
+// A Place is where a file is, or will be: an open directory and one name
+// in it. Every read and write of sframe-gen goes through a Place, never
+// through a path resolved again.
+type Place struct {
+	Dir  *Dir
+	Name string // a single path component
+}
+
+// Path is the place's path, for messages.
+func (p Place) Path() string { return p.Dir.join(p.Name) }
+
+// Place is the place of rel (slash-separated, relative) below d: its
+// directory is opened with [Dir.Beneath]. Close the place's Dir when done.
+func (d *Dir) Place(rel string) (Place, error) {
+	dir, name := filepath.Split(filepath.Clean(rel))
+	if name == "" || name == "." || name == ".." {
+		return Place{}, fmt.Errorf("%s: not a file name", d.join(rel))
+	}
+	sub, err := d.Beneath(dir)
+	if err != nil {
+		return Place{}, err
+	}
+	return Place{Dir: sub, Name: name}, nil
+}
+
+// maxLinks bounds the symbolic links NamedPlace follows (as the kernel's 40).
+const maxLinks = 40
+
+// NamedPlace is the place of the file path names, as the user named it: a
+// path that is a symbolic link is followed to the file it names (as find
+// -H and cp do), and its directories are opened as named. The file need
+// not exist. Close the place's Dir when done.
+func NamedPlace(path string) (Place, error) {
+	for range maxLinks {
+		st, err := os.Lstat(path)
+		if err != nil || st.Mode()&fs.ModeSymlink == 0 {
+			break
+		}
+		target, err := os.Readlink(path)
+		if err != nil {
+			return Place{}, err
+		}
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(filepath.Dir(path), target)
+		}
+		path = target
+	}
+	dir, name := filepath.Split(path)
+	if name == "" || name == "." || name == ".." {
+		return Place{}, fmt.Errorf("%s: not a file name", path)
+	}
+	if dir == "" {
+		dir = "."
+	}
+	d, err := OpenDir(dir)
+	if err != nil {
+		return Place{}, err
+	}
+	return Place{Dir: d, Name: name}, nil
+}
+
+// stat is what fstatat says of the place's entry (a symbolic link itself,
+// not what it names).
+func (p Place) stat() (unix.Stat_t, error) {
+	var st unix.Stat_t
+	err := unix.Fstatat(p.Dir.fd, p.Name, &st, unix.AT_SYMLINK_NOFOLLOW)
+	return st, err
+}
+
+// A Source is a regular file opened for reading at its place, with what
+// it was when opened: a patch replaces the place's entry only while it is
+// still that file, unchanged (see [TempFiles.Replace]).
+type Source struct {
+	Place
+	File *os.File
+	st   unix.Stat_t
+}
+
+// ErrNotRegular is the error of [OpenSource] for a place that holds
+// something else than a regular file (a directory, FIFO, device, socket or
+// symbolic link).
+type ErrNotRegular struct{ Kind string }
+
+func (e *ErrNotRegular) Error() string { return "not a regular file (" + e.Kind + ")" }
+
+// OpenSource opens the regular file at p for reading. A symbolic link at p
+// is not followed; a FIFO is not waited for (O_NONBLOCK).
+func OpenSource(p Place) (*Source, error) {
+	fd, err := unix.Openat(p.Dir.fd, p.Name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
+	if errors.Is(err, unix.ELOOP) {
+		return nil, &ErrNotRegular{Kind: "a symbolic link"}
+	}
+	if err != nil {
+		return nil, err
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
+		return nil, err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		unix.Close(fd)
+		return nil, &ErrNotRegular{Kind: fileKind(st.Mode)}
+	}
+	// Back to blocking reads (O_NONBLOCK changes nothing for a regular
+	// file, but keep the descriptor ordinary).
+	if fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0); err == nil {
+		unix.FcntlInt(uintptr(fd), unix.F_SETFL, fl&^unix.O_NONBLOCK)
+	}
+	return &Source{Place: p, File: os.NewFile(uintptr(fd), p.Path()), st: st}, nil
+}
+
+// Close closes the file (not its Dir).
+func (s *Source) Close() error { return s.File.Close() }
+
+// Size is the file's size when it was opened.
+func (s *Source) Size() int64 { return s.st.Size }
+
+// Mode is the file's permission and special bits.
+func (s *Source) Mode() fs.FileMode { return unixMode(s.st.Mode) }
+
+// Links is the file's number of hard links when it was opened.
+func (s *Source) Links() uint64 { return uint64(s.st.Nlink) }
+
+// ID is the file's device and inode number.
+func (s *Source) ID() [2]uint64 { return [2]uint64{uint64(s.st.Dev), s.st.Ino} }
+
+// Times are the file's access and modification times when it was opened
+// (before anything read it).
+func (s *Source) Times() (atime, mtime time.Time) {
+	return time.Unix(s.st.Atim.Unix()), time.Unix(s.st.Mtim.Unix())
+}
+
+// ErrChanged is the error when a file changed, or its name was given to
+// another file, while sframe-gen read it: the file is left alone.
+var ErrChanged = errors.New("changed while sframe-gen read it (another process writes it, or replaced it); left as it is")
+
+// unchanged checks that the file is as it was opened (size, modification
+// and change times) and that p still names it.
+func (s *Source) unchanged(p Place) error {
+	var now unix.Stat_t
+	if err := unix.Fstat(int(s.File.Fd()), &now); err != nil {
+		return err
+	}
+	if now.Size != s.st.Size || now.Mtim != s.st.Mtim || now.Ctim != s.st.Ctim {
+		return fmt.Errorf("%s %w", p.Path(), ErrChanged)
+	}
+	return s.names(p)
+}
+
+// names checks that p names the file s (same device and inode, not a
+// symbolic link).
+func (s *Source) names(p Place) error {
+	st, err := p.stat()
+	if err != nil || st.Dev != s.st.Dev || st.Ino != s.st.Ino {
+		return fmt.Errorf("%s %w", p.Path(), ErrChanged)
+	}
+	return nil
+}
+
+// unixMode converts a stat mode's permission and special bits.
+func unixMode(m uint32) fs.FileMode {
+	mode := fs.FileMode(m & 0o777)
+	if m&unix.S_ISUID != 0 {
+		mode |= fs.ModeSetuid
+	}
+	if m&unix.S_ISGID != 0 {
+		mode |= fs.ModeSetgid
+	}
+	if m&unix.S_ISVTX != 0 {
+		mode |= fs.ModeSticky
+	}
+	return mode
+}
+
+// modeBits converts fs mode bits back to a chmod mode.
+func modeBits(m fs.FileMode) uint32 {
+	b := uint32(m.Perm())
+	if m&fs.ModeSetuid != 0 {
+		b |= unix.S_ISUID
+	}
+	if m&fs.ModeSetgid != 0 {
+		b |= unix.S_ISGID
+	}
+	if m&fs.ModeSticky != 0 {
+		b |= unix.S_ISVTX
+	}
+	return b
+}
+
+// fileKind names a file type of a stat mode.
+func fileKind(m uint32) string {
+	switch m & unix.S_IFMT {
+	case unix.S_IFDIR:
+		return "a directory"
+	case unix.S_IFIFO:
+		return "a FIFO"
+	case unix.S_IFSOCK:
+		return "a socket"
+	case unix.S_IFCHR:
+		return "a character device"
+	case unix.S_IFBLK:
+		return "a block device"
+	case unix.S_IFLNK:
+		return "a symbolic link"
+	}
+	return "not a regular file"
+}
+
+// MkdirBeneath makes the directory rel below d (its parent must exist),
+// without following a symbolic link, with mode 0700 until [Dir.Chmod]
+// gives it its final mode: nothing made under it is reachable by others
+// meanwhile. An existing directory is kept; an existing symbolic link or
+// file there is an error.
+func (d *Dir) MkdirBeneath(rel string) (*Dir, error) {
+	dir, name := filepath.Split(filepath.Clean(rel))
+	parent, err := d.Beneath(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer parent.Close()
+	if err := unix.Mkdirat(parent.fd, name, 0o700); err != nil && !errors.Is(err, unix.EEXIST) {
+		return nil, &fs.PathError{Op: "mkdir", Path: parent.join(name), Err: err}
+	}
+	return d.Beneath(rel)
+}
+
+// Chmod gives the directory the mode bits of m (permission, set-group-ID
+// and sticky bits).
+func (d *Dir) Chmod(m fs.FileMode) error {
+	// fchmod on an O_PATH descriptor fails: go through /proc's link to it.
+	if err := unix.Fchmodat(unix.AT_FDCWD, fmt.Sprintf("/proc/self/fd/%d", d.fd), modeBits(m), 0); err != nil {
+		return &fs.PathError{Op: "chmod", Path: d.path, Err: err}
+	}
+	return nil
+}
+
+// Symlink makes name in d a symbolic link to target, replacing what name
+// was (never following it).
+func (d *Dir) Symlink(target, name string) error {
+	unix.Unlinkat(d.fd, name, 0)
+	if err := unix.Symlinkat(target, d.fd, name); err != nil {
+		return &fs.PathError{Op: "symlink", Path: d.join(name), Err: err}
+	}
+	return nil
+}
+
+// Link makes to a hard link of the file at from, replacing what to was
+// (never following a symbolic link at either place).
+func Link(from, to Place) error {
+	unix.Unlinkat(to.Dir.fd, to.Name, 0)
+	if err := unix.Linkat(from.Dir.fd, from.Name, to.Dir.fd, to.Name, 0); err != nil {
+		return &fs.PathError{Op: "link", Path: to.Path(), Err: err}
+	}
+	return nil
+}
+
+// Readlink returns the target of the symbolic link at p.
+func (p Place) Readlink() (string, error) {
+	buf := make([]byte, 256)
+	for {
+		n, err := unix.Readlinkat(p.Dir.fd, p.Name, buf)
+		if err != nil {
+			return "", &fs.PathError{Op: "readlink", Path: p.Path(), Err: err}
+		}
+		if n < len(buf) {
+			return string(buf[:n]), nil
+		}
+		buf = make([]byte, 4*len(buf))
+	}
+}
