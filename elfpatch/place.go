@@ -152,35 +152,39 @@ const maxLinks = 40
 
 // NamedPlace is the place of the file path names, as the user named it: a
 // path that is a symbolic link is followed to the file it names (as find
-// -H and cp do), and its directories are opened as named. The file need
-// not exist. Close the place's Dir when done.
+// -H and cp do), and its directories are opened as named. Each link is
+// resolved once: its directory is opened first and the link read there,
+// so what is opened is what was resolved. The file need not exist. Close
+// the place's Dir when done.
 func NamedPlace(path string) (Place, error) {
 	for range maxLinks {
-		st, err := os.Lstat(path)
-		if err != nil || st.Mode()&fs.ModeSymlink == 0 {
-			break
+		dir, name := filepath.Split(path)
+		if name == "" || name == "." || name == ".." {
+			return Place{}, fmt.Errorf("%s: not a file name", path)
 		}
-		target, err := os.Readlink(path)
+		if dir == "" {
+			dir = "."
+		}
+		d, err := OpenDir(dir)
+		if err != nil {
+			return Place{}, err
+		}
+		p := Place{Dir: d, Name: name}
+		st, err := p.stat()
+		if err != nil || st.Mode&unix.S_IFMT != unix.S_IFLNK {
+			return p, nil
+		}
+		target, err := p.Readlink()
+		d.Close()
 		if err != nil {
 			return Place{}, err
 		}
 		if !filepath.IsAbs(target) {
-			target = filepath.Join(filepath.Dir(path), target)
+			target = filepath.Join(dir, target)
 		}
 		path = target
 	}
-	dir, name := filepath.Split(path)
-	if name == "" || name == "." || name == ".." {
-		return Place{}, fmt.Errorf("%s: not a file name", path)
-	}
-	if dir == "" {
-		dir = "."
-	}
-	d, err := OpenDir(dir)
-	if err != nil {
-		return Place{}, err
-	}
-	return Place{Dir: d, Name: name}, nil
+	return Place{}, &fs.PathError{Op: "open", Path: path, Err: unix.ELOOP}
 }
 
 // stat is what fstatat says of the place's entry (a symbolic link itself,

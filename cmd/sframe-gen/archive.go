@@ -5,7 +5,6 @@ import (
 	"debug/elf"
 	"fmt"
 	"os"
-	"syscall"
 
 	"github.com/sframe-gen/sframe-gen/elfpatch"
 	"github.com/sframe-gen/sframe-gen/lower"
@@ -87,31 +86,19 @@ func (c *cli) processArchive(w *fileWriter, o generateOptions, r fileResult) fil
 	return r
 }
 
-// isArchive reports whether path is a regular file starting like a static
-// archive.
-func isArchive(path string) bool {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
-		return false
-	}
+// isArchive reports whether the file f starts like a static archive.
+func isArchive(f *os.File) bool {
 	var magic [len(elfpatch.ArchiveMagic)]byte
 	n, _ := f.ReadAt(magic[:], 0)
 	return n == len(magic) && string(magic[:]) == elfpatch.ArchiveMagic
 }
 
-// generateArchive is the single-file form on a static archive: in place,
-// or to o.output.
-func (c *cli) generateArchive(file string, o generateOptions) int {
-	at, err := elfpatch.NamedPlace(file)
-	if err != nil {
-		return c.fail(file, unwrapPath(err))
-	}
-	defer at.Dir.Close()
-	j := &job{path: file, root: at.Dir, rel: at.Name}
+// generateArchive is the single-file form on a static archive, src: in
+// place, or to o.output.
+func (c *cli) generateArchive(file string, src *elfpatch.Source, o generateOptions) int {
+	// processFile opens the archive again in the directory held open,
+	// without following a link, and checks it is the same file.
+	j := &job{path: file, root: src.Dir, rel: src.Name, id: src.ID(), outside: src.Links() > 1}
 	if o.output != "" {
 		out, err := elfpatch.NamedPlace(o.output)
 		if err != nil {

@@ -100,25 +100,31 @@ func (c *cli) runGenerate(args []string) int {
 		return c.runBatch(fs.Args(), o, b)
 	}
 	o.keepTimes = b.preserveDates
-	if isArchive(fs.Arg(0)) && !o.raw {
-		return c.generateArchive(fs.Arg(0), o)
-	}
+	// FILE is resolved and opened once: everything after reads and
+	// writes through what is open.
 	file := fs.Arg(0)
-	if err := c.generate(file, o); err != nil {
+	src, err := openNamed(file)
+	if err != nil {
+		return c.fail(file, err)
+	}
+	defer src.Dir.Close()
+	defer src.Close()
+	if isArchive(src.File) && !o.raw {
+		return c.generateArchive(file, src, o)
+	}
+	if err := c.generate(file, src, o); err != nil {
 		return c.fail(file, err)
 	}
 	return exitOK
 }
 
 // generate runs the pipeline on one file: cfi → lower → emit → elfpatch.
-func (c *cli) generate(file string, o generateOptions) error {
-	src, ef, err := openSource(file)
-	if err != nil {
-		return err
-	}
-	defer src.Dir.Close()
-	defer src.Close()
+func (c *cli) generate(file string, src *elfpatch.Source, o generateOptions) error {
 	in := src.File
+	ef, err := elf.NewFile(in)
+	if err != nil {
+		return describeCut(in, src.Size(), err)
+	}
 	target, err := lower.TargetForELF(ef)
 	if err != nil {
 		return err

@@ -47,28 +47,21 @@ func openELF(path string) (*os.File, fs.FileInfo, *elf.File, error) {
 	return f, st, ef, nil
 }
 
-// openSource opens the ELF file at path, as the user named it, for
-// patching (elfpatch.NamedPlace, elfpatch.OpenSource): what is written
-// later replaces this very file, only while it is unchanged. Close the
-// source and its Dir when done.
-func openSource(path string) (*elfpatch.Source, *elf.File, error) {
+// openNamed opens the file at path, as the user named it, for patching
+// (elfpatch.NamedPlace, elfpatch.OpenSource): what is written later
+// replaces this very file, only while it is unchanged. Close the source
+// and its Dir when done.
+func openNamed(path string) (*elfpatch.Source, error) {
 	at, err := elfpatch.NamedPlace(path)
 	if err != nil {
-		return nil, nil, unwrapPath(err)
+		return nil, unwrapPath(err)
 	}
 	src, err := elfpatch.OpenSource(at)
 	if err != nil {
 		at.Dir.Close()
-		return nil, nil, unwrapPath(err)
+		return nil, unwrapPath(err)
 	}
-	ef, err := elf.NewFile(src.File)
-	if err != nil {
-		err = describeCut(src.File, src.Size(), err)
-		src.Close()
-		at.Dir.Close()
-		return nil, nil, err
-	}
-	return src, ef, nil
+	return src, nil
 }
 
 func fileKind(m fs.FileMode) string {
