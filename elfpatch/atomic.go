@@ -171,6 +171,11 @@ func (t *TempFiles) Replace(dst Place, src *Source, perm fs.FileMode, opt Replac
 	}
 	defer tmp.discard(t)
 	if err = write(tmp.f); err != nil {
+		if e := old.sourceUnchanged(); e != nil {
+			// The file changed under the read: say that, not what
+			// the read stumbled on.
+			return e
+		}
 		return err
 	}
 	if opt.InPlace && old.replacing {
@@ -194,7 +199,8 @@ func (t *TempFiles) Replace(dst Place, src *Source, perm fs.FileMode, opt Replac
 // replaced is what Replace keeps of the file it replaces.
 type replaced struct {
 	attrs
-	src       *Source // the file patched, when dst names it
+	src       *Source // the file read, or nil
+	inPlace   bool    // dst names src
 	replacing bool    // dst exists
 	timed     bool    // the times are known (dst's, or the source's)
 }
@@ -209,10 +215,11 @@ func replacedAt(dst Place, src *Source, perm fs.FileMode) (replaced, error) {
 		if err != nil {
 			return old, fmt.Errorf("%s: %w", dst.Path(), err)
 		}
-		old.attrs, old.src, old.replacing, old.timed = a, src, true, true
+		old.attrs, old.src, old.inPlace, old.replacing, old.timed = a, src, true, true, true
 		return old, checkWritable(int(src.File.Fd()), dst)
 	}
 	if src != nil { // -p on a new output: the input's times
+		old.src = src
 		old.atime, old.mtime = src.Times()
 		old.timed = true
 	}
@@ -247,6 +254,15 @@ const (
 	fsImmutable  = 0x10 // FS_IMMUTABLE_FL, chattr +i
 	fsAppendOnly = 0x20 // FS_APPEND_FL, chattr +a
 )
+
+// sourceUnchanged checks that the source is as it was opened and still
+// has its name: what was made of it is what it holds.
+func (old replaced) sourceUnchanged() error {
+	if old.src == nil {
+		return nil
+	}
+	return old.src.unchanged(old.src.Place)
+}
 
 // checkWritable fails with a clear message when the file fd (at dst) is
 // immutable or append-only (chattr +i, +a): its name cannot be replaced.
@@ -366,10 +382,10 @@ func (t *TempFiles) publish(dst Place, old replaced, tmp *tempFile, links []Plac
 		return err
 	}
 	defer unlock()
+	if err := old.sourceUnchanged(); err != nil {
+		return err
+	}
 	if old.src != nil {
-		if err := old.src.unchanged(dst); err != nil {
-			return err
-		}
 		for _, l := range links {
 			if err := old.src.names(l); err != nil {
 				return err

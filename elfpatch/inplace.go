@@ -34,10 +34,10 @@ func (t *TempFiles) writeInPlace(dst Place, old replaced, tmp *tempFile, opt Rep
 	}
 	out := os.NewFile(uintptr(fd), dst.Path())
 	defer out.Close()
+	if err := old.sourceUnchanged(); err != nil {
+		return err
+	}
 	if old.src != nil {
-		if err := old.src.unchanged(dst); err != nil {
-			return err
-		}
 		var now unix.Stat_t
 		if err := unix.Fstat(fd, &now); err != nil || now.Dev != old.src.st.Dev || now.Ino != old.src.st.Ino {
 			return fmt.Errorf("%s %w", dst.Path(), ErrChanged)
