@@ -55,7 +55,7 @@ type walker struct {
 	jobs      []*job
 	inodes    map[[2]uint64]*job
 	outs      map[string]string // output path -> input path
-	opened    []*elfpatch.Dir // the operands' directories
+	opened    []*elfpatch.Dir   // the operands' directories
 }
 
 // collect walks the operands in order (directories recursively, in
