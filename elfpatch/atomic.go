@@ -170,7 +170,7 @@ func (t *TempFiles) Replace(dst Place, src *Source, perm fs.FileMode, opt Replac
 	}
 	tmp, err := t.create(dst)
 	if err != nil {
-		return fmt.Errorf("creating a temporary file in %s: %w", dst.Dir.path, err)
+		return fmt.Errorf("creating a temporary file in %s: %w", dst.Dir.path, immutableDir(dst.Dir, err))
 	}
 	defer tmp.discard(t)
 	if err = write(tmp.f); err != nil {
@@ -468,15 +468,24 @@ func (tf *tempFile) link(dir *Dir, name string) (string, error) {
 // renameError says why dst could not be replaced, naming an immutable
 // directory.
 func renameError(dst Place, err error) error {
-	if errors.Is(err, unix.EPERM) {
-		if fd, e := unix.Openat(dst.Dir.fd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); e == nil {
-			defer unix.Close(fd)
-			if flags, e := unix.IoctlGetUint32(fd, unix.FS_IOC_GETFLAGS); e == nil && flags&(fsImmutable|fsAppendOnly) != 0 {
-				return fmt.Errorf("replacing %s: its directory %s is immutable or append-only (chattr); left as it is", dst.Path(), dst.Dir.path)
-			}
-		}
+	return fmt.Errorf("replacing %s: %w", dst.Path(), immutableDir(dst.Dir, err))
+}
+
+// immutableDir turns EPERM for a change in dir into a message naming an
+// immutable or append-only directory.
+func immutableDir(dir *Dir, err error) error {
+	if !errors.Is(err, unix.EPERM) {
+		return err
 	}
-	return fmt.Errorf("replacing %s: %w", dst.Path(), err)
+	fd, e := unix.Openat(dir.fd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if e != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	if flags, e := unix.IoctlGetUint32(fd, unix.FS_IOC_GETFLAGS); e == nil && flags&(fsImmutable|fsAppendOnly) != 0 {
+		return fmt.Errorf("its directory %s is immutable or append-only (chattr); left as it is", dir.path)
+	}
+	return err
 }
 
 // syncDirs syncs the directories of the renamed file and its links, or

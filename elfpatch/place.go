@@ -162,9 +162,7 @@ func NamedPlace(path string) (Place, error) {
 		if name == "" || name == "." || name == ".." {
 			return Place{}, fmt.Errorf("%s: not a file name", path)
 		}
-		if dir == "" {
-			dir = "."
-		}
+		dir = filepath.Clean(dir) // "" is "."
 		d, err := OpenDir(dir)
 		if err != nil {
 			return Place{}, err

@@ -203,3 +203,41 @@ func leftTemps(t *testing.T, dir string) {
 		}
 	}
 }
+
+// TestImmutable: a file marked immutable (chattr +i), or in an immutable
+// directory, is left as it is with a message that says so, in both forms.
+func TestImmutable(t *testing.T) {
+	needRoot(t)
+	chattr := needTool(t, "chattr")
+	for _, c := range []struct{ name, mark, want string }{
+		{"file", "file", "is immutable (chattr +i)"},
+		{"directory", "dir", "its directory"},
+	} {
+		for _, form := range [][]string{nil, {"-q", "-j", "1"}} {
+			dir := filepath.Join(t.TempDir(), "d")
+			os.Mkdir(dir, 0o755)
+			file := filepath.Join(dir, "prog")
+			copyFile(t, filepath.Join(testdataDir(), "link/x86_64/pie.exe"), file)
+			marked := file
+			if c.mark == "dir" {
+				marked = dir
+			}
+			if out, err := exec.Command(chattr, "+i", marked).CombinedOutput(); err != nil {
+				if os.Getenv("CI") == "true" {
+					t.Fatalf("chattr +i: %v\n%s", err, out)
+				}
+				t.Skipf("chattr +i: %v %s", err, out)
+			}
+			before := readFile(t, file)
+			_, stderr, code := runCLI(append(form, file)...)
+			exec.Command(chattr, "-i", marked).Run()
+			if code != exitFailure || !strings.Contains(stderr, c.want) {
+				t.Errorf("%s %v: exit %d, stderr %q: want 1 and %q", c.name, form, code, stderr, c.want)
+			}
+			if !bytes.Equal(readFile(t, file), before) {
+				t.Errorf("%s %v: the file changed", c.name, form)
+			}
+			leftTemps(t, dir)
+		}
+	}
+}
