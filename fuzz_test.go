@@ -35,7 +35,7 @@ func FuzzGenerate(f *testing.F) {
 		f.Fatal("no seed under testdata/link")
 	}
 	f.Fuzz(func(t *testing.T, data []byte, share bool) {
-		sec, err := sframegen.Generate(bytes.NewReader(data), int64(len(data)), sframegen.Options{ShareFREs: share})
+		sec, err := sframegen.Generate(bytes.NewReader(data), int64(len(data)), sframegen.Options{Share: sharing(share)})
 		if err != nil {
 			return
 		}
@@ -80,7 +80,7 @@ func TestGenerateErrors(t *testing.T) {
 		want error
 	}{
 		{"no CFI", noCFI, sframegen.Options{}, sframegen.ErrNoCFI},
-		{"big-endian sharing", s390x, sframegen.Options{ShareFREs: true}, sframegen.ErrShareBigEndian},
+		{"big-endian sharing", s390x, sframegen.Options{Share: sframegen.ShareAlways}, sframegen.ErrShareBigEndian},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := sframegen.Generate(bytes.NewReader(tc.data), int64(len(tc.data)), tc.opt)
@@ -92,4 +92,13 @@ func TestGenerateErrors(t *testing.T) {
 	if _, err := sframegen.Generate(bytes.NewReader(lib), int64(len(lib)), sframegen.Options{}); err != nil {
 		t.Errorf("the library itself: %v", err)
 	}
+}
+
+// sharing is ShareAlways for share, else ShareNever (the default shares
+// where ShareAlways does and does not where it fails).
+func sharing(share bool) sframegen.Sharing {
+	if share {
+		return sframegen.ShareAlways
+	}
+	return sframegen.ShareNever
 }

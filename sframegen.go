@@ -40,9 +40,10 @@ type Options struct {
 	// GasCompat reproduces GNU as --gsframe and ld byte for byte, including
 	// where their translation does not mean what the CFI means.
 	GasCompat bool
-	// ShareFREs writes each distinct block of FRE data once (a smaller
-	// section; little-endian files only).
-	ShareFREs bool
+	// Share says whether functions whose FRE data is the same share one
+	// block of it (a smaller section, docs/sharing.md). The default
+	// shares, but for GasCompat (GNU never shares) and big-endian files.
+	Share Sharing
 	// Strict makes any function that cannot be represented, and any broken
 	// CFI entry, an error (*StrictError).
 	Strict bool
@@ -75,6 +76,10 @@ type Section struct {
 	Result *lower.Result
 	// EntryErrors are the CFI entries that could not be read.
 	EntryErrors []*cfi.EntryError
+	// Shared says whether functions with the same FRE data share one
+	// block of it; when they do not, Unshared says why (Options.Share).
+	Shared   bool
+	Unshared string
 }
 
 // Skipped returns the functions left without an SFrame FDE, with the
@@ -98,8 +103,44 @@ var ErrNoCFI = errors.New("no call-frame information")
 // for each).
 var ErrNoFunctions = errors.New("no function has an SFrame representation")
 
-// ErrShareBigEndian is the error of Options.ShareFREs for a big-endian file.
+// ErrShareBigEndian is the error of ShareAlways for a big-endian file.
 var ErrShareBigEndian = errors.New("the file is big-endian")
+
+// Sharing says whether functions with the same FRE data share one block
+// of it ([Options].Share).
+type Sharing int
+
+const (
+	// ShareDefault shares, except with GasCompat (GNU as and ld never
+	// share, and their bytes are asked for) and in a big-endian file
+	// (GNU libsframe on a little-endian host, as cross ld and objdump
+	// run, cannot read shared blocks there).
+	ShareDefault Sharing = iota
+	// ShareAlways shares; a big-endian file is an error
+	// (ErrShareBigEndian), and so is GasCompat.
+	ShareAlways
+	// ShareNever writes one block per function.
+	ShareNever
+)
+
+// SharingFor says whether a section generated with opt for target shares
+// its FRE blocks and, when it does not, why (for reports); an error for
+// ShareAlways where sharing is refused.
+func SharingFor(target lower.Target, opt Options) (share bool, why string, err error) {
+	switch {
+	case opt.Share == ShareNever:
+		return false, "asked for one block per function", nil
+	case opt.Share == ShareAlways && opt.GasCompat:
+		return false, "", errors.New("GasCompat reproduces GNU's bytes, and GNU never shares FRE blocks")
+	case opt.Share == ShareAlways && target.BigEndian:
+		return false, "", fmt.Errorf("%w (%s), and GNU libsframe on a little-endian host (cross ld, objdump) cannot read FRE data shared in a big-endian section; generate it without sharing", ErrShareBigEndian, target)
+	case opt.GasCompat:
+		return false, "GNU's bytes asked for (GNU never shares)", nil
+	case target.BigEndian:
+		return false, "big-endian file (GNU libsframe on a little-endian host cannot read shared blocks in it)", nil
+	}
+	return true, "", nil
+}
 
 // StrictError is returned with Options.Strict when functions or CFI
 // entries could not be represented.
@@ -154,6 +195,7 @@ func Lower(r io.ReaderAt, size int64, f *elf.File, opt Options) (*Section, error
 		return nil, err
 	}
 	sec := &Section{Target: target, Result: res, EntryErrors: errs}
+	sec.Shared, sec.Unshared, _ = SharingFor(target, opt)
 	for _, r := range res.Relocs {
 		sec.Relocs = append(sec.Relocs, elfpatch.Reloc{Offset: r.Offset, Type: r.Type, Section: uint32(r.Section), Addend: r.Addend})
 	}
@@ -244,14 +286,13 @@ func lowerScan(r io.ReaderAt, size int64, f *elf.File, target lower.Target, lo l
 
 // LowerOptions returns the lower.Options that generate with opt for
 // target: packed (the encoded FRE data kept, not the FREs), for version 2
-// unpacked. ShareFREs is refused for a big-endian file: GNU libsframe on a
-// little-endian host (cross ld, objdump) converts a section's byte order
-// function by function and cannot read shared blocks there.
+// unpacked; FRE blocks shared as [SharingFor] decides.
 func LowerOptions(target lower.Target, opt Options) (lower.Options, error) {
-	if opt.ShareFREs && target.BigEndian {
-		return lower.Options{}, fmt.Errorf("%w (%s), and GNU libsframe on a little-endian host (cross ld, objdump) cannot read FRE data shared in a big-endian section; generate it without sharing", ErrShareBigEndian, target)
+	share, _, err := SharingFor(target, opt)
+	if err != nil {
+		return lower.Options{}, err
 	}
-	lo := lower.Options{GasCompat: opt.GasCompat, Pack: true, ShareFREs: opt.ShareFREs}
+	lo := lower.Options{GasCompat: opt.GasCompat, Pack: true, ShareFREs: share}
 	switch opt.Version {
 	case 0, 3:
 	case 2:

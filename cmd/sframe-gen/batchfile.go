@@ -186,7 +186,9 @@ func (c *cli) processLinked(w *fileWriter, ef *elf.File, target lower.Target, o 
 		return failed(r, err)
 	}
 	if o.verbose {
-		c.summary(w.j.path, generateOptions{output: w.j.out}, res, size, fmt.Sprintf("at %#x, PT_GNU_SFRAME", patch.Layout().Addr))
+		shown := o
+		shown.output = w.j.out
+		c.summary(w.j.path, shown, target, res, size, fmt.Sprintf("at %#x, PT_GNU_SFRAME", patch.Layout().Addr))
 	}
 	r.status = statusPatched
 	return r
@@ -228,7 +230,7 @@ func (c *cli) patchObjectBytes(name string, data []byte, ef *elf.File, target lo
 		return nil, 0, err
 	}
 	if o.verbose {
-		c.summary(name, o, res, len(sec), "with .rela.sframe")
+		c.summary(name, o, target, res, len(sec), "with .rela.sframe")
 	}
 	return out, res.Section.NumFDEs(), nil
 }

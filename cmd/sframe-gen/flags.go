@@ -5,8 +5,32 @@ import (
 
 	"github.com/spf13/pflag"
 
+	sframegen "github.com/sframe-gen/sframe-gen"
 	"github.com/sframe-gen/sframe-gen/cfi"
 )
+
+// shareFlags adds --share-fres and --no-share-fres to fs. The returned
+// function gives, once fs is parsed, the sharing asked for: by default
+// shared blocks except where GNU's bytes are asked for (gas) or the file
+// is big-endian; --share-fres insists (an error where refused),
+// --share-fres=false and --no-share-fres write one block per function.
+func shareFlags(fs *pflag.FlagSet) func(gas bool) (sframegen.Sharing, error) {
+	share := fs.Bool("share-fres", true, "write each distinct block of FRE data once, shared by the functions that repeat it (the default, but with --gas-compat and for big-endian files; see docs/sharing.md)")
+	noShare := fs.Bool("no-share-fres", false, "write one block of FRE data per function (as GNU does)")
+	return func(gas bool) (sframegen.Sharing, error) {
+		switch {
+		case fs.Changed("no-share-fres") && *noShare && fs.Changed("share-fres") && *share:
+			return 0, errors.New("--share-fres and --no-share-fres contradict each other")
+		case fs.Changed("no-share-fres") && *noShare, fs.Changed("share-fres") && !*share:
+			return sframegen.ShareNever, nil
+		case fs.Changed("share-fres") && gas:
+			return 0, errors.New("--share-fres with --gas-compat: GNU never shares FRE blocks, and --gas-compat asks for GNU's bytes")
+		case fs.Changed("share-fres"):
+			return sframegen.ShareAlways, nil
+		}
+		return sframegen.ShareDefault, nil
+	}
+}
 
 // cfiSourceFlags adds --eh-frame and --debug-frame to fs (verb says what the
 // command does with the section: "read", "compare with"). The returned

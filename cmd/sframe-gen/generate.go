@@ -27,7 +27,7 @@ type generateOptions struct {
 	strict  bool
 	gas     bool
 	version sframeVersion
-	share   bool // --share-fres
+	share   sframegen.Sharing // --share-fres, --no-share-fres
 	source  cfi.Source
 	hold    <-chan struct{} // closed when the copy generate makes meanwhile is done
 	// keepTimes (-p) gives what is written the input's times.
@@ -48,7 +48,7 @@ func (c *cli) runGenerate(args []string) int {
 	fs.BoolVarP(&o.verbose, "verbose", "v", false, "list the functions left without an SFrame FDE, with the reason")
 	fs.BoolVar(&o.strict, "strict", false, "fail when any function cannot be represented or any CFI entry is broken")
 	fs.BoolVar(&o.gas, "gas-compat", false, "reproduce GNU as --gsframe / ld byte for byte, including where their SFrame does not mean what the CFI means")
-	fs.BoolVar(&o.share, "share-fres", false, "write each distinct block of FRE data once, shared by the functions that repeat it (a smaller section; little-endian files only, docs/sharing.md)")
+	shareFlags := shareFlags(fs)
 	source := cfiSourceFlags(fs, "read")
 	sframeVer := sframeVersionFlags(fs)
 	var b batchOptions
@@ -88,6 +88,9 @@ func (c *cli) runGenerate(args []string) int {
 		return c.fail("", usageError{err.Error()})
 	}
 	if o.version, err = sframeVer(); err != nil {
+		return c.fail("", usageError{err.Error()})
+	}
+	if o.share, err = shareFlags(o.gas); err != nil {
 		return c.fail("", usageError{err.Error()})
 	}
 	if fs.Changed("section-addr") && !o.raw {
@@ -181,7 +184,7 @@ func (c *cli) generate(file string, src *elfpatch.Source, o generateOptions) err
 			return elfpatch.PatchObject(in, src.Size(), tmp, data, relocs)
 		})
 		if err == nil && o.verbose {
-			c.summary(file, o, res, len(data), "with .rela.sframe")
+			c.summary(file, o, target, res, len(data), "with .rela.sframe")
 		}
 		return err
 	}
@@ -209,6 +212,7 @@ func (c *cli) lowerCFI(file string, in *os.File, size int64, ef *elf.File, targe
 	if errors.Is(err, sframegen.ErrShareBigEndian) {
 		err = fmt.Errorf("--share-fres: %w", err)
 	}
+
 	if err == errNoCFI && o.verbose {
 		fmt.Fprintf(c.stderr, "sframe-gen: %s: no call-frame information; nothing to generate\n", file)
 	}
@@ -235,7 +239,7 @@ func (o generateOptions) library() sframegen.Options {
 	}
 	hold, huge := o.hold, o.raw || o.hold != nil
 	return sframegen.Options{
-		Version: v, V2Layout: o.version.layout, GasCompat: o.gas, ShareFREs: o.share, Source: o.source,
+		Version: v, V2Layout: o.version.layout, GasCompat: o.gas, Share: o.share, Source: o.source,
 		Tune: func(lo *lower.Options) {
 			if lo.Workers > 1 {
 				lo.Hold = hold
@@ -301,7 +305,7 @@ func (c *cli) generateLinked(file string, src *elfpatch.Source, ef *elf.File, ta
 		return nil
 	}
 	if err == nil && o.verbose && made.res != nil {
-		c.summary(file, o, made.res, made.size, fmt.Sprintf("at %#x, PT_GNU_SFRAME", made.layout.Addr))
+		c.summary(file, o, target, made.res, made.size, fmt.Sprintf("at %#x, PT_GNU_SFRAME", made.layout.Addr))
 	}
 	return err
 }
@@ -364,8 +368,9 @@ func (c *cli) makeLinked(file string, in *os.File, inSize int64, ef *elf.File, t
 	return res, size, nil
 }
 
-// summary prints, with -v, what was written.
-func (c *cli) summary(file string, o generateOptions, res *lower.Result, size int, where string) {
+// summary prints, with -v, what was written, and whether FRE blocks are
+// shared (or why not).
+func (c *cli) summary(file string, o generateOptions, target lower.Target, res *lower.Result, size int, where string) {
 	fres := res.Section.PackedFREs // generate packs its sections
 	for _, f := range res.Section.FDEs {
 		fres += len(f.FREs)
@@ -374,9 +379,9 @@ func (c *cli) summary(file string, o generateOptions, res *lower.Result, size in
 	if o.output != "" {
 		dst = o.output
 	}
-	shared := ""
-	if o.share {
-		shared = fmt.Sprintf(", %d FDEs sharing an earlier one's FREs", res.Shared)
+	shared := fmt.Sprintf(", %d FDEs sharing an earlier one's FREs", res.Shared)
+	if share, why, _ := sframegen.SharingFor(target, o.library()); !share {
+		shared = ", one block of FREs per function: " + why
 	}
 	fmt.Fprintf(c.stderr, "sframe-gen: %s: wrote .sframe (%d bytes, %d FDEs, %d FREs%s) %s\n", dst, size, res.Section.NumFDEs(), fres, shared, where)
 }

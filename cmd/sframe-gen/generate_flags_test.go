@@ -43,6 +43,14 @@ func TestGenerateFlags(t *testing.T) {
 		{"missing file", []string{"-o", out, filepath.Join(dir, "nope.o")}, 1, "nope.o: no such file"},
 		{"directory with -o", []string{"-o", out, dir}, 2, "-o goes with one FILE"},
 		{"not ELF", []string{"-o", out, filepath.Join(testdataDir(), "README.md")}, 1, "README.md: "},
+		{"gas-compat with share-fres", []string{"--gas-compat", "--share-fres", "-o", out, obj}, 2, "GNU never shares"},
+		{"share-fres and no-share-fres", []string{"--share-fres", "--no-share-fres", "-o", out, obj}, 2, "contradict"},
+		{"gas-compat without sharing", []string{"--gas-compat", "--no-share-fres", "-o", out, obj}, 0, ""},
+		{"share-fres=false", []string{"--share-fres=false", "-o", out, obj}, 0, ""},
+		{"share-fres on big-endian", []string{"--share-fres", "-o", out, s390}, 1, "--share-fres: the file is big-endian"},
+		{"big-endian by default", []string{"-v", "-o", out, s390}, 0, "one block of FREs per function: big-endian file"},
+		{"gas-compat says why", []string{"-v", "--gas-compat", "-o", out, obj}, 0, "one block of FREs per function: GNU's bytes asked for"},
+		{"shared by default", []string{"-v", "-o", out, obj}, 0, "FDEs sharing an earlier one's FREs"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

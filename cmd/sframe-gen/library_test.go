@@ -52,7 +52,8 @@ func TestLibraryIsTheCommand(t *testing.T) {
 	}{
 		{"default", nil, sframegen.Options{}},
 		{"gas-compat", []string{"--gas-compat"}, sframegen.Options{GasCompat: true}},
-		{"share-fres", []string{"--share-fres"}, sframegen.Options{ShareFREs: true}},
+		{"share-fres", []string{"--share-fres"}, sframegen.Options{Share: sframegen.ShareAlways}},
+		{"no-share-fres", []string{"--no-share-fres"}, sframegen.Options{Share: sframegen.ShareNever}},
 		{"v2", []string{"--sframe-version", "2"}, sframegen.Options{Version: 2}},
 		{"v2-2.44", []string{"--sframe-version", "2", "--v2-layout", "2.44"}, sframegen.Options{Version: 2, V2Layout: lower.V2Binutils244}},
 		{"strict", []string{"--strict"}, sframegen.Options{Strict: true}},

@@ -76,7 +76,7 @@ func TestShareFREsConsumers(t *testing.T) {
 		objdump := refTool(t, arch, "objdump")
 		plain := filepath.Join(dir, fmt.Sprintf("%d.plain", i))
 		shared := filepath.Join(dir, fmt.Sprintf("%d.shared", i))
-		for _, args := range [][]string{{"-o", plain, p}, {"--share-fres", "-o", shared, p}} {
+		for _, args := range [][]string{{"--no-share-fres", "-o", plain, p}, {"-o", shared, p}} {
 			if _, stderr, code := runCLI(args...); code != 0 {
 				t.Fatalf("%s: exit %d: %s", strings.Join(args, " "), code, stderr)
 			}
@@ -156,8 +156,8 @@ func TestShareFREsLinkObjects(t *testing.T) {
 			for k, share := range []bool{false, true} {
 				obj := filepath.Join(dir, fmt.Sprintf("%d-%d.o", n, k))
 				args := []string{"-o", obj, o}
-				if share {
-					args = append([]string{"--share-fres"}, args...)
+				if !share {
+					args = append([]string{"--no-share-fres"}, args...)
 				}
 				if _, stderr, code := runCLI(args...); code != 0 {
 					t.Fatalf("%v: exit %d: %s", args, code, stderr)
@@ -209,6 +209,15 @@ func TestShareFREsBigEndian(t *testing.T) {
 	}
 	if _, err := os.Stat(out); err == nil {
 		t.Errorf("--share-fres on %s wrote %s", in, out)
+	}
+	// By default a big-endian file is written without sharing, without
+	// an error, and -v says why.
+	_, stderr, code = runCLI("-v", "-o", out, in)
+	if code != 0 || !strings.Contains(stderr, "one block of FREs per function: big-endian file") {
+		t.Errorf("default on %s: exit %d, %q", in, code, stderr)
+	}
+	if st := statsOf(t, out); st.SharedFDEs != 0 {
+		t.Errorf("default on %s: %d FDEs share", in, st.SharedFDEs)
 	}
 	// GNU ld's section of the file, its blocks shared, written back over
 	// it (zero padding after it).
@@ -271,7 +280,7 @@ func TestShareFREsStats(t *testing.T) {
 	for i, p := range shareInputs(t) {
 		plain := filepath.Join(dir, fmt.Sprintf("%d.plain", i))
 		shared := filepath.Join(dir, fmt.Sprintf("%d.shared", i))
-		for _, args := range [][]string{{"-o", plain, p}, {"--share-fres", "-o", shared, p}} {
+		for _, args := range [][]string{{"--no-share-fres", "-o", plain, p}, {"-o", shared, p}} {
 			if _, stderr, code := runCLI(args...); code != 0 {
 				t.Fatalf("%s: exit %d: %s", strings.Join(args, " "), code, stderr)
 			}
@@ -327,8 +336,8 @@ func TestShareFREsV2(t *testing.T) {
 			for j, share := range []bool{false, true} {
 				out := filepath.Join(dir, fmt.Sprintf("%d-%s-%d", k, layout, j))
 				args := []string{"--sframe-version", "2", "--v2-layout", layout, "-o", out, filepath.Join(testdataDir(), in.file)}
-				if share {
-					args = append([]string{"--share-fres"}, args...)
+				if !share {
+					args = append([]string{"--no-share-fres"}, args...)
 				}
 				if _, stderr, code := runCLI(args...); code != 0 {
 					t.Fatalf("%v: exit %d: %s", args, code, stderr)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	sframegen "github.com/sframe-gen/sframe-gen"
 	"github.com/sframe-gen/sframe-gen/cfi"
 	"github.com/sframe-gen/sframe-gen/emit"
 	"github.com/sframe-gen/sframe-gen/emit/verify"
@@ -123,7 +124,12 @@ type statsJSON struct {
 	// UnsharedBytes and SharedBytes are the section's size with one
 	// block of FRE data per function and with every repeated block
 	// shared (what --share-fres writes).
-	SharedFDEs    int `json:"shared_fdes"`
+	// Shared says whether the section shares FRE blocks (a dry run: the
+	// default command's choice, sframegen.SharingFor), and Unshared why
+	// not, when known.
+	Shared        bool   `json:"shared"`
+	Unshared      string `json:"unshared_reason,omitempty"`
+	SharedFDEs    int    `json:"shared_fdes"`
 	RepeatedFDEs  int `json:"repeated_fdes"`
 	RepeatedBytes int `json:"repeated_fre_bytes"`
 	UnsharedBytes int `json:"sframe_bytes_unshared"`
@@ -164,6 +170,7 @@ func computeStats(f *elf.File, src cfi.Source, dry bool) (*statsJSON, error) {
 		if err := st.sharingStats(s); err != nil {
 			return nil, fmt.Errorf("section %s: %w", sec.Name, err)
 		}
+		st.Shared = st.SharedFDEs > 0
 		rep, err := verify.File(f, verify.Options{Source: src})
 		if err != nil {
 			return nil, err
@@ -239,6 +246,13 @@ func computeStats(f *elf.File, src cfi.Source, dry bool) (*statsJSON, error) {
 	st.sectionStats(res.Section)
 	if err := st.sharingStats(res.Section); err != nil {
 		return nil, fmt.Errorf("encoding .sframe: %w", err)
+	}
+	// The default command shares FRE blocks where SharingFor says so:
+	// then it writes the shared size.
+	st.Shared, st.Unshared, _ = sframegen.SharingFor(target, sframegen.Options{})
+	if st.Shared {
+		st.SectionBytes = st.SharedBytes
+		st.SharedFDEs = st.RepeatedFDEs
 	}
 	return st, nil
 }
@@ -341,8 +355,16 @@ func writeStatsText(w io.Writer, st *statsJSON) {
 	fmt.Fprintf(w, "  size        %d bytes; .eh_frame %d + .eh_frame_hdr %d = %d (.sframe is %s of that)\n",
 		st.SectionBytes, st.EHFrameBytes, st.EHFrameHdrBytes, eh, percent(uint64(st.SectionBytes), eh))
 	fmt.Fprintf(w, "  sharing     %d FDEs repeat an earlier FDE's FRE data (%d bytes): %d bytes with one block per function,"+
-		" %d with each block once (--share-fres, %s of .eh_frame + .eh_frame_hdr); %d FDEs share in this section\n",
+		" %d with each block once (%s of .eh_frame + .eh_frame_hdr); %d FDEs share in this section\n",
 		st.RepeatedFDEs, st.RepeatedBytes, st.UnsharedBytes, st.SharedBytes, percent(uint64(st.SharedBytes), eh), st.SharedFDEs)
+	switch {
+	case st.Shared:
+		fmt.Fprintf(w, "  written     with shared FRE blocks\n")
+	case st.Unshared != "":
+		fmt.Fprintf(w, "  written     one block of FREs per function: %s\n", st.Unshared)
+	default:
+		fmt.Fprintf(w, "  written     one block of FREs per function\n")
+	}
 	if st.DryRun {
 		fmt.Fprintf(w, "  skipped     %d functions, %d bytes\n", st.UncoveredFunctions, st.UncoveredBytes)
 		for _, s := range st.Skipped {

@@ -26,7 +26,7 @@ _sframe_gen() {
     stats) opts='--json --dry-run --eh-frame --debug-frame --help -h' ;;
     rows) opts='--json --eh-frame --debug-frame --help -h' ;;
     *) opts='--output -o --output-dir --raw --section-addr --arch --sframe-version --v2-layout
-             --share-fres --gas-compat --strict --eh-frame --debug-frame --jobs -j
+             --share-fres --no-share-fres --gas-compat --strict --eh-frame --debug-frame --jobs -j
              --preserve-dates -p --sync --quiet -q --report --verbose -v --help -h --version' ;;
   esac
   if [[ $cur == -* ]]; then
