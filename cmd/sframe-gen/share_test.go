@@ -364,3 +364,34 @@ func TestShareFREsV2(t *testing.T) {
 		}
 	}
 }
+
+// TestSharedDefaultRewritesOnce: a file patched with one block per
+// function (the default before sharing was) is not up to date for the
+// default: the next run rewrites it once, with shared blocks, and the run
+// after it writes nothing.
+func TestSharedDefaultRewritesOnce(t *testing.T) {
+	dir := t.TempDir()
+	for _, from := range []string{"link/x86_64/leveldb.exe", "link/aarch64/tree-sitter.exe", "cc/x86_64/O2/tree-sitter.o"} {
+		p := filepath.Join(dir, filepath.Base(from))
+		copyFile(t, filepath.Join(testdataDir(), from), p)
+		if _, stderr, code := runCLI("--no-share-fres", p); code != 0 {
+			t.Fatalf("%s: %s", from, stderr)
+		}
+		unshared := readFile(t, p)
+		rep := filepath.Join(dir, "report")
+		for run, want := range []string{"patched", "up-to-date"} {
+			if _, stderr, code := runCLI("-q", "--report", rep, p); code != 0 {
+				t.Fatalf("%s run %d: %s", from, run, stderr)
+			}
+			if got := readReport(t, rep)[0].Status; got != want {
+				t.Errorf("%s run %d: %s, want %s", from, run, got, want)
+			}
+		}
+		if bytes.Equal(readFile(t, p), unshared) {
+			t.Errorf("%s: not rewritten with shared blocks", from)
+		}
+		if st := statsOf(t, p); st.SharedFDEs == 0 {
+			t.Errorf("%s: no FDE shares after the default run", from)
+		}
+	}
+}
