@@ -22,8 +22,11 @@ run: build
 	@echo "--- running the patched program:"
 	./bin/sample/$(notdir $(SAMPLE))
 
+# The delve cross-check is a module of its own (testdata/delvecheck), so that
+# the library's go.mod does not require delve.
 test: vet
 	$(GO) test -count=1 ./...
+	cd testdata/delvecheck && $(GO) test -count=1 ./...
 
 # race: the tests of the code that runs on several goroutines (lowering in
 # parts, reading a section in parts, a mapped section), under the race
@@ -37,6 +40,7 @@ vet:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	cd testdata/delvecheck && $(GO) vet ./...
 
 # fuzz: every fuzz target for FUZZTIME each (default 1m).
 FUZZTIME ?= 1m

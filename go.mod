@@ -3,7 +3,6 @@ module github.com/sframe-gen/sframe-gen
 go 1.26.8
 
 require (
-	github.com/go-delve/delve v1.27.2
 	github.com/ianlancetaylor/demangle v0.0.0-20260724033716-83e58baca724
 	github.com/spf13/pflag v1.0.10
 )
