@@ -1,9 +1,10 @@
-# sframe-gen: make run (build + run on a sample), make test (all tests).
+# sframe-gen: make run (build + run on a sample), make test (the tests in -short mode),
+# make test-long (every test in full).
 GO ?= go
 BIN := bin/sframe-gen
 SAMPLE ?= testdata/sample/hello-x86_64
 
-.PHONY: all build run test race vet fmt bench bench-stages pgo regen fuzz clean install uninstall
+.PHONY: all build run test test-long race vet fmt bench bench-stages pgo regen fuzz clean install uninstall
 
 all: build
 
@@ -22,8 +23,21 @@ run: build
 	@echo "--- running the patched program:"
 	./bin/sample/$(notdir $(SAMPLE))
 
+# test: gofmt, go vet, and the tests in -short mode: a test that takes long
+# (real build systems, damage and mutation runs, signal and hold-out runs,
+# whole system libraries, many compilers) skips when testing.Short() says so,
+# or runs on smaller inputs. test-long: every test in full (what .ci/run runs).
+# internal/testreport runs go test -json and prints each package's line, each
+# skipped test with its reason, each failure's output, and a closing count.
+# The delve cross-check is a module of its own (testdata/delvecheck), so that
+# the library's go.mod does not require delve.
 test: vet
-	$(GO) test -count=1 ./...
+	cd testdata/delvecheck && $(GO) test -short -count=1 ./...
+	$(GO) run ./internal/testreport -short -count=1 ./...
+
+test-long: vet
+	cd testdata/delvecheck && $(GO) test -count=1 ./...
+	$(GO) run ./internal/testreport -count=1 -timeout 30m ./...
 
 # race: the tests of the code that runs on several goroutines (lowering in
 # parts, reading a section in parts, a mapped section), under the race
@@ -37,6 +51,7 @@ vet:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	cd testdata/delvecheck && $(GO) vet ./...
 
 # fuzz: every fuzz target for FUZZTIME each (default 1m).
 FUZZTIME ?= 1m

@@ -3,9 +3,7 @@ module github.com/sframe-gen/sframe-gen
 go 1.26.8
 
 require (
-	github.com/go-delve/delve v1.27.2
 	github.com/ianlancetaylor/demangle v0.0.0-20260724033716-83e58baca724
 	github.com/spf13/pflag v1.0.10
+	golang.org/x/sys v0.50.0
 )
-
-require golang.org/x/sys v0.50.0 // indirect

@@ -243,6 +243,9 @@ func compareLookupWith(t *testing.T, prog, name string, data []byte, find func(*
 // for them, and requires what it reads to be what emit.Decode reads, with
 // libsframe's lookup rules.
 func TestLibsframeLookup(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: runs libsframe at every FRE of every linked golden (make test-long)")
+	}
 	prog := libsframeLookup(t)
 	files, gnu := linkedInputs(t)
 	for _, p := range gnu {

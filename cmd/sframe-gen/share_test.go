@@ -65,6 +65,9 @@ func shareInputs(t *testing.T) []string {
 // verify` (the CFI at every address, the Linux kernel's rules) finds no
 // problem; the section is smaller, by the blocks it shares.
 func TestShareFREsConsumers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: runs libsframe and objdump at every FRE of the system's libc and libstdc++ (make test-long)")
+	}
 	prog := libsframeLookup(t)
 	dir := t.TempDir()
 	saved := 0

@@ -45,6 +45,9 @@ func oldLibsframeLookup(t *testing.T) string {
 // layout, and libsframe 2.44 on ld 2.44's own sections (testdata/v2). What
 // it reads must be what emit.Decode reads, with libsframe's lookup rules.
 func TestLibsframeLookupV2(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: runs libsframe 2.44 and 2.47 at every FRE of every linked golden (make test-long)")
+	}
 	old := oldLibsframeLookup(t)
 	cur := libsframeLookup(t)
 	ld244, _ := filepath.Glob(filepath.Join(testdataDir(), "v2", "link", "*", "*.sframe"))

@@ -47,7 +47,7 @@ function(sframe_gen_target)
     endif()
     add_custom_command(TARGET ${t} POST_BUILD
       COMMAND "${SFRAME_GEN_EXECUTABLE}" -q ${arch} ${extra} "$<TARGET_FILE:${t}>"
-      COMMENT "sframe-gen $<TARGET_FILE_NAME:${t}>"
+      COMMENT "sframe-gen ${t}"  # (COMMENT takes generator expressions only since CMake 3.26)
       VERBATIM)
   endforeach()
 endfunction()
@@ -56,15 +56,21 @@ endfunction()
 # from here on, in this directory and the ones below it, gets sframe-gen as the
 # last command of its link rule (the languages enabled so far: call it after
 # project()). Being part of the link, the step reruns exactly when the target
-# is relinked, in any generator.
+# is relinked. A link rule is a list of commands, each run on its own (as CMake's
+# own archive rules, "ar ...;ranlib ..."): the Makefile generators run them one
+# after the other through `cmake -E cmake_link_script`, without a shell, and
+# Ninja joins them with &&; so the step is one more element of the list, never
+# "&& sframe-gen" inside a command.
 function(sframe_gen_all_targets)
   _sframe_gen_arch_flag(arch)
   set(step "\"${SFRAME_GEN_EXECUTABLE}\" -q ${arch} ${SFRAME_GEN_FLAGS} <TARGET>")
   get_property(langs GLOBAL PROPERTY ENABLED_LANGUAGES)
   foreach(lang IN LISTS langs)
     foreach(rule LINK_EXECUTABLE CREATE_SHARED_LIBRARY CREATE_SHARED_MODULE)
-      if(DEFINED CMAKE_${lang}_${rule} AND NOT CMAKE_${lang}_${rule} MATCHES "sframe-gen")
-        set(CMAKE_${lang}_${rule} "${CMAKE_${lang}_${rule}} && ${step}" PARENT_SCOPE)
+      set(cmds "${CMAKE_${lang}_${rule}}")
+      if(DEFINED CMAKE_${lang}_${rule} AND NOT cmds MATCHES "sframe-gen")
+        list(APPEND cmds "${step}")
+        set(CMAKE_${lang}_${rule} "${cmds}" PARENT_SCOPE)
       endif()
     endforeach()
   endforeach()

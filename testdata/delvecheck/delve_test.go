@@ -1,4 +1,8 @@
-package cfi
+// Package delvecheck cross-checks the cfi package with delve's independent
+// .eh_frame parser. It is a module of its own so that the library's go.mod
+// does not require delve: `make test` runs it (cd testdata/delvecheck && go
+// test ./...), and its go.mod replaces the library's module with ../..
+package delvecheck
 
 import (
 	"debug/elf"
@@ -10,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/go-delve/delve/pkg/dwarf/frame"
+	"github.com/sframe-gen/sframe-gen/cfi"
 )
 
 // TestDelveFDEs cross-checks the FDE set and PC ranges of little-endian
@@ -17,8 +22,8 @@ import (
 // (which cannot produce rows, nor read big-endian, relocatable or
 // augmentation 'B' input: see docs/rows.md).
 func TestDelveFDEs(t *testing.T) {
-	files, _ := filepath.Glob("../testdata/link/x86_64/*")
-	a64, _ := filepath.Glob("../testdata/link/aarch64/*")
+	files, _ := filepath.Glob("../link/x86_64/*")
+	a64, _ := filepath.Glob("../link/aarch64/*")
 	files = append(files, a64...)
 	files = append(files, "/usr/bin/ls", "/usr/lib/x86_64-linux-gnu/libstdc++.so.6")
 	if !testing.Short() {
@@ -38,7 +43,7 @@ func TestDelveFDEs(t *testing.T) {
 		}
 		t.Run(filepath.Base(path), func(t *testing.T) {
 			defer f.Close()
-			frames, err := Read(f, EHFrame)
+			frames, err := cfi.Read(f, cfi.EHFrame)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -78,7 +83,7 @@ func TestDelveFDEs(t *testing.T) {
 	}
 }
 
-func hasBKey(fr *Frames) bool {
+func hasBKey(fr *cfi.Frames) bool {
 	for _, c := range fr.CIEs {
 		if c.BKey {
 			return true
