@@ -57,7 +57,7 @@ func (c *cli) runGenerate(args []string) int {
 	fs.StringVar(&b.outputDir, "output-dir", "", "write the results under `DIR` (mirroring the tree) instead of in place")
 	fs.BoolVar(&b.sync, "sync", false, "with several PATHs: sync each file to the disk before it replaces the old one (as one FILE is)")
 	fs.Usage = func() {
-		fmt.Fprintf(c.stdout, "Usage: sframe-gen [flags] PATH...\n       sframe-gen COMMAND [flags] FILE\n\n"+
+		fmt.Fprintf(c.stdout, "Usage: sframe-gen [flags] PATH...\n       sframe-gen COMMAND [flags] FILE\n       sframe-gen help [COMMAND]\n\n"+
 			"Generate an SFrame section from FILE's call-frame information and write it into FILE\n"+
 			"(or OUT): .sframe + .rela.sframe in relocatable objects, .sframe with PT_GNU_SFRAME in\n"+
 			"executables and shared libraries. Directories are walked; files that are not\n"+
@@ -81,6 +81,9 @@ func (c *cli) runGenerate(args []string) int {
 	if fs.NArg() == 0 {
 		return c.fail("", usageError{"expected a FILE, or PATHs"})
 	}
+	if err := mistypedCommand(fs.Arg(0)); err != nil {
+		return c.fail("", err)
+	}
 	var err error
 	if o.source, err = source(); err != nil {
 		return c.fail("", usageError{err.Error()})
@@ -90,6 +93,9 @@ func (c *cli) runGenerate(args []string) int {
 	}
 	if fs.Changed("section-addr") && !o.raw {
 		return c.fail("", usageError{"--section-addr goes with --raw"})
+	}
+	if err := generateFlagsAgree(fs, o); err != nil {
+		return c.fail("", err)
 	}
 	if isBatch(fs, b) {
 		if err := batchUsage(fs, o, b); err != nil {
@@ -108,6 +114,25 @@ func (c *cli) runGenerate(args []string) int {
 		return c.fail(file, err)
 	}
 	return exitOK
+}
+
+// generateFlagsAgree refuses the generate flags that say nothing or
+// contradict each other: an empty or unknown --arch, and --gas-compat with
+// --share-fres (GNU as and ld never share FRE data, so no GNU output is
+// reproduced with it).
+func generateFlagsAgree(fs *pflag.FlagSet, o generateOptions) error {
+	switch {
+	case fs.Changed("arch") && o.arch == "":
+		return usageError{"--arch: empty; name the architecture FILE must be for (x86_64, aarch64, aarch64_be or s390x)"}
+	case o.arch != "":
+		if _, err := lower.TargetByName(o.arch); err != nil {
+			return usageError{"--arch: " + err.Error()}
+		}
+	}
+	if o.gas && o.share {
+		return usageError{"--gas-compat and --share-fres exclude each other: GNU as and ld never share FRE data"}
+	}
+	return nil
 }
 
 // generate runs the pipeline on one file: cfi → lower → emit → elfpatch.

@@ -110,6 +110,8 @@ func TestBashCompletion(t *testing.T) {
 		{"sframe-gen verify --j", []string{"--json"}},
 		{"sframe-gen stats --dr", []string{"--dry-run"}},
 		{"sframe-gen ver", []string{"verify"}},
+		{"sframe-gen he", []string{"help"}},
+		{"sframe-gen help st", []string{"stats"}},
 	} {
 		if got := complete(tt.line); strings.Join(got, " ") != strings.Join(tt.want, " ") {
 			t.Errorf("completing %q: %q, want %q", tt.line, got, tt.want)
