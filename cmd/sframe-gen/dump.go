@@ -18,15 +18,17 @@ var errNoSFrame = emit.ErrNoSFrame
 // printed as objdump --sframe prints it (from "Contents of the SFrame
 // section" on), or as JSON.
 func (c *cli) runDump(args []string) int {
-	fs := pflag.NewFlagSet("dump", pflag.ContinueOnError)
-	fs.SetOutput(io.Discard)
+	fs := pflag.NewFlagSet("sframe-gen dump", pflag.ContinueOnError)
+	fs.SetOutput(c.stderr)
+	help := helpFlag(fs)
 	asJSON := fs.Bool("json", false, "print JSON instead of objdump's text")
-	help := fs.BoolP("help", "h", false, "show this help")
+	setUsage(fs, c.stdout, "sframe-gen dump [--json] FILE",
+		"Print the .sframe section of FILE as objdump --sframe does.")
 	if err := fs.Parse(args); err != nil {
 		return c.fail("", usageError{"dump: " + err.Error()})
 	}
 	if *help {
-		fmt.Fprintf(c.stdout, "Usage: sframe-gen dump [--json] FILE\n\nPrint the .sframe section of FILE as objdump --sframe does.\n\n%s", fs.FlagUsages())
+		fs.Usage()
 		return exitOK
 	}
 	if fs.NArg() != 1 {

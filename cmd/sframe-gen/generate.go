@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -37,7 +38,7 @@ func (c *cli) runGenerate(args []string) int {
 	fs := pflag.NewFlagSet("sframe-gen", pflag.ContinueOnError)
 	fs.SetOutput(c.stderr)
 	var o generateOptions
-	help := fs.BoolP("help", "h", false, "print this help and exit")
+	help := helpFlag(fs)
 	version := fs.Bool("version", false, "print the version and exit")
 	fs.StringVarP(&o.output, "output", "o", "", "write the result to `OUT` instead of replacing FILE")
 	fs.BoolVar(&o.raw, "raw", false, "write only the .sframe section bytes (to OUT, or standard output)")
@@ -45,8 +46,8 @@ func (c *cli) runGenerate(args []string) int {
 	fs.StringVar(&o.arch, "arch", "", "require FILE to be for `ARCH` (x86_64/amd64, aarch64/arm64, aarch64_be, s390x)")
 	fs.BoolVarP(&o.verbose, "verbose", "v", false, "list the functions left without an SFrame FDE, with the reason")
 	fs.BoolVar(&o.strict, "strict", false, "fail when any function cannot be represented or any CFI entry is broken")
-	fs.BoolVar(&o.gas, "gas-compat", false, "reproduce GNU as --gsframe / ld byte for byte, including where their SFrame does not mean what the CFI means")
-	fs.BoolVar(&o.share, "share-fres", false, "write each distinct block of FRE data once, shared by the functions that repeat it (a smaller section; little-endian files only, docs/sharing.md)")
+	fs.BoolVar(&o.gas, "gas-compat", false, "reproduce GNU as --gsframe / ld byte for byte, including where their SFrame does not mean what the CFI means (not with --share-fres)")
+	fs.BoolVar(&o.share, "share-fres", false, "write each distinct block of FRE data once, shared by the functions that repeat it (a smaller section; little-endian files only; not with --gas-compat)")
 	source := cfiSourceFlags(fs, "read")
 	sframeVer := sframeVersionFlags(fs)
 	var b batchOptions
@@ -56,17 +57,16 @@ func (c *cli) runGenerate(args []string) int {
 	fs.BoolVarP(&b.preserveDates, "preserve-dates", "p", false, "keep the access and modification times of the files written")
 	fs.StringVar(&b.outputDir, "output-dir", "", "write the results under `DIR` (mirroring the tree) instead of in place")
 	fs.BoolVar(&b.sync, "sync", false, "with several PATHs: sync each file to the disk before it replaces the old one (as one FILE is)")
-	fs.Usage = func() {
-		fmt.Fprintf(c.stdout, "Usage: sframe-gen [flags] PATH...\n       sframe-gen COMMAND [flags] FILE\n       sframe-gen help [COMMAND]\n\n"+
-			"Generate an SFrame section from FILE's call-frame information and write it into FILE\n"+
+	var cmds strings.Builder
+	for _, cmd := range commands() {
+		fmt.Fprintf(&cmds, "\n  %-8s %s", cmd.name, cmd.short)
+	}
+	fmt.Fprintf(&cmds, "\n  %-8s %s", "help", "print this help, or with COMMAND that command's")
+	setUsage(fs, c.stdout, "sframe-gen [flags] PATH...\n       sframe-gen COMMAND [flags] FILE\n       sframe-gen help [COMMAND]",
+		"Generate an SFrame section from FILE's call-frame information and write it into FILE\n"+
 			"(or OUT): .sframe + .rela.sframe in relocatable objects, .sframe with PT_GNU_SFRAME in\n"+
 			"executables and shared libraries. Directories are walked; files that are not\n"+
-			"ELF are left alone (docs/batch.md).\n\nCommands:\n")
-		for _, cmd := range commands() {
-			fmt.Fprintf(c.stdout, "  %-8s %s\n", cmd.name, cmd.short)
-		}
-		fmt.Fprintf(c.stdout, "\nFlags:\n%s", fs.FlagUsages())
-	}
+			"ELF are left alone. The manual: man sframe-gen.\n\nCommands:"+cmds.String())
 	if err := fs.Parse(args); err != nil {
 		return c.fail("", usageError{err.Error()})
 	}

@@ -19,12 +19,12 @@ import (
 func (c *cli) runRows(args []string) int {
 	fs := pflag.NewFlagSet("sframe-gen rows", pflag.ContinueOnError)
 	fs.SetOutput(c.stderr)
-	help := fs.BoolP("help", "h", false, "print this help and exit")
+	help := helpFlag(fs)
 	asJSON := fs.Bool("json", false, "print one JSON object per FDE and line")
 	source := cfiSourceFlags(fs, "read")
-	fs.Usage = func() {
-		fmt.Fprintf(c.stdout, "Usage: sframe-gen rows [--json] [--eh-frame|--debug-frame] FILE\n\nFlags:\n%s", fs.FlagUsages())
-	}
+	setUsage(fs, c.stdout, "sframe-gen rows [--json] [--eh-frame|--debug-frame] FILE",
+		"Print the CFI row table of every FDE of FILE: the CFA and register rules from\n"+
+			"each address on, as the call-frame information describes them.")
 	if err := fs.Parse(args); err != nil {
 		return c.fail("", usageError{err.Error()})
 	}

@@ -24,15 +24,13 @@ import (
 func (c *cli) runStats(args []string) int {
 	fs := pflag.NewFlagSet("sframe-gen stats", pflag.ContinueOnError)
 	fs.SetOutput(c.stderr)
-	help := fs.BoolP("help", "h", false, "print this help and exit")
+	help := helpFlag(fs)
 	asJSON := fs.Bool("json", false, "print the statistics as one JSON object")
 	dry := fs.Bool("dry-run", false, "describe what generating would write even when FILE has a .sframe section")
 	source := cfiSourceFlags(fs, "read")
-	fs.Usage = func() {
-		fmt.Fprintf(c.stdout, "Usage: sframe-gen stats [--json] [--dry-run] FILE\n\n"+
-			"Coverage and cost of FILE's .sframe section (or, without one, of the section\n"+
-			"generating would write: nothing is written).\n\nFlags:\n%s", fs.FlagUsages())
-	}
+	setUsage(fs, c.stdout, "sframe-gen stats [--json] [--dry-run] FILE",
+		"Coverage and cost of FILE's .sframe section (or, without one, of the section\n"+
+			"generating would write: nothing is written).")
 	if err := fs.Parse(args); err != nil {
 		return c.fail("", usageError{err.Error()})
 	}

@@ -22,16 +22,14 @@ import (
 func (c *cli) runVerify(args []string) int {
 	fs := pflag.NewFlagSet("sframe-gen verify", pflag.ContinueOnError)
 	fs.SetOutput(c.stderr)
-	help := fs.BoolP("help", "h", false, "print this help and exit")
+	help := helpFlag(fs)
 	asJSON := fs.Bool("json", false, "print the report as one JSON object")
 	verbose := fs.BoolP("verbose", "v", false, "also list the functions the CFI describes and the section does not cover")
 	source := cfiSourceFlags(fs, "compare with")
-	fs.Usage = func() {
-		fmt.Fprintf(c.stdout, "Usage: sframe-gen verify [--json] [-v] FILE\n\n"+
-			"Check the .sframe section of FILE against its call-frame information at every\n"+
+	setUsage(fs, c.stdout, "sframe-gen verify [--json] [-v] FILE",
+		"Check the .sframe section of FILE against its call-frame information at every\n"+
 			"address, and against the rules of the Linux kernel, libsframe and GNU ld.\n"+
-			"Exit status: 0 clean, 1 problems found, 2 FILE cannot be checked.\n\nFlags:\n%s", fs.FlagUsages())
-	}
+			"Exit status: 0 clean, 1 problems found, 2 FILE cannot be checked.")
 	if err := fs.Parse(args); err != nil {
 		return c.fail("", usageError{err.Error()})
 	}
