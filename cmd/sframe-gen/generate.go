@@ -192,7 +192,8 @@ func (c *cli) generate(file string, o generateOptions) error {
 			relocs[i] = elfpatch.Reloc{Offset: r.Offset, Type: r.Type, Section: uint32(r.Section), Addend: r.Addend}
 		}
 		if o.output == "" && ef.Section(".sframe") != nil && objectUpToDate(in, st.Size(), data, relocs) {
-			return nil // already what would be written
+			c.upToDate(file, o)
+			return nil
 		}
 		err = c.replace(file, o.output, st.Mode().Perm(), func(tmp *os.File) error {
 			return elfpatch.PatchObject(in, st.Size(), tmp, data, relocs)
@@ -280,8 +281,12 @@ func cfiSize(f *elf.File) (size uint64, ok bool) {
 	return size, ok
 }
 
-// errUnchanged makes replace leave the file as it is.
-var errUnchanged = errors.New("unchanged")
+// errUnchanged makes replace leave the file as it is; errUpToDate too,
+// the file's SFrame being already what would be written.
+var (
+	errUnchanged = errors.New("unchanged")
+	errUpToDate  = errors.New("up to date")
+)
 
 // generateLinked writes a linked file with its new section. The input is
 // copied to the output file to file (copy_file_range) while the CFI is
@@ -313,7 +318,11 @@ func (c *cli) generateLinked(file string, in *os.File, st fs.FileInfo, ef *elf.F
 		close(copying)
 		return <-done
 	})
-	if err == errUnchanged {
+	switch err {
+	case errUnchanged:
+		return nil
+	case errUpToDate:
+		c.upToDate(file, o)
 		return nil
 	}
 	if err == nil && o.verbose && made.res != nil {
@@ -357,7 +366,7 @@ func (c *cli) patchLinked(file string, in, tmp *os.File, inSize int64, ef *elf.F
 		if cerr := wait(); cerr != nil {
 			return linkedSection{}, cerr
 		}
-		return linkedSection{}, errUnchanged // already what would be written
+		return linkedSection{}, errUpToDate
 	}
 	layout, err := elfpatch.PatchLinkedCopyParts(in, tmp, size, encode, wait)
 	return linkedSection{res, size, layout}, err
@@ -395,6 +404,14 @@ func (c *cli) summary(file string, o generateOptions, res *lower.Result, size in
 		shared = fmt.Sprintf(", %d FDEs sharing an earlier one's FREs", res.Shared)
 	}
 	fmt.Fprintf(c.stderr, "sframe-gen: %s: wrote .sframe (%d bytes, %d FDEs, %d FREs%s) %s\n", dst, size, res.Section.NumFDEs(), fres, shared, where)
+}
+
+// upToDate says, with -v, that file was left as it is because its SFrame
+// is already what would be written.
+func (c *cli) upToDate(file string, o generateOptions) {
+	if o.verbose {
+		fmt.Fprintf(c.stderr, "sframe-gen: %s: up to date: its SFrame is already what would be written\n", file)
+	}
 }
 
 // replace writes the result over file, or to output when one is given.
