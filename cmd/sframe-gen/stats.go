@@ -163,6 +163,9 @@ func computeStats(f *elf.File, src cfi.Source, dry bool) (*statsJSON, error) {
 			return nil, fmt.Errorf("section %s: %w", sec.Name, err)
 		}
 		rep, err := verify.File(f, verify.Options{Source: src})
+		if errors.Is(err, verify.ErrNoCFI) {
+			return st, nil // nothing describes the code: no coverage to measure
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"debug/elf"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -12,6 +13,7 @@ import (
 	"github.com/ianlancetaylor/demangle"
 	"github.com/spf13/pflag"
 
+	"github.com/sframe-gen/sframe-gen/cfi"
 	"github.com/sframe-gen/sframe-gen/emit/verify"
 )
 
@@ -53,6 +55,10 @@ func (c *cli) runVerify(args []string) int {
 	}
 	defer in.Close()
 	rep, err := verify.File(f, opt)
+	if errors.Is(err, verify.ErrNoCFI) {
+		fmt.Fprintf(c.stderr, "sframe-gen: %s: cannot be checked: %s has no %s to check its .sframe against\n", file, file, cfiName(opt.Source))
+		return exitUsage
+	}
 	if err != nil {
 		c.fail(file, err)
 		return exitUsage
@@ -75,6 +81,17 @@ func (c *cli) runVerify(args []string) int {
 		return exitFailure
 	}
 	return exitOK
+}
+
+// cfiName names the call-frame information src reads.
+func cfiName(src cfi.Source) string {
+	switch src {
+	case cfi.EHFrame:
+		return ".eh_frame"
+	case cfi.DebugFrame:
+		return ".debug_frame"
+	}
+	return "CFI"
 }
 
 // verifyNames names functions in reports: the demangled symbol at the
