@@ -20,7 +20,8 @@ import (
 
 // runStats implements "sframe-gen stats [--json] [--dry-run] FILE":
 // coverage and cost of the .sframe section, or, for a file without one (or
-// with --dry-run), of the section generating would write.
+// with --dry-run), of the section generating would write; for a static
+// archive, of each member generate reads.
 func (c *cli) runStats(args []string) int {
 	fs := pflag.NewFlagSet("sframe-gen stats", pflag.ContinueOnError)
 	fs.SetOutput(c.stderr)
@@ -46,18 +47,35 @@ func (c *cli) runStats(args []string) int {
 		return c.fail("", usageError{"stats: " + err.Error()})
 	}
 	file := fs.Arg(0)
-	in, _, f, err := openELF(file) // not elf.Open: a FIFO would block, a cut header say "EOF"
+	status := exitOK
+	err = readInputs(file, "no member has a .sframe section or call-frame information", func(in elfInput) bool {
+		if in.member && in.err == nil && verify.FindSection(in.f) == nil && !sframeExpected(in.f) {
+			return false // generate leaves such a member as it is
+		}
+		err := in.err
+		if err == nil {
+			err = c.writeStats(in, src, *dry, *asJSON)
+		}
+		if err != nil {
+			status = c.fail(in.name, err)
+		}
+		return true
+	})
 	if err != nil {
 		return c.fail(file, err)
 	}
-	defer in.Close()
-	st, err := computeStats(f, src, *dry)
+	return status
+}
+
+// writeStats prints the statistics of in.
+func (c *cli) writeStats(in elfInput, src cfi.Source, dry, asJSON bool) error {
+	st, err := computeStats(in.f, src, dry)
 	if err != nil {
-		return c.fail(file, err)
+		return err
 	}
-	st.File = file
+	st.File = in.name
 	w := bufio.NewWriter(c.stdout)
-	if *asJSON {
+	if asJSON {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		err = enc.Encode(st)
@@ -67,10 +85,7 @@ func (c *cli) runStats(args []string) int {
 	if ferr := w.Flush(); err == nil {
 		err = ferr
 	}
-	if err != nil {
-		return c.fail(file, err)
-	}
-	return exitOK
+	return err
 }
 
 // statsJSON is the statistics of one file (docs/stats.md).

@@ -15,12 +15,14 @@ import (
 
 	"github.com/sframe-gen/sframe-gen/cfi"
 	"github.com/sframe-gen/sframe-gen/emit/verify"
+	"github.com/sframe-gen/sframe-gen/lower"
 )
 
 // runVerify implements "sframe-gen verify [--json] [-v] FILE": the .sframe
 // section checked against the file's CFI at every address and against the
-// rules of its strictest consumers (docs/verify.md). Exit status 0 when
-// clean, 1 when any problem was found, 2 when the file cannot be checked.
+// rules of its strictest consumers (docs/verify.md); for a static archive,
+// of each member generate gives one. Exit status 0 when clean, 1 when any
+// problem was found, 2 when the file (or a member) cannot be checked.
 func (c *cli) runVerify(args []string) int {
 	fs := pflag.NewFlagSet("sframe-gen verify", pflag.ContinueOnError)
 	fs.SetOutput(c.stderr)
@@ -48,39 +50,70 @@ func (c *cli) runVerify(args []string) int {
 		return c.fail("", usageError{"verify: " + err.Error()})
 	}
 	file := fs.Arg(0)
-	in, _, f, err := openELF(file) // not elf.Open: a FIFO would block, a cut header say "EOF"
-	if err != nil {
+	var problems, unchecked bool
+	cannot := func(name string, err error) {
+		c.fail(name, err)
+		unchecked = true
+	}
+	err = readInputs(file, "no member has a .sframe section", func(in elfInput) bool {
+		if in.err != nil {
+			cannot(in.name, in.err)
+			return true
+		}
+		rep, err := verify.File(in.f, opt)
+		switch {
+		case in.member && errors.Is(err, verify.ErrNoSFrame) && !sframeExpected(in.f):
+			return false // generate leaves such a member as it is
+		case errors.Is(err, verify.ErrNoCFI):
+			fmt.Fprintf(c.stderr, "sframe-gen: %s: cannot be checked: %s has no %s to check its .sframe against\n", in.name, in.name, cfiName(opt.Source))
+			unchecked = true
+			return true
+		case err != nil:
+			cannot(in.name, err)
+			return true
+		}
+		if err := c.writeVerify(in, rep, *asJSON, *verbose); err != nil {
+			cannot(in.name, err)
+		}
+		problems = problems || len(rep.Problems) > 0
+		return true
+	})
+	switch {
+	case err != nil:
 		c.fail(file, err)
 		return exitUsage
-	}
-	defer in.Close()
-	rep, err := verify.File(f, opt)
-	if errors.Is(err, verify.ErrNoCFI) {
-		fmt.Fprintf(c.stderr, "sframe-gen: %s: cannot be checked: %s has no %s to check its .sframe against\n", file, file, cfiName(opt.Source))
+	case problems:
+		return exitFailure
+	case unchecked:
 		return exitUsage
 	}
-	if err != nil {
-		c.fail(file, err)
-		return exitUsage
+	return exitOK
+}
+
+// sframeExpected reports whether generate gives f a .sframe section: f is
+// for an SFrame ABI and has CFI.
+func sframeExpected(f *elf.File) bool {
+	if _, err := lower.TargetForELF(f); err != nil {
+		return false
 	}
-	names := newVerifyNames(f)
+	size, _ := cfiSize(f)
+	return size > 0
+}
+
+// writeVerify prints the report of in.
+func (c *cli) writeVerify(in elfInput, rep *verify.Report, asJSON, verbose bool) error {
+	names := newVerifyNames(in.f)
 	w := bufio.NewWriter(c.stdout)
-	if *asJSON {
-		err = writeVerifyJSON(w, file, rep, names)
+	var err error
+	if asJSON {
+		err = writeVerifyJSON(w, in.name, rep, names)
 	} else {
-		writeVerifyText(w, file, rep, names, *verbose)
+		writeVerifyText(w, in.name, rep, names, verbose)
 	}
 	if ferr := w.Flush(); err == nil {
 		err = ferr
 	}
-	if err != nil {
-		c.fail(file, err)
-		return exitUsage
-	}
-	if len(rep.Problems) > 0 {
-		return exitFailure
-	}
-	return exitOK
+	return err
 }
 
 // cfiName names the call-frame information src reads.
