@@ -151,14 +151,17 @@ func (c *cli) runHelp(args []string) int {
 
 // mistypedCommand returns the usage error for a first operand that names
 // no file but looks like a subcommand: a command name given after flags,
-// "help", or a word close to a command name (closestCommand). Anything
-// else is nil: the operand is a path.
+// "help", or a word without "." or "/" close to a command name
+// (closestCommand). Anything else is nil: the operand is a path.
 func mistypedCommand(operand string) error {
 	if operand == "" || exists(operand) {
 		return nil
 	}
 	if _, ok := findCommand(operand); ok || operand == "help" {
 		return usageError{fmt.Sprintf("%q is a command: it goes before the flags (sframe-gen %s [flags] FILE)", operand, operand)}
+	}
+	if strings.ContainsAny(operand, "./") {
+		return nil // a path (dump.o, ./verify), not a command
 	}
 	near := closestCommand(operand)
 	if near == "" {

@@ -57,9 +57,12 @@ func TestMistypedCommand(t *testing.T) {
 		}
 	}
 
-	// A word far from every command is a path as before.
-	if _, stderr, code := runCLI("-o", filepath.Join(dir, "out.o"), "nonsense"); code != exitFailure || !strings.Contains(stderr, "nonsense: no such file") {
-		t.Errorf("a missing file: exit %d, %q", code, stderr)
+	// A word far from every command, or with a "." or "/", is a path as
+	// before.
+	for _, missing := range []string{"nonsense", "rows.o", "./dump", "verify/"} {
+		if _, stderr, code := runCLI("-o", filepath.Join(dir, "out.o"), missing); code != exitFailure || !strings.Contains(stderr, missing+": no such file") {
+			t.Errorf("the missing file %s: exit %d, %q", missing, code, stderr)
+		}
 	}
 
 	usage, _, code := runCLI("--help")
