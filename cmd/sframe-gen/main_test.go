@@ -1,6 +1,7 @@
 package main
 
 import (
+	"debug/elf"
 	"encoding/binary"
 	"os"
 	"path/filepath"
@@ -142,11 +143,32 @@ func TestErrorsNameNoPackage(t *testing.T) {
 	}
 	obj := filepath.Join(dir, "basic.o")
 	copyFile(t, filepath.Join(testdataDir(), "gas", "x86_64", "basic.o"), obj)
+	// An object whose .sframe has a damaged magic number.
+	damaged := filepath.Join(dir, "damaged.o")
+	if _, stderr, code := runCLI("-o", damaged, obj); code != exitOK {
+		t.Fatalf("generate: %s", stderr)
+	}
+	ef, err := elf.Open(damaged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	off := ef.Section(".sframe").Offset
+	ef.Close()
+	data, err := os.ReadFile(damaged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[off] = 0
+	if err := os.WriteFile(damaged, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		args   []string
 		code   int
 		stderr string
 	}{
+		{[]string{"dump", damaged}, 1, "sframe-gen: " + damaged + ": section .sframe: offset 0x0: bad magic 0x00de\n"},
+		{[]string{"stats", damaged}, 1, "sframe-gen: " + damaged + ": section .sframe: offset 0x0: bad magic 0x00de\n"},
 		{[]string{i386}, 1, "sframe-gen: " + i386 + ": ELFCLASS32 EM_386: SFrame is only defined for 64-bit ABIs\n"},
 		{[]string{"--raw", i386}, 1, "sframe-gen: " + i386 + ": ELFCLASS32 EM_386: SFrame is only defined for 64-bit ABIs\n"},
 		{[]string{"stats", i386}, 1, "sframe-gen: " + i386 + ": ELFCLASS32 EM_386: SFrame is only defined for 64-bit ABIs\n"},
@@ -158,8 +180,8 @@ func TestErrorsNameNoPackage(t *testing.T) {
 		if code != tc.code || !strings.HasPrefix(stderr, tc.stderr) {
 			t.Errorf("sframe-gen %q: exit %d, stderr %q; want exit %d and %q", tc.args, code, stderr, tc.code, tc.stderr)
 		}
-		for _, pkg := range []string{"lower", "cfi", "elfpatch", "emit", "verify", "sframegen"} {
-			if strings.Contains(stderr, pkg+": ") {
+		for _, pkg := range []string{"lower", "cfi", "elfpatch", "emit", "sframe", "verify", "sframegen"} {
+			if strings.Contains(stderr, ": "+pkg+": ") || strings.HasPrefix(stderr, pkg+": ") {
 				t.Errorf("sframe-gen %q names the package %s: %q", tc.args, pkg, stderr)
 			}
 		}

@@ -51,31 +51,15 @@ func (c *cli) runVerify(args []string) int {
 	}
 	file := fs.Arg(0)
 	var problems, unchecked bool
-	cannot := func(name string, err error) {
-		c.fail(name, err)
-		unchecked = true
-	}
 	err = readInputs(file, "no member has a .sframe section", func(in elfInput) bool {
-		if in.err != nil {
-			cannot(in.name, in.err)
-			return true
-		}
-		rep, err := verify.File(in.f, opt)
-		switch {
-		case in.member && errors.Is(err, verify.ErrNoSFrame) && !sframeExpected(in.f):
-			return false // generate leaves such a member as it is
-		case errors.Is(err, verify.ErrNoCFI):
-			fmt.Fprintf(c.stderr, "sframe-gen: %s: cannot be checked: %s has no %s to check its .sframe against\n", in.name, in.name, cfiName(opt.Source))
+		switch c.verifyInput(in, opt, *asJSON, *verbose) {
+		case verifySkipped:
+			return false
+		case verifyProblems:
+			problems = true
+		case verifyUnchecked:
 			unchecked = true
-			return true
-		case err != nil:
-			cannot(in.name, err)
-			return true
 		}
-		if err := c.writeVerify(in, rep, *asJSON, *verbose); err != nil {
-			cannot(in.name, err)
-		}
-		problems = problems || len(rep.Problems) > 0
 		return true
 	})
 	switch {
@@ -88,6 +72,44 @@ func (c *cli) runVerify(args []string) int {
 		return exitUsage
 	}
 	return exitOK
+}
+
+// verifyOutcome is what verify made of one input.
+type verifyOutcome int
+
+const (
+	verifyClean     verifyOutcome = iota
+	verifyProblems                // problems found
+	verifyUnchecked               // the input cannot be checked
+	verifySkipped                 // an archive member generate leaves as it is
+)
+
+// verifyInput checks in and prints its report, or why it cannot be
+// checked.
+func (c *cli) verifyInput(in elfInput, opt verify.Options, asJSON, verbose bool) verifyOutcome {
+	if in.err != nil {
+		c.fail(in.name, in.err)
+		return verifyUnchecked
+	}
+	rep, err := verify.File(in.f, opt)
+	switch {
+	case in.member && errors.Is(err, verify.ErrNoSFrame) && !sframeExpected(in.f):
+		return verifySkipped
+	case errors.Is(err, verify.ErrNoCFI):
+		fmt.Fprintf(c.stderr, "sframe-gen: %s: cannot be checked: %s has no %s to check its .sframe against\n", in.name, in.name, cfiName(opt.Source))
+		return verifyUnchecked
+	case err != nil:
+		c.fail(in.name, err)
+		return verifyUnchecked
+	}
+	if err := c.writeVerify(in, rep, asJSON, verbose); err != nil {
+		c.fail(in.name, err)
+		return verifyUnchecked
+	}
+	if len(rep.Problems) > 0 {
+		return verifyProblems
+	}
+	return verifyClean
 }
 
 // sframeExpected reports whether generate gives f a .sframe section: f is
