@@ -23,7 +23,8 @@ func (c *cli) runDump(args []string) int {
 	help := helpFlag(fs)
 	asJSON := fs.Bool("json", false, "print JSON instead of objdump's text")
 	setUsage(fs, c.stdout, "sframe-gen dump [--json] FILE",
-		"Print the .sframe section of FILE as objdump --sframe does.")
+		"Print the .sframe section of FILE as objdump --sframe does; of a static archive,\n"+
+			"of each member, named ARCHIVE(MEMBER).")
 	if err := fs.Parse(args); err != nil {
 		return c.fail("", usageError{"dump: " + err.Error()})
 	}

@@ -26,7 +26,8 @@ func (c *cli) runRows(args []string) int {
 	source := cfiSourceFlags(fs, "read")
 	setUsage(fs, c.stdout, "sframe-gen rows [--json] [--eh-frame|--debug-frame] FILE",
 		"Print the CFI row table of every FDE of FILE: the CFA and register rules from\n"+
-			"each address on, as the call-frame information describes them.")
+			"each address on, as the call-frame information describes them; of a static\n"+
+			"archive, of each member with CFI, after a line naming it ARCHIVE(MEMBER).")
 	if err := fs.Parse(args); err != nil {
 		return c.fail("", usageError{err.Error()})
 	}

@@ -31,7 +31,8 @@ func (c *cli) runStats(args []string) int {
 	source := cfiSourceFlags(fs, "read")
 	setUsage(fs, c.stdout, "sframe-gen stats [--json] [--dry-run] FILE",
 		"Coverage and cost of FILE's .sframe section (or, without one, of the section\n"+
-			"generating would write: nothing is written).")
+			"generating would write: nothing is written); of a static archive, of each member,\n"+
+			"named ARCHIVE(MEMBER).")
 	if err := fs.Parse(args); err != nil {
 		return c.fail("", usageError{err.Error()})
 	}

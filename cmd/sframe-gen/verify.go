@@ -33,6 +33,7 @@ func (c *cli) runVerify(args []string) int {
 	setUsage(fs, c.stdout, "sframe-gen verify [--json] [-v] FILE",
 		"Check the .sframe section of FILE against its call-frame information at every\n"+
 			"address, and against the rules of the Linux kernel, libsframe and GNU ld.\n"+
+			"A static archive is checked member by member, each named ARCHIVE(MEMBER).\n"+
 			"Exit status: 0 clean, 1 problems found, 2 FILE cannot be checked.")
 	if err := fs.Parse(args); err != nil {
 		return c.fail("", usageError{err.Error()})
