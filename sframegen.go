@@ -41,7 +41,8 @@ type Options struct {
 	// where their translation does not mean what the CFI means.
 	GasCompat bool
 	// ShareFREs writes each distinct block of FRE data once (a smaller
-	// section; little-endian files only).
+	// section; little-endian files only). Not with GasCompat: GNU as and
+	// ld never share FRE data.
 	ShareFREs bool
 	// Strict makes any function that cannot be represented, and any broken
 	// CFI entry, an error (*StrictError).
@@ -248,6 +249,9 @@ func lowerScan(r io.ReaderAt, size int64, f *elf.File, target lower.Target, lo l
 // little-endian host (cross ld, objdump) converts a section's byte order
 // function by function and cannot read shared blocks there.
 func LowerOptions(target lower.Target, opt Options) (lower.Options, error) {
+	if opt.ShareFREs && opt.GasCompat {
+		return lower.Options{}, errors.New("GasCompat and ShareFREs exclude each other: GNU as and ld never share FRE data")
+	}
 	if opt.ShareFREs && target.BigEndian {
 		return lower.Options{}, fmt.Errorf("%w (%s), and GNU libsframe on a little-endian host (cross ld, objdump) cannot read FRE data shared in a big-endian section; generate it without sharing", ErrShareBigEndian, target)
 	}
