@@ -8,7 +8,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -57,16 +56,7 @@ func (c *cli) runGenerate(args []string) int {
 	fs.BoolVarP(&b.preserveDates, "preserve-dates", "p", false, "keep the access and modification times of the files written")
 	fs.StringVar(&b.outputDir, "output-dir", "", "write the results under `DIR` (mirroring the tree) instead of in place")
 	fs.BoolVar(&b.sync, "sync", false, "with several PATHs: sync each file to the disk before it replaces the old one (as one FILE is)")
-	var cmds strings.Builder
-	for _, cmd := range commands() {
-		fmt.Fprintf(&cmds, "\n  %-8s %s", cmd.name, cmd.short)
-	}
-	fmt.Fprintf(&cmds, "\n  %-8s %s", "help", "print this help, or with COMMAND that command's")
-	setUsage(fs, c.stdout, "sframe-gen [flags] PATH...\n       sframe-gen COMMAND [flags] FILE\n       sframe-gen help [COMMAND]",
-		"Generate an SFrame section from FILE's call-frame information and write it into FILE\n"+
-			"(or OUT): .sframe + .rela.sframe in relocatable objects, .sframe with PT_GNU_SFRAME in\n"+
-			"executables and shared libraries. Directories are walked; files that are not\n"+
-			"ELF are left alone. The manual: man sframe-gen.\n\nCommands:"+cmds.String())
+	setGenerateUsage(fs, c.stdout)
 	if err := fs.Parse(args); err != nil {
 		return c.fail("", usageError{err.Error()})
 	}
