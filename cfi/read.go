@@ -103,13 +103,13 @@ func open(f *elf.File, src Source, file []byte) (*Frames, error) {
 // decoded against ptr's bases). src must be EHFrame or DebugFrame.
 func ReadSection(data []byte, src Source, ptr PointerContext) (*Frames, error) {
 	if src != EHFrame && src != DebugFrame {
-		return nil, fmt.Errorf("cfi: ReadSection needs EHFrame or DebugFrame, not %v", src)
+		return nil, fmt.Errorf("ReadSection needs EHFrame or DebugFrame, not %v", src)
 	}
 	if ptr.Order == nil {
-		return nil, errors.New("cfi: ReadSection needs a byte order")
+		return nil, errors.New("ReadSection needs a byte order")
 	}
 	if ptr.AddrSize != 4 && ptr.AddrSize != 8 {
-		return nil, fmt.Errorf("cfi: address size %d not supported", ptr.AddrSize)
+		return nil, fmt.Errorf("address size %d not supported", ptr.AddrSize)
 	}
 	ptr.rel = nil
 	fr := newFrames(data, src.String(), src, ptr)

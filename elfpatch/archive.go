@@ -41,10 +41,23 @@ type parsedArchive struct {
 	members []arMember
 }
 
-// archiveMember is one file of an archive.
-type archiveMember struct {
+// ArchiveMember is one file of a static archive.
+type ArchiveMember struct {
+	// Name is the member's name, long names resolved.
 	Name string
+	// Data is the member's contents.
 	Data []byte
+}
+
+// ArchiveMembers returns the files of the static archive data (not its
+// symbol index or name table), in order, read as PatchArchive reads them
+// (GNU and BSD long names; thin archives refused). Their Data alias data.
+func ArchiveMembers(data []byte) ([]ArchiveMember, error) {
+	a, err := parseArchive(data)
+	if err != nil {
+		return nil, err
+	}
+	return a.Members(), nil
 }
 
 // parseArchive reads a static archive (GNU or BSD ar format): its members,
@@ -164,11 +177,11 @@ func (a *parsedArchive) symbolOffsets(m *arMember) ([]int64, error) {
 
 // Members returns the archive's files (not its symbol index or name
 // table), in order. Their Data alias the parsed bytes.
-func (a *parsedArchive) Members() []archiveMember {
-	var out []archiveMember
+func (a *parsedArchive) Members() []ArchiveMember {
+	var out []ArchiveMember
 	for _, m := range a.members {
 		if m.kind == memberFile {
-			out = append(out, archiveMember{Name: m.name, Data: m.data})
+			out = append(out, ArchiveMember{Name: m.name, Data: m.data})
 		}
 	}
 	return out

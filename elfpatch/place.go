@@ -158,9 +158,9 @@ const maxLinks = 40
 // the place's Dir when done.
 func NamedPlace(path string) (Place, error) {
 	for range maxLinks {
-		dir, name := filepath.Split(path)
-		if name == "" || name == "." || name == ".." {
-			return Place{}, fmt.Errorf("%s: not a file name", path)
+		dir, name := filepath.Split(filepath.Clean(path))
+		if name == "" || name == "." || name == ".." || name == string(filepath.Separator) {
+			return Place{}, &fs.PathError{Op: "open", Path: path, Err: unix.EISDIR}
 		}
 		dir = filepath.Clean(dir) // "" is "."
 		d, err := OpenDir(dir)

@@ -12,12 +12,22 @@ import (
 // and the FP and RA rules (null when absent), the mangled-RA and
 // RA-undefined bits, and the raw info byte and data words.
 func DumpJSON(w io.Writer, sec *Section, sectionAddr uint64, sectionName string) error {
+	return DumpJSONFile(w, "", sec, sectionAddr, sectionName)
+}
+
+// DumpJSONFile is DumpJSON with a first member "file" naming where the
+// section comes from (a static archive's member: "ARCHIVE(MEMBER)"); an
+// empty file leaves it out, as DumpJSON does.
+func DumpJSONFile(w io.Writer, file string, sec *Section, sectionAddr uint64, sectionName string) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(jsonOf(sec, sectionAddr, sectionName))
+	js := jsonOf(sec, sectionAddr, sectionName)
+	js.File = file
+	return enc.Encode(js)
 }
 
 type jsonSection struct {
+	File             string     `json:"file,omitempty"`
 	Section          string     `json:"section"`
 	Version          uint8      `json:"version"`
 	Flags            []string   `json:"flags"`

@@ -79,11 +79,11 @@ func (s *Section) EncodeParts(place *Placement) ([][]byte, error) {
 		return s.encodeParts(nil)
 	}
 	if s.Packed == nil {
-		return nil, fmt.Errorf("sframe: encode: a placement needs a packed section")
+		return nil, fmt.Errorf("encode: a placement needs a packed section")
 	}
 	n := len(s.Index)
 	if place.Order != nil && len(place.Order) != n || len(place.Starts) != n {
-		return nil, fmt.Errorf("sframe: encode: %d FDEs, an order of %d and %d starts", n, len(place.Order), len(place.Starts))
+		return nil, fmt.Errorf("encode: %d FDEs, an order of %d and %d starts", n, len(place.Order), len(place.Starts))
 	}
 	// putIndex checks the order and the entries as it writes them.
 	return s.encodeParts(place)
@@ -99,26 +99,26 @@ func (s *Section) encodeParts(sorted *Placement) ([][]byte, error) {
 	case Version2:
 		v2 = true
 	default:
-		return nil, fmt.Errorf("sframe: encode: unsupported version %d", h.Version)
+		return nil, fmt.Errorf("encode: unsupported version %d", h.Version)
 	}
 	order := h.ABI.ByteOrder()
 	if order == nil {
-		return nil, fmt.Errorf("sframe: encode: unknown ABI %d", uint8(h.ABI))
+		return nil, fmt.Errorf("encode: unknown ABI %d", uint8(h.ABI))
 	}
 	allFlags := FlagFDESorted | FlagFDEFuncStartPCRel
 	if v2 {
 		allFlags |= FlagFramePointer
 	}
 	if h.Flags&^allFlags != 0 {
-		return nil, fmt.Errorf("sframe: encode: flags %#x not valid in version %d", uint8(h.Flags), h.Version)
+		return nil, fmt.Errorf("encode: flags %#x not valid in version %d", uint8(h.Flags), h.Version)
 	}
 	for i, c := range s.Trailer {
 		if c != 0 {
-			return nil, fmt.Errorf("sframe: encode: trailer byte %d is %#02x (only zero padding may follow the FRE sub-section)", i, c)
+			return nil, fmt.Errorf("encode: trailer byte %d is %#02x (only zero padding may follow the FRE sub-section)", i, c)
 		}
 	}
 	if len(h.AuxHeader) > math.MaxUint8 {
-		return nil, fmt.Errorf("sframe: encode: auxiliary header of %d bytes (at most 255)", len(h.AuxHeader))
+		return nil, fmt.Errorf("encode: auxiliary header of %d bytes (at most 255)", len(h.AuxHeader))
 	}
 	entSize := FDEIndexEntrySize
 	attrSize := FDEAttrSize
@@ -295,7 +295,7 @@ func (s *Section) putSorted(b []byte, at uint64, sorted *Placement, big bool, j0
 		i := j
 		if order != nil {
 			if i = order[j]; uint(i) >= uint(n) {
-				return fmt.Errorf("sframe: encode: the order is not a permutation of the %d FDEs (%d)", n, i)
+				return fmt.Errorf("encode: the order is not a permutation of the %d FDEs (%d)", n, i)
 			}
 		}
 		f := &s.Index[i]
@@ -334,9 +334,9 @@ func notAfter(sorted *Placement, i, last int) error {
 	case k > l || k == l && i > last:
 		return nil
 	case i == last:
-		return fmt.Errorf("sframe: encode: the order is not a permutation of the %d FDEs (%d twice)", len(sorted.Starts), i)
+		return fmt.Errorf("encode: the order is not a permutation of the %d FDEs (%d twice)", len(sorted.Starts), i)
 	}
-	return fmt.Errorf("sframe: encode: FDE %d (start %#x) after FDE %d (start %#x): %w", i, sorted.Starts[i], last, sorted.Starts[last], ErrNotSorted)
+	return fmt.Errorf("encode: FDE %d (start %#x) after FDE %d (start %#x): %w", i, sorted.Starts[i], last, sorted.Starts[last], ErrNotSorted)
 }
 
 // ErrNotSorted is the error of EncodeParts (wrapped) when the order given
@@ -362,7 +362,7 @@ func (s *Section) Size() (int, error) {
 		entSize, attrSize = FDEEntrySizeV2, 0
 	}
 	if s.Header.Version != Version3 && !v2 {
-		return 0, fmt.Errorf("sframe: encode: unsupported version %d", s.Header.Version)
+		return 0, fmt.Errorf("encode: unsupported version %d", s.Header.Version)
 	}
 	_, freLen, err := s.measure(nil, attrSize, v2, true)
 	if err != nil {
@@ -385,7 +385,7 @@ func (s *Section) measure(sizes []int, attrSize int, v2, entries bool) (numFREs,
 	for i := range s.FDEs {
 		n, err := fdeDataSize(&s.FDEs[i], v2)
 		if err != nil {
-			return 0, 0, fmt.Errorf("sframe: encode: FDE %d: %w", i, err)
+			return 0, 0, fmt.Errorf("encode: FDE %d: %w", i, err)
 		}
 		if sizes != nil {
 			sizes[i] = attrSize + n
@@ -406,7 +406,7 @@ func (s *Section) measure(sizes []int, attrSize int, v2, entries bool) (numFREs,
 	hdrEnd := uint64(HeaderSize + len(s.Header.AuxHeader))
 	if fdeLen > math.MaxUint32 || numFREs > math.MaxUint32 || freLen > math.MaxUint32 ||
 		hdrEnd+fdeLen+freLen+uint64(len(s.Trailer)) > math.MaxInt32 {
-		return 0, 0, fmt.Errorf("sframe: encode: section too large (%d FDEs, %d FREs, %d FRE bytes)",
+		return 0, 0, fmt.Errorf("encode: section too large (%d FDEs, %d FREs, %d FRE bytes)",
 			len(s.FDEs), numFREs, freLen)
 	}
 	return numFREs, freLen, nil
@@ -417,11 +417,11 @@ func (s *Section) measure(sizes []int, attrSize int, v2, entries bool) (numFREs,
 // (AppendPacked checked the records themselves).
 func (s *Section) measurePacked(v2, entries bool) (numFREs, freLen uint64, err error) {
 	if v2 {
-		return 0, 0, fmt.Errorf("sframe: encode: a packed section is version 3")
+		return 0, 0, fmt.Errorf("encode: a packed section is version 3")
 	}
 	freLen = uint64(len(s.Packed))
 	if len(s.FDEs) != 0 {
-		return 0, 0, fmt.Errorf("sframe: encode: a packed section has %d FDEs (its functions are in Index)", len(s.FDEs))
+		return 0, 0, fmt.Errorf("encode: a packed section has %d FDEs (its functions are in Index)", len(s.FDEs))
 	}
 	for i := range s.Index {
 		if !entries {
@@ -435,7 +435,7 @@ func (s *Section) measurePacked(v2, entries bool) (numFREs, freLen uint64, err e
 	hdrEnd := uint64(HeaderSize + len(s.Header.AuxHeader))
 	if fdeLen > math.MaxUint32 || s.PackedFREs < 0 || uint64(s.PackedFREs) > math.MaxUint32 || freLen > math.MaxUint32 ||
 		hdrEnd+fdeLen+freLen+uint64(len(s.Trailer)) > math.MaxInt32 {
-		return 0, 0, fmt.Errorf("sframe: encode: section too large (%d FDEs, %d FREs, %d FRE bytes)",
+		return 0, 0, fmt.Errorf("encode: section too large (%d FDEs, %d FREs, %d FRE bytes)",
 			len(s.Index), s.PackedFREs, freLen)
 	}
 	return uint64(s.PackedFREs), freLen, nil
@@ -444,7 +444,7 @@ func (s *Section) measurePacked(v2, entries bool) (numFREs, freLen uint64, err e
 // packedOffsetError is the error of index entry i, whose FRE offset off
 // is past the freLen bytes of packed FRE data.
 func packedOffsetError(i int, off uint32, freLen uint64) error {
-	return fmt.Errorf("sframe: encode: FDE %d: FRE offset %#x past the packed FRE data (%#x bytes)", i, off, freLen)
+	return fmt.Errorf("encode: FDE %d: FRE offset %#x past the packed FRE data (%#x bytes)", i, off, freLen)
 }
 
 func cmpU32(a, b uint32) int {

@@ -72,44 +72,44 @@ func TestEncodeErrors(t *testing.T) {
 		mutate func(s *Section)
 		want   string
 	}{
-		{"version 1", func(s *Section) { s.Header.Version = 1 }, "sframe: encode: unsupported version 1"},
-		{"unknown ABI", func(s *Section) { s.Header.ABI = 0 }, "sframe: encode: unknown ABI 0"},
+		{"version 1", func(s *Section) { s.Header.Version = 1 }, "encode: unsupported version 1"},
+		{"unknown ABI", func(s *Section) { s.Header.ABI = 0 }, "encode: unknown ABI 0"},
 		{"v3 frame-pointer flag", func(s *Section) { s.Header.Flags |= FlagFramePointer },
-			"sframe: encode: flags 0x6 not valid in version 3"},
+			"encode: flags 0x6 not valid in version 3"},
 		{"aux header", func(s *Section) { s.Header.AuxHeader = make([]byte, 256) },
-			"sframe: encode: auxiliary header of 256 bytes (at most 255)"},
-		{"FRE type", func(s *Section) { s.FDEs[1].Info = 3 }, "sframe: encode: FDE 1: invalid FRE type 3"},
+			"encode: auxiliary header of 256 bytes (at most 255)"},
+		{"FRE type", func(s *Section) { s.FDEs[1].Info = 3 }, "encode: FDE 1: invalid FRE type 3"},
 		{"count mismatch", func(s *Section) { s.FDEs[0].FREs[2].Words = []int32{16} },
-			"sframe: encode: FDE 0: FRE 2: info byte 0x04 says 2 data words, FRE has 1"},
+			"encode: FDE 0: FRE 2: info byte 0x04 says 2 data words, FRE has 1"},
 		{"size code 3", func(s *Section) { s.FDEs[0].FREs[1].Info = 0x65 },
-			"sframe: encode: FDE 0: FRE 1: invalid data-word size code 3"},
+			"encode: FDE 0: FRE 1: invalid data-word size code 3"},
 		{"7 words", func(s *Section) {
 			s.FDEs[0].FREs[0].Info = FREInfo(true, 7, DataWord1B, false)
 			s.FDEs[0].FREs[0].Words = make([]int32, 7)
-		}, "sframe: encode: FDE 0: FRE 0: 7 data words (at most 6)"},
+		}, "encode: FDE 0: FRE 0: 7 data words (at most 6)"},
 		{"word too big", func(s *Section) { s.FDEs[1].FREs[1].Words[0] = 256 },
-			"sframe: encode: FDE 1: FRE 1: data word 0 (256) does not fit 1 bytes"},
+			"encode: FDE 1: FRE 1: data word 0 (256) does not fit 1 bytes"},
 		{"word too small", func(s *Section) { s.FDEs[1].FREs[1].Words[0] = -129 },
-			"sframe: encode: FDE 1: FRE 1: data word 0 (-129) does not fit 1 bytes"},
+			"encode: FDE 1: FRE 1: data word 0 (-129) does not fit 1 bytes"},
 		{"2-byte word", func(s *Section) {
 			s.FDEs[1].FREs[1].Info = FREInfo(true, 1, DataWord2B, false)
 			s.FDEs[1].FREs[1].Words[0] = 70000
-		}, "sframe: encode: FDE 1: FRE 1: data word 0 (70000) does not fit 2 bytes"},
+		}, "encode: FDE 1: FRE 1: data word 0 (70000) does not fit 2 bytes"},
 		{"start address", func(s *Section) { s.FDEs[0].FREs[3].StartAddr = 0x100 },
-			"sframe: encode: FDE 0: FRE 3: start address 0x100 does not fit SFRAME_FRE_TYPE_ADDR1"},
+			"encode: FDE 0: FRE 3: start address 0x100 does not fit SFRAME_FRE_TYPE_ADDR1"},
 		{"start past function end", func(s *Section) { s.FDEs[1].FREs[2].StartAddr = 11 },
-			"sframe: encode: FDE 1: FRE 2: start address 0xb past the function size 0xa"},
+			"encode: FDE 1: FRE 2: start address 0xb past the function size 0xa"},
 		{"trailer", func(s *Section) { s.Trailer = []byte{0, 1} },
-			"sframe: encode: trailer byte 1 is 0x01 (only zero padding may follow the FRE sub-section)"},
+			"encode: trailer byte 1 is 0x01 (only zero padding may follow the FRE sub-section)"},
 		{"too many FREs", func(s *Section) {
 			s.FDEs[0].Info = FuncInfo(PCInc, FREAddr4, false, false)
 			s.FDEs[0].Size = 100
 			s.FDEs[0].FREs = make([]FRE, 65536)
-		}, "sframe: encode: FDE 0: 65536 FREs (at most 65535)"},
+		}, "encode: FDE 0: 65536 FREs (at most 65535)"},
 		{"v2 flex", func(s *Section) { s.Header.Version = 2; s.FDEs[0].Info2 = 1 },
-			"sframe: encode: FDE 0: info2 0x1 cannot be written in version 2"},
+			"encode: FDE 0: info2 0x1 cannot be written in version 2"},
 		{"v2 start offset", func(s *Section) { s.Header.Version = 2; s.FDEs[1].StartOffset = 1 << 40 },
-			"sframe: encode: FDE 1: start offset 0x10000000000 does not fit the 32-bit version 2 field"},
+			"encode: FDE 1: start offset 0x10000000000 does not fit the 32-bit version 2 field"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -313,7 +313,7 @@ func TestSetVersion(t *testing.T) {
 		t.Errorf("v3 -> v2 -> v3 changed the bytes\n got %x\nwant %x", b3, example61(t))
 	}
 	v2.FDEs[1].Info2 = uint8(FDEFlex)
-	if err := v2.SetVersion(Version2); err == nil || err.Error() != "sframe: FDE 1: SFRAME_FDE_TYPE_FLEX cannot be written in version 2" {
+	if err := v2.SetVersion(Version2); err == nil || err.Error() != "FDE 1: SFRAME_FDE_TYPE_FLEX cannot be written in version 2" {
 		t.Errorf("flex to v2: %v", err)
 	}
 	if v2.Header.Version != Version3 {

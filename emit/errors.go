@@ -9,9 +9,9 @@ type FormatError struct {
 	Msg string // what is wrong
 }
 
-// Error formats the error as "sframe: offset 0x..: what is wrong".
+// Error formats the error as "offset 0x..: what is wrong".
 func (e *FormatError) Error() string {
-	return fmt.Sprintf("sframe: offset %#x: %s", e.Off, e.Msg)
+	return fmt.Sprintf("offset %#x: %s", e.Off, e.Msg)
 }
 
 func formatErr(off int, format string, args ...any) error {

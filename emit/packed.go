@@ -55,24 +55,24 @@ const maxDefaultFRESize = 4 + 1 + 4*3
 func (s *Section) BeginPacked(f FDE) (PackedFDE, error) {
 	if s.Packed == nil {
 		if len(s.FDEs) > 0 {
-			return PackedFDE{}, fmt.Errorf("sframe: pack: section has %d unpacked FDEs", len(s.FDEs))
+			return PackedFDE{}, fmt.Errorf("pack: section has %d unpacked FDEs", len(s.FDEs))
 		}
 		s.Packed = []byte{}
 	}
 	if s.Header.Version != Version3 {
-		return PackedFDE{}, fmt.Errorf("sframe: pack: version %d (only 3)", s.Header.Version)
+		return PackedFDE{}, fmt.Errorf("pack: version %d (only 3)", s.Header.Version)
 	}
 	order := s.Header.ABI.ByteOrder()
 	if order == nil {
-		return PackedFDE{}, fmt.Errorf("sframe: pack: unknown ABI %d", uint8(s.Header.ABI))
+		return PackedFDE{}, fmt.Errorf("pack: unknown ABI %d", uint8(s.Header.ABI))
 	}
 	big := order == binary.BigEndian
 	if len(f.FREs) > MaxFREsPerFDE {
-		return PackedFDE{}, fmt.Errorf("sframe: pack: FDE %d: %d FREs (at most %d)", len(s.Index), len(f.FREs), MaxFREsPerFDE)
+		return PackedFDE{}, fmt.Errorf("pack: FDE %d: %d FREs (at most %d)", len(s.Index), len(f.FREs), MaxFREsPerFDE)
 	}
 	ft := f.FREType()
 	if ft.AddrSize() == 0 {
-		return PackedFDE{}, fmt.Errorf("sframe: pack: FDE %d: invalid FRE type %d", len(s.Index), uint8(ft))
+		return PackedFDE{}, fmt.Errorf("pack: FDE %d: invalid FRE type %d", len(s.Index), uint8(ft))
 	}
 	w := PackedFDE{s: s, start: f.StartOffset, size: f.Size, off: len(s.Packed), ft: ft, big: big}
 	s.Packed = append(s.Packed, 0, 0, f.Info, f.Info2, f.RepSize)
@@ -133,12 +133,12 @@ func (w *MinWriter) Begin(s *Section, f FDE) error {
 	}
 	order := s.Header.ABI.ByteOrder()
 	if order == nil {
-		return fmt.Errorf("sframe: pack: unknown ABI %d", uint8(s.Header.ABI))
+		return fmt.Errorf("pack: unknown ABI %d", uint8(s.Header.ABI))
 	}
 	big := order == binary.BigEndian
 	ft := f.FREType()
 	if ft.Limit() == 0 {
-		return fmt.Errorf("sframe: pack: FDE %d: invalid FRE type %d", len(s.Index), uint8(ft))
+		return fmt.Errorf("pack: FDE %d: invalid FRE type %d", len(s.Index), uint8(ft))
 	}
 	b := s.Packed
 	off := len(b)
@@ -269,10 +269,10 @@ func (w *MinWriter) End() error {
 		return w.err
 	}
 	if w.n > MaxFREsPerFDE { // AddSmall does not count
-		return fmt.Errorf("sframe: pack: FDE %d: more than %d FREs", len(s.Index), MaxFREsPerFDE)
+		return fmt.Errorf("pack: FDE %d: more than %d FREs", len(s.Index), MaxFREsPerFDE)
 	}
 	if uint64(w.p) > math.MaxUint32 {
-		return fmt.Errorf("sframe: pack: FRE data past 4 GiB at FDE %d", len(s.Index))
+		return fmt.Errorf("pack: FRE data past 4 GiB at FDE %d", len(s.Index))
 	}
 	if w.big {
 		binary.BigEndian.PutUint16(w.b[w.off:], uint16(w.n))
@@ -296,7 +296,7 @@ func (w *MinWriter) addError(start uint32, baseSP, mangledRA bool, n int, words 
 			err = fmt.Errorf("more than %d FREs", MaxFREsPerFDE)
 		}
 	}
-	return fmt.Errorf("sframe: pack: FDE %d: %w", len(w.s.Index), err)
+	return fmt.Errorf("pack: FDE %d: %w", len(w.s.Index), err)
 }
 
 // addError is the error of Add for an FRE it refuses: checkFRE's.
@@ -306,7 +306,7 @@ func (w *PackedFDE) addError(start uint32, info uint8, words []int32) error {
 	if err == nil {
 		err = fmt.Errorf("more than %d FREs", MaxFREsPerFDE)
 	}
-	return fmt.Errorf("sframe: pack: FDE %d: %w", len(w.s.Index), err)
+	return fmt.Errorf("pack: FDE %d: %w", len(w.s.Index), err)
 }
 
 // put appends a checked FRE.
@@ -386,7 +386,7 @@ func (w *PackedFDE) End() error {
 	s := w.s
 	if uint64(len(s.Packed)) > math.MaxUint32 {
 		w.Abort()
-		return fmt.Errorf("sframe: pack: FRE data past 4 GiB at FDE %d", len(s.Index))
+		return fmt.Errorf("pack: FRE data past 4 GiB at FDE %d", len(s.Index))
 	}
 	w.put16(s.Packed[w.off:], uint16(w.n))
 	s.PackedFREs += w.n
@@ -414,19 +414,19 @@ func (s *Section) AppendPackedCopy(i int, size uint32) error {
 	}
 	order := s.Header.ABI.ByteOrder()
 	if order == nil {
-		return fmt.Errorf("sframe: pack: unknown ABI %d", uint8(s.Header.ABI))
+		return fmt.Errorf("pack: unknown ABI %d", uint8(s.Header.ABI))
 	}
 	start := int(f.FREOffset)
 	n, nFREs, last, err := packedRecord(s.Packed, start, order, f.FREType())
 	if err != nil {
-		return fmt.Errorf("sframe: pack: FDE %d: %w", i, err)
+		return fmt.Errorf("pack: FDE %d: %w", i, err)
 	}
 	if nFREs > 0 && last > size {
-		return fmt.Errorf("sframe: pack: FDE %d: its last FRE starts at %#x, past the size %#x", i, last, size)
+		return fmt.Errorf("pack: FDE %d: its last FRE starts at %#x, past the size %#x", i, last, size)
 	}
 	off := len(s.Packed)
 	if uint64(off)+uint64(n) > math.MaxUint32 {
-		return fmt.Errorf("sframe: pack: FRE data past 4 GiB at FDE %d", len(s.Index))
+		return fmt.Errorf("pack: FRE data past 4 GiB at FDE %d", len(s.Index))
 	}
 	s.Packed = append(s.Packed, s.Packed[start:start+n]...)
 	s.PackedFREs += nFREs
@@ -439,11 +439,11 @@ func (s *Section) AppendPackedCopy(i int, size uint32) error {
 // Info2 and RepSize.
 func (s *Section) PackedFunc(i int) (FDE, error) {
 	if s.Packed == nil || i < 0 || i >= len(s.Index) {
-		return FDE{}, fmt.Errorf("sframe: pack: no packed FDE %d (%d FDEs)", i, len(s.Index))
+		return FDE{}, fmt.Errorf("pack: no packed FDE %d (%d FDEs)", i, len(s.Index))
 	}
 	e := s.Index[i]
 	if uint64(e.FREOffset)+FDEAttrSize > uint64(len(s.Packed)) {
-		return FDE{}, fmt.Errorf("sframe: pack: FDE %d: FRE offset %#x past the packed FRE data (%#x bytes)", i, e.FREOffset, len(s.Packed))
+		return FDE{}, fmt.Errorf("pack: FDE %d: FRE offset %#x past the packed FRE data (%#x bytes)", i, e.FREOffset, len(s.Packed))
 	}
 	r := s.Packed[e.FREOffset:]
 	return FDE{StartOffset: e.StartOffset, Size: e.Size, Info: r[2], Info2: r[3], RepSize: r[4], FREOffset: e.FREOffset}, nil

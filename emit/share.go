@@ -35,7 +35,7 @@ func (s *Section) ShareFREs() (int, error) {
 func (s *Section) shareFDEs() (int, error) {
 	order := s.Header.ABI.ByteOrder()
 	if order == nil {
-		return 0, fmt.Errorf("sframe: share: unknown ABI %d", uint8(s.Header.ABI))
+		return 0, fmt.Errorf("share: unknown ABI %d", uint8(s.Header.ABI))
 	}
 	shared := 0
 	v2 := s.Header.Version == Version2
@@ -45,7 +45,7 @@ func (s *Section) shareFDEs() (int, error) {
 	for rank, i := range layout {
 		f := &s.FDEs[i]
 		if _, err := fdeDataSize(f, v2); err != nil {
-			return 0, fmt.Errorf("sframe: share: FDE %d: %w", i, err)
+			return 0, fmt.Errorf("share: FDE %d: %w", i, err)
 		}
 		buf = blockKey(buf[:0], order, f, v2)
 		if len(f.FREs) == 0 && v2 {
@@ -133,7 +133,7 @@ func (s *Section) layout(sizes []int, v2 bool) (offs []uint32, freLen uint64, er
 	for _, i := range s.layoutOrder() {
 		if s.SharedFREs && last >= 0 && s.FDEs[i].FREOffset == s.FDEs[last].FREOffset && sizes[i] > 0 {
 			if !sameBlock(&s.FDEs[i], &s.FDEs[last], v2) {
-				return nil, 0, fmt.Errorf("sframe: encode: FDE %d shares FDE %d's FRE offset %#x but not its FRE data", i, last, s.FDEs[i].FREOffset)
+				return nil, 0, fmt.Errorf("encode: FDE %d shares FDE %d's FRE offset %#x but not its FRE data", i, last, s.FDEs[i].FREOffset)
 			}
 			offs[i] = offs[last]
 			continue
@@ -184,7 +184,7 @@ func (s *Section) sharePacked() (int, error) {
 		}
 		m, _, _, err := packedRecord(s.Packed, off, order, f.FREType())
 		if err != nil {
-			return 0, fmt.Errorf("sframe: share: FDE %d: %w", i, err)
+			return 0, fmt.Errorf("share: FDE %d: %w", i, err)
 		}
 		end := off + m
 		switch {
@@ -194,7 +194,7 @@ func (s *Section) sharePacked() (int, error) {
 			shared++
 			continue
 		case off < prevEnd:
-			return 0, fmt.Errorf("sframe: share: FDE %d: FRE offset %#x inside another record", i, off)
+			return 0, fmt.Errorf("share: FDE %d: FRE offset %#x inside another record", i, off)
 		}
 		at := t.add(s.Packed[off:end], w)
 		prevOff, prevEnd, prevAt = off, end, at
@@ -215,10 +215,10 @@ func (s *Section) sharePacked() (int, error) {
 func (s *Section) shareOrder() (binary.ByteOrder, error) {
 	order := s.Header.ABI.ByteOrder()
 	if order == nil {
-		return nil, fmt.Errorf("sframe: share: unknown ABI %d", uint8(s.Header.ABI))
+		return nil, fmt.Errorf("share: unknown ABI %d", uint8(s.Header.ABI))
 	}
 	if s.Header.Version != Version3 {
-		return nil, fmt.Errorf("sframe: share: a packed section is version 3")
+		return nil, fmt.Errorf("share: a packed section is version 3")
 	}
 	return order, nil
 }
@@ -261,7 +261,7 @@ func (sh *FRESharer) Share(s *Section) (int, error) {
 			end = int(s.Index[i+1].FREOffset)
 		}
 		if off < t.end || off+FDEAttrSize > end || end > len(s.Packed) {
-			return 0, fmt.Errorf("sframe: share: FDE %d: FRE offset %#x not after the records before it", i, off)
+			return 0, fmt.Errorf("share: FDE %d: FRE offset %#x not after the records before it", i, off)
 		}
 		at := t.add(s.Packed[off:end], w)
 		if at == w {

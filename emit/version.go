@@ -12,7 +12,7 @@ import "fmt"
 // only in version 2 and is cleared when converting to version 3.
 func (s *Section) SetVersion(v uint8) error {
 	if v != Version2 && v != Version3 {
-		return fmt.Errorf("sframe: unsupported version %d", v)
+		return fmt.Errorf("unsupported version %d", v)
 	}
 	if v == s.Header.Version {
 		return nil
@@ -30,7 +30,7 @@ func (s *Section) SetVersion(v uint8) error {
 		f := &s.FDEs[i]
 		if v == Version2 && f.Info2 != 0 {
 			s.Header = old
-			return fmt.Errorf("sframe: FDE %d: %s cannot be written in version 2", i, f.Type())
+			return fmt.Errorf("FDE %d: %s cannot be written in version 2", i, f.Type())
 		}
 		rel := starts[i] - uint64(s.FieldOffset(i))
 		if s.Header.Flags&FlagFDEFuncStartPCRel == 0 {
@@ -38,7 +38,7 @@ func (s *Section) SetVersion(v uint8) error {
 		}
 		if v == Version2 && int64(rel) != int64(int32(rel)) {
 			s.Header = old
-			return fmt.Errorf("sframe: FDE %d: start offset %#x does not fit the 32-bit version 2 field", i, int64(rel))
+			return fmt.Errorf("FDE %d: start offset %#x does not fit the 32-bit version 2 field", i, int64(rel))
 		}
 	}
 	for i := range s.FDEs {

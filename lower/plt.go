@@ -107,11 +107,11 @@ func pltLayoutFor(t Target, v PLTVariant, opt Options) (pltLayout, error) {
 		case PLTNonLazyIBT:
 			return pltLayout{0, nil, 16, x86SecPLTn, 0, nil, 16, got, nil, 0}, nil
 		}
-		return pltLayout{}, fmt.Errorf("lower: unknown x86-64 PLT variant %d", v)
+		return pltLayout{}, fmt.Errorf("unknown x86-64 PLT variant %d", v)
 	case S390X:
 		return pltLayout{32, s390xPLTFRE, 32, s390xPLTFRE, 0, nil, 0, nil, []PLTKind{PLTMain}, 0}, nil
 	}
-	return pltLayout{}, fmt.Errorf("lower: GNU ld makes no PLT SFrame for %v", t)
+	return pltLayout{}, fmt.Errorf("GNU ld makes no PLT SFrame for %v", t)
 }
 
 // PLT returns the SFrame FDEs GNU ld adds for the PLT sections of a linked
@@ -145,7 +145,7 @@ func pltWith(t Target, variant PLTVariant, secs []PLTSection, opt Options) ([]PL
 				continue
 			}
 			if lay.allowSecs != nil && kind != PLTMain {
-				return nil, fmt.Errorf("lower: %v has no SFrame for %v", t, kind)
+				return nil, fmt.Errorf("%v has no SFrame for %v", t, kind)
 			}
 			out = lay.appendFDEs(out, s)
 		}
@@ -199,7 +199,7 @@ func (r *Result) appendPLT(plt []PLTFDE) error {
 	for _, p := range plt {
 		if r.Section.Packed != nil {
 			if err := r.Section.AppendPacked(p.FDE); err != nil {
-				return fmt.Errorf("lower: PLT FDE at %#x: %w", p.Start, err)
+				return fmt.Errorf("PLT FDE at %#x: %w", p.Start, err)
 			}
 		} else {
 			p.FDE.FREOffset = uint32(len(r.Section.FDEs))

@@ -113,7 +113,7 @@ func (r *rangeLowerer) lower(f *cfi.FDE) error {
 	if opt.Pack && r.fast {
 		if ok, err := l.lowerFast(f, sec); ok {
 			if err != nil {
-				return fmt.Errorf("lower: function at %#x: %w", f.Start, err)
+				return fmt.Errorf("function at %#x: %w", f.Start, err)
 			}
 			r.appendFunction(f, i)
 			res.fast++
@@ -126,7 +126,7 @@ func (r *rangeLowerer) lower(f *cfi.FDE) error {
 		key = m.hash(f)
 		if j, ok := m.lookup(key, f); ok {
 			if err := sec.AppendPackedCopy(j, uint32(f.Size)); err != nil {
-				return fmt.Errorf("lower: function at %#x: %w", f.Start, err)
+				return fmt.Errorf("function at %#x: %w", f.Start, err)
 			}
 			r.appendFunction(f, i)
 			res.copied++
@@ -142,7 +142,7 @@ func (r *rangeLowerer) lower(f *cfi.FDE) error {
 	}
 	if opt.Pack {
 		if err := sec.AppendPacked(fde); err != nil {
-			return fmt.Errorf("lower: function at %#x: %w", f.Start, err)
+			return fmt.Errorf("function at %#x: %w", f.Start, err)
 		}
 		if m != nil && memoable(f) && skip == nil && !l.x.setLoc {
 			m.add(key, f, i, l.x.pc)

@@ -77,13 +77,13 @@ func LowerScan(f *elf.File, frames *cfi.Frames, t Target, opt Options) (res *Res
 func checkScan(frames *cfi.Frames, t Target, opt Options) error {
 	switch {
 	case frames == nil:
-		return fmt.Errorf("lower: no CFI")
+		return fmt.Errorf("no CFI")
 	case opt.Version != 0 && opt.Version != emit.Version3:
-		return fmt.Errorf("lower: LowerScan writes SFrame version 3 only (version %d: LowerFile)", opt.Version)
+		return fmt.Errorf("LowerScan writes SFrame version 3 only (version %d: LowerFile)", opt.Version)
 	case len(frames.FDEs) != 0 || len(frames.Errors) != 0:
-		return fmt.Errorf("lower: LowerScan needs a CFI section opened with cfi.Open, not read")
+		return fmt.Errorf("LowerScan needs a CFI section opened with cfi.Open, not read")
 	case frames.Relocatable != t.Relocatable:
-		return fmt.Errorf("lower: CFI of a relocatable object is %v, target says %v", frames.Relocatable, t.Relocatable)
+		return fmt.Errorf("CFI of a relocatable object is %v, target says %v", frames.Relocatable, t.Relocatable)
 	}
 	return t.check()
 }
@@ -181,5 +181,5 @@ func faultError(r any) error {
 	if f, ok := r.(interface{ Addr() uintptr }); ok {
 		return fmt.Errorf("memory fault reading the CFI section at %#x (was the file cut while it was read?)", f.Addr())
 	}
-	return fmt.Errorf("lower: internal error: %v", r)
+	return fmt.Errorf("internal error: %v", r)
 }

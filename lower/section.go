@@ -70,10 +70,10 @@ type Result struct {
 // refuses (the whole section).
 func Lower(frames *cfi.Frames, t Target, opt Options) (*Result, error) {
 	if frames == nil {
-		return nil, fmt.Errorf("lower: no CFI")
+		return nil, fmt.Errorf("no CFI")
 	}
 	if frames.Relocatable != t.Relocatable {
-		return nil, fmt.Errorf("lower: CFI of a relocatable object is %v, target says %v", frames.Relocatable, t.Relocatable)
+		return nil, fmt.Errorf("CFI of a relocatable object is %v, target says %v", frames.Relocatable, t.Relocatable)
 	}
 	if err := t.check(); err != nil {
 		return nil, err
@@ -87,7 +87,7 @@ func Lower(frames *cfi.Frames, t Target, opt Options) (*Result, error) {
 		}
 		v2, opt.Pack = true, false
 	default:
-		return nil, fmt.Errorf("lower: unsupported SFrame version %d", opt.Version)
+		return nil, fmt.Errorf("unsupported SFrame version %d", opt.Version)
 	}
 	// Room for the PLT FDEs LowerFile appends (ld makes at most two per
 	// PLT section), so that they do not copy the whole list.
@@ -133,7 +133,7 @@ func (r *Result) share(opt Options) error {
 		n, err = r.Section.ShareFREs()
 	}
 	if err != nil {
-		return fmt.Errorf("lower: %w", err)
+		return fmt.Errorf("sharing FRE data: %w", err)
 	}
 	r.Shared += n
 	return nil

@@ -49,7 +49,7 @@ type Target struct {
 func TargetForELF(f *elf.File) (Target, error) {
 	t := Target{Relocatable: f.Type == elf.ET_REL, BigEndian: f.Data == elf.ELFDATA2MSB}
 	if f.Class != elf.ELFCLASS64 {
-		return Target{}, fmt.Errorf("lower: %v %v: SFrame is only defined for 64-bit ABIs", f.Class, f.Machine)
+		return Target{}, fmt.Errorf("%v %v: SFrame is only defined for 64-bit ABIs", f.Class, f.Machine)
 	}
 	switch f.Machine {
 	case elf.EM_X86_64:
@@ -59,7 +59,7 @@ func TargetForELF(f *elf.File) (Target, error) {
 	case elf.EM_S390:
 		t.Arch = S390X
 	default:
-		return Target{}, fmt.Errorf("lower: machine %v has no SFrame ABI", f.Machine)
+		return Target{}, fmt.Errorf("machine %v has no SFrame ABI", f.Machine)
 	}
 	if err := t.check(); err != nil {
 		return Target{}, err
@@ -81,17 +81,17 @@ func TargetByName(name string) (Target, error) {
 	case "s390x":
 		return Target{Arch: S390X, BigEndian: true}, nil
 	}
-	return Target{}, fmt.Errorf("lower: unknown architecture %q (want x86_64, aarch64, aarch64_be or s390x)", name)
+	return Target{}, fmt.Errorf("unknown architecture %q (want x86_64, aarch64, aarch64_be or s390x)", name)
 }
 
 func (t Target) check() error {
 	switch {
 	case t.Arch == AMD64 && t.BigEndian:
-		return fmt.Errorf("lower: big-endian x86-64 has no SFrame ABI")
+		return fmt.Errorf("big-endian x86-64 has no SFrame ABI")
 	case t.Arch == S390X && !t.BigEndian:
-		return fmt.Errorf("lower: little-endian s390x has no SFrame ABI")
+		return fmt.Errorf("little-endian s390x has no SFrame ABI")
 	case t.Arch < AMD64 || t.Arch > S390X:
-		return fmt.Errorf("lower: unknown architecture %v", t.Arch)
+		return fmt.Errorf("unknown architecture %v", t.Arch)
 	}
 	return nil
 }

@@ -65,7 +65,7 @@ func (t Target) V2RelocType() uint32 {
 // checkV2 says whether t can be written in version 2 layout l.
 func checkV2(t Target, l V2Layout) error {
 	if l == V2Binutils244 && t.Arch == S390X {
-		return fmt.Errorf("lower: SFrame version 2 as binutils 2.44 writes it has no s390x ABI (binutils 2.45 added it)")
+		return fmt.Errorf("SFrame version 2 as binutils 2.44 writes it has no s390x ABI (binutils 2.45 added it)")
 	}
 	return nil
 }
@@ -81,7 +81,7 @@ func toVersion2(res *Result, t Target, l V2Layout) error {
 	}
 	sec := res.Section
 	if sec.Packed != nil {
-		return fmt.Errorf("lower: SFrame version 2 is written from an unpacked section")
+		return fmt.Errorf("SFrame version 2 is written from an unpacked section")
 	}
 	sec.Header = t.V2Header(l)
 	emitted := make(map[*cfi.FDE]int) // signal frames kept without FREs, by source

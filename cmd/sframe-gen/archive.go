@@ -76,6 +76,7 @@ func (c *cli) processArchive(w *fileWriter, o generateOptions, r fileResult) fil
 		r.status = statusNoCFI
 		return w.unchanged(r)
 	case bytes.Equal(out, data):
+		c.upToDate(w.j.path, o)
 		r.status = statusUpToDate
 		return w.unchanged(r)
 	}

@@ -91,10 +91,18 @@ func (c *cli) runBatch(paths []string, o generateOptions, b batchOptions) int {
 				cpu <- struct{}{}
 				var once sync.Once
 				release := func() { once.Do(func() { <-cpu }) }
-				prog.start(j.path)
+				// The status line counts the regular files, as files
+				// and total do: links, directories and operands that
+				// cannot be read are no part of them.
+				counted := j.kind == kindFile
+				if counted {
+					prog.start(j.path)
+				}
 				results[i] = c.runJob(j, o, elfpatch.ReplaceOptions{KeepTimes: b.preserveDates, NoSync: !b.sync, Written: release, DirSynced: dirs.add})
 				release()
-				prog.finish(j.path, j.size)
+				if counted {
+					prog.finish(j.path, j.size)
+				}
 				close(done[i])
 			}
 		}()

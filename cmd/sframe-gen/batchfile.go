@@ -179,6 +179,7 @@ func (c *cli) processLinked(w *fileWriter, ef *elf.File, target lower.Target, o 
 	if same, err := patch.Unchanged(); err != nil {
 		return failed(r, err)
 	} else if same {
+		c.upToDate(w.j.path, o)
 		r.status = statusUpToDate
 		return w.unchanged(r)
 	}
@@ -211,7 +212,7 @@ func checkArch(target lower.Target, arch string) error {
 
 // patchObjectBytes generates the SFrame of the relocatable object data
 // (read as ef) and returns the patched object and its number of FDEs, or
-// errNoCFI.
+// errNoCFI. With -v it says what it wrote, or that data is up to date.
 func (c *cli) patchObjectBytes(name string, data []byte, ef *elf.File, target lower.Target, o generateOptions) ([]byte, int, error) {
 	res, err := c.lowerCFI(name, nil, int64(len(data)), ef, target, o)
 	if err != nil {
@@ -229,7 +230,10 @@ func (c *cli) patchObjectBytes(name string, data []byte, ef *elf.File, target lo
 	if err != nil {
 		return nil, 0, err
 	}
-	if o.verbose {
+	switch {
+	case bytes.Equal(out, data):
+		c.upToDate(name, o)
+	case o.verbose:
 		c.summary(name, o, target, res, len(sec), "with .rela.sframe")
 	}
 	return out, res.Section.NumFDEs(), nil

@@ -2,7 +2,7 @@ package main
 
 import (
 	"debug/elf"
-
+	"errors"
 	"fmt"
 	"io"
 
@@ -18,34 +18,48 @@ var errNoSFrame = emit.ErrNoSFrame
 // printed as objdump --sframe prints it (from "Contents of the SFrame
 // section" on), or as JSON.
 func (c *cli) runDump(args []string) int {
-	fs := pflag.NewFlagSet("dump", pflag.ContinueOnError)
-	fs.SetOutput(io.Discard)
+	fs := pflag.NewFlagSet("sframe-gen dump", pflag.ContinueOnError)
+	fs.SetOutput(c.stderr)
+	help := helpFlag(fs)
 	asJSON := fs.Bool("json", false, "print JSON instead of objdump's text")
-	help := fs.BoolP("help", "h", false, "show this help")
+	setUsage(fs, c.stdout, "sframe-gen dump [--json] FILE",
+		"Print the .sframe section of FILE as objdump --sframe does; of a static archive,\n"+
+			"of each member, named ARCHIVE(MEMBER).")
 	if err := fs.Parse(args); err != nil {
 		return c.fail("", usageError{"dump: " + err.Error()})
 	}
 	if *help {
-		fmt.Fprintf(c.stdout, "Usage: sframe-gen dump [--json] FILE\n\nPrint the .sframe section of FILE as objdump --sframe does.\n\n%s", fs.FlagUsages())
+		fs.Usage()
 		return exitOK
 	}
 	if fs.NArg() != 1 {
 		return c.fail("", usageError{"dump: expected exactly one FILE"})
 	}
 	file := fs.Arg(0)
-	if err := dumpFile(c.stdout, file, *asJSON); err != nil {
+	status := exitOK
+	err := readInputs(file, "no member has a .sframe section", func(in elfInput) bool {
+		err := in.err
+		if err == nil {
+			err = dumpELF(c.stdout, in, *asJSON)
+		}
+		if in.member && errors.Is(err, errNoSFrame) {
+			return false // an object without CFI, which generate leaves as it is
+		}
+		if err != nil {
+			status = c.fail(in.name, err)
+		}
+		return true
+	})
+	if err != nil {
 		return c.fail(file, err)
 	}
-	return exitOK
+	return status
 }
 
-// dumpFile prints the .sframe section of the ELF file at path.
-func dumpFile(w io.Writer, path string, asJSON bool) error {
-	in, _, f, err := openELF(path) // not elf.Open: a FIFO would block, a cut header say "EOF"
-	if err != nil {
-		return err
-	}
-	defer in.Close()
+// dumpELF prints the .sframe section of in: for a member of an archive,
+// after a blank line and a line naming it (text), or with a "file" member (JSON).
+func dumpELF(w io.Writer, in elfInput, asJSON bool) error {
+	f := in.f
 	sec, data, err := emit.ReadELFSection(f)
 	if err != nil {
 		return err
@@ -58,8 +72,13 @@ func dumpFile(w io.Writer, path string, asJSON bool) error {
 	if f.Type == elf.ET_REL {
 		addr = 0
 	}
-	if asJSON {
+	switch {
+	case asJSON && in.member:
+		return emit.DumpJSONFile(w, in.name, s, addr, sec.Name)
+	case asJSON:
 		return emit.DumpJSON(w, s, addr, sec.Name)
+	case in.member:
+		fmt.Fprintf(w, "\n%s:\n", in.name)
 	}
 	return emit.Dump(w, s, addr, sec.Name)
 }

@@ -15,7 +15,7 @@ import (
 // is big-endian; --share-fres insists (an error where refused),
 // --share-fres=false and --no-share-fres write one block per function.
 func shareFlags(fs *pflag.FlagSet) func(gas bool) (sframegen.Sharing, error) {
-	share := fs.Bool("share-fres", true, "write each distinct block of FRE data once, shared by the functions that repeat it (the default, but with --gas-compat and for big-endian files; see docs/sharing.md)")
+	share := fs.Bool("share-fres", true, "write each distinct block of FRE data once, shared by the functions that repeat it (the default, but with --gas-compat and for big-endian files)")
 	noShare := fs.Bool("no-share-fres", false, "write one block of FRE data per function (as GNU does)")
 	return func(gas bool) (sframegen.Sharing, error) {
 		switch {
@@ -24,7 +24,7 @@ func shareFlags(fs *pflag.FlagSet) func(gas bool) (sframegen.Sharing, error) {
 		case fs.Changed("no-share-fres") && *noShare, fs.Changed("share-fres") && !*share:
 			return sframegen.ShareNever, nil
 		case fs.Changed("share-fres") && gas:
-			return 0, errors.New("--share-fres with --gas-compat: GNU never shares FRE blocks, and --gas-compat asks for GNU's bytes")
+			return 0, errors.New("--gas-compat and --share-fres exclude each other: GNU as and ld never share FRE data")
 		case fs.Changed("share-fres"):
 			return sframegen.ShareAlways, nil
 		}

@@ -39,7 +39,7 @@ func (c *cli) runGenerate(args []string) int {
 	fs := pflag.NewFlagSet("sframe-gen", pflag.ContinueOnError)
 	fs.SetOutput(c.stderr)
 	var o generateOptions
-	help := fs.BoolP("help", "h", false, "print this help and exit")
+	help := helpFlag(fs)
 	version := fs.Bool("version", false, "print the version and exit")
 	fs.StringVarP(&o.output, "output", "o", "", "write the result to `OUT` instead of replacing FILE")
 	fs.BoolVar(&o.raw, "raw", false, "write only the .sframe section bytes (to OUT, or standard output)")
@@ -58,17 +58,7 @@ func (c *cli) runGenerate(args []string) int {
 	fs.BoolVarP(&b.preserveDates, "preserve-dates", "p", false, "keep the access and modification times of the files written")
 	fs.StringVar(&b.outputDir, "output-dir", "", "write the results under `DIR` (mirroring the tree) instead of in place")
 	fs.BoolVar(&b.sync, "sync", false, "with several PATHs: sync each file to the disk before it replaces the old one (as one FILE is)")
-	fs.Usage = func() {
-		fmt.Fprintf(c.stdout, "Usage: sframe-gen [flags] PATH...\n       sframe-gen COMMAND [flags] FILE\n\n"+
-			"Generate an SFrame section from FILE's call-frame information and write it into FILE\n"+
-			"(or OUT): .sframe + .rela.sframe in relocatable objects, .sframe with PT_GNU_SFRAME in\n"+
-			"executables and shared libraries. Directories are walked; files that are not\n"+
-			"ELF are left alone (docs/batch.md).\n\nCommands:\n")
-		for _, cmd := range commands() {
-			fmt.Fprintf(c.stdout, "  %-8s %s\n", cmd.name, cmd.short)
-		}
-		fmt.Fprintf(c.stdout, "\nFlags:\n%s", fs.FlagUsages())
-	}
+	setGenerateUsage(fs, c.stdout)
 	if err := fs.Parse(args); err != nil {
 		return c.fail("", usageError{err.Error()})
 	}
@@ -83,6 +73,9 @@ func (c *cli) runGenerate(args []string) int {
 	if fs.NArg() == 0 {
 		return c.fail("", usageError{"expected a FILE, or PATHs"})
 	}
+	if err := mistypedCommand(fs.Arg(0)); err != nil {
+		return c.fail("", err)
+	}
 	var err error
 	if o.source, err = source(); err != nil {
 		return c.fail("", usageError{err.Error()})
@@ -95,6 +88,9 @@ func (c *cli) runGenerate(args []string) int {
 	}
 	if fs.Changed("section-addr") && !o.raw {
 		return c.fail("", usageError{"--section-addr goes with --raw"})
+	}
+	if err := generateFlagsAgree(fs, o); err != nil {
+		return c.fail("", err)
 	}
 	if isBatch(fs, b) {
 		if err := batchUsage(fs, o, b); err != nil {
@@ -119,6 +115,21 @@ func (c *cli) runGenerate(args []string) int {
 		return c.fail(file, err)
 	}
 	return exitOK
+}
+
+// generateFlagsAgree refuses the generate flags that say nothing or
+// contradict each other: an empty or unknown --arch (--gas-compat with
+// --share-fres: shareFlags).
+func generateFlagsAgree(fs *pflag.FlagSet, o generateOptions) error {
+	switch {
+	case fs.Changed("arch") && o.arch == "":
+		return usageError{"--arch: empty; name the architecture FILE must be for (x86_64, aarch64, aarch64_be or s390x)"}
+	case o.arch != "":
+		if _, err := lower.TargetByName(o.arch); err != nil {
+			return usageError{"--arch: " + err.Error()}
+		}
+	}
+	return nil
 }
 
 // generate runs the pipeline on one file: cfi → lower → emit → elfpatch.
@@ -178,7 +189,8 @@ func (c *cli) generate(file string, src *elfpatch.Source, o generateOptions) err
 			relocs[i] = elfpatch.Reloc{Offset: r.Offset, Type: r.Type, Section: uint32(r.Section), Addend: r.Addend}
 		}
 		if o.output == "" && ef.Section(".sframe") != nil && objectUpToDate(in, src.Size(), data, relocs) {
-			return nil // already what would be written
+			c.upToDate(file, o)
+			return nil
 		}
 		err = c.replace(src, o, func(tmp *os.File) error {
 			return elfpatch.PatchObject(in, src.Size(), tmp, data, relocs)
@@ -267,8 +279,12 @@ func cfiSize(f *elf.File) (size uint64, ok bool) {
 	return size, ok
 }
 
-// errUnchanged makes replace leave the file as it is.
-var errUnchanged = errors.New("unchanged")
+// errUnchanged makes replace leave the file as it is; errUpToDate too,
+// the file's SFrame being already what would be written.
+var (
+	errUnchanged = errors.New("unchanged")
+	errUpToDate  = errors.New("up to date")
+)
 
 // generateLinked writes a linked file with its new section. The input is
 // copied to the output file to file (copy_file_range) while the CFI is
@@ -301,7 +317,11 @@ func (c *cli) generateLinked(file string, src *elfpatch.Source, ef *elf.File, ta
 		close(copying)
 		return <-done
 	})
-	if err == errUnchanged {
+	switch err {
+	case errUnchanged:
+		return nil
+	case errUpToDate:
+		c.upToDate(file, o)
 		return nil
 	}
 	if err == nil && o.verbose && made.res != nil {
@@ -345,7 +365,7 @@ func (c *cli) patchLinked(file string, in, tmp *os.File, inSize int64, ef *elf.F
 		if cerr := wait(); cerr != nil {
 			return linkedSection{}, cerr
 		}
-		return linkedSection{}, errUnchanged // already what would be written
+		return linkedSection{}, errUpToDate
 	}
 	layout, err := elfpatch.PatchLinkedCopyParts(in, tmp, size, encode, wait)
 	return linkedSection{res, size, layout}, err
@@ -384,6 +404,14 @@ func (c *cli) summary(file string, o generateOptions, target lower.Target, res *
 		shared = ", one block of FREs per function: " + why
 	}
 	fmt.Fprintf(c.stderr, "sframe-gen: %s: wrote .sframe (%d bytes, %d FDEs, %d FREs%s) %s\n", dst, size, res.Section.NumFDEs(), fres, shared, where)
+}
+
+// upToDate says, with -v, that file was left as it is because its SFrame
+// is already what would be written.
+func (c *cli) upToDate(file string, o generateOptions) {
+	if o.verbose {
+		fmt.Fprintf(c.stderr, "sframe-gen: %s: up to date: its SFrame is already what would be written\n", file)
+	}
 }
 
 // replace writes the result over src (in place: only while it is still

@@ -43,7 +43,7 @@ func TestGenerateFlags(t *testing.T) {
 		{"missing file", []string{"-o", out, filepath.Join(dir, "nope.o")}, 1, "nope.o: no such file"},
 		{"directory with -o", []string{"-o", out, dir}, 2, "-o goes with one FILE"},
 		{"not ELF", []string{"-o", out, filepath.Join(testdataDir(), "README.md")}, 1, "README.md: "},
-		{"gas-compat with share-fres", []string{"--gas-compat", "--share-fres", "-o", out, obj}, 2, "GNU never shares"},
+		{"gas-compat with share-fres", []string{"--gas-compat", "--share-fres", "-o", out, obj}, 2, "exclude each other"},
 		{"share-fres and no-share-fres", []string{"--share-fres", "--no-share-fres", "-o", out, obj}, 2, "contradict"},
 		{"gas-compat without sharing", []string{"--gas-compat", "--no-share-fres", "-o", out, obj}, 0, ""},
 		{"share-fres=false", []string{"--share-fres=false", "-o", out, obj}, 0, ""},

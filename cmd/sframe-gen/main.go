@@ -24,6 +24,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strings"
 	"syscall"
 
 	"github.com/sframe-gen/sframe-gen/elfpatch"
@@ -109,13 +110,120 @@ const maxHeapOff = 4 << 30
 
 func (c *cli) main(args []string) int {
 	if len(args) > 0 {
-		for _, cmd := range commands() {
-			if args[0] == cmd.name {
-				return cmd.run(c, args[1:])
-			}
+		if cmd, ok := findCommand(args[0]); ok {
+			return cmd.run(c, args[1:])
+		}
+		if args[0] == "help" && !exists(args[0]) {
+			return c.runHelp(args[1:])
 		}
 	}
 	return c.runGenerate(args)
+}
+
+// findCommand returns the subcommand called name.
+func findCommand(name string) (command, bool) {
+	for _, cmd := range commands() {
+		if name == cmd.name {
+			return cmd, true
+		}
+	}
+	return command{}, false
+}
+
+// runHelp implements "sframe-gen help [COMMAND]": the usage of the
+// program, or of COMMAND.
+func (c *cli) runHelp(args []string) int {
+	switch {
+	case len(args) == 0 || len(args) == 1 && args[0] == "help":
+		return c.runGenerate([]string{"--help"})
+	case len(args) > 1:
+		return c.fail("", usageError{"help: expected at most one COMMAND"})
+	}
+	if cmd, ok := findCommand(args[0]); ok {
+		return cmd.run(c, []string{"--help"})
+	}
+	msg := fmt.Sprintf("help: unknown command %q", args[0])
+	if near := closestCommand(args[0]); near != "" {
+		msg += fmt.Sprintf("; did you mean %q?", near)
+	}
+	return c.fail("", usageError{msg})
+}
+
+// mistypedCommand returns the usage error for a first operand that names
+// no file but looks like a subcommand: a command name given after flags,
+// "help", or a word without "." or "/" close to a command name
+// (closestCommand). Anything else is nil: the operand is a path.
+func mistypedCommand(operand string) error {
+	if operand == "" || exists(operand) {
+		return nil
+	}
+	if _, ok := findCommand(operand); ok || operand == "help" {
+		return usageError{fmt.Sprintf("%q is a command: it goes before the flags (sframe-gen %s [flags] FILE)", operand, operand)}
+	}
+	if strings.ContainsAny(operand, "./") {
+		return nil // a path (dump.o, ./verify), not a command
+	}
+	near := closestCommand(operand)
+	if near == "" {
+		return nil
+	}
+	return usageError{fmt.Sprintf("unknown command %q, and no such file; did you mean %q? (sframe-gen %s [flags] FILE)", operand, near, near)}
+}
+
+// closestCommand returns the command name (or "help") nearest to word: at
+// most two letters added, dropped, changed or swapped, or word a
+// beginning of the name of at least three letters; "" when none is.
+func closestCommand(word string) string {
+	word = strings.ToLower(word)
+	best, bestDist := "", 3
+	names := []string{"help"}
+	for _, cmd := range commands() {
+		names = append(names, cmd.name)
+	}
+	for _, name := range names {
+		d := editDistance(word, name)
+		if len(word) >= 3 && strings.HasPrefix(name, word) {
+			d = min(d, 1)
+		}
+		if d < bestDist {
+			best, bestDist = name, d
+		}
+	}
+	return best
+}
+
+// editDistance is the optimal string alignment distance of a and b: the
+// number of single-letter insertions, deletions, substitutions and
+// transpositions of adjacent letters that turn a into b.
+func editDistance(a, b string) int {
+	d := make([][]int, len(a)+1)
+	for i := range d {
+		d[i] = make([]int, len(b)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(a)][len(b)]
+}
+
+// exists reports whether path names anything, a dangling symbolic link
+// included.
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
 }
 
 // usageError is a command-line mistake: exit status 2.

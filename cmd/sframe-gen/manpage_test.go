@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -110,9 +111,98 @@ func TestBashCompletion(t *testing.T) {
 		{"sframe-gen verify --j", []string{"--json"}},
 		{"sframe-gen stats --dr", []string{"--dry-run"}},
 		{"sframe-gen ver", []string{"verify"}},
+		{"sframe-gen he", []string{"help"}},
+		{"sframe-gen help st", []string{"stats"}},
 	} {
 		if got := complete(tt.line); strings.Join(got, " ") != strings.Join(tt.want, " ") {
 			t.Errorf("completing %q: %q, want %q", tt.line, got, tt.want)
+		}
+	}
+}
+
+// TestHelpInStep keeps the help of every command and the man page in
+// step: each --help (and "help COMMAND") has a synopsis, a description
+// and the same -h/--help wording, names no file of the source tree, and
+// the man page has each command in its synopsis and COMMANDS, describes
+// -h/--help with the same words, and refers to no manual page of a
+// command make install installs without one.
+func TestHelpInStep(t *testing.T) {
+	root := filepath.Join("..", "..")
+	man, err := os.ReadFile(filepath.Join(root, "docs", "sframe-gen.1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	makefile, err := os.ReadFile(filepath.Join(root, "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := []string{""}
+	for _, cmd := range commands() {
+		names = append(names, cmd.name)
+	}
+	topHelp, _, _ := runCLI("--help")
+	helpLine := regexp.MustCompile(`(?m)^  -h, --help +(.*)$`)
+	for _, name := range names {
+		args := []string{"--help"}
+		if name != "" {
+			args = []string{name, "--help"}
+		}
+		stdout, stderr, code := runCLI(args...)
+		if code != exitOK || stderr != "" {
+			t.Errorf("sframe-gen %s --help: exit %d, stderr %q", name, code, stderr)
+		}
+		if name != "" {
+			if viaHelp, _, _ := runCLI("help", name); viaHelp != stdout {
+				t.Errorf("sframe-gen help %s differs from sframe-gen %s --help", name, name)
+			}
+		}
+		synopsis := strings.TrimSpace("sframe-gen " + name)
+		// Usage, description and flags, in paragraphs.
+		parts := strings.SplitN(stdout, "\n\n", 3)
+		if !strings.HasPrefix(parts[0], "Usage: "+synopsis+" ") {
+			t.Errorf("sframe-gen %s --help does not start with \"Usage: %s\":\n%s", name, synopsis, stdout)
+		}
+		if len(parts) < 3 || strings.HasPrefix(parts[1], "Flags:") {
+			t.Errorf("sframe-gen %s --help has no description:\n%s", name, stdout)
+		}
+		if m := helpLine.FindStringSubmatch(stdout); m == nil || m[1] != helpText {
+			t.Errorf("sframe-gen %s --help: -h, --help not described as %q:\n%s", name, helpText, stdout)
+		}
+		for _, path := range []string{"docs/", ".md", "testdata", "cmd/"} {
+			if strings.Contains(stdout, path) {
+				t.Errorf("sframe-gen %s --help names a file of the source tree (%q):\n%s", name, path, stdout)
+			}
+		}
+		if name == "" {
+			continue
+		}
+		if !regexp.MustCompile(`(?m)^\.B ` + name + `$`).Match(man) {
+			t.Errorf("docs/sframe-gen.1: no %q entry under COMMANDS", name)
+		}
+		if !bytes.Contains(man, []byte(".B sframe-gen "+name+"\n")) {
+			t.Errorf("docs/sframe-gen.1: %q not in the synopsis", name)
+		}
+		if !regexp.MustCompile(`(?m)^  ` + name + ` +\S`).MatchString(topHelp) {
+			t.Errorf("sframe-gen --help does not list the command %s", name)
+		}
+	}
+	if !bytes.Contains(man, []byte("Print this help and exit")) {
+		t.Errorf("docs/sframe-gen.1: -h/--help not described as %q", helpText)
+	}
+	// A page referred to as NAME(1) that is a command make install
+	// installs must be installed too.
+	installed := regexp.MustCompile(`(?s)INSTALLED := (.*?[^\\])\n`).FindSubmatch(makefile)
+	if installed == nil {
+		t.Fatal("Makefile: no INSTALLED list")
+	}
+	files := strings.Fields(strings.ReplaceAll(string(installed[1]), "\\\n", " "))
+	for _, m := range regexp.MustCompile(`(?m)^\.BR? (\S+) \((\d)\)`).FindAllSubmatch(man, -1) {
+		page, section := string(m[1]), string(m[2])
+		if !slices.Contains(files, "bin/"+page) {
+			continue
+		}
+		if want := "share/man/man" + section + "/" + page + "." + section; !slices.Contains(files, want) {
+			t.Errorf("docs/sframe-gen.1 refers to %s(%s), which make install does not install (%s)", page, section, want)
 		}
 	}
 }

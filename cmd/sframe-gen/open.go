@@ -19,24 +19,9 @@ import (
 // with a message naming the part that is cut. The error leaves out the path:
 // fail prints it.
 func openELF(path string) (*os.File, fs.FileInfo, *elf.File, error) {
-	// O_NONBLOCK: open(2) of a FIFO without a writer returns at once
-	// instead of waiting; it changes nothing for a regular file.
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, st, err := openRegular(path)
 	if err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			return nil, nil, nil, pe.Err
-		}
 		return nil, nil, nil, err
-	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, nil, nil, err
-	}
-	if !st.Mode().IsRegular() {
-		f.Close()
-		return nil, nil, nil, fmt.Errorf("not a regular file (%s)", fileKind(st.Mode()))
 	}
 	ef, err := elf.NewFile(f)
 	if err != nil {
@@ -45,6 +30,27 @@ func openELF(path string) (*os.File, fs.FileInfo, *elf.File, error) {
 		return nil, nil, nil, err
 	}
 	return f, st, ef, nil
+}
+
+// openRegular opens the regular file at path for reading, refusing
+// anything else before reading from it; the error leaves out the path.
+func openRegular(path string) (*os.File, fs.FileInfo, error) {
+	// O_NONBLOCK: open(2) of a FIFO without a writer returns at once
+	// instead of waiting; it changes nothing for a regular file.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, nil, unwrapPath(err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	if !st.Mode().IsRegular() {
+		f.Close()
+		return nil, nil, fmt.Errorf("not a regular file (%s)", fileKind(st.Mode()))
+	}
+	return f, st, nil
 }
 
 // openNamed opens the file at path, as the user named it, for patching

@@ -2,11 +2,15 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -89,5 +93,64 @@ func TestProgressTerminal(t *testing.T) {
 	}
 	if out := run("-q"); out != "" {
 		t.Errorf("-q printed %q", out)
+	}
+}
+
+// TestProgressCountsFilesOnly runs the batch form on a pseudo-terminal
+// over a tree with symbolic links (sorted before the files, so they are
+// done first), a dangling one, a hard link, a FIFO and a subdirectory:
+// every status line counts at most the regular files it was given, and
+// its total is their number (hard links once).
+func TestProgressCountsFilesOnly(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	script := needTool(t, "script")
+	bin := buildCommand(t)
+	tree := filepath.Join(t.TempDir(), "tree")
+	os.MkdirAll(filepath.Join(tree, "sub"), 0o755)
+	exe := filepath.Join(testdataDir(), "link/x86_64/tree-sitter.exe")
+	var files []string
+	for i := range 8 {
+		files = append(files, filepath.Join(tree, fmt.Sprintf("f%d", i)))
+	}
+	files = append(files, filepath.Join(tree, "sub", "g0"), filepath.Join(tree, "sub", "g1"))
+	for _, f := range files {
+		copyFile(t, exe, f)
+	}
+	for i := range 20 {
+		if err := os.Symlink(files[i%len(files)], filepath.Join(tree, fmt.Sprintf("0link%02d", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.Symlink("nowhere", filepath.Join(tree, "0dangling")))
+	must(os.Link(files[0], filepath.Join(tree, "f0-again")))
+	must(syscall.Mkfifo(filepath.Join(tree, "0fifo"), 0o644))
+
+	// -v: every patched file prints a line, and the status line is drawn
+	// again below it with the counts of that moment.
+	out, err := exec.Command(script, "-qec", bin+" -v -j 1 "+tree, os.DevNull).CombinedOutput()
+	if err != nil {
+		t.Fatalf("script: %v\n%s", err, out)
+	}
+	lines := regexp.MustCompile(`(\d+)/(\d+) files`).FindAllStringSubmatch(string(out), -1)
+	if len(lines) < len(files) {
+		t.Fatalf("%d status lines, want one after each of the %d files: %q", len(lines), len(files), out)
+	}
+	for _, m := range lines {
+		done, _ := strconv.Atoi(m[1])
+		total, _ := strconv.Atoi(m[2])
+		if total != len(files) || done > total {
+			t.Fatalf("status line %q: want at most %d of %d regular files\n%s", m[0], len(files), len(files), out)
+		}
+	}
+	if !strings.Contains(string(out), fmt.Sprintf("%d files: %d patched", len(files)+22, len(files))) {
+		t.Errorf("summary: %q", out)
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,18 +14,20 @@ import (
 	"github.com/sframe-gen/sframe-gen/cfi"
 )
 
-// runRows prints the CFI row table of every FDE: with --json one JSON object
-// per FDE and line, else a readable text form. Entry errors go to stderr and
-// make the exit status 1; the other FDEs are still printed.
+// runRows prints the CFI row table of every FDE (of a static archive: of
+// each member with CFI): with --json one JSON object per FDE and line,
+// else a readable text form. Entry errors go to stderr and make the exit
+// status 1; the other FDEs are still printed.
 func (c *cli) runRows(args []string) int {
 	fs := pflag.NewFlagSet("sframe-gen rows", pflag.ContinueOnError)
 	fs.SetOutput(c.stderr)
-	help := fs.BoolP("help", "h", false, "print this help and exit")
+	help := helpFlag(fs)
 	asJSON := fs.Bool("json", false, "print one JSON object per FDE and line")
 	source := cfiSourceFlags(fs, "read")
-	fs.Usage = func() {
-		fmt.Fprintf(c.stdout, "Usage: sframe-gen rows [--json] [--eh-frame|--debug-frame] FILE\n\nFlags:\n%s", fs.FlagUsages())
-	}
+	setUsage(fs, c.stdout, "sframe-gen rows [--json] [--eh-frame|--debug-frame] FILE",
+		"Print the CFI row table of every FDE of FILE: the CFA and register rules from\n"+
+			"each address on, as the call-frame information describes them; of a static\n"+
+			"archive, of each member with CFI, after a line naming it ARCHIVE(MEMBER).")
 	if err := fs.Parse(args); err != nil {
 		return c.fail("", usageError{err.Error()})
 	}
@@ -40,31 +43,52 @@ func (c *cli) runRows(args []string) int {
 		return c.fail("", usageError{"rows: " + err.Error()})
 	}
 	file := fs.Arg(0)
-	in, _, f, err := openELF(file) // not elf.Open: a FIFO would block, a cut header say "EOF"
+	status := exitOK
+	err = readInputs(file, "no member has call-frame information", func(in elfInput) bool {
+		if in.err != nil {
+			status = c.fail(in.name, in.err)
+			return true
+		}
+		frames, err := cfi.Read(in.f, src)
+		if in.member && errors.Is(err, cfi.ErrNoCFI) {
+			return false // an object without CFI
+		}
+		if err != nil {
+			status = c.fail(in.name, err)
+			return true
+		}
+		w := bufio.NewWriter(c.stdout)
+		if st := printRows(w, c.stderr, in, frames, *asJSON); st != exitOK {
+			status = st
+		}
+		if err := w.Flush(); err != nil {
+			status = c.fail(in.name, err)
+		}
+		return true
+	})
 	if err != nil {
-		return c.fail(file, err)
-	}
-	defer in.Close()
-	frames, err := cfi.Read(f, src)
-	if err != nil {
-		return c.fail(file, err)
-	}
-	w := bufio.NewWriter(c.stdout)
-	status := printRows(w, c.stderr, file, frames, *asJSON)
-	if err := w.Flush(); err != nil {
 		return c.fail(file, err)
 	}
 	return status
 }
 
 // printRows prints every FDE's rows and, in section order with them, the
-// entry errors.
-func printRows(w *bufio.Writer, stderr io.Writer, file string, frames *cfi.Frames, asJSON bool) int {
+// entry errors. The rows of an archive's member follow a line naming it
+// (text), or carry a "file" member (JSON).
+func printRows(w *bufio.Writer, stderr io.Writer, in elfInput, frames *cfi.Frames, asJSON bool) int {
 	status := exitOK
 	report := func(err error) {
 		w.Flush()
-		fmt.Fprintf(stderr, "sframe-gen: %s: %v\n", file, err)
+		fmt.Fprintf(stderr, "sframe-gen: %s: %v\n", in.name, err)
 		status = exitFailure
+	}
+	var jsonFile []byte // `"file":"ARCHIVE(MEMBER)",` in JSON lines
+	switch {
+	case in.member && asJSON:
+		name, _ := json.Marshal(in.name) // a string always marshals
+		jsonFile = append(append([]byte(`"file":`), name...), ',')
+	case in.member:
+		fmt.Fprintf(w, "%s:\n", in.name)
 	}
 	errs := frames.Errors
 	var it cfi.RowIterator
@@ -77,7 +101,7 @@ func printRows(w *bufio.Writer, stderr io.Writer, file string, frames *cfi.Frame
 		it.Reset(frames, fde)
 		var err error
 		if asJSON {
-			buf, err = appendFDEJSON(buf[:0], frames, fde, &it)
+			buf, err = appendFDEJSON(buf[:0], jsonFile, frames, fde, &it)
 		} else {
 			buf, err = appendFDEText(buf[:0], fde, &it)
 		}
@@ -92,10 +116,13 @@ func printRows(w *bufio.Writer, stderr io.Writer, file string, frames *cfi.Frame
 	return status
 }
 
-// appendFDEJSON appends the FDE's JSON line. On an error the rows read so
-// far are still printed.
-func appendFDEJSON(b []byte, frames *cfi.Frames, fde *cfi.FDE, it *cfi.RowIterator) ([]byte, error) {
-	b = append(b, `{"start":`...)
+// appendFDEJSON appends the FDE's JSON line, file (a "file" member and
+// its comma, or nothing) first. On an error the rows read so far are still
+// printed.
+func appendFDEJSON(b, file []byte, frames *cfi.Frames, fde *cfi.FDE, it *cfi.RowIterator) ([]byte, error) {
+	b = append(b, '{')
+	b = append(b, file...)
+	b = append(b, `"start":`...)
 	b = strconv.AppendUint(b, fde.Start, 10)
 	b = append(b, `,"end":`...)
 	b = strconv.AppendUint(b, fde.End(), 10)

@@ -21,19 +21,19 @@ import (
 
 // runStats implements "sframe-gen stats [--json] [--dry-run] FILE":
 // coverage and cost of the .sframe section, or, for a file without one (or
-// with --dry-run), of the section generating would write.
+// with --dry-run), of the section generating would write; for a static
+// archive, of each member generate reads.
 func (c *cli) runStats(args []string) int {
 	fs := pflag.NewFlagSet("sframe-gen stats", pflag.ContinueOnError)
 	fs.SetOutput(c.stderr)
-	help := fs.BoolP("help", "h", false, "print this help and exit")
+	help := helpFlag(fs)
 	asJSON := fs.Bool("json", false, "print the statistics as one JSON object")
 	dry := fs.Bool("dry-run", false, "describe what generating would write even when FILE has a .sframe section")
 	source := cfiSourceFlags(fs, "read")
-	fs.Usage = func() {
-		fmt.Fprintf(c.stdout, "Usage: sframe-gen stats [--json] [--dry-run] FILE\n\n"+
-			"Coverage and cost of FILE's .sframe section (or, without one, of the section\n"+
-			"generating would write: nothing is written).\n\nFlags:\n%s", fs.FlagUsages())
-	}
+	setUsage(fs, c.stdout, "sframe-gen stats [--json] [--dry-run] FILE",
+		"Coverage and cost of FILE's .sframe section (or, without one, of the section\n"+
+			"generating would write: nothing is written); of a static archive, of each member,\n"+
+			"named ARCHIVE(MEMBER).")
 	if err := fs.Parse(args); err != nil {
 		return c.fail("", usageError{err.Error()})
 	}
@@ -49,18 +49,35 @@ func (c *cli) runStats(args []string) int {
 		return c.fail("", usageError{"stats: " + err.Error()})
 	}
 	file := fs.Arg(0)
-	in, _, f, err := openELF(file) // not elf.Open: a FIFO would block, a cut header say "EOF"
+	status := exitOK
+	err = readInputs(file, "no member has a .sframe section or call-frame information", func(in elfInput) bool {
+		if in.member && in.err == nil && verify.FindSection(in.f) == nil && !sframeExpected(in.f) {
+			return false // generate leaves such a member as it is
+		}
+		err := in.err
+		if err == nil {
+			err = c.writeStats(in, src, *dry, *asJSON)
+		}
+		if err != nil {
+			status = c.fail(in.name, err)
+		}
+		return true
+	})
 	if err != nil {
 		return c.fail(file, err)
 	}
-	defer in.Close()
-	st, err := computeStats(f, src, *dry)
+	return status
+}
+
+// writeStats prints the statistics of in.
+func (c *cli) writeStats(in elfInput, src cfi.Source, dry, asJSON bool) error {
+	st, err := computeStats(in.f, src, dry)
 	if err != nil {
-		return c.fail(file, err)
+		return err
 	}
-	st.File = file
+	st.File = in.name
 	w := bufio.NewWriter(c.stdout)
-	if *asJSON {
+	if asJSON {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		err = enc.Encode(st)
@@ -70,10 +87,7 @@ func (c *cli) runStats(args []string) int {
 	if ferr := w.Flush(); err == nil {
 		err = ferr
 	}
-	if err != nil {
-		return c.fail(file, err)
-	}
-	return exitOK
+	return err
 }
 
 // statsJSON is the statistics of one file (docs/stats.md).
@@ -172,6 +186,9 @@ func computeStats(f *elf.File, src cfi.Source, dry bool) (*statsJSON, error) {
 		}
 		st.Shared = st.SharedFDEs > 0
 		rep, err := verify.File(f, verify.Options{Source: src})
+		if errors.Is(err, verify.ErrNoCFI) {
+			return st, nil // nothing describes the code: no coverage to measure
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"debug/elf"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -12,26 +13,28 @@ import (
 	"github.com/ianlancetaylor/demangle"
 	"github.com/spf13/pflag"
 
+	"github.com/sframe-gen/sframe-gen/cfi"
 	"github.com/sframe-gen/sframe-gen/emit/verify"
+	"github.com/sframe-gen/sframe-gen/lower"
 )
 
 // runVerify implements "sframe-gen verify [--json] [-v] FILE": the .sframe
 // section checked against the file's CFI at every address and against the
-// rules of its strictest consumers (docs/verify.md). Exit status 0 when
-// clean, 1 when any problem was found, 2 when the file cannot be checked.
+// rules of its strictest consumers (docs/verify.md); for a static archive,
+// of each member generate gives one. Exit status 0 when clean, 1 when any
+// problem was found, 2 when the file (or a member) cannot be checked.
 func (c *cli) runVerify(args []string) int {
 	fs := pflag.NewFlagSet("sframe-gen verify", pflag.ContinueOnError)
 	fs.SetOutput(c.stderr)
-	help := fs.BoolP("help", "h", false, "print this help and exit")
+	help := helpFlag(fs)
 	asJSON := fs.Bool("json", false, "print the report as one JSON object")
 	verbose := fs.BoolP("verbose", "v", false, "also list the functions the CFI describes and the section does not cover")
 	source := cfiSourceFlags(fs, "compare with")
-	fs.Usage = func() {
-		fmt.Fprintf(c.stdout, "Usage: sframe-gen verify [--json] [-v] FILE\n\n"+
-			"Check the .sframe section of FILE against its call-frame information at every\n"+
+	setUsage(fs, c.stdout, "sframe-gen verify [--json] [-v] FILE",
+		"Check the .sframe section of FILE against its call-frame information at every\n"+
 			"address, and against the rules of the Linux kernel, libsframe and GNU ld.\n"+
-			"Exit status: 0 clean, 1 problems found, 2 FILE cannot be checked.\n\nFlags:\n%s", fs.FlagUsages())
-	}
+			"A static archive is checked member by member, each named ARCHIVE(MEMBER).\n"+
+			"Exit status: 0 clean, 1 problems found, 2 FILE cannot be checked.")
 	if err := fs.Parse(args); err != nil {
 		return c.fail("", usageError{err.Error()})
 	}
@@ -48,35 +51,103 @@ func (c *cli) runVerify(args []string) int {
 		return c.fail("", usageError{"verify: " + err.Error()})
 	}
 	file := fs.Arg(0)
-	in, _, f, err := openELF(file) // not elf.Open: a FIFO would block, a cut header say "EOF"
-	if err != nil {
+	var problems, unchecked bool
+	err = readInputs(file, "no member has a .sframe section", func(in elfInput) bool {
+		switch c.verifyInput(in, opt, *asJSON, *verbose) {
+		case verifySkipped:
+			return false
+		case verifyProblems:
+			problems = true
+		case verifyUnchecked:
+			unchecked = true
+		}
+		return true
+	})
+	switch {
+	case err != nil:
 		c.fail(file, err)
 		return exitUsage
-	}
-	defer in.Close()
-	rep, err := verify.File(f, opt)
-	if err != nil {
-		c.fail(file, err)
+	case problems:
+		return exitFailure
+	case unchecked:
 		return exitUsage
 	}
-	names := newVerifyNames(f)
+	return exitOK
+}
+
+// verifyOutcome is what verify made of one input.
+type verifyOutcome int
+
+const (
+	verifyClean     verifyOutcome = iota
+	verifyProblems                // problems found
+	verifyUnchecked               // the input cannot be checked
+	verifySkipped                 // an archive member generate leaves as it is
+)
+
+// verifyInput checks in and prints its report, or why it cannot be
+// checked.
+func (c *cli) verifyInput(in elfInput, opt verify.Options, asJSON, verbose bool) verifyOutcome {
+	if in.err != nil {
+		c.fail(in.name, in.err)
+		return verifyUnchecked
+	}
+	rep, err := verify.File(in.f, opt)
+	switch {
+	case in.member && errors.Is(err, verify.ErrNoSFrame) && !sframeExpected(in.f):
+		return verifySkipped
+	case errors.Is(err, verify.ErrNoCFI):
+		fmt.Fprintf(c.stderr, "sframe-gen: %s: cannot be checked: %s has no %s to check its .sframe against\n", in.name, in.name, cfiName(opt.Source))
+		return verifyUnchecked
+	case err != nil:
+		c.fail(in.name, err)
+		return verifyUnchecked
+	}
+	if err := c.writeVerify(in, rep, asJSON, verbose); err != nil {
+		c.fail(in.name, err)
+		return verifyUnchecked
+	}
+	if len(rep.Problems) > 0 {
+		return verifyProblems
+	}
+	return verifyClean
+}
+
+// sframeExpected reports whether generate gives f a .sframe section: f is
+// for an SFrame ABI and has CFI.
+func sframeExpected(f *elf.File) bool {
+	if _, err := lower.TargetForELF(f); err != nil {
+		return false
+	}
+	size, _ := cfiSize(f)
+	return size > 0
+}
+
+// writeVerify prints the report of in.
+func (c *cli) writeVerify(in elfInput, rep *verify.Report, asJSON, verbose bool) error {
+	names := newVerifyNames(in.f)
 	w := bufio.NewWriter(c.stdout)
-	if *asJSON {
-		err = writeVerifyJSON(w, file, rep, names)
+	var err error
+	if asJSON {
+		err = writeVerifyJSON(w, in.name, rep, names)
 	} else {
-		writeVerifyText(w, file, rep, names, *verbose)
+		writeVerifyText(w, in.name, rep, names, verbose)
 	}
 	if ferr := w.Flush(); err == nil {
 		err = ferr
 	}
-	if err != nil {
-		c.fail(file, err)
-		return exitUsage
+	return err
+}
+
+// cfiName names the call-frame information src reads.
+func cfiName(src cfi.Source) string {
+	switch src {
+	case cfi.EHFrame:
+		return ".eh_frame"
+	case cfi.DebugFrame:
+		return ".debug_frame"
 	}
-	if len(rep.Problems) > 0 {
-		return exitFailure
-	}
-	return exitOK
+	return "CFI"
 }
 
 // verifyNames names functions in reports: the demangled symbol at the

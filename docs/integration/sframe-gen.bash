@@ -6,7 +6,7 @@ _sframe_gen() {
   local cmd="" i
   for ((i = 1; i < cword; i++)); do
     case ${words[i]} in
-      dump|verify|stats|rows) cmd=${words[i]}; break ;;
+      dump|verify|stats|rows|help) cmd=${words[i]}; break ;;
       -*) ;;
       *) break ;;
     esac
@@ -25,6 +25,7 @@ _sframe_gen() {
     verify) opts='--json --verbose -v --eh-frame --debug-frame --help -h' ;;
     stats) opts='--json --dry-run --eh-frame --debug-frame --help -h' ;;
     rows) opts='--json --eh-frame --debug-frame --help -h' ;;
+    help) COMPREPLY=($(compgen -W 'dump verify stats rows' -- "$cur")); return ;;
     *) opts='--output -o --output-dir --raw --section-addr --arch --sframe-version --v2-layout
              --share-fres --no-share-fres --gas-compat --strict --eh-frame --debug-frame --jobs -j
              --preserve-dates -p --sync --quiet -q --report --verbose -v --help -h --version' ;;
@@ -32,7 +33,7 @@ _sframe_gen() {
   if [[ $cur == -* ]]; then
     COMPREPLY=($(compgen -W "$opts" -- "$cur"))
   elif [[ -z $cmd && $cword -eq 1 ]]; then
-    COMPREPLY=($(compgen -W 'dump verify stats rows' -- "$cur"))
+    COMPREPLY=($(compgen -W 'dump verify stats rows help' -- "$cur"))
     _filedir
   else
     _filedir

@@ -104,6 +104,12 @@ type Options struct {
 // ErrNoSFrame is returned for a file with no .sframe section.
 var ErrNoSFrame = errors.New("no .sframe section")
 
+// ErrNoCFI is returned for a file without the call-frame information to
+// check its section against: none at all (cfi.ErrNoCFI, a program whose
+// .eh_frame or .debug_frame was stripped), or not the section
+// Options.Source asks for. The error returned wraps it and says which.
+var ErrNoCFI = errors.New("no call-frame information to check the .sframe section against")
+
 // programType is PT_GNU_SFRAME.
 const programType elf.ProgType = 0x6474e554
 
@@ -152,6 +158,9 @@ func File(f *elf.File, opt Options) (*Report, error) {
 	c := &checker{f: f, sec: sec, data: data, rel: f.Type == elf.ET_REL, exprBudget: maxExprAddresses}
 	c.r = &Report{Relocatable: c.rel}
 	c.run(opt)
+	if c.noCFI != nil {
+		return nil, fmt.Errorf("%w (%v)", ErrNoCFI, c.noCFI)
+	}
 	return c.r, nil
 }
 
@@ -170,6 +179,8 @@ type checker struct {
 	// exprBudget is how many more addresses a PC-dependent CFA expression
 	// may be evaluated at (one at a time); a hostile FDE could ask for 2^64.
 	exprBudget uint64
+	// noCFI is why the file has no CFI to compare with (File's ErrNoCFI).
+	noCFI error
 }
 
 // funcKey is a code address: the section index in a relocatable object
@@ -218,9 +229,9 @@ func (c *checker) run(opt Options) {
 
 	frames, err := cfi.Read(c.f, opt.Source)
 	switch {
-	case errors.Is(err, cfi.ErrNoCFI):
-		c.note(-1, "the file has no call-frame information: no function can be compared")
-		frames = nil
+	case errors.Is(err, cfi.ErrNoCFI), err != nil && opt.Source == cfi.EHFrame && c.f.Section(".eh_frame") == nil:
+		c.noCFI = err
+		return
 	case err != nil:
 		c.note(-1, "reading the call-frame information: %v", err)
 		frames = nil
