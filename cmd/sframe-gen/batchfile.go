@@ -177,7 +177,7 @@ func (c *cli) processLinked(w *fileWriter, ef *elf.File, target lower.Target, o 
 		return failed(r, err)
 	}
 	if o.verbose {
-		c.summary(w.j.path, generateOptions{output: w.j.out}, res, size, fmt.Sprintf("at %#x, PT_GNU_SFRAME", patch.Layout().Addr))
+		c.summary(w.j.path, generateOptions{output: w.j.out}, res, size, linkedWhere(patch.Layout()))
 	}
 	r.status = statusPatched
 	return r
