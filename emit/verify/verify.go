@@ -170,6 +170,9 @@ type checker struct {
 	// exprBudget is how many more addresses a PC-dependent CFA expression
 	// may be evaluated at (one at a time); a hostile FDE could ask for 2^64.
 	exprBudget uint64
+	// plt is the .plt's code, for the instruction boundaries of its
+	// entries (cfaAtBoundary).
+	plt pltCode
 }
 
 // funcKey is a code address: the section index in a relocatable object
