@@ -64,7 +64,8 @@ echo "statuses:"; status "$scratch/run1.jsonl"
 fail=0
 if grep -q '"status":"failed"' "$scratch/run1.jsonl"; then
   echo "batch failures:"
-  grep '"status":"failed"' "$scratch/run1.jsonl" | sed 's/.*"file":"\([^"]*\)".*"reason":"\([^"]*\)".*/  \1: \2/'
+  grep '"status":"failed"' "$scratch/run1.jsonl" |
+    sed 's/.*"file":"\([^"]*\)".*"reason":"\(\([^"\\]\|\\.\)*\)".*/  \1: \2/; s/\\"/"/g' | sed "s|$tree||"
   fail=1
 fi
 

@@ -30,19 +30,20 @@ import (
 const pltEntrySize = 16
 
 // x86Instr is an instruction GNU ld writes into x86-64 PLT entries: the
-// bytes it starts with and its length.
+// bytes it starts with and its length; indexPush marks the lazy entry's
+// push of its relocation index, the push ld's expression describes.
 type x86Instr struct {
-	prefix []byte
-	size   int
-	push   bool
+	prefix    []byte
+	size      int
+	indexPush bool
 }
 
 // pltInstrs are the instructions of ld's x86-64 PLT templates
 // (bfd/elf64-x86-64.c): enough to find instruction boundaries in an entry.
 var pltInstrs = []x86Instr{
 	{prefix: []byte{0xf3, 0x0f, 0x1e, 0xfa}, size: 4},              // endbr64
-	{prefix: []byte{0xff, 0x35}, size: 6, push: true},              // push disp32(%rip)
-	{prefix: []byte{0x68}, size: 5, push: true},                    // push $imm32
+	{prefix: []byte{0xff, 0x35}, size: 6},                          // push disp32(%rip)
+	{prefix: []byte{0x68}, size: 5, indexPush: true},               // push $imm32
 	{prefix: []byte{0xff, 0x25}, size: 6},                          // jmp *disp32(%rip)
 	{prefix: []byte{0xf2, 0xff, 0x25}, size: 7},                    // bnd jmp *disp32(%rip)
 	{prefix: []byte{0xe9}, size: 5},                                // jmp rel32
@@ -79,7 +80,11 @@ type pltCode struct {
 }
 
 // afterPush reports whether pc starts the instruction that follows the
-// push of its x86-64 .plt entry, and returns that instruction's end.
+// push $index of its x86-64 .plt entry, and returns that instruction's
+// end. The TLSDESC entry ld puts last (endbr64; push GOT+8(%rip); jmp
+// *GOT(%rip)) is left out: the expression ld writes over the whole .plt
+// does not describe its push, nor does ld's SFrame (sp+8 at its jmp,
+// where the push has run); both are compared as they are.
 func (c *checker) afterPush(pc uint64) (end uint64, ok bool) {
 	if c.rel || c.s.Header.ABI != emit.ABIAMD64LittleEndian {
 		return 0, false
@@ -104,7 +109,7 @@ func (c *checker) afterPush(pc uint64) (end uint64, ok bool) {
 		if !ok {
 			return 0, false
 		}
-		pushed = in.push
+		pushed = in.indexPush
 		at += uint64(in.size)
 	}
 	if at != pc || !pushed {

@@ -17,6 +17,8 @@ func TestPLTBoundary(t *testing.T) {
 	ibt := []byte{0xf3, 0x0f, 0x1e, 0xfa, 0x68, 0, 0, 0, 0, 0xe9, 0, 0, 0, 0, 0x66, 0x90}
 	// jmp *disp32(%rip); push $0; jmp rel32 (no IBT)
 	lazy := []byte{0xff, 0x25, 0, 0, 0, 0, 0x68, 0, 0, 0, 0, 0xe9, 0, 0, 0, 0}
+	// endbr64; push GOT+8(%rip); jmp *GOT(%rip) (the TLSDESC entry)
+	tlsdesc := []byte{0xf3, 0x0f, 0x1e, 0xfa, 0xff, 0x35, 0, 0, 0, 0, 0xff, 0x25, 0, 0, 0, 0}
 	// An entry of bytes ld does not write.
 	odd := []byte{0xf3, 0x0f, 0x1e, 0xfa, 0x68, 0, 0, 0, 0, 0x48, 0x89, 0xe5, 0, 0, 0, 0}
 	// rsp+8 + ((rip&15) >= n) << 3, as GNU ld writes it.
@@ -41,6 +43,7 @@ func TestPLTBoundary(t *testing.T) {
 		{"lazy lit12", lazy, 12, 11, 16, true},
 		{"lazy lit8: change inside the push", lazy, 8, 6, 8, false},
 		{"bytes ld does not write", odd, 10, 9, 8, false},
+		{"TLSDESC entry lit11: not the index push", tlsdesc, 11, 10, 8, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
