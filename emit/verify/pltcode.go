@@ -81,10 +81,11 @@ type pltCode struct {
 
 // afterPush reports whether pc starts the instruction that follows the
 // push $index of its x86-64 .plt entry, and returns that instruction's
-// end. The TLSDESC entry ld puts last (endbr64; push GOT+8(%rip); jmp
-// *GOT(%rip)) is left out: the expression ld writes over the whole .plt
-// does not describe its push, nor does ld's SFrame (sp+8 at its jmp,
-// where the push has run); both are compared as they are.
+// end. The TLSDESC entry ld puts last ([endbr64;] push GOT+8(%rip); jmp
+// *GOT(%rip)) is left out: in a lazy .plt without IBT, the expression ld
+// writes over the whole .plt does not describe its push, nor does ld's
+// SFrame (both sp+8 at its jmp, where the push has run); both are
+// compared as they are.
 func (c *checker) afterPush(pc uint64) (end uint64, ok bool) {
 	if c.rel || c.s.Header.ABI != emit.ABIAMD64LittleEndian {
 		return 0, false
