@@ -42,7 +42,21 @@ func (o *object) layout() []byte {
 	}
 	headersEnd := uint64(len(out))
 	order := o.fileOrder()
-	var written []int // the sections with bytes, in file order
+	out, written := o.writeContents(out, order)
+	o.placeEmpty(order, newWrittenEnds(o, written, headersEnd))
+	pos := alignUp(uint64(len(out)), 8)
+	out = append(out, make([]byte, pos-uint64(len(out)))...)
+	h.shoff = pos
+	out = append(out, encodeSects(&h, o.sects, o.shstrndx)...)
+	encodeHeader(out[:ehdrSize], &h)
+	return out
+}
+
+// writeContents appends to out the contents of the sections with bytes,
+// in order, each at the next offset its alignment allows, and returns out
+// and those sections.
+func (o *object) writeContents(out []byte, order []int) ([]byte, []int) {
+	var written []int
 	for _, i := range order {
 		c := o.bytes(i)
 		if !o.takesRoom(i, c) {
@@ -55,21 +69,23 @@ func (o *object) layout() []byte {
 		out = append(out, c...)
 		written = append(written, i)
 	}
-	ends := newWrittenEnds(o, written, headersEnd)
+	return out, written
+}
+
+// placeEmpty sets the offset of every section without bytes: where the
+// last written section that ended at or before it in the input now ends,
+// aligned as it asks.
+func (o *object) placeEmpty(order []int, ends *writtenEnds) {
 	for _, i := range order {
-		if s := &o.sects[i]; !o.takesRoom(i, o.bytes(i)) {
-			if s.Type != shtNobits && s.Type != shtNull {
-				s.Size = 0
-			}
-			s.Off = alignUp(ends.endBefore(i), fileAlign(s))
+		s := &o.sects[i]
+		if o.takesRoom(i, o.bytes(i)) {
+			continue
 		}
+		if s.Type != shtNobits && s.Type != shtNull {
+			s.Size = 0
+		}
+		s.Off = alignUp(ends.endBefore(i), fileAlign(s))
 	}
-	pos := alignUp(uint64(len(out)), 8)
-	out = append(out, make([]byte, pos-uint64(len(out)))...)
-	h.shoff = pos
-	out = append(out, encodeSects(&h, o.sects, o.shstrndx)...)
-	encodeHeader(out[:ehdrSize], &h)
-	return out
 }
 
 // fileOrder returns the section indices (0 excepted) in the order of their
