@@ -118,7 +118,7 @@ find "$tree" -name '*.verify' -delete
 again=$(grep -c '"status":"patched"' "$scratch/run2.jsonl" || true)
 echo "second run: $again files rewritten"
 if [ "$again" != 0 ]; then
-  grep '"status":"patched"' "$scratch/run2.jsonl" | sed 's/.*"file":"\([^"]*\)".*/  \1/' | head -20
+  grep '"status":"patched"' "$scratch/run2.jsonl" | sed 's/.*"file":"\([^"]*\)".*/  \1/' | sed "s|$tree||" | head -20
   fail=1
 fi
 exit $fail
