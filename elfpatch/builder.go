@@ -302,6 +302,14 @@ func (b *builder) writeHeaders(h *header, newLoad prog) {
 			p.Paddr += b.phaddr - p.Vaddr
 			p.Off, p.Vaddr = b.phoff, b.phaddr
 			p.Filesz, p.Memsz = uint64(n)*phdrSize, uint64(n)*phdrSize
+			// The Linux kernel registers the SFrame section for every
+			// PF_X program header, the table's included, which then
+			// takes the text's place when it lies in the text mapping.
+			// No loader reads PT_PHDR's flags.
+			if p.Flags&pfX != 0 {
+				p.Flags &^= pfX
+				b.layout.PhdrExecCleared = true
+			}
 		case i == pl.ptIdx:
 			*p = b.sframeProg()
 		}

@@ -64,8 +64,9 @@ func FuzzPatchLinked(f *testing.F) {
 }
 
 // FuzzPatchObject: no panic on any input; a successful patch has the new
-// .sframe readable by debug/elf and keeps every input section, symbol and
-// relocation (CheckPreserved).
+// .sframe readable by debug/elf, keeps every input section, symbol and
+// relocation (CheckPreserved), and patches into itself (a second run
+// writes nothing).
 func FuzzPatchObject(f *testing.F) {
 	addObjectSeeds(f)
 	sf := bytes.Repeat([]byte{0x5a}, 44)
@@ -94,6 +95,10 @@ func FuzzPatchObject(f *testing.F) {
 		}
 		if err := CheckPreserved(in, out.Bytes()); err != nil {
 			t.Fatalf("patched output does not keep the input: %v", err)
+		}
+		again, err := PatchObjectBytes(out.Bytes(), sf, relocs)
+		if err != nil || !bytes.Equal(again, out.Bytes()) {
+			t.Fatalf("second patch (error %v) differs from the first", err)
 		}
 	})
 }

@@ -32,6 +32,10 @@ type Layout struct {
 	// MergedNotes is the number of PT_NOTE headers dropped because their
 	// moved notes joined another PT_NOTE.
 	MergedNotes int
+	// PhdrExecCleared is set when PT_PHDR had PF_X (old linkers wrote
+	// PF_R|PF_X), which the patch cleared: the Linux kernel registers
+	// the SFrame section for every PF_X program header.
+	PhdrExecCleared bool
 }
 
 // maxPadding bounds the zero padding PatchLinked inserts before a new

@@ -41,8 +41,9 @@ const (
 // symbol is the STT_SECTION symbol of its section; a missing one is added as
 // a local symbol, renumbering the symbol indices of every relocation and
 // group section. The file is laid out afresh (sections in their original
-// file order, then the new ones, then the section header table), so
-// patching the output again with the same input gives identical bytes.
+// file order, then the new ones, then the section header table; see
+// objectLayout), and the layout of an output is the output itself, so
+// patching the output again with the same section gives identical bytes.
 //
 // With no relocations, no .rela.sframe is added (an existing one is
 // emptied). Nothing is written to out when an error is returned.
@@ -76,9 +77,10 @@ type object struct {
 	data []byte
 	// content holds replaced section contents, by section index.
 	content map[int][]byte
-	// origOff are the input file offsets of the input's sections, the
-	// order in which contents are laid out.
-	origOff []uint64
+	// origOff and origEnd are the input file offsets where the input's
+	// sections start and end: the order in which contents are laid out,
+	// and where a section without bytes goes (objectLayout).
+	origOff, origEnd []uint64
 }
 
 func (o *object) bytes(i int) []byte {
@@ -102,7 +104,13 @@ func patchObject(data, sframe []byte, relocs []Reloc) ([]byte, error) {
 	}
 	o := &object{file: f, data: data, content: map[int][]byte{}}
 	for i := range f.sects {
-		o.origOff = append(o.origOff, f.sects[i].Off)
+		s := &f.sects[i]
+		o.origOff = append(o.origOff, s.Off)
+		end := s.Off
+		if s.hasContent() {
+			end = satAdd(s.Off, s.Size)
+		}
+		o.origEnd = append(o.origEnd, end)
 	}
 	symIdx, err := symbolTable(f)
 	if err != nil {
@@ -258,60 +266,4 @@ func (o *object) addSFrame(sframe []byte, relocs []Reloc, secSym map[uint32]uint
 	}
 	o.sects[f.shstrndx].Size = uint64(len(shstr))
 	o.content[f.shstrndx] = shstr
-}
-
-// layout writes the object: ELF header, program headers (if any), section
-// contents in their original file order (new sections last), section
-// header table.
-func (o *object) layout() []byte {
-	h := o.hdr
-	out := make([]byte, ehdrSize, len(o.data)+len(o.content[0])+4096)
-	if len(o.progs) > 0 {
-		h.phoff = ehdrSize
-		pb := make([]byte, len(o.progs)*phdrSize)
-		for i := range o.progs {
-			encodeProg(h.order, pb[i*phdrSize:], &o.progs[i])
-		}
-		out = append(out, pb...)
-	}
-	order := make([]int, 0, len(o.sects))
-	for i := 1; i < len(o.sects); i++ {
-		order = append(order, i)
-	}
-	key := func(i int) uint64 {
-		if i >= len(o.origOff) {
-			return ^uint64(0)
-		}
-		return o.origOff[i]
-	}
-	// Stable insertion sort by original offset: section counts are small
-	// and the order must be deterministic.
-	for i := 1; i < len(order); i++ {
-		for j := i; j > 0 && key(order[j]) < key(order[j-1]); j-- {
-			order[j], order[j-1] = order[j-1], order[j]
-		}
-	}
-	for _, i := range order {
-		s := &o.sects[i]
-		// File offsets need not honour sh_addralign in an object (the
-		// linker reads the bytes); aligning to more than a page would only
-		// waste space.
-		a := min(max(s.Addralign, 1), 4096)
-		pos := alignUp(uint64(len(out)), a)
-		if s.Type == shtNobits || s.Type == shtNull {
-			s.Off = pos
-			continue
-		}
-		c := o.bytes(i)
-		out = append(out, make([]byte, pos-uint64(len(out)))...)
-		s.Off = pos
-		s.Size = uint64(len(c))
-		out = append(out, c...)
-	}
-	pos := alignUp(uint64(len(out)), 8)
-	out = append(out, make([]byte, pos-uint64(len(out)))...)
-	h.shoff = pos
-	out = append(out, encodeSects(&h, o.sects, o.shstrndx)...)
-	encodeHeader(out[:ehdrSize], &h)
-	return out
 }

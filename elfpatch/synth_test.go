@@ -497,3 +497,47 @@ func strtabStart(t *testing.T, b []byte, c byte) []byte {
 	out[s.Offset] = c
 	return out
 }
+
+// TestPatchLinkedClearsPhdrExec: a PT_PHDR with PF_X (old linkers wrote
+// PF_R|PF_X) loses PF_X, as the Linux kernel registers the SFrame section
+// for every PF_X header; Layout says so, and the output patches into
+// itself. A PT_PHDR without PF_X is left as it is.
+func TestPatchLinkedClearsPhdrExec(t *testing.T) {
+	for _, c := range []struct {
+		name        string
+		flags, want uint32
+		cleared     bool
+	}{
+		{"R+X", pfR | pfX, pfR, true},
+		{"R", pfR, pfR, false},
+		{"R+W+X", pfR | pfW | pfX, pfR | pfW, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			for _, o := range []binary.ByteOrder{binary.LittleEndian, binary.BigEndian} {
+				in := synthExec(o)
+				o.PutUint32(in[ehdrSize+4:], c.flags) // program header 0: PT_PHDR
+				sf := make([]byte, 64)
+				out, lay, err := patchBytes(t, in, sf)
+				if err != nil {
+					t.Fatal(err)
+				}
+				f, err := elf.NewFile(bytes.NewReader(out))
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, p := range f.Progs {
+					if p.Type == elf.PT_PHDR && uint32(p.Flags) != c.want {
+						t.Errorf("%v: PT_PHDR flags %v, want %v", o, p.Flags, elf.ProgFlag(c.want))
+					}
+				}
+				if lay.PhdrExecCleared != c.cleared {
+					t.Errorf("%v: Layout.PhdrExecCleared = %v, want %v", o, lay.PhdrExecCleared, c.cleared)
+				}
+				again, lay2, err := patchBytes(t, out, sf)
+				if err != nil || !bytes.Equal(again, out) || lay2.PhdrExecCleared {
+					t.Errorf("%v: second patch (error %v, cleared %v) differs from the first", o, err, lay2.PhdrExecCleared)
+				}
+			}
+		})
+	}
+}

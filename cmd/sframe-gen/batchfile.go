@@ -189,7 +189,7 @@ func (c *cli) processLinked(w *fileWriter, ef *elf.File, target lower.Target, o 
 	if o.verbose {
 		shown := o
 		shown.output = w.j.out
-		c.summary(w.j.path, shown, target, res, size, fmt.Sprintf("at %#x, PT_GNU_SFRAME", patch.Layout().Addr))
+		c.summary(w.j.path, shown, target, res, size, linkedWhere(patch.Layout()))
 	}
 	r.status = statusPatched
 	return r

@@ -325,7 +325,7 @@ func (c *cli) generateLinked(file string, src *elfpatch.Source, ef *elf.File, ta
 		return nil
 	}
 	if err == nil && o.verbose && made.res != nil {
-		c.summary(file, o, target, made.res, made.size, fmt.Sprintf("at %#x, PT_GNU_SFRAME", made.layout.Addr))
+		c.summary(file, o, target, made.res, made.size, linkedWhere(made.layout))
 	}
 	return err
 }
@@ -378,6 +378,7 @@ func (c *cli) makeLinked(file string, in *os.File, inSize int64, ef *elf.File, t
 	if err != nil {
 		return nil, 0, err
 	}
+	c.warnExecHeaders(file, ef)
 	if res.Section.NumFDEs() == 0 {
 		return nil, 0, errors.New("no function has an SFrame representation (see -v); nothing written")
 	}
@@ -386,6 +387,27 @@ func (c *cli) makeLinked(file string, in *os.File, inSize int64, ef *elf.File, t
 		return nil, 0, fmt.Errorf("encoding .sframe: %w", err)
 	}
 	return res, size, nil
+}
+
+// linkedWhere says where the section of a linked file went, for summary.
+func linkedWhere(l elfpatch.Layout) string {
+	s := fmt.Sprintf("at %#x, PT_GNU_SFRAME", l.Addr)
+	if l.PhdrExecCleared {
+		s += "; PF_X cleared from PT_PHDR (the Linux kernel registers SFrame for every PF_X header)"
+	}
+	return s
+}
+
+// warnExecHeaders warns about the program headers of ef other than
+// PT_LOAD and PT_PHDR (whose PF_X the patch clears) that carry PF_X: the
+// Linux kernel registers the SFrame section for each of them too, and
+// verify reports them.
+func (c *cli) warnExecHeaders(file string, ef *elf.File) {
+	for _, p := range ef.Progs {
+		if p.Type != elf.PT_LOAD && p.Type != elf.PT_PHDR && p.Flags&elf.PF_X != 0 {
+			fmt.Fprintf(c.stderr, "sframe-gen: %s: warning: %v has PF_X: the Linux kernel registers the SFrame section for every PF_X program header, this one too\n", file, p.Type)
+		}
+	}
 }
 
 // summary prints, with -v, what was written, and whether FRE blocks are

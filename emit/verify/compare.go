@@ -244,7 +244,11 @@ func (c *checker) compareFDE(i int, frames *cfi.Frames, fdes []*cfi.FDE, side *c
 			c.exprBudget -= hi - cur
 			for pc := cur; pc < hi; pc++ {
 				cf := cp.row.f
-				cf.cfa = side.cfaAt(cp.row.cfaExpr, pc)
+				var corrected bool
+				cf.cfa, corrected = c.cfaAtBoundary(side, cp.row.cfaExpr, pc)
+				if corrected {
+					w.add(KindNote, pltBoundaryNote, pc, pc+1)
+				}
 				w.compareFrames(abi, w.frames[sp.fre], w.undef[sp.fre], &cf, pc, pc+1)
 			}
 		default:

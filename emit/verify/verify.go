@@ -181,6 +181,9 @@ type checker struct {
 	exprBudget uint64
 	// noCFI is why the file has no CFI to compare with (File's ErrNoCFI).
 	noCFI error
+	// plt is the .plt's code, for the instruction boundaries of its
+	// entries (cfaAtBoundary).
+	plt pltCode
 }
 
 // funcKey is a code address: the section index in a relocatable object
