@@ -68,6 +68,7 @@ type report struct {
 	packagesFailed          int
 }
 
+// newReport returns a report that prints to w.
 func newReport(w io.Writer) *report {
 	return &report{w: w, output: map[string][]string{}}
 }
