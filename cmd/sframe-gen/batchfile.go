@@ -73,6 +73,11 @@ func (c *cli) processFile(j *job, o generateOptions, ro elfpatch.ReplaceOptions)
 	case n >= 4 && string(magic[:4]) == elf.ELFMAG:
 	case n == 8 && string(magic[:]) == elfpatch.ArchiveMagic:
 		r.kind = "archive"
+		release, err := o.charge(archiveCost(in, st.Size(), o.source))
+		if err != nil {
+			return fail(err)
+		}
+		defer release()
 		return fc.processArchive(w, o, r)
 	default:
 		r.status, r.reason = statusSkipped, "not an ELF file"
@@ -101,6 +106,17 @@ func (c *cli) processFile(j *job, o generateOptions, ro elfpatch.ReplaceOptions)
 		r.status, r.reason = statusSkipped, fmt.Sprintf("ELF type %v", ef.Type)
 		return w.unchanged(r)
 	}
+	cost := linkedCost(ef, o.source)
+	if target.Relocatable {
+		if cost, err = objectCost(ef, st.Size(), o.source); err != nil {
+			return fail(err)
+		}
+	}
+	release, err := o.charge(cost)
+	if err != nil {
+		return fail(err)
+	}
+	defer release()
 	if target.Relocatable {
 		return fc.processObject(w, ef, target, o, r)
 	}

@@ -30,6 +30,16 @@ type generateOptions struct {
 	share   bool // --share-fres
 	source  cfi.Source
 	hold    <-chan struct{} // closed when the copy generate makes meanwhile is done
+	memory  *memoryBudget   // --memory-limit: shared by every file of the run
+}
+
+// charge takes cost out of the run's memory budget (waiting while other
+// files hold it) and returns what gives it back.
+func (o generateOptions) charge(cost fileCost) (release func(), err error) {
+	if err := o.memory.acquire(cost.bytes, cost.what); err != nil {
+		return nil, err
+	}
+	return func() { o.memory.release(cost.bytes) }, nil
 }
 
 // runGenerate is the default command: generate SFrame for FILE.
@@ -55,6 +65,8 @@ func (c *cli) runGenerate(args []string) int {
 	fs.StringVar(&b.report, "report", "", "write what was done with each file to `FILE` as JSON lines")
 	fs.BoolVarP(&b.preserveDates, "preserve-dates", "p", false, "keep the access and modification times of the files written")
 	fs.StringVar(&b.outputDir, "output-dir", "", "write the results under `DIR` (mirroring the tree) instead of in place")
+	memLimit := sizeValue(defaultMemoryLimit())
+	fs.Var(&memLimit, "memory-limit", "the most memory the files processed at once may take (`SIZE`: 512M, 2G; default half the machine's memory, at most 2G)")
 	fs.BoolVar(&b.sync, "sync", false, "with several PATHs: sync each file to the disk before it replaces the old one (as one FILE is)")
 	fs.Usage = func() {
 		fmt.Fprintf(c.stdout, "Usage: sframe-gen [flags] PATH...\n       sframe-gen COMMAND [flags] FILE\n\n"+
@@ -90,6 +102,13 @@ func (c *cli) runGenerate(args []string) int {
 	}
 	if fs.Changed("section-addr") && !o.raw {
 		return c.fail("", usageError{"--section-addr goes with --raw"})
+	}
+	if memLimit < minMemoryLimit {
+		return c.fail("", usageError{fmt.Sprintf("--memory-limit %s: want at least %s", formatSize(int64(memLimit)), formatSize(minMemoryLimit))})
+	}
+	o.memory = newMemoryBudget(int64(memLimit))
+	if c.memoryLimit != nil {
+		c.memoryLimit(int64(memLimit))
 	}
 	if isBatch(fs, b) {
 		if err := batchUsage(fs, o, b); err != nil {
@@ -130,6 +149,17 @@ func (c *cli) generate(file string, o generateOptions) error {
 			return fmt.Errorf("file is for %s, not %s (--arch)", target, want)
 		}
 	}
+	cost := linkedCost(ef, o.source)
+	if target.Relocatable {
+		if cost, err = objectCost(ef, st.Size(), o.source); err != nil {
+			return err
+		}
+	}
+	release, err := o.charge(cost)
+	if err != nil {
+		return err
+	}
+	defer release()
 	if c.heapFor != nil {
 		size, _ := cfiSize(ef)
 		c.heapFor(size)

@@ -45,6 +45,9 @@ func (c *cli) runRows(args []string) int {
 		return c.fail(file, err)
 	}
 	defer in.Close()
+	if err := checkCFIMemory(f, src); err != nil {
+		return c.fail(file, err)
+	}
 	frames, err := cfi.Read(f, src)
 	if err != nil {
 		return c.fail(file, err)

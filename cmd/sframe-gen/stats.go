@@ -183,6 +183,9 @@ func computeStats(f *elf.File, src cfi.Source, dry bool) (*statsJSON, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkCFIMemory(f, src); err != nil {
+		return nil, err
+	}
 	frames, err := cfi.Read(f, src)
 	if errors.Is(err, cfi.ErrNoCFI) {
 		return nil, errors.New("no .sframe section and no call-frame information")

@@ -54,6 +54,10 @@ func (c *cli) runVerify(args []string) int {
 		return exitUsage
 	}
 	defer in.Close()
+	if err := checkCFIMemory(f, opt.Source); err != nil {
+		c.fail(file, err)
+		return exitUsage
+	}
 	rep, err := verify.File(f, opt)
 	if err != nil {
 		c.fail(file, err)
