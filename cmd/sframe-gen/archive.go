@@ -80,7 +80,7 @@ func (c *cli) processArchive(w *fileWriter, o generateOptions, r fileResult) fil
 		r.status = statusUpToDate
 		return w.unchanged(r)
 	}
-	if err := w.replace(func(tmp *os.File) error { _, err := tmp.Write(out); return err }); err != nil {
+	if err := w.replace(w.writeBytes(out)); err != nil {
 		return fail(err)
 	}
 	r.status = statusPatched

@@ -68,7 +68,7 @@ func (c *cli) processFile(j *job, o generateOptions, ro elfpatch.ReplaceOptions)
 	}
 	var magic [8]byte
 	n, _ := in.ReadAt(magic[:], 0)
-	w := &fileWriter{c: fc, j: j, in: in, size: st.Size(), perm: st.Mode().Perm(), ro: ro}
+	w := &fileWriter{c: fc, j: j, in: in, size: st.Size(), perm: st.Mode().Perm(), ro: ro, sparse: isSparse(st)}
 	switch {
 	case n >= 4 && string(magic[:4]) == elf.ELFMAG:
 	case n == 8 && string(magic[:]) == elfpatch.ArchiveMagic:
@@ -149,7 +149,7 @@ func (c *cli) processObject(w *fileWriter, ef *elf.File, target lower.Target, o 
 		r.status = statusUpToDate
 		return w.unchanged(r)
 	}
-	if err := w.replace(func(tmp *os.File) error { _, err := tmp.Write(out); return err }); err != nil {
+	if err := w.replace(w.writeBytes(out)); err != nil {
 		return failed(r, err)
 	}
 	r.status = statusPatched
@@ -267,6 +267,62 @@ type fileWriter struct {
 	size int64
 	perm os.FileMode
 	ro   elfpatch.ReplaceOptions
+	// sparse is set when the input has holes: what is written from memory
+	// keeps its blocks of zeros as holes.
+	sparse bool
+}
+
+// writeBytes returns the writer of a result built in memory.
+func (w *fileWriter) writeBytes(data []byte) func(tmp *os.File) error {
+	if w.sparse {
+		return func(tmp *os.File) error { return writeKeepingHoles(tmp, data) }
+	}
+	return func(tmp *os.File) error { _, err := tmp.Write(data); return err }
+}
+
+// holeBlock is the unit writeKeepingHoles leaves unwritten when it is all
+// zeros.
+const holeBlock = 64 << 10
+
+// writeKeepingHoles writes data to the start of the empty file tmp,
+// leaving every holeBlock-aligned block of zeros unwritten (a hole), so
+// that a sparse input patched in memory gives a sparse output.
+func writeKeepingHoles(tmp *os.File, data []byte) error {
+	if st, err := tmp.Stat(); err != nil || st.Size() != 0 {
+		_, err := tmp.Write(data) // not empty: every byte written
+		return err
+	}
+	var zeros [holeBlock]byte
+	start := -1 // of the data run being collected
+	flush := func(end int) error {
+		if start < 0 {
+			return nil
+		}
+		_, err := tmp.WriteAt(data[start:end], int64(start))
+		start = -1
+		return err
+	}
+	for off := 0; off < len(data); off += holeBlock {
+		end := min(off+holeBlock, len(data))
+		if bytes.Equal(data[off:end], zeros[:end-off]) {
+			if err := flush(off); err != nil {
+				return err
+			}
+		} else if start < 0 {
+			start = off
+		}
+	}
+	if err := flush(len(data)); err != nil {
+		return err
+	}
+	return tmp.Truncate(int64(len(data)))
+}
+
+// isSparse reports whether the file st describes has fewer blocks on disk
+// than its size needs.
+func isSparse(st os.FileInfo) bool {
+	s, ok := st.Sys().(*syscall.Stat_t)
+	return ok && s.Blocks*512 < st.Size()
 }
 
 // replace writes the file's new contents through a temporary file.

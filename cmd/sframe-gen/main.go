@@ -113,7 +113,7 @@ func tuneGC(cfiSize uint64) {
 // reaches the run's memory budget, unless GOMEMLIMIT says otherwise.
 func setMemoryLimit(limit int64) {
 	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(limit - processReserve/2)
+		debug.SetMemoryLimit(limit - processReserve)
 	}
 }
 
