@@ -32,7 +32,7 @@ func (c *cli) processArchive(w *fileWriter, o generateOptions, r fileResult) fil
 		if len(member) < 4 || string(member[:4]) != elf.ELFMAG {
 			return member, nil
 		}
-		label := fmt.Sprintf("%s(%s)", w.j.path, name)
+		label := fmt.Sprintf("%s(%s)", displayName(w.j.path), displayName(name))
 		ef, err := elf.NewFile(bytes.NewReader(member))
 		if err != nil {
 			return nil, describeCut(bytes.NewReader(member), int64(len(member)), err)

@@ -48,7 +48,7 @@ func (c *cli) processFile(j *job, o generateOptions, ro elfpatch.ReplaceOptions)
 	fc := &cli{stdout: c.stdout, stderr: &msgs, temps: c.temps}
 	defer func() {
 		if r.status == statusFailed {
-			fmt.Fprintf(&msgs, "sframe-gen: %s: %s\n", j.path, r.reason)
+			fmt.Fprintf(&msgs, "sframe-gen: %s: %s\n", displayName(j.path), r.reason)
 		}
 		r.msgs = msgs.Bytes()
 	}()
@@ -330,7 +330,7 @@ func (w *fileWriter) replace(write func(tmp *os.File) error) error {
 	if w.j.out != "" {
 		err := w.c.temps.Replace(w.j.out, w.perm, elfpatch.ReplaceOptions{Written: w.ro.Written}, write)
 		if err != nil {
-			return fmt.Errorf("writing %s: %w", w.j.out, err)
+			return fmt.Errorf("writing %s: %w", displayName(w.j.out), err)
 		}
 		return w.finishOutput()
 	}
@@ -370,7 +370,7 @@ func (w *fileWriter) finishOutput() error {
 	for _, l := range w.j.outLinks {
 		os.Remove(l)
 		if err := os.Link(w.j.out, l); err != nil {
-			return fmt.Errorf("linking %s: %w", l, err)
+			return fmt.Errorf("linking %s: %w", displayName(l), err)
 		}
 	}
 	return nil

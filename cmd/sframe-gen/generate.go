@@ -232,7 +232,7 @@ func (c *cli) lowerCFI(file string, in *os.File, size int64, ef *elf.File, targe
 		err = fmt.Errorf("--share-fres: %w", err)
 	}
 	if err == errNoCFI && o.verbose {
-		fmt.Fprintf(c.stderr, "sframe-gen: %s: no call-frame information; nothing to generate\n", file)
+		fmt.Fprintf(c.stderr, "sframe-gen: %s: no call-frame information; nothing to generate\n", displayName(file))
 	}
 	if err != nil {
 		return nil, err
@@ -399,7 +399,7 @@ func (c *cli) summary(file string, o generateOptions, res *lower.Result, size in
 	if o.share {
 		shared = fmt.Sprintf(", %d FDEs sharing an earlier one's FREs", res.Shared)
 	}
-	fmt.Fprintf(c.stderr, "sframe-gen: %s: wrote .sframe (%d bytes, %d FDEs, %d FREs%s) %s\n", dst, size, res.Section.NumFDEs(), fres, shared, where)
+	fmt.Fprintf(c.stderr, "sframe-gen: %s: wrote .sframe (%d bytes, %d FDEs, %d FREs%s) %s\n", displayName(dst), size, res.Section.NumFDEs(), fres, shared, where)
 }
 
 // replace writes the result over file, or to output when one is given.
@@ -421,7 +421,7 @@ func (c *cli) replace(file, output string, perm os.FileMode, write func(*os.File
 		return err
 	})
 	if err != nil && err != inputErr && dst != file {
-		return fmt.Errorf("writing %s: %w", dst, err)
+		return fmt.Errorf("writing %s: %w", displayName(dst), err)
 	}
 	return err
 }
@@ -452,7 +452,7 @@ func (c *cli) report(file string, ef *elf.File, errs []*cfi.EntryError, res *low
 	problems := 0
 	for _, e := range errs {
 		problems++
-		fmt.Fprintf(w, "sframe-gen: %s: %v\n", file, e)
+		fmt.Fprintf(w, "sframe-gen: %s: %v\n", displayName(file), e)
 	}
 	for _, s := range res.Skipped {
 		if s.Emitted {
@@ -460,7 +460,7 @@ func (c *cli) report(file string, ef *elf.File, errs []*cfi.EntryError, res *low
 				if names == nil {
 					names = newSymbolizer(ef)
 				}
-				fmt.Fprintf(w, "sframe-gen: %s: %s: SFrame FDE without FREs (signal frame): %s\n", file, names.name(s.FDE), s.Reason)
+				fmt.Fprintf(w, "sframe-gen: %s: %s: SFrame FDE without FREs (signal frame): %s\n", displayName(file), displayName(names.name(s.FDE)), s.Reason)
 			}
 			continue
 		}
@@ -469,7 +469,7 @@ func (c *cli) report(file string, ef *elf.File, errs []*cfi.EntryError, res *low
 			if names == nil {
 				names = newSymbolizer(ef)
 			}
-			fmt.Fprintf(w, "sframe-gen: %s: %s: no SFrame FDE: %s\n", file, names.name(s.FDE), s.Reason)
+			fmt.Fprintf(w, "sframe-gen: %s: %s: no SFrame FDE: %s\n", displayName(file), displayName(names.name(s.FDE)), s.Reason)
 		}
 	}
 	if o.strict && problems > 0 {

@@ -145,7 +145,7 @@ func (c *cli) fail(file string, err error) int {
 		return exitUsage
 	}
 	if file != "" {
-		fmt.Fprintf(c.stderr, "sframe-gen: %s: %v\n", file, err)
+		fmt.Fprintf(c.stderr, "sframe-gen: %s: %v\n", displayName(file), err)
 	} else {
 		fmt.Fprintf(c.stderr, "sframe-gen: %v\n", err)
 	}

@@ -66,7 +66,7 @@ func printRows(w *bufio.Writer, stderr io.Writer, file string, frames *cfi.Frame
 	status := exitOK
 	report := func(err error) {
 		w.Flush()
-		fmt.Fprintf(stderr, "sframe-gen: %s: %v\n", file, err)
+		fmt.Fprintf(stderr, "sframe-gen: %s: %v\n", displayName(file), err)
 		status = exitFailure
 	}
 	errs := frames.Errors

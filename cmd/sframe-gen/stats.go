@@ -325,9 +325,9 @@ func percent(a, b uint64) string {
 
 func writeStatsText(w io.Writer, st *statsJSON) {
 	if st.DryRun {
-		fmt.Fprintf(w, "%s: dry run: the .sframe section generating would write (%s, version %d)\n", st.File, st.ABI, st.Version)
+		fmt.Fprintf(w, "%s: dry run: the .sframe section generating would write (%s, version %d)\n", displayName(st.File), st.ABI, st.Version)
 	} else {
-		fmt.Fprintf(w, "%s: .sframe section (%s, version %d)\n", st.File, st.ABI, st.Version)
+		fmt.Fprintf(w, "%s: .sframe section (%s, version %d)\n", displayName(st.File), st.ABI, st.Version)
 	}
 	fmt.Fprintf(w, "  functions   %d of %d described by the CFI covered (%s), %d not covered\n",
 		st.CoveredFunctions, st.CFIFunctions, percent(uint64(st.CoveredFunctions), uint64(st.CFIFunctions)), st.UncoveredFunctions)
