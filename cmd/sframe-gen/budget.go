@@ -70,8 +70,12 @@ type overBudgetError struct {
 }
 
 func (e *overBudgetError) Error() string {
-	return fmt.Sprintf("needs about %s of memory (%s), over the memory limit of %s (--memory-limit)",
-		formatSize(e.need), e.what, formatSize(e.limit))
+	need, limit := formatSize(e.need), formatSize(e.limit)
+	if strings.Replace(need, ".0 ", " ", 1) == limit {
+		// Close enough to print alike: in MiB, rounded up and down.
+		need, limit = fmt.Sprintf("%d MiB", (e.need+1<<20-1)>>20), fmt.Sprintf("%d MiB", e.limit>>20)
+	}
+	return fmt.Sprintf("needs about %s of memory (%s), over the memory limit of %s (--memory-limit)", need, e.what, limit)
 }
 
 // acquire takes n bytes of the budget for work described by what (for the
