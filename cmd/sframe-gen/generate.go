@@ -200,7 +200,10 @@ func (c *cli) generate(file string, o generateOptions) error {
 			return nil // already what would be written
 		}
 		err = c.replace(file, o.output, st.Mode().Perm(), func(tmp *os.File) error {
-			return elfpatch.PatchObject(in, st.Size(), tmp, data, relocs)
+			if !isSparse(st) {
+				return elfpatch.PatchObject(in, st.Size(), tmp, data, relocs)
+			}
+			return patchSparseObject(in, st.Size(), tmp, data, relocs)
 		})
 		if err == nil && o.verbose {
 			c.summary(file, o, res, len(data), "with .rela.sframe")
@@ -213,6 +216,20 @@ func (c *cli) generate(file string, o generateOptions) error {
 		return fmt.Errorf("encoding .sframe: %w", err)
 	}
 	return c.writeRaw(o.output, parts...)
+}
+
+// patchSparseObject is elfpatch.PatchObject for an object with holes: the
+// patched object keeps its blocks of zeros as holes (writeKeepingHoles).
+func patchSparseObject(in *os.File, size int64, tmp *os.File, sec []byte, relocs []elfpatch.Reloc) error {
+	data, err := readAll(in, size)
+	if err != nil {
+		return err
+	}
+	out, err := elfpatch.PatchObjectBytes(data, sec, relocs)
+	if err != nil {
+		return err
+	}
+	return writeKeepingHoles(tmp, out)
 }
 
 // errNoCFI is lowerCFI's error when nothing describes any code.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"syscall"
 	"testing"
@@ -126,6 +127,49 @@ func TestSparseArchive(t *testing.T) {
 		}
 		if d := time.Since(start); d > 5*time.Second {
 			t.Errorf("%v: %v: not refused before reading", args, d)
+		}
+	}
+}
+
+// TestSparseObject: an object whose 32 MiB .data is a hole on disk keeps
+// the hole when patched, in both forms (both wrote it whole: 32 MiB).
+func TestSparseObject(t *testing.T) {
+	gcc := needTool(t, "gcc")
+	dir := t.TempDir()
+	src := filepath.Join(dir, "big.c")
+	if err := os.WriteFile(src, []byte("char big[32 << 20] = {1};\nint f(int x) { return big[x] + 1; }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	in := filepath.Join(dir, "big.o")
+	if out, err := exec.Command(gcc, "-O2", "-c", src, "-o", in).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	// Punch out the zeros of .data (all but its first block).
+	f, err := os.OpenFile(in, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const punchHole, keepSize = 0x02, 0x01 // FALLOC_FL_*
+	err = syscall.Fallocate(int(f.Fd()), punchHole|keepSize, 1<<20, 30<<20)
+	f.Close()
+	if err != nil {
+		t.Skipf("punching a hole: %v", err)
+	}
+	if b := diskBytes(t, in); b > 4<<20 {
+		t.Skipf("the file system does not keep holes (%d bytes on disk)", b)
+	}
+	outDir := filepath.Join(dir, "out")
+	for _, args := range [][]string{{"-o", filepath.Join(dir, "o.o"), in}, {"-q", "--output-dir", outDir, in}} {
+		if _, stderr, code := runCLI(args...); code != exitOK {
+			t.Fatalf("%v: exit %d: %s", args, code, stderr)
+		}
+	}
+	for _, p := range []string{filepath.Join(dir, "o.o"), filepath.Join(outDir, "big.o")} {
+		if b := diskBytes(t, p); b > 4<<20 {
+			t.Errorf("%s: %d MiB on disk: the hole was written", p, b>>20)
+		}
+		if _, stderr, code := runCLI("dump", p); code != exitOK {
+			t.Errorf("dump %s: exit %d: %s", p, code, stderr)
 		}
 	}
 }
