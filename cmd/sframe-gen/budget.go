@@ -22,13 +22,15 @@ import (
 // measured needs (a 67 MB static archive: 254 MB).
 const maxDefaultMemory = 2 << 30
 
-// minMemoryLimit is the smallest --memory-limit: the process itself (its
-// code, runtime and stacks, about 6 MB) and the smallest file must fit.
-const minMemoryLimit = 32 << 20
+// minMemoryLimit is the smallest --memory-limit: the process itself and
+// the smallest file must fit.
+const minMemoryLimit = 64 << 20
 
-// processReserve is the part of the budget kept for the process itself;
-// the rest is shared by the files.
-const processReserve = 16 << 20
+// processReserve is the part of the budget kept for the process itself
+// (its code, runtime and stacks: 6 MB at rest) and for the garbage
+// collector's overshoot: the Go heap is limited to the rest, which the
+// files share.
+const processReserve = 32 << 20
 
 // Per-file peak estimates, measured on real files (docs/robustness.md):
 // lowering holds up to lowerFactor times the CFI section's bytes (the

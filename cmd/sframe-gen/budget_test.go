@@ -46,7 +46,7 @@ func TestMemoryBudgetOrder(t *testing.T) {
 	const mib = 1 << 20
 	b := newMemoryBudget(processReserve + 100*mib)
 	err := b.acquire(101*mib, "an object of 101 MiB is read whole")
-	if err == nil || !strings.Contains(err.Error(), "over the memory limit of 116 MiB (--memory-limit)") {
+	if err == nil || !strings.Contains(err.Error(), "over the memory limit of 132 MiB (--memory-limit)") {
 		t.Fatalf("over the budget: %v", err)
 	}
 	if err := b.acquire(60*mib, "first"); err != nil {
