@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // ArchiveMagic starts a static archive (ar(1), the common format).
@@ -131,6 +133,16 @@ func parseArchive(data []byte) (*parsedArchive, error) {
 	return a, nil
 }
 
+// printableName is a member name as errors print it: quoted (strconv.Quote)
+// when it holds anything but printable UTF-8, such as a terminal escape
+// sequence.
+func printableName(s string) string {
+	if !utf8.ValidString(s) || strings.IndexFunc(s, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0 {
+		return strconv.Quote(s)
+	}
+	return s
+}
+
 func allNewlines(b []byte) bool {
 	for _, c := range b {
 		if c != '\n' {
@@ -208,7 +220,7 @@ func PatchArchive(data []byte, patch func(name string, member []byte) ([]byte, e
 		}
 		b, err := patch(m.name, m.data)
 		if err != nil {
-			return nil, fmt.Errorf("member %s: %w", m.name, err)
+			return nil, fmt.Errorf("member %s: %w", printableName(m.name), err)
 		}
 		if !bytes.Equal(b, m.data) {
 			newData[i], changed = b, true
@@ -224,7 +236,7 @@ func PatchArchive(data []byte, patch func(name string, member []byte) ([]byte, e
 		newOff[m.off] = pos
 		size := int64(len(m.prefix) + len(newData[i]))
 		if size > arMaxSize {
-			return nil, fmt.Errorf("member %s: %d bytes do not fit an archive header", m.name, size)
+			return nil, fmt.Errorf("member %s: %d bytes do not fit an archive header", printableName(m.name), size)
 		}
 		pos += arHeaderSize + size + size&1
 	}

@@ -530,3 +530,7 @@ func alignUp(x, a uint64) uint64 {
 	}
 	return (x + a - 1) &^ (a - 1)
 }
+
+// MaxObjectSize is the largest relocatable object PatchObject patches: it
+// rewrites the object in memory.
+const MaxObjectSize = maxTableBytes * 4

@@ -243,6 +243,10 @@ func (s *Source) Close() error { return s.File.Close() }
 // Size is the file's size when it was opened.
 func (s *Source) Size() int64 { return s.st.Size }
 
+// Sparse reports whether the file has holes: fewer blocks allocated
+// than its size needs (when it was opened).
+func (s *Source) Sparse() bool { return s.st.Blocks*512 < s.st.Size }
+
 // Mode is the file's permission and special bits.
 func (s *Source) Mode() fs.FileMode { return unixMode(s.st.Mode) }
 

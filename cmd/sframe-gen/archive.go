@@ -31,7 +31,7 @@ func (c *cli) processArchive(w *fileWriter, o generateOptions, r fileResult) fil
 		if len(member) < 4 || string(member[:4]) != elf.ELFMAG {
 			return member, nil
 		}
-		label := fmt.Sprintf("%s(%s)", w.j.path, name)
+		label := fmt.Sprintf("%s(%s)", displayName(w.j.path), displayName(name))
 		ef, err := elf.NewFile(bytes.NewReader(member))
 		if err != nil {
 			return nil, describeCut(bytes.NewReader(member), int64(len(member)), err)
@@ -80,7 +80,7 @@ func (c *cli) processArchive(w *fileWriter, o generateOptions, r fileResult) fil
 		r.status = statusUpToDate
 		return w.unchanged(r)
 	}
-	if err := w.replace(func(tmp *os.File) error { _, err := tmp.Write(out); return err }); err != nil {
+	if err := w.replace(w.writeBytes(out)); err != nil {
 		return fail(err)
 	}
 	r.status = statusPatched

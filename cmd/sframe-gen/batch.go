@@ -159,7 +159,7 @@ func (c *cli) runJob(j *job, o generateOptions, ro elfpatch.ReplaceOptions) file
 		return c.processFile(j, o, ro)
 	case kindMissing:
 		return fileResult{status: statusFailed, reason: j.err.Error(),
-			msgs: fmt.Appendf(nil, "sframe-gen: %s: %v\n", j.path, j.err)}
+			msgs: fmt.Appendf(nil, "sframe-gen: %s: %v\n", displayName(j.path), j.err)}
 	case kindDir:
 		return fileResult{} // made before the workers started
 	case kindSymlink:
@@ -167,7 +167,7 @@ func (c *cli) runJob(j *job, o generateOptions, ro elfpatch.ReplaceOptions) file
 		if j.out != "" {
 			if err := copySymlink(j); err != nil {
 				r.status, r.reason = statusFailed, unwrapPath(err).Error()
-				r.msgs = fmt.Appendf(nil, "sframe-gen: %s: %v\n", j.out, unwrapPath(err))
+				r.msgs = fmt.Appendf(nil, "sframe-gen: %s: %v\n", displayName(j.out), unwrapPath(err))
 			}
 		}
 		return r

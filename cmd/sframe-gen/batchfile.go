@@ -48,7 +48,7 @@ func (c *cli) processFile(j *job, o generateOptions, ro elfpatch.ReplaceOptions)
 	fc := &cli{stdout: c.stdout, stderr: &msgs, temps: c.temps}
 	defer func() {
 		if r.status == statusFailed {
-			fmt.Fprintf(&msgs, "sframe-gen: %s: %s\n", j.path, r.reason)
+			fmt.Fprintf(&msgs, "sframe-gen: %s: %s\n", displayName(j.path), r.reason)
 		}
 		r.msgs = msgs.Bytes()
 	}()
@@ -77,11 +77,20 @@ func (c *cli) processFile(j *job, o generateOptions, ro elfpatch.ReplaceOptions)
 	in := src.File
 	var magic [8]byte
 	n, _ := in.ReadAt(magic[:], 0)
-	w := &fileWriter{c: fc, j: j, src: src, in: in, size: src.Size(), perm: src.Mode().Perm(), ro: ro}
+	st, err := in.Stat()
+	if err != nil {
+		return fail(err)
+	}
+	w := &fileWriter{c: fc, j: j, src: src, in: in, size: src.Size(), perm: src.Mode().Perm(), ro: ro, sparse: isSparse(st)}
 	switch {
 	case n >= 4 && string(magic[:4]) == elf.ELFMAG:
 	case n == 8 && string(magic[:]) == elfpatch.ArchiveMagic:
 		r.kind = "archive"
+		release, err := o.charge(archiveCost(in, st.Size(), o.source))
+		if err != nil {
+			return fail(err)
+		}
+		defer release()
 		return fc.processArchive(w, o, r)
 	default:
 		r.status, r.reason = statusSkipped, "not an ELF file"
@@ -110,6 +119,17 @@ func (c *cli) processFile(j *job, o generateOptions, ro elfpatch.ReplaceOptions)
 		r.status, r.reason = statusSkipped, fmt.Sprintf("ELF type %v", ef.Type)
 		return w.unchanged(r)
 	}
+	cost := linkedCost(ef, o.source)
+	if target.Relocatable {
+		if cost, err = objectCost(ef, st.Size(), o.source); err != nil {
+			return fail(err)
+		}
+	}
+	release, err := o.charge(cost)
+	if err != nil {
+		return fail(err)
+	}
+	defer release()
 	if target.Relocatable {
 		return fc.processObject(w, ef, target, o, r)
 	}
@@ -142,7 +162,7 @@ func (c *cli) processObject(w *fileWriter, ef *elf.File, target lower.Target, o 
 		r.status = statusUpToDate
 		return w.unchanged(r)
 	}
-	if err := w.replace(func(tmp *os.File) error { _, err := tmp.Write(out); return err }); err != nil {
+	if err := w.replace(w.writeBytes(out)); err != nil {
 		return failed(r, err)
 	}
 	r.status = statusPatched
@@ -267,6 +287,62 @@ type fileWriter struct {
 	size int64
 	perm os.FileMode
 	ro   elfpatch.ReplaceOptions
+	// sparse is set when the input has holes: what is written from memory
+	// keeps its blocks of zeros as holes.
+	sparse bool
+}
+
+// writeBytes returns the writer of a result built in memory.
+func (w *fileWriter) writeBytes(data []byte) func(tmp *os.File) error {
+	if w.sparse {
+		return func(tmp *os.File) error { return writeKeepingHoles(tmp, data) }
+	}
+	return func(tmp *os.File) error { _, err := tmp.Write(data); return err }
+}
+
+// holeBlock is the unit writeKeepingHoles leaves unwritten when it is all
+// zeros.
+const holeBlock = 64 << 10
+
+// writeKeepingHoles writes data to the start of the empty file tmp,
+// leaving every holeBlock-aligned block of zeros unwritten (a hole), so
+// that a sparse input patched in memory gives a sparse output.
+func writeKeepingHoles(tmp *os.File, data []byte) error {
+	if st, err := tmp.Stat(); err != nil || st.Size() != 0 {
+		_, err := tmp.Write(data) // not empty: every byte written
+		return err
+	}
+	var zeros [holeBlock]byte
+	start := -1 // of the data run being collected
+	flush := func(end int) error {
+		if start < 0 {
+			return nil
+		}
+		_, err := tmp.WriteAt(data[start:end], int64(start))
+		start = -1
+		return err
+	}
+	for off := 0; off < len(data); off += holeBlock {
+		end := min(off+holeBlock, len(data))
+		if bytes.Equal(data[off:end], zeros[:end-off]) {
+			if err := flush(off); err != nil {
+				return err
+			}
+		} else if start < 0 {
+			start = off
+		}
+	}
+	if err := flush(len(data)); err != nil {
+		return err
+	}
+	return tmp.Truncate(int64(len(data)))
+}
+
+// isSparse reports whether the file st describes has fewer blocks on disk
+// than its size needs.
+func isSparse(st os.FileInfo) bool {
+	s, ok := st.Sys().(*syscall.Stat_t)
+	return ok && s.Blocks*512 < st.Size()
 }
 
 // replace writes the file's new contents through a temporary file: over
@@ -277,12 +353,12 @@ func (w *fileWriter) replace(write func(tmp *os.File) error) error {
 	if w.j.out != "" {
 		dst, err := w.j.outRoot.Place(w.j.outRel)
 		if err != nil {
-			return fmt.Errorf("writing %s: %w", w.j.out, unwrapPath(err))
+			return fmt.Errorf("writing %s: %w", displayName(w.j.out), unwrapPath(err))
 		}
 		defer dst.Dir.Close()
 		ro := elfpatch.ReplaceOptions{Written: w.ro.Written, KeepTimes: w.ro.KeepTimes}
 		if err := w.c.temps.Replace(dst, w.src, w.perm, ro, write); err != nil {
-			return fmt.Errorf("writing %s: %w", w.j.out, err)
+			return fmt.Errorf("writing %s: %w", displayName(w.j.out), err)
 		}
 		return w.linkOutputs(dst)
 	}
@@ -322,7 +398,7 @@ func (w *fileWriter) linkOutputs(dst elfpatch.Place) error {
 		err = elfpatch.Link(dst, l)
 		l.Dir.Close()
 		if err != nil {
-			return fmt.Errorf("linking %s: %w", w.j.outLinks[i], unwrapPath(err))
+			return fmt.Errorf("linking %s: %w", displayName(w.j.outLinks[i]), unwrapPath(err))
 		}
 	}
 	return nil

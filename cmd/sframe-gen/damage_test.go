@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"debug/elf"
 	"encoding/json"
 	"fmt"
 	"math/rand"
@@ -15,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sframe-gen/sframe-gen/cfi"
 	"github.com/sframe-gen/sframe-gen/elfpatch"
 	"github.com/sframe-gen/sframe-gen/emit"
 )
@@ -284,8 +286,10 @@ func checkDamaged(rn runner, dir string, d []byte, st *damageStats) (problems []
 	if err := os.WriteFile(in, d, 0o644); err != nil {
 		return nil, false, err
 	}
-	// Memory bound: a forged size must not turn into an allocation.
-	limit := 64*uint64(len(d)) + 64<<20
+	// Memory bound: a forged size must not turn into an allocation; a
+	// compressed CFI section inflates to what it claims (within the
+	// memory budget, which the commands check first).
+	limit := 64*uint64(len(d)) + 64<<20 + inflatedCFI(d)
 
 	fail := func(cmd string, format string, args ...any) {
 		problems = append(problems, fmt.Sprintf("%s on %s: %s", cmd, in, fmt.Sprintf(format, args...)))
@@ -532,4 +536,21 @@ func checkDamaged(rn runner, dir string, d []byte, st *damageStats) (problems []
 		os.RemoveAll(dir)
 	}
 	return problems, hung, nil
+}
+
+// inflatedCFI is the most a compressed CFI section of the ELF file d
+// claims (cfi.SectionBytes): what reading it may allocate on top of the
+// damage test's bound.
+func inflatedCFI(d []byte) uint64 {
+	f, err := elf.NewFile(bytes.NewReader(d))
+	if err != nil {
+		return 0
+	}
+	var most uint64
+	for _, src := range []cfi.Source{cfi.EHFrame, cfi.DebugFrame} {
+		if n, err := cfi.SectionBytes(f, src); err == nil && n <= cfi.MaxSectionBytes {
+			most = max(most, n)
+		}
+	}
+	return most
 }

@@ -32,6 +32,16 @@ type generateOptions struct {
 	hold    <-chan struct{} // closed when the copy generate makes meanwhile is done
 	// keepTimes (-p) gives what is written the input's times.
 	keepTimes bool
+	memory  *memoryBudget   // --memory-limit: shared by every file of the run
+}
+
+// charge takes cost out of the run's memory budget (waiting while other
+// files hold it) and returns what gives it back.
+func (o generateOptions) charge(cost fileCost) (release func(), err error) {
+	if err := o.memory.acquire(cost.bytes, cost.what); err != nil {
+		return nil, err
+	}
+	return func() { o.memory.release(cost.bytes) }, nil
 }
 
 // runGenerate is the default command: generate SFrame for FILE.
@@ -57,6 +67,8 @@ func (c *cli) runGenerate(args []string) int {
 	fs.StringVar(&b.report, "report", "", "write what was done with each file to `FILE` as JSON lines")
 	fs.BoolVarP(&b.preserveDates, "preserve-dates", "p", false, "keep the access and modification times of the files written")
 	fs.StringVar(&b.outputDir, "output-dir", "", "write the results under `DIR` (mirroring the tree) instead of in place")
+	memLimit := sizeValue(defaultMemoryLimit())
+	fs.Var(&memLimit, "memory-limit", "the most memory the files processed at once may take (`SIZE`: 512M, 2G; default half the machine's memory, at most 2G)")
 	fs.BoolVar(&b.sync, "sync", false, "with several PATHs: sync each file to the disk before it replaces the old one (as one FILE is)")
 	setGenerateUsage(fs, c.stdout)
 	if err := fs.Parse(args); err != nil {
@@ -91,6 +103,13 @@ func (c *cli) runGenerate(args []string) int {
 	}
 	if err := generateFlagsAgree(fs, o); err != nil {
 		return c.fail("", err)
+	}
+	if memLimit < minMemoryLimit {
+		return c.fail("", usageError{fmt.Sprintf("--memory-limit %s: want at least %s", formatSize(int64(memLimit)), formatSize(minMemoryLimit))})
+	}
+	o.memory = newMemoryBudget(int64(memLimit))
+	if c.memoryLimit != nil {
+		c.memoryLimit(int64(memLimit))
 	}
 	if isBatch(fs, b) {
 		if err := batchUsage(fs, o, b); err != nil {
@@ -152,6 +171,17 @@ func (c *cli) generate(file string, src *elfpatch.Source, o generateOptions) err
 			return fmt.Errorf("file is for %s, not %s (--arch)", target, want)
 		}
 	}
+	cost := linkedCost(ef, o.source)
+	if target.Relocatable {
+		if cost, err = objectCost(ef, src.Size(), o.source); err != nil {
+			return err
+		}
+	}
+	release, err := o.charge(cost)
+	if err != nil {
+		return err
+	}
+	defer release()
 	if c.heapFor != nil {
 		size, _ := cfiSize(ef)
 		c.heapFor(size)
@@ -193,7 +223,10 @@ func (c *cli) generate(file string, src *elfpatch.Source, o generateOptions) err
 			return nil
 		}
 		err = c.replace(src, o, func(tmp *os.File) error {
-			return elfpatch.PatchObject(in, src.Size(), tmp, data, relocs)
+			if !src.Sparse() {
+				return elfpatch.PatchObject(in, src.Size(), tmp, data, relocs)
+			}
+			return patchSparseObject(in, src.Size(), tmp, data, relocs)
 		})
 		if err == nil && o.verbose {
 			c.summary(file, o, target, res, len(data), "with .rela.sframe")
@@ -206,6 +239,20 @@ func (c *cli) generate(file string, src *elfpatch.Source, o generateOptions) err
 		return fmt.Errorf("encoding .sframe: %w", err)
 	}
 	return c.writeRaw(o.output, parts...)
+}
+
+// patchSparseObject is elfpatch.PatchObject for an object with holes: the
+// patched object keeps its blocks of zeros as holes (writeKeepingHoles).
+func patchSparseObject(in *os.File, size int64, tmp *os.File, sec []byte, relocs []elfpatch.Reloc) error {
+	data, err := readAll(in, size)
+	if err != nil {
+		return err
+	}
+	out, err := elfpatch.PatchObjectBytes(data, sec, relocs)
+	if err != nil {
+		return err
+	}
+	return writeKeepingHoles(tmp, out)
 }
 
 // errNoCFI is lowerCFI's error when nothing describes any code.
@@ -226,7 +273,7 @@ func (c *cli) lowerCFI(file string, in *os.File, size int64, ef *elf.File, targe
 	}
 
 	if err == errNoCFI && o.verbose {
-		fmt.Fprintf(c.stderr, "sframe-gen: %s: no call-frame information; nothing to generate\n", file)
+		fmt.Fprintf(c.stderr, "sframe-gen: %s: no call-frame information; nothing to generate\n", displayName(file))
 	}
 	if err != nil {
 		return nil, err
@@ -425,7 +472,7 @@ func (c *cli) summary(file string, o generateOptions, target lower.Target, res *
 	if share, why, _ := sframegen.SharingFor(target, o.library()); !share {
 		shared = ", one block of FREs per function: " + why
 	}
-	fmt.Fprintf(c.stderr, "sframe-gen: %s: wrote .sframe (%d bytes, %d FDEs, %d FREs%s) %s\n", dst, size, res.Section.NumFDEs(), fres, shared, where)
+	fmt.Fprintf(c.stderr, "sframe-gen: %s: wrote .sframe (%d bytes, %d FDEs, %d FREs%s) %s\n", displayName(dst), size, res.Section.NumFDEs(), fres, shared, where)
 }
 
 // upToDate says, with -v, that file was left as it is because its SFrame
@@ -463,7 +510,7 @@ func (c *cli) replace(src *elfpatch.Source, o generateOptions, write func(*os.Fi
 		return err
 	})
 	if err != nil && err != inputErr && o.output != "" {
-		return fmt.Errorf("writing %s: %w", o.output, err)
+		return fmt.Errorf("writing %s: %w", displayName(o.output), err)
 	}
 	return err
 }
@@ -494,7 +541,7 @@ func (c *cli) report(file string, ef *elf.File, errs []*cfi.EntryError, res *low
 	problems := 0
 	for _, e := range errs {
 		problems++
-		fmt.Fprintf(w, "sframe-gen: %s: %v\n", file, e)
+		fmt.Fprintf(w, "sframe-gen: %s: %v\n", displayName(file), e)
 	}
 	for _, s := range res.Skipped {
 		if s.Emitted {
@@ -502,7 +549,7 @@ func (c *cli) report(file string, ef *elf.File, errs []*cfi.EntryError, res *low
 				if names == nil {
 					names = newSymbolizer(ef)
 				}
-				fmt.Fprintf(w, "sframe-gen: %s: %s: SFrame FDE without FREs (signal frame): %s\n", file, names.name(s.FDE), s.Reason)
+				fmt.Fprintf(w, "sframe-gen: %s: %s: SFrame FDE without FREs (signal frame): %s\n", displayName(file), displayName(names.name(s.FDE)), s.Reason)
 			}
 			continue
 		}
@@ -511,7 +558,7 @@ func (c *cli) report(file string, ef *elf.File, errs []*cfi.EntryError, res *low
 			if names == nil {
 				names = newSymbolizer(ef)
 			}
-			fmt.Fprintf(w, "sframe-gen: %s: %s: no SFrame FDE: %s\n", file, names.name(s.FDE), s.Reason)
+			fmt.Fprintf(w, "sframe-gen: %s: %s: no SFrame FDE: %s\n", displayName(file), displayName(names.name(s.FDE)), s.Reason)
 		}
 	}
 	if o.strict && problems > 0 {

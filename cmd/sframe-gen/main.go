@@ -49,6 +49,10 @@ type cli struct {
 	// heapFor, when set, is told the size of the CFI section a single
 	// file's generate is about to read, before it reads it (main: tuneGC).
 	heapFor func(cfiSize uint64)
+	// memoryLimit, when set, is given the run's --memory-limit (main:
+	// the Go runtime's memory limit, so that garbage is collected before
+	// the process outgrows it).
+	memoryLimit func(limit int64)
 }
 
 // command is one subcommand.
@@ -68,7 +72,7 @@ func commands() []command {
 }
 
 func main() {
-	c := &cli{stdout: os.Stdout, stderr: os.Stderr, temps: new(elfpatch.TempFiles), heapFor: tuneGC}
+	c := &cli{stdout: os.Stdout, stderr: os.Stderr, temps: new(elfpatch.TempFiles), heapFor: tuneGC, memoryLimit: setMemoryLimit}
 	// SIGINT, SIGTERM, SIGHUP: remove the temporary file being written, so
 	// a killed build leaves nothing behind and the input untouched; exit 1.
 	sigs := make(chan os.Signal, 1)
@@ -86,7 +90,8 @@ func main() {
 // whose CFI section has cfiSize bytes, up to a heap of 256 MiB plus 16
 // times that size (the process needs about 7 times) but at most maxHeapOff
 // (a size that a damaged header claims does not turn it off for good),
-// unless GOGC or GOMEMLIMIT in the environment say otherwise. Nearly all
+// and within the run's memory limit (setMemoryLimit), unless GOGC or
+// GOMEMLIMIT in the environment say otherwise. Nearly all
 // that generate allocates stays live until it ends (the CFI, the section
 // being built): a collection frees little, and while it marks, every
 // pointer write of the lowering pays a write barrier. On libLLVM.so:
@@ -102,7 +107,15 @@ func tuneGC(cfiSize uint64) {
 		limit = 256<<20 + 16*cfiSize
 	}
 	debug.SetGCPercent(-1)
-	debug.SetMemoryLimit(int64(limit))
+	debug.SetMemoryLimit(min(int64(limit), debug.SetMemoryLimit(-1))) // within --memory-limit
+}
+
+// setMemoryLimit makes the Go runtime collect garbage before the heap
+// reaches the run's memory budget, unless GOMEMLIMIT says otherwise.
+func setMemoryLimit(limit int64) {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(limit - processReserve)
+	}
 }
 
 // maxHeapOff is the largest heap tuneGC lets grow without collections.
@@ -240,7 +253,7 @@ func (c *cli) fail(file string, err error) int {
 		return exitUsage
 	}
 	if file != "" {
-		fmt.Fprintf(c.stderr, "sframe-gen: %s: %v\n", file, err)
+		fmt.Fprintf(c.stderr, "sframe-gen: %s: %v\n", displayName(file), err)
 	} else {
 		fmt.Fprintf(c.stderr, "sframe-gen: %v\n", err)
 	}

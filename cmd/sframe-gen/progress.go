@@ -62,7 +62,7 @@ func (p *progress) tick() {
 // start notes the file a worker begins.
 func (p *progress) start(path string) {
 	p.mu.Lock()
-	p.current = path
+	p.current = displayName(path)
 	p.mu.Unlock()
 }
 

@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
+	"unicode/utf8"
 )
 
 // reportLine is one object of --report: what the batch did with one file.
@@ -38,7 +40,32 @@ func (r *report) add(j *job, res *fileResult) {
 	if j.kind == kindFile {
 		line.Bytes = j.size
 	}
+	start := r.buf.Len()
 	r.enc.Encode(line) // a bytes.Buffer does not fail
+	escapeC1(&r.buf, start)
+}
+
+// escapeC1 rewrites the C1 control characters (U+0080 to U+009F) that
+// encoding/json leaves raw in buf from start on as \u escapes: U+009B is
+// a CSI to some terminals, and a report may well be printed on one. They
+// can only occur inside JSON strings, where the escape means the same.
+func escapeC1(buf *bytes.Buffer, start int) {
+	b := buf.Bytes()[start:]
+	if !bytes.Contains(b, []byte{0xc2}) {
+		return
+	}
+	var out []byte
+	for len(b) > 0 {
+		r, n := utf8.DecodeRune(b)
+		if r >= 0x80 && r < 0xa0 {
+			out = fmt.Appendf(out, `\u%04x`, r)
+		} else {
+			out = append(out, b[:n]...)
+		}
+		b = b[n:]
+	}
+	buf.Truncate(start)
+	buf.Write(out)
 }
 
 // write writes the report to path ("-": standard output) atomically.

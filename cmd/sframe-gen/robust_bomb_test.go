@@ -12,11 +12,12 @@ import (
 
 // TestCompressedBomb gives every command an object whose SHF_COMPRESSED
 // .debug_frame inflates from a little zlib data to many megabytes (a true
-// ch_size, not a forged one). A 1000:1 bomb (64 KiB of zlib for 64 MiB of
-// zeros) must be refused before it is inflated; a 28:1 section (4 MiB)
-// must be read within the damage test's memory bound, 64 times the input
-// plus 64 MiB. (Before cfi capped the ratio at 64 and inflated into one
-// buffer, the bomb cost 272 MiB for a 66 KB file.)
+// ch_size, not a forged one): a 1000:1 bomb (64 KiB of zlib for 64 MiB of
+// zeros) and a 28:1 section (4 MiB) must be read within the damage test's
+// memory bound, 64 times the input plus 64 MiB plus the size the section
+// claims (inflated into one buffer, charged to the memory budget first:
+// TestMemoryBudget). (Before cfi inflated into one buffer, the bomb cost
+// 272 MiB for a 66 KB file.)
 func TestCompressedBomb(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short")

@@ -49,6 +49,10 @@ func (c *cli) runRows(args []string) int {
 			status = c.fail(in.name, in.err)
 			return true
 		}
+		if err := checkCFIMemory(in.f, src); err != nil {
+			status = c.fail(in.name, err)
+			return true
+		}
 		frames, err := cfi.Read(in.f, src)
 		if in.member && errors.Is(err, cfi.ErrNoCFI) {
 			return false // an object without CFI
@@ -79,7 +83,7 @@ func printRows(w *bufio.Writer, stderr io.Writer, in elfInput, frames *cfi.Frame
 	status := exitOK
 	report := func(err error) {
 		w.Flush()
-		fmt.Fprintf(stderr, "sframe-gen: %s: %v\n", in.name, err)
+		fmt.Fprintf(stderr, "sframe-gen: %s: %v\n", displayName(in.name), err)
 		status = exitFailure
 	}
 	var jsonFile []byte // `"file":"ARCHIVE(MEMBER)",` in JSON lines

@@ -207,6 +207,9 @@ func computeStats(f *elf.File, src cfi.Source, dry bool) (*statsJSON, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkCFIMemory(f, src); err != nil {
+		return nil, err
+	}
 	frames, err := cfi.Read(f, src)
 	if errors.Is(err, cfi.ErrNoCFI) {
 		return nil, errors.New("no .sframe section and no call-frame information")
@@ -353,9 +356,9 @@ func percent(a, b uint64) string {
 
 func writeStatsText(w io.Writer, st *statsJSON) {
 	if st.DryRun {
-		fmt.Fprintf(w, "%s: dry run: the .sframe section generating would write (%s, version %d)\n", st.File, st.ABI, st.Version)
+		fmt.Fprintf(w, "%s: dry run: the .sframe section generating would write (%s, version %d)\n", displayName(st.File), st.ABI, st.Version)
 	} else {
-		fmt.Fprintf(w, "%s: .sframe section (%s, version %d)\n", st.File, st.ABI, st.Version)
+		fmt.Fprintf(w, "%s: .sframe section (%s, version %d)\n", displayName(st.File), st.ABI, st.Version)
 	}
 	fmt.Fprintf(w, "  functions   %d of %d described by the CFI covered (%s), %d not covered\n",
 		st.CoveredFunctions, st.CFIFunctions, percent(uint64(st.CoveredFunctions), uint64(st.CFIFunctions)), st.UncoveredFunctions)

@@ -92,6 +92,10 @@ func (c *cli) verifyInput(in elfInput, opt verify.Options, asJSON, verbose bool)
 		c.fail(in.name, in.err)
 		return verifyUnchecked
 	}
+	if err := checkCFIMemory(in.f, opt.Source); err != nil {
+		c.fail(in.name, err)
+		return verifyUnchecked
+	}
 	rep, err := verify.File(in.f, opt)
 	switch {
 	case in.member && errors.Is(err, verify.ErrNoSFrame) && !sframeExpected(in.f):
@@ -213,9 +217,9 @@ func findingText(fd *verify.Finding) string {
 func writeVerifyText(w io.Writer, file string, rep *verify.Report, names *verifyNames, verbose bool) {
 	line := func(prefix string, fd *verify.Finding) {
 		if at := names.where(fd); at != "" {
-			fmt.Fprintf(w, "sframe-gen: %s: %s%s: %s\n", file, prefix, at, findingText(fd))
+			fmt.Fprintf(w, "sframe-gen: %s: %s%s: %s\n", displayName(file), prefix, at, findingText(fd))
 		} else {
-			fmt.Fprintf(w, "sframe-gen: %s: %s%s\n", file, prefix, findingText(fd))
+			fmt.Fprintf(w, "sframe-gen: %s: %s%s\n", displayName(file), prefix, findingText(fd))
 		}
 	}
 	for i := range rep.Problems {
@@ -234,7 +238,7 @@ func writeVerifyText(w io.Writer, file string, rep *verify.Report, names *verify
 				file, names.name(u.Section, u.Start), sig, u.Start, u.Start+u.Size)
 		}
 	}
-	fmt.Fprintf(w, "sframe-gen: %s: %s\n", file, verifySummary(rep))
+	fmt.Fprintf(w, "sframe-gen: %s: %s\n", displayName(file), verifySummary(rep))
 }
 
 func verifySummary(rep *verify.Report) string {

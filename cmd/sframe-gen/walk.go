@@ -169,10 +169,10 @@ func (w *walker) add(path string, root *elfpatch.Dir, rel, outRel string, st fs.
 			}
 		} else {
 			if prev, ok := w.outs[j.out]; ok {
-				return usageError{fmt.Sprintf("%s and %s would both be written to %s (--output-dir)", prev, path, j.out)}
+				return usageError{fmt.Sprintf("%s and %s would both be written to %s (--output-dir)", displayName(prev), displayName(path), displayName(j.out))}
 			}
 			if same(path, j.out) {
-				return usageError{fmt.Sprintf("--output-dir would write %s over itself", path)}
+				return usageError{fmt.Sprintf("--output-dir would write %s over itself", displayName(path))}
 			}
 			w.outs[j.out] = path
 		}

@@ -17,7 +17,7 @@ _sframe_gen() {
     --arch) COMPREPLY=($(compgen -W 'x86_64 amd64 aarch64 arm64 aarch64_be s390x' -- "$cur")); return ;;
     --sframe-version) COMPREPLY=($(compgen -W '2 3' -- "$cur")); return ;;
     --v2-layout) COMPREPLY=($(compgen -W '2.44 2.45' -- "$cur")); return ;;
-    -j|--jobs|--section-addr) return ;;
+    -j|--jobs|--section-addr|--memory-limit) return ;;
   esac
   local opts
   case $cmd in
@@ -28,7 +28,7 @@ _sframe_gen() {
     help) COMPREPLY=($(compgen -W 'dump verify stats rows' -- "$cur")); return ;;
     *) opts='--output -o --output-dir --raw --section-addr --arch --sframe-version --v2-layout
              --share-fres --no-share-fres --gas-compat --strict --eh-frame --debug-frame --jobs -j
-             --preserve-dates -p --sync --quiet -q --report --verbose -v --help -h --version' ;;
+             --preserve-dates -p --memory-limit --sync --quiet -q --report --verbose -v --help -h --version' ;;
   esac
   if [[ $cur == -* ]]; then
     COMPREPLY=($(compgen -W "$opts" -- "$cur"))

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestParseSize(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want int64
+		err  bool
+	}{
+		{"65536", 65536, false},
+		{"512M", 512 << 20, false},
+		{"512m", 512 << 20, false},
+		{"2G", 2 << 30, false},
+		{"2GiB", 2 << 30, false},
+		{"2 GiB", 2 << 30, false},
+		{"1.5G", 3 << 29, false},
+		{"64KB", 64 << 10, false},
+		{"1T", 1 << 40, false},
+		{"", 0, true},
+		{"G", 0, true},
+		{"-1G", 0, true},
+		{"2X", 0, true},
+		{"9999999999T", 0, true},
+	} {
+		got, err := parseSize(tc.in)
+		if (err != nil) != tc.err || got != tc.want {
+			t.Errorf("parseSize(%q) = %d, %v; want %d, error %v", tc.in, got, err, tc.want, tc.err)
+		}
+	}
+	var v sizeValue = 2 << 30
+	if got, err := parseSize(v.String()); err != nil || got != 2<<30 {
+		t.Errorf("the flag's default %q does not parse back: %d, %v", v.String(), got, err)
+	}
+}
+
+// TestMemoryBudgetOrder: a request over the budget fails at once; others
+// wait until enough is given back, and are served in the order they
+// asked (a big one is not passed by a small one that would fit).
+func TestMemoryBudgetOrder(t *testing.T) {
+	const mib = 1 << 20
+	b := newMemoryBudget(processReserve + 100*mib)
+	err := b.acquire(101*mib, "an object of 101 MiB is read whole")
+	if err == nil || !strings.Contains(err.Error(), "over the memory limit of 132 MiB (--memory-limit)") {
+		t.Fatalf("over the budget: %v", err)
+	}
+	if err := b.acquire(60*mib, "first"); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var order []string
+	var wg sync.WaitGroup
+	ask := func(name string, n int64) {
+		defer wg.Done()
+		if err := b.acquire(n, name); err != nil {
+			t.Error(err)
+			return
+		}
+		mu.Lock()
+		order = append(order, name)
+		mu.Unlock()
+	}
+	wg.Add(1)
+	go ask("big", 90*mib) // waits for "first"
+	time.Sleep(50 * time.Millisecond)
+	wg.Add(1)
+	go ask("small", 10*mib) // would fit now, but "big" asked first
+	time.Sleep(50 * time.Millisecond)
+	mu.Lock()
+	if len(order) != 0 {
+		t.Errorf("served while the budget was held, or before the file that asked first: %v", order)
+	}
+	mu.Unlock()
+	b.release(60 * mib)
+	wg.Wait()
+	if len(order) != 2 {
+		t.Errorf("served %v; want big and small", order)
+	}
+}
