@@ -77,6 +77,10 @@ type object struct {
 	data []byte
 	// content holds replaced section contents, by section index.
 	content map[int][]byte
+	// trailer is what the input has after everything its headers
+	// describe (an appended signature, padding): written after the
+	// section header table, so it is kept, and kept again by a second run.
+	trailer []byte
 	// origOff and origEnd are the input file offsets where the input's
 	// sections start and end: the order in which contents are laid out,
 	// and where a section without bytes goes (objectLayout).
@@ -102,7 +106,7 @@ func patchObject(data, sframe []byte, relocs []Reloc) ([]byte, error) {
 	if err := checkObject(f, sframe, relocs); err != nil {
 		return nil, err
 	}
-	o := &object{file: f, data: data, content: map[int][]byte{}}
+	o := &object{file: f, data: data, content: map[int][]byte{}, trailer: Trailer(data)}
 	for i := range f.sects {
 		s := &f.sects[i]
 		o.origOff = append(o.origOff, s.Off)
@@ -132,6 +136,34 @@ func patchObject(data, sframe []byte, relocs []Reloc) ([]byte, error) {
 	}
 	o.addSFrame(sframe, relocs, secSym, symIdx, sfIdx, relIdx)
 	return o.layout(), nil
+}
+
+// Trailer returns the bytes of the ELF object data after everything its
+// headers describe: the ELF header, the program and section header tables
+// and the contents of every section (nil for none, or for data that is not
+// an object elfpatch reads). Kernel modules carry their signature there;
+// PatchObject keeps these bytes at the end of the patched object.
+func Trailer(data []byte) []byte {
+	f, err := parse(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		return nil
+	}
+	end := uint64(ehdrSize)
+	if n := uint64(len(f.progs)); n > 0 {
+		end = max(end, satAdd(f.hdr.phoff, n*phdrSize))
+	}
+	if n := uint64(len(f.sects)); n > 0 && f.hdr.shoff != 0 {
+		end = max(end, satAdd(f.hdr.shoff, n*shdrSize))
+	}
+	for i := range f.sects {
+		if s := &f.sects[i]; s.hasContent() {
+			end = max(end, satAdd(s.Off, s.Size))
+		}
+	}
+	if end >= uint64(len(data)) {
+		return nil
+	}
+	return data[end:]
 }
 
 // checkObject refuses what patchObject cannot patch: not a relocatable

@@ -27,7 +27,8 @@ const maxFileAlign = 4096
 
 // layout writes the object: ELF header, program headers (if any), section
 // contents in their original file order (new sections last), section
-// header table. It sets every section's sh_offset (and the sh_size of the
+// header table, then the input's trailer (bytes after all it describes).
+// It sets every section's sh_offset (and the sh_size of the
 // sections with bytes).
 func (o *object) layout() []byte {
 	h := o.hdr
@@ -48,6 +49,7 @@ func (o *object) layout() []byte {
 	out = append(out, make([]byte, pos-uint64(len(out)))...)
 	h.shoff = pos
 	out = append(out, encodeSects(&h, o.sects, o.shstrndx)...)
+	out = append(out, o.trailer...)
 	encodeHeader(out[:ehdrSize], &h)
 	return out
 }

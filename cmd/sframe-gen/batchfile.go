@@ -165,8 +165,21 @@ func (c *cli) processObject(w *fileWriter, ef *elf.File, target lower.Target, o 
 	if err := w.replace(w.writeBytes(out)); err != nil {
 		return failed(r, err)
 	}
+	c.warnSignature(w.j.path, data)
 	r.status = statusPatched
 	return r
+}
+
+// moduleSignature ends a kernel module signed by scripts/sign-file.
+const moduleSignature = "~Module signature appended~\n"
+
+// warnSignature warns when the object data (as read) ends with a kernel
+// module's appended signature: the patch keeps those bytes after the
+// object (elfpatch.Trailer), but they no longer sign it.
+func (c *cli) warnSignature(file string, data []byte) {
+	if bytes.HasSuffix(elfpatch.Trailer(data), []byte(moduleSignature)) {
+		fmt.Fprintf(c.stderr, "sframe-gen: %s: warning: the module signature appended to it no longer matches; sign the module again\n", displayName(file))
+	}
 }
 
 // processLinked gives an executable or shared library its loaded .sframe

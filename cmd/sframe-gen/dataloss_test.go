@@ -241,3 +241,47 @@ func hasOpen(pid int, path string) bool {
 	}
 	return false
 }
+
+// TestObjectTrailerKept: the bytes after everything an object's headers
+// describe (a kernel module's appended signature) are kept at the end of
+// the patched object, in both forms, a second run writes nothing, and a
+// signed module gets a warning that its signature no longer matches.
+func TestObjectTrailerKept(t *testing.T) {
+	dir := t.TempDir()
+	obj := filepath.Join(testdataDir(), "link/x86_64/demo.pic.o")
+	for _, c := range []struct {
+		name, trailer string
+		warn          bool
+	}{
+		{"padding", "\x00\x00\x00\x00some bytes no header describes", false},
+		{"signed module", "PKCS#7 signature bytes\x00\x00\x02\x00\x00\x00\x00\x00\x00\x00\x01\x7e" + moduleSignature, true},
+	} {
+		for _, form := range [][]string{{"-o", filepath.Join(dir, "out.o")}, {"-q", "-j", "1"}} {
+			in := filepath.Join(dir, "in.o")
+			data := append(readFile(t, obj), c.trailer...)
+			if err := os.WriteFile(in, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			args := append(append([]string{}, form...), in)
+			_, stderr, code := runCLI(args...)
+			if code != 0 {
+				t.Fatalf("%s %v: exit %d %s", c.name, form, code, stderr)
+			}
+			out := in
+			if form[0] == "-o" {
+				out = form[1]
+			}
+			got := readFile(t, out)
+			if bytes.Equal(got, data) || !bytes.HasSuffix(got, []byte(c.trailer)) {
+				t.Errorf("%s %v: not patched, or the trailer lost", c.name, form)
+			}
+			if warned := strings.Contains(stderr, "module signature appended to it no longer matches"); warned != c.warn {
+				t.Errorf("%s %v: warning %v, want %v: %q", c.name, form, warned, c.warn, stderr)
+			}
+			again := filepath.Join(dir, "again.o")
+			if _, stderr, code := runCLI("-o", again, out); code != 0 || !bytes.Equal(readFile(t, again), got) {
+				t.Errorf("%s %v: a second run changes the object (exit %d %s)", c.name, form, code, stderr)
+			}
+		}
+	}
+}
