@@ -27,17 +27,17 @@ run: build
 # (real build systems, damage and mutation runs, signal and hold-out runs,
 # whole system libraries, many compilers) skips when testing.Short() says so,
 # or runs on smaller inputs. test-long: every test in full (what .ci/run runs).
-# internal/testreport runs go test -json and prints each package's line, each
+# testdata/testreport runs go test -json and prints each package's line, each
 # skipped test with its reason, each failure's output, and a closing count.
 # The delve cross-check is a module of its own (testdata/delvecheck), so that
 # the library's go.mod does not require delve.
 test: vet
 	cd testdata/delvecheck && $(GO) test -short -count=1 ./...
-	$(GO) run ./internal/testreport -short -count=1 ./...
+	$(GO) run ./testdata/testreport -short -count=1 ./... ./testdata/testreport
 
 test-long: vet
 	cd testdata/delvecheck && $(GO) test -count=1 ./...
-	$(GO) run ./internal/testreport -count=1 -timeout 30m ./...
+	$(GO) run ./testdata/testreport -count=1 -timeout 30m ./... ./testdata/testreport
 
 # race: the tests of the code that runs on several goroutines (lowering in
 # parts, reading a section in parts, a mapped section), under the race
@@ -50,7 +50,7 @@ race:
 vet:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
-	$(GO) vet ./...
+	$(GO) vet ./... ./testdata/testreport
 	cd testdata/delvecheck && $(GO) vet ./...
 
 # fuzz: every fuzz target for FUZZTIME each (default 1m).
