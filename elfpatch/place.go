@@ -289,34 +289,33 @@ func (s *Source) names(p Place) error {
 	return nil
 }
 
+// specialBits pairs the set-user-ID, set-group-ID and sticky bits of a
+// stat mode with their fs.FileMode bits.
+var specialBits = [...]struct {
+	stat uint32
+	mode fs.FileMode
+}{{unix.S_ISUID, fs.ModeSetuid}, {unix.S_ISGID, fs.ModeSetgid}, {unix.S_ISVTX, fs.ModeSticky}}
+
 // unixMode converts a stat mode's permission and special bits.
 func unixMode(m uint32) fs.FileMode {
 	mode := fs.FileMode(m & 0o777)
-	if m&unix.S_ISUID != 0 {
-		mode |= fs.ModeSetuid
-	}
-	if m&unix.S_ISGID != 0 {
-		mode |= fs.ModeSetgid
-	}
-	if m&unix.S_ISVTX != 0 {
-		mode |= fs.ModeSticky
+	for _, b := range specialBits {
+		if m&b.stat != 0 {
+			mode |= b.mode
+		}
 	}
 	return mode
 }
 
 // modeBits converts fs mode bits back to a chmod mode.
 func modeBits(m fs.FileMode) uint32 {
-	b := uint32(m.Perm())
-	if m&fs.ModeSetuid != 0 {
-		b |= unix.S_ISUID
+	bits := uint32(m.Perm())
+	for _, b := range specialBits {
+		if m&b.mode != 0 {
+			bits |= b.stat
+		}
 	}
-	if m&fs.ModeSetgid != 0 {
-		b |= unix.S_ISGID
-	}
-	if m&fs.ModeSticky != 0 {
-		b |= unix.S_ISVTX
-	}
-	return b
+	return bits
 }
 
 // fileKind names a file type of a stat mode.
