@@ -32,7 +32,7 @@ type generateOptions struct {
 	hold    <-chan struct{} // closed when the copy generate makes meanwhile is done
 	// keepTimes (-p) gives what is written the input's times.
 	keepTimes bool
-	memory  *memoryBudget   // --memory-limit: shared by every file of the run
+	memory    *memoryBudget // --memory-limit: shared by every file of the run
 }
 
 // charge takes cost out of the run's memory budget (waiting while other

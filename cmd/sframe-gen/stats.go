@@ -144,10 +144,10 @@ type statsJSON struct {
 	Shared        bool   `json:"shared"`
 	Unshared      string `json:"unshared_reason,omitempty"`
 	SharedFDEs    int    `json:"shared_fdes"`
-	RepeatedFDEs  int `json:"repeated_fdes"`
-	RepeatedBytes int `json:"repeated_fre_bytes"`
-	UnsharedBytes int `json:"sframe_bytes_unshared"`
-	SharedBytes   int `json:"sframe_bytes_shared"`
+	RepeatedFDEs  int    `json:"repeated_fdes"`
+	RepeatedBytes int    `json:"repeated_fre_bytes"`
+	UnsharedBytes int    `json:"sframe_bytes_unshared"`
+	SharedBytes   int    `json:"sframe_bytes_shared"`
 
 	SectionBytes    int    `json:"sframe_bytes"`
 	EHFrameBytes    uint64 `json:"eh_frame_bytes"`
