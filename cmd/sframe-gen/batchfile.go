@@ -176,6 +176,7 @@ func (c *cli) processLinked(w *fileWriter, ef *elf.File, target lower.Target, o 
 	if err := w.replace(patch.Write); err != nil {
 		return failed(r, err)
 	}
+	c.warnExecHeaders(w.j.path, ef)
 	if o.verbose {
 		c.summary(w.j.path, generateOptions{output: w.j.out}, res, size, linkedWhere(patch.Layout()))
 	}
