@@ -219,6 +219,7 @@ func (c *cli) processLinked(w *fileWriter, ef *elf.File, target lower.Target, o 
 	if err := w.replace(patch.Write); err != nil {
 		return failed(r, err)
 	}
+	c.warnExecHeaders(w.j.path, ef)
 	if o.verbose {
 		shown := o
 		shown.output = w.j.out

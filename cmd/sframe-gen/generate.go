@@ -383,8 +383,11 @@ func (c *cli) generateLinked(file string, src *elfpatch.Source, ef *elf.File, ta
 		c.upToDate(file, o)
 		return nil
 	}
-	if err == nil && o.verbose && made.res != nil {
-		c.summary(file, o, target, made.res, made.size, linkedWhere(made.layout))
+	if err == nil && made.res != nil {
+		c.warnExecHeaders(file, ef)
+		if o.verbose {
+			c.summary(file, o, target, made.res, made.size, linkedWhere(made.layout))
+		}
 	}
 	return err
 }
@@ -437,7 +440,6 @@ func (c *cli) makeLinked(file string, in *os.File, inSize int64, ef *elf.File, t
 	if err != nil {
 		return nil, 0, err
 	}
-	c.warnExecHeaders(file, ef)
 	if res.Section.NumFDEs() == 0 {
 		return nil, 0, errors.New("no function has an SFrame representation (see -v); nothing written")
 	}
@@ -457,10 +459,10 @@ func linkedWhere(l elfpatch.Layout) string {
 	return s
 }
 
-// warnExecHeaders warns about the program headers of ef other than
-// PT_LOAD and PT_PHDR (whose PF_X the patch clears) that carry PF_X: the
-// Linux kernel registers the SFrame section for each of them too, and
-// verify reports them.
+// warnExecHeaders warns, once the section is written, about the program
+// headers of ef other than PT_LOAD and PT_PHDR (whose PF_X the patch
+// clears) that carry PF_X: the Linux kernel registers the SFrame section
+// for each of them too, and verify reports them.
 func (c *cli) warnExecHeaders(file string, ef *elf.File) {
 	for _, p := range ef.Progs {
 		if p.Type != elf.PT_LOAD && p.Type != elf.PT_PHDR && p.Flags&elf.PF_X != 0 {

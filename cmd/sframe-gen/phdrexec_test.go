@@ -133,21 +133,29 @@ func TestGeneratePhdrExec(t *testing.T) {
 
 // TestGenerateWarnsExecStack: a program header other than PT_LOAD and
 // PT_PHDR with PF_X (PT_GNU_STACK of an executable stack, which generate
-// must keep) is what verify reports; generate says so in a warning.
+// must keep) is what verify reports; generate says so in a warning once
+// it has written the section (one FILE and the batch form).
 func TestGenerateWarnsExecStack(t *testing.T) {
 	gcc := needTool(t, "gcc")
-	p := filepath.Join(t.TempDir(), "prog")
-	gccBuild(t, gcc, p, "-O2", "-z", "execstack", filepath.Join(testdataDir(), "link/src/main.c"))
-	_, stderr, code := runCLI(p)
-	if code != exitOK || !strings.Contains(stderr, "warning: PT_GNU_STACK has PF_X") {
-		t.Errorf("generate: exit %d, want 0 and a warning about PT_GNU_STACK:\n%s", code, stderr)
-	}
-	if fl := progFlags(t, p, elf.PT_GNU_STACK); fl&elf.PF_X == 0 {
-		t.Errorf("PT_GNU_STACK lost PF_X: %v", fl)
-	}
-	stdout, _, code := runCLI("verify", p)
-	if code == exitOK || !strings.Contains(stdout, "(PT_GNU_STACK) has PF_X") {
-		t.Errorf("verify: exit %d, want the PT_GNU_STACK problem:\n%s", code, stdout)
+	for _, batch := range []bool{false, true} {
+		dir := t.TempDir()
+		p := filepath.Join(dir, "prog")
+		gccBuild(t, gcc, p, "-O2", "-z", "execstack", filepath.Join(testdataDir(), "link/src/main.c"))
+		arg := p
+		if batch {
+			arg = dir
+		}
+		_, stderr, code := runCLI(arg)
+		if code != exitOK || !strings.Contains(stderr, "warning: PT_GNU_STACK has PF_X") {
+			t.Errorf("generate %s: exit %d, want 0 and a warning about PT_GNU_STACK:\n%s", arg, code, stderr)
+		}
+		if fl := progFlags(t, p, elf.PT_GNU_STACK); fl&elf.PF_X == 0 {
+			t.Errorf("PT_GNU_STACK lost PF_X: %v", fl)
+		}
+		stdout, _, code := runCLI("verify", p)
+		if code == exitOK || !strings.Contains(stdout, "(PT_GNU_STACK) has PF_X") {
+			t.Errorf("verify: exit %d, want the PT_GNU_STACK problem:\n%s", code, stdout)
+		}
 	}
 }
 
