@@ -376,7 +376,12 @@ func (old replaced) finish(tmp *tempFile, opt ReplaceOptions) error {
 // keepTimes gives fd a's times.
 func (a attrs) keepTimes(fd int) error {
 	ts := []unix.Timespec{unix.NsecToTimespec(a.atime.UnixNano()), unix.NsecToTimespec(a.mtime.UnixNano())}
-	return unix.UtimesNanoAt(unix.AT_FDCWD, fmt.Sprintf("/proc/self/fd/%d", fd), ts, 0)
+	if err := unix.UtimesNanoAt(unix.AT_FDCWD, fmt.Sprintf("/proc/self/fd/%d", fd), ts, 0); err == nil {
+		return nil
+	}
+	// Without /proc: microseconds (futimes).
+	tv := []unix.Timeval{unix.NsecToTimeval(a.atime.UnixNano()), unix.NsecToTimeval(a.mtime.UnixNano())}
+	return unix.Futimes(fd, tv)
 }
 
 // publish gives the new file dst's name and the names of links, under t's
@@ -457,6 +462,9 @@ func (tf *tempFile) link(dir *Dir, name string) (string, error) {
 			err = unix.Linkat(tf.dir.fd, tf.named, dir.fd, n, 0)
 		} else {
 			err = unix.Linkat(unix.AT_FDCWD, fmt.Sprintf("/proc/self/fd/%d", tf.f.Fd()), dir.fd, n, unix.AT_SYMLINK_FOLLOW)
+			if errors.Is(err, unix.ENOENT) { // no /proc: a privileged process may link the descriptor
+				err = unix.Linkat(int(tf.f.Fd()), "", dir.fd, n, unix.AT_EMPTY_PATH)
+			}
 		}
 		if errors.Is(err, unix.EEXIST) && try < 100 {
 			continue

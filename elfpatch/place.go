@@ -358,8 +358,13 @@ func (d *Dir) MkdirBeneath(rel string) (*Dir, error) {
 // Chmod gives the directory the mode bits of m (permission, set-group-ID
 // and sticky bits).
 func (d *Dir) Chmod(m fs.FileMode) error {
-	// fchmod on an O_PATH descriptor fails: go through /proc's link to it.
-	if err := unix.Fchmodat(unix.AT_FDCWD, fmt.Sprintf("/proc/self/fd/%d", d.fd), modeBits(m), 0); err != nil {
+	// fchmod on an O_PATH descriptor fails: open the directory itself.
+	fd, err := unix.Openat(d.fd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err == nil {
+		err = unix.Fchmod(fd, modeBits(m))
+		unix.Close(fd)
+	}
+	if err != nil {
 		return &fs.PathError{Op: "chmod", Path: d.path, Err: err}
 	}
 	return nil
