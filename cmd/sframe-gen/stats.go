@@ -60,7 +60,7 @@ func (c *cli) runStats(args []string) int {
 	st.File = file
 	w := bufio.NewWriter(c.stdout)
 	if *asJSON {
-		enc := json.NewEncoder(w)
+		enc := json.NewEncoder(jsonWriter{w})
 		enc.SetIndent("", "  ")
 		err = enc.Encode(st)
 	} else {
