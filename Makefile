@@ -40,12 +40,13 @@ test-long: vet
 	$(GO) run ./testdata/testreport -count=1 -timeout 30m ./... ./testdata/testreport
 
 # race: the tests of the code that runs on several goroutines (lowering in
-# parts, reading a section in parts, a mapped section), under the race
-# detector (which needs cgo, hence a C compiler).
+# parts, reading a section in parts, a mapped section, the batch and its
+# memory budget), under the race detector (which needs cgo, hence a C
+# compiler).
 race:
 	CGO_ENABLED=1 $(GO) test -count=1 -race -short -run 'TestScanParallel|TestScanLowerMapped|TestScanHold|TestWorkers|TestLowerParallelJoin|TestEncodePlacedRuns|TestShareFREsOption|TestV2Workers' ./lower
 	CGO_ENABLED=1 $(GO) test -count=1 -race -short -run 'TestPlacement' ./emit
-	CGO_ENABLED=1 $(GO) test -count=1 -race -short -run 'TestGenerateLinked|TestGeneratedProgramsRun|TestBatch' ./cmd/sframe-gen
+	CGO_ENABLED=1 $(GO) test -count=1 -race -short -run 'TestGenerateLinked|TestGeneratedProgramsRun|TestBatch|TestMemoryBudgetOrder' ./cmd/sframe-gen
 
 vet:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"unicode/utf8"
 )
@@ -29,7 +30,7 @@ type report struct {
 
 func newReport() *report {
 	r := &report{}
-	r.enc = json.NewEncoder(&r.buf)
+	r.enc = json.NewEncoder(jsonWriter{&r.buf})
 	r.enc.SetEscapeHTML(false)
 	return r
 }
@@ -40,22 +41,24 @@ func (r *report) add(j *job, res *fileResult) {
 	if j.kind == kindFile {
 		line.Bytes = j.size
 	}
-	start := r.buf.Len()
 	r.enc.Encode(line) // a bytes.Buffer does not fail
-	escapeC1(&r.buf, start)
 }
 
-// escapeC1 rewrites the C1 control characters (U+0080 to U+009F) that
-// encoding/json leaves raw in buf from start on as \u escapes: U+009B is
-// a CSI to some terminals, and a report may well be printed on one. They
-// can only occur inside JSON strings, where the escape means the same.
-func escapeC1(buf *bytes.Buffer, start int) {
-	b := buf.Bytes()[start:]
-	if !bytes.Contains(b, []byte{0xc2}) {
-		return
+// jsonWriter is the writer of a json.Encoder whose output may hold names
+// from the files (file, member and symbol names): it escapes the C1
+// control characters (U+0080 to U+009F) that encoding/json leaves raw as
+// \u escapes, since U+009B is a CSI to some terminals and JSON may well
+// be printed on one. They can only occur inside JSON strings, where the
+// escape means the same; an Encoder writes each value in one Write, so no
+// character is split between two.
+type jsonWriter struct{ w io.Writer }
+
+func (j jsonWriter) Write(p []byte) (int, error) {
+	if !bytes.Contains(p, []byte{0xc2}) { // the first byte of every C1 character
+		return j.w.Write(p)
 	}
 	var out []byte
-	for len(b) > 0 {
+	for b := p; len(b) > 0; {
 		r, n := utf8.DecodeRune(b)
 		if r >= 0x80 && r < 0xa0 {
 			out = fmt.Appendf(out, `\u%04x`, r)
@@ -64,8 +67,10 @@ func escapeC1(buf *bytes.Buffer, start int) {
 		}
 		b = b[n:]
 	}
-	buf.Truncate(start)
-	buf.Write(out)
+	if _, err := j.w.Write(out); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
 
 // write writes the report to path ("-": standard output) atomically.

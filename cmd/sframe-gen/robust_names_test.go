@@ -17,8 +17,8 @@ import (
 // sequences and other control characters are printed quoted in every
 // message (errors, -v lines), in both forms, and the --report JSON keeps
 // them exact but escaped (C1 controls such as U+009B, a CSI to some
-// terminals, included: encoding/json leaves them raw); no raw control
-// character reaches the terminal.
+// terminals, included: encoding/json leaves them raw), as do stats and
+// verify's text and JSON; no raw control character reaches the terminal.
 func TestNamesEscaped(t *testing.T) {
 	dir := t.TempDir()
 	obj, err := os.ReadFile(filepath.Join(testdataDir(), "gas/x86_64/debugframe.o"))
@@ -63,8 +63,17 @@ func TestNamesEscaped(t *testing.T) {
 			t.Errorf("%s: a raw control character at %d of %q", tc.form, i, tc.stderr)
 		}
 	}
-	if strings.ContainsAny(stdout+report, "\x1b\x07\r\u009b") {
-		t.Errorf("raw control characters on standard output: %q", stdout+report)
+	statsJSON, _, _ := runCLI("stats", "--json", good2)
+	verifyJSON, _, _ := runCLI("verify", "--json", good2)
+	statsText, _, _ := runCLI("stats", good2)
+	if strings.ContainsAny(stdout+report+statsJSON+verifyJSON+statsText, "\x1b\x07\r\u009b") {
+		t.Errorf("raw control characters on standard output: %q", stdout+report+statsJSON+verifyJSON+statsText)
+	}
+	for _, out := range []string{statsJSON, verifyJSON} {
+		var v struct{ File string }
+		if err := json.Unmarshal([]byte(out), &v); err != nil || v.File != good2 {
+			t.Errorf("JSON %q: file %q, %v; want %q", out, v.File, err, good2)
+		}
 	}
 	names := map[string]bool{}
 	sc := bufio.NewScanner(strings.NewReader(report))

@@ -78,7 +78,7 @@ func (c *cli) writeStats(in elfInput, src cfi.Source, dry, asJSON bool) error {
 	st.File = in.name
 	w := bufio.NewWriter(c.stdout)
 	if asJSON {
-		enc := json.NewEncoder(w)
+		enc := json.NewEncoder(jsonWriter{w})
 		enc.SetIndent("", "  ")
 		err = enc.Encode(st)
 	} else {

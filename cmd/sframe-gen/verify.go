@@ -336,7 +336,7 @@ func writeVerifyJSON(w io.Writer, file string, rep *verify.Report, names *verify
 	for _, u := range rep.Uncovered {
 		v.Uncovered = append(v.Uncovered, verifyUncoveredJSON{names.name(u.Section, u.Start), u.Section, u.Start, u.Size, u.Signal})
 	}
-	enc := json.NewEncoder(w)
+	enc := json.NewEncoder(jsonWriter{w})
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
 }
