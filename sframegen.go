@@ -407,18 +407,15 @@ func lowered(r io.ReaderAt, size int64, f *elf.File, opt Options) (*Section, err
 	return sec, nil
 }
 
-// encodeAt encodes a linked file's section for address addr, in one buffer.
+// encodeAt places a linked file's section at addr (lower.Result.Place:
+// the FDE index sorted by start, the start fields set) and encodes it, so
+// that Result.Section is what the bytes hold: read in memory (emit.Dump,
+// emit.ReaderFor) it answers as the bytes decoded do.
 func encodeAt(res *lower.Result, addr uint64) ([]byte, error) {
-	parts, err := res.EncodePlaced(addr)
+	res.Place(addr)
+	data, err := res.Section.Encode()
 	if err != nil {
 		return nil, fmt.Errorf("encoding .sframe: %w", err)
-	}
-	if len(parts) == 1 {
-		return parts[0], nil
-	}
-	var data []byte
-	for _, p := range parts {
-		data = append(data, p...)
 	}
 	return data, nil
 }
