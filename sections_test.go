@@ -61,8 +61,9 @@ func goldenELFFiles(t *testing.T) []string {
 
 // TestSectionReadsAsItsBytes: the section the library returns
 // (Section.Result.Section, packed in version 3) reads as the bytes it
-// writes (Section.Data) do: Dump, DumpJSON, NumFDEs, FDE and Reader.Lookup
-// give the same answers on both, for every golden input and option set.
+// writes (Section.Data) do: Dump, DumpJSON, NumFDEs, FDE, Reader.Lookup and
+// SetVersion(2) give the same answers on both, for every golden input and
+// option set.
 func TestSectionReadsAsItsBytes(t *testing.T) {
 	generated := 0
 	for _, file := range goldenELFFiles(t) {
@@ -132,6 +133,30 @@ func compareSectionWithBytes(t *testing.T, name string, sec *emit.Section, data 
 		}
 	}
 	compareLookups(t, name, sec, data, addr)
+	compareSetVersion(t, name, sec, dec)
+}
+
+// compareSetVersion requires sec converted to version 2 (Section.SetVersion)
+// to encode as dec, the section of its bytes, converted does; or both to
+// be refused. It converts both.
+func compareSetVersion(t *testing.T, name string, sec, dec *emit.Section) {
+	t.Helper()
+	if sec.Header.Version != emit.Version3 {
+		return
+	}
+	gotErr, wantErr := sec.SetVersion(emit.Version2), dec.SetVersion(emit.Version2)
+	if (gotErr == nil) != (wantErr == nil) {
+		t.Errorf("%s: SetVersion(2): %v, of the bytes' section: %v", name, gotErr, wantErr)
+		return
+	}
+	if gotErr != nil {
+		return
+	}
+	got, gotErr := sec.Encode()
+	want, wantErr := dec.Encode()
+	if gotErr != nil || wantErr != nil || !bytes.Equal(got, want) {
+		t.Errorf("%s: in version 2 encodes as %d bytes (%v), the bytes' section as %d (%v)", name, len(got), gotErr, len(want), wantErr)
+	}
 }
 
 // compareLookups requires a Reader of sec (ReaderFor) to answer as one of
