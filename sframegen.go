@@ -407,15 +407,22 @@ func lowered(r io.ReaderAt, size int64, f *elf.File, opt Options) (*Section, err
 	return sec, nil
 }
 
-// encodeAt places a linked file's section at addr (lower.Result.Place:
-// the FDE index sorted by start, the start fields set) and encodes it, so
-// that Result.Section is what the bytes hold: read in memory (emit.Dump,
-// emit.ReaderFor) it answers as the bytes decoded do.
+// encodeAt places a linked file's section at addr and encodes it
+// (lower.Result.PlaceAndEncode: the FDE index sorted by start, the start
+// fields set), in one buffer, so that Result.Section is what the bytes
+// hold: read in memory (emit.Dump, emit.ReaderFor) it answers as the bytes
+// decoded do.
 func encodeAt(res *lower.Result, addr uint64) ([]byte, error) {
-	res.Place(addr)
-	data, err := res.Section.Encode()
+	parts, err := res.PlaceAndEncode(addr)
 	if err != nil {
 		return nil, fmt.Errorf("encoding .sframe: %w", err)
+	}
+	if len(parts) == 1 {
+		return parts[0], nil
+	}
+	var data []byte
+	for _, p := range parts {
+		data = append(data, p...)
 	}
 	return data, nil
 }
