@@ -61,9 +61,9 @@ func goldenELFFiles(t *testing.T) []string {
 
 // TestSectionReadsAsItsBytes: the section the library returns
 // (Section.Result.Section, packed in version 3) reads as the bytes it
-// writes (Section.Data) do: Dump, DumpJSON, NumFDEs, FDE, Reader.Lookup and
-// SetVersion(2) give the same answers on both, for every golden input and
-// option set.
+// writes (Section.Data) do: Dump, DumpJSON, NumFDEs, NumFREs, FDE,
+// Reader.Lookup and SetVersion(2) give the same answers on both, for every
+// golden input and option set.
 func TestSectionReadsAsItsBytes(t *testing.T) {
 	generated := 0
 	for _, file := range goldenELFFiles(t) {
@@ -102,6 +102,9 @@ func compareSectionWithBytes(t *testing.T, name string, sec *emit.Section, data 
 	}
 	if got, want := sec.NumFDEs(), dec.NumFDEs(); got != want {
 		t.Errorf("%s: NumFDEs %d, the bytes have %d", name, got, want)
+	}
+	if got, want := sec.NumFREs(), dec.NumFREs(); got != want {
+		t.Errorf("%s: NumFREs %d, the bytes have %d", name, got, want)
 	}
 	for i := range dec.NumFDEs() {
 		got, err := sec.FDE(i)

@@ -22,6 +22,17 @@ func (s *Section) FDE(i int) (FDE, error) {
 	return d.packedFDE(i)
 }
 
+// NumFREs returns the number of FREs of s's functions, of either form, as
+// the header counts them: an FRE block shared by several functions once
+// for each.
+func (s *Section) NumFREs() int {
+	n := s.PackedFREs // 0 in a plain section, whose FDEs a packed one lacks
+	for i := range s.FDEs {
+		n += len(s.FDEs[i].FREs)
+	}
+	return n
+}
+
 // functions returns every function of s with its FREs, in index order:
 // FDEs itself for a plain section, decoded from Packed (FDE) for a packed
 // one.
