@@ -28,8 +28,9 @@
 //
 // Readers of a section in memory do not depend on its form: Section.FDE
 // gives function i with its FREs from either (a packed function's FREs
-// decoded as Decode decodes them from the encoded section), NumFDEs counts
-// either, PackedFunc gives a packed function without its FREs. Dump,
+// decoded as Decode decodes them from the encoded section), NumFDEs and
+// NumFREs count either, PackedFunc gives a packed function without its
+// FREs. Dump,
 // DumpJSON, ReaderFor and SetVersion go through it, so a packed section and
 // the same section decoded from its bytes print, answer and convert the
 // same.
