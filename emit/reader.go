@@ -252,7 +252,8 @@ func ReaderFromELF(f *elf.File) (*Reader, error) {
 }
 
 // Section returns the section read: NewReader's decoded, ReaderFor's as
-// given.
+// given (packed, perhaps: its functions are read with Section.FDE, or
+// Func).
 func (r *Reader) Section() *Section { return r.sec }
 
 // NumFuncs returns the number of functions in the section.
