@@ -407,9 +407,13 @@ func lowered(r io.ReaderAt, size int64, f *elf.File, opt Options) (*Section, err
 	return sec, nil
 }
 
-// encodeAt encodes a linked file's section for address addr, in one buffer.
+// encodeAt places a linked file's section at addr and encodes it
+// (lower.Result.PlaceAndEncode: the FDE index sorted by start, the start
+// fields set), in one buffer, so that Result.Section is what the bytes
+// hold: read in memory (emit.Dump, emit.ReaderFor) it answers as the bytes
+// decoded do.
 func encodeAt(res *lower.Result, addr uint64) ([]byte, error) {
-	parts, err := res.EncodePlaced(addr)
+	parts, err := res.PlaceAndEncode(addr)
 	if err != nil {
 		return nil, fmt.Errorf("encoding .sframe: %w", err)
 	}

@@ -17,15 +17,23 @@
 //
 //   - Plain: FDEs, each with its FREs (raw info bytes and sign-extended data
 //     words, so that Decode then Encode gives any input back). Decode makes
-//     this form; Dump and DumpJSON print it as objdump --sframe does.
+//     this form.
 //   - Packed, for producers of big sections: each function's attribute
 //     record and FREs are encoded into Section.Packed as soon as the
 //     function is made (AppendPacked; BeginPacked and PackedFDE.Add one FRE
 //     at a time; MinWriter, which picks the smallest data-word size, for
 //     lower's fast path; AppendPackedCopy for a function whose FREs repeat
 //     an earlier one's), and the function itself is kept as a 16-byte
-//     IndexEntry in Section.Index. PackedFunc gives a function back as an
-//     FDE without FREs; NumFDEs counts either form.
+//     IndexEntry in Section.Index.
+//
+// Readers of a section in memory do not depend on its form: Section.FDE
+// gives function i with its FREs from either (a packed function's FREs
+// decoded as Decode decodes them from the encoded section), NumFDEs and
+// NumFREs count either, PackedFunc gives a packed function without its
+// FREs. Dump,
+// DumpJSON, ReaderFor and SetVersion go through it, so a packed section and
+// the same section decoded from its bytes print, answer and convert the
+// same.
 //
 // Encode returns a section's bytes in one buffer, Size its length without
 // encoding it. EncodeParts returns the same bytes in pieces, a packed

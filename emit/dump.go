@@ -12,15 +12,20 @@ import (
 // SFrame section NAME:" to the end, byte for byte: column padding and
 // trailing blanks included. sectionAddr is the section's address (0 in a
 // relocatable object, whose FDE start fields must already hold their
-// relocated values).
+// relocated values). It reads a packed section's functions as Decode
+// reads them from its bytes (Section.FDE), so both print the same.
 func Dump(w io.Writer, sec *Section, sectionAddr uint64, sectionName string) error {
+	fdes, err := sec.functions()
+	if err != nil {
+		return err
+	}
 	bw := bufio.NewWriter(w)
 	fmt.Fprintf(bw, "Contents of the SFrame section %s:", sectionName)
-	dumpHeader(bw, sec)
+	dumpHeader(bw, sec, fdes)
 	if v := sec.Header.Version; v == Version2 || v == Version3 {
 		fmt.Fprintf(bw, "\n  Function Index :\n")
-		for i := range sec.FDEs {
-			dumpFunc(bw, sec, i, sectionAddr)
+		for i := range fdes {
+			dumpFunc(bw, sec, &fdes[i], i, sectionAddr)
 			bw.WriteString("\n")
 		}
 	} else {
@@ -29,7 +34,7 @@ func Dump(w io.Writer, sec *Section, sectionAddr uint64, sectionName string) err
 	return bw.Flush()
 }
 
-func dumpHeader(w *bufio.Writer, sec *Section) {
+func dumpHeader(w *bufio.Writer, sec *Section, fdes []FDE) {
 	h := &sec.Header
 	fmt.Fprintf(w, "\n  Header :\n\n")
 	ver := "(null)"
@@ -71,15 +76,14 @@ func dumpHeader(w *bufio.Writer, sec *Section) {
 		fmt.Fprintf(w, "    CFA fixed RA offset: %d\n", h.CFAFixedRAOffset)
 	}
 	numFREs := 0
-	for i := range sec.FDEs {
-		numFREs += len(sec.FDEs[i].FREs)
+	for i := range fdes {
+		numFREs += len(fdes[i].FREs)
 	}
-	fmt.Fprintf(w, "    Num FDEs: %d\n", int32(len(sec.FDEs)))
+	fmt.Fprintf(w, "    Num FDEs: %d\n", int32(len(fdes)))
 	fmt.Fprintf(w, "    Num FREs: %d\n", int32(numFREs))
 }
 
-func dumpFunc(w *bufio.Writer, sec *Section, i int, sectionAddr uint64) {
-	f := &sec.FDEs[i]
+func dumpFunc(w *bufio.Writer, sec *Section, f *FDE, i int, sectionAddr uint64) {
 	pc := sec.FuncStart(i, sectionAddr)
 	attrs := ""
 	if f.Signal() {

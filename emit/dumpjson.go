@@ -21,7 +21,10 @@ func DumpJSON(w io.Writer, sec *Section, sectionAddr uint64, sectionName string)
 func DumpJSONFile(w io.Writer, file string, sec *Section, sectionAddr uint64, sectionName string) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	js := jsonOf(sec, sectionAddr, sectionName)
+	js, err := jsonOf(sec, sectionAddr, sectionName)
+	if err != nil {
+		return err
+	}
 	js.File = file
 	return enc.Encode(js)
 }
@@ -78,7 +81,12 @@ type jsonRule struct {
 	Deref  bool   `json:"deref"`
 }
 
-func jsonOf(sec *Section, sectionAddr uint64, name string) *jsonSection {
+// jsonOf is the JSON form of sec (its functions read as Dump reads them).
+func jsonOf(sec *Section, sectionAddr uint64, name string) (*jsonSection, error) {
+	fdes, err := sec.functions()
+	if err != nil {
+		return nil, err
+	}
 	h := &sec.Header
 	js := &jsonSection{
 		Section:          name,
@@ -88,11 +96,11 @@ func jsonOf(sec *Section, sectionAddr uint64, name string) *jsonSection {
 		CFAFixedFPOffset: h.CFAFixedFPOffset,
 		CFAFixedRAOffset: h.CFAFixedRAOffset,
 		AuxHeaderLen:     len(h.AuxHeader),
-		NumFDEs:          len(sec.FDEs),
-		Functions:        make([]jsonFunc, len(sec.FDEs)),
+		NumFDEs:          len(fdes),
+		Functions:        make([]jsonFunc, len(fdes)),
 	}
-	for i := range sec.FDEs {
-		f := &sec.FDEs[i]
+	for i := range fdes {
+		f := &fdes[i]
 		js.NumFREs += len(f.FREs)
 		flex := h.Version == Version3 && f.Type() == FDEFlex
 		jf := jsonFunc{
@@ -151,7 +159,7 @@ func jsonOf(sec *Section, sectionAddr uint64, name string) *jsonSection {
 		}
 		js.Functions[i] = jf
 	}
-	return js
+	return js, nil
 }
 
 // savedRule is the rule of a default FDE's FP or RA word v.

@@ -99,3 +99,41 @@ func ExampleReader_Lookup() {
 	// 0x1: no function
 	// 0x1084: function at 0x1080, CFA = sp+8, RA at CFA-8
 }
+
+// A packed section, as a producer of big sections builds it (each
+// function's FREs encoded as it is appended), reads as the section decoded
+// from its bytes: FDE gives a function back with its FREs, ReaderFor looks
+// PCs up in it.
+func ExampleSection_FDE() {
+	sec := &emit.Section{Header: emit.Header{
+		Version:          emit.Version3,
+		ABI:              emit.ABIAMD64LittleEndian,
+		CFAFixedRAOffset: -8,
+	}}
+	err := sec.AppendPacked(emit.FDE{
+		StartOffset: 0x1000, // from the section start: no FDE_FUNC_START_PCREL
+		Size:        0x20,
+		Info:        emit.FuncInfo(emit.PCInc, emit.FREAddr1, false, false),
+		FREs: []emit.FRE{
+			{StartAddr: 0, Info: emit.FREInfo(true, 1, emit.DataWord1B, false), Words: []int32{8}},
+			{StartAddr: 1, Info: emit.FREInfo(true, 2, emit.DataWord1B, false), Words: []int32{16, -16}},
+		},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	f, err := sec.FDE(0)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("%d FDE, %d packed bytes; FDE 0: size %#x, FREs %v\n", sec.NumFDEs(), len(sec.Packed), f.Size, f.FREs)
+	r, err := emit.ReaderFor(sec, 0)
+	if err != nil {
+		log.Fatal(err)
+	}
+	l, ok := r.Lookup(0x1004)
+	fmt.Println(ok, "CFA = SP +", l.CFA.Offset, "FP at CFA", l.FP.Offset)
+	// Output:
+	// 1 FDE, 12 packed bytes; FDE 0: size 0x20, FREs [{0 3 [8]} {1 5 [16 -16]}]
+	// true CFA = SP + 16 FP at CFA -16
+}

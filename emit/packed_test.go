@@ -3,6 +3,8 @@ package emit
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -86,6 +88,34 @@ func TestPacked(t *testing.T) {
 		}
 		if size, err := p.Size(); err != nil || size != len(want) {
 			t.Errorf("section %d: packed Size() = %d, %v; want %d", n, size, err, len(want))
+		}
+		comparePackedReads(t, fmt.Sprintf("section %d", n), p, sec)
+	}
+}
+
+// comparePackedReads requires the packed section p to read as sec, the
+// same section unpacked: FDE (FREs included), NumFREs, Dump and DumpJSON.
+func comparePackedReads(t *testing.T, name string, p, sec *Section) {
+	t.Helper()
+	for i := range sec.FDEs {
+		f, err := p.FDE(i)
+		if err != nil || !reflect.DeepEqual(f.FREs, sec.FDEs[i].FREs) {
+			t.Errorf("%s: FDE(%d) FREs = %+v, %v; want %+v", name, i, f.FREs, err, sec.FDEs[i].FREs)
+		}
+	}
+	if p.NumFREs() != sec.NumFREs() {
+		t.Errorf("%s: packed NumFREs %d, unpacked %d", name, p.NumFREs(), sec.NumFREs())
+	}
+	for _, dump := range []func(io.Writer, *Section, uint64, string) error{Dump, DumpJSON} {
+		var got, want bytes.Buffer
+		if err := dump(&got, p, 0x1000, ".sframe"); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+		if err := dump(&want, sec, 0x1000, ".sframe"); err != nil {
+			t.Errorf("%s: unpacked: %v", name, err)
+		}
+		if got.String() != want.String() {
+			t.Errorf("%s: the packed section dumps otherwise:\n%s\nwant\n%s", name, got.String(), want.String())
 		}
 	}
 }

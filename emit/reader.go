@@ -15,6 +15,9 @@ import (
 type Reader struct {
 	sec  *Section
 	addr uint64
+	// fdes are the section's functions with their FREs, in index order
+	// (Section.FDE): its FDEs, or those of a packed section decoded.
+	fdes []FDE
 	// funcs are the functions in address order. A search starts in
 	// bucket: bucket[b] is how many functions start below base+b<<shift,
 	// so the function of a PC is among the few of its bucket (one table
@@ -82,35 +85,42 @@ func NewReader(data []byte, sectionAddr uint64) (*Reader, error) {
 	if err != nil {
 		return nil, err
 	}
-	return ReaderFor(s, sectionAddr), nil
+	return ReaderFor(s, sectionAddr)
 }
 
-// ReaderFor makes a Reader for a section already decoded (not packed),
-// loaded at sectionAddr. The Reader keeps s: s must not change afterwards.
-func ReaderFor(s *Section, sectionAddr uint64) *Reader {
-	order := make([]int, len(s.FDEs))
-	starts := make([]uint64, len(s.FDEs))
-	for i := range s.FDEs {
+// ReaderFor makes a Reader for a section in memory, loaded at sectionAddr:
+// decoded, built, or packed (as the library makes it; its functions read as
+// Decode reads them from its bytes, so the answers are those of NewReader
+// on the encoded section). The Reader keeps s: s must not change
+// afterwards. An error says a packed section's FRE data is malformed.
+func ReaderFor(s *Section, sectionAddr uint64) (*Reader, error) {
+	fdes, err := s.functions()
+	if err != nil {
+		return nil, err
+	}
+	order := make([]int, len(fdes))
+	starts := make([]uint64, len(fdes))
+	for i := range fdes {
 		order[i], starts[i] = i, s.FuncStart(i, sectionAddr)
 	}
 	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(starts[a], starts[b]) })
 	r := &Reader{
-		sec: s, addr: sectionAddr,
+		sec: s, addr: sectionAddr, fdes: fdes,
 		funcs: make([]readerFunc, len(order)),
 	}
 	size := 0
 	for k, i := range order {
-		f := &s.FDEs[i]
+		f := &fdes[i]
 		r.funcs[k] = readerFunc{start: starts[i], fde: int32(i), size: f.Size, fre: size, numFRE: uint32(len(f.FREs)),
 			info: f.Info, info2: f.Info2, rep: f.RepSize, shape: freShape(f.FREs)}
 		size += r.funcs[k].packedSize()
 	}
 	r.fres = make([]byte, 0, size)
 	for k := range r.funcs {
-		r.fres = r.funcs[k].pack(r.fres, s.FDEs[r.funcs[k].fde].FREs)
+		r.fres = r.funcs[k].pack(r.fres, fdes[r.funcs[k].fde].FREs)
 	}
 	r.makeBuckets()
-	return r
+	return r, nil
 }
 
 // widthCode returns log2 of the bytes (1, 2 or 4) that v needs, as
@@ -241,7 +251,9 @@ func ReaderFromELF(f *elf.File) (*Reader, error) {
 	return r, nil
 }
 
-// Section returns the decoded section.
+// Section returns the section read: NewReader's decoded, ReaderFor's as
+// given (packed, perhaps: its functions are read with Section.FDE, or
+// Func).
 func (r *Reader) Section() *Section { return r.sec }
 
 // NumFuncs returns the number of functions in the section.
@@ -250,7 +262,7 @@ func (r *Reader) NumFuncs() int { return len(r.funcs) }
 // Func returns the i-th function in address order.
 func (r *Reader) Func(i int) Func {
 	k := int(r.funcs[i].fde)
-	return Func{Start: r.funcs[i].start, FDE: &r.sec.FDEs[k], Index: k}
+	return Func{Start: r.funcs[i].start, FDE: &r.fdes[k], Index: k}
 }
 
 // Find returns the FDE (its index in the section) and the FRE (its index
@@ -332,7 +344,7 @@ func (r *Reader) Lookup(pc uint64) (Lookup, bool) {
 		}
 		e.Words = words[:n]
 	} else {
-		e = r.sec.FDEs[f.fde].FREs[j]
+		e = r.fdes[f.fde].FREs[j]
 	}
 	fr, err := r.sec.Header.Frame(&fde, &e)
 	if err != nil {

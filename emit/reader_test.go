@@ -170,7 +170,10 @@ func TestReaderUnsortedAndEmpty(t *testing.T) {
 		s.FDEs = append(s.FDEs, FDE{Size: 0x10, FREs: []FRE{e}})
 		s.SetFuncStart(len(s.FDEs)-1, start, 0x100)
 	}
-	r := ReaderFor(s, 0x100)
+	r, err := ReaderFor(s, 0x100)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if l, ok := r.Lookup(0x1008); !ok || l.Func != 1 || l.Start != 0x1000 {
 		t.Errorf("Lookup(0x1008) = %+v %v, want function 1", l, ok)
 	}
@@ -182,7 +185,10 @@ func TestReaderUnsortedAndEmpty(t *testing.T) {
 			t.Errorf("Lookup(%#x) found a function", pc)
 		}
 	}
-	empty := ReaderFor(&Section{Header: s.Header}, 0)
+	empty, err := ReaderFor(&Section{Header: s.Header}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if _, ok := empty.Lookup(0); ok {
 		t.Error("an empty section answered")
 	}
@@ -275,7 +281,10 @@ func TestReaderPacking(t *testing.T) {
 		s.FDEs = append(s.FDEs, FDE{Size: f.size, Info: uint8(FREAddr4), FREs: f.fres})
 		s.SetFuncStart(i, f.start, 0)
 	}
-	r := ReaderFor(s, 0)
+	r, err := ReaderFor(s, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for i, f := range funcs {
 		if _, ok := r.Lookup(f.start + uint64(f.size)); ok && i+1 < len(funcs) && funcs[i+1].start > f.start+uint64(f.size) {
 			t.Errorf("function %d: the PC past its end found a function", i)

@@ -147,9 +147,10 @@ type Section struct {
 	// in insertion order. The functions of a packed section are in Index,
 	// not FDEs: what its FDE index holds of each (16 bytes, where an FDE
 	// takes 48), the rest being in its record. PackedFREs counts the FREs
-	// in Packed. A packed section can be placed, sorted and encoded, not
-	// dumped: it is for producers of big sections, a few bytes per FRE
-	// instead of an FRE struct and its words. Decode never packs.
+	// in Packed. A packed section is for producers of big sections, a few
+	// bytes per FRE instead of an FRE struct and its words; it is read
+	// (Section.FDE, Dump, ReaderFor) as the section decoded from its
+	// bytes. Decode never packs.
 	// Functions may share a record (ShareFREs); PackedFREs then counts
 	// its FREs once per function, as the header does.
 	Packed     []byte

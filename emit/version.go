@@ -9,7 +9,9 @@ import "fmt"
 //
 // Version 2 has no flex FDEs and 32-bit start offsets: converting a section
 // that needs either fails and leaves it unchanged. FlagFramePointer exists
-// only in version 2 and is cleared when converting to version 3.
+// only in version 2 and is cleared when converting to version 3. A packed
+// section (always version 3) converted to version 2 leaves the packed form:
+// its functions go to FDEs, decoded as Section.FDE gives them.
 func (s *Section) SetVersion(v uint8) error {
 	if v != Version2 && v != Version3 {
 		return fmt.Errorf("unsupported version %d", v)
@@ -17,8 +19,12 @@ func (s *Section) SetVersion(v uint8) error {
 	if v == s.Header.Version {
 		return nil
 	}
-	starts := make([]uint64, len(s.FDEs))
-	for i := range s.FDEs {
+	fdes, err := s.functions()
+	if err != nil {
+		return err
+	}
+	starts := make([]uint64, len(fdes))
+	for i := range fdes {
 		starts[i] = s.FuncStart(i, 0)
 	}
 	old := s.Header
@@ -26,8 +32,8 @@ func (s *Section) SetVersion(v uint8) error {
 	if v == Version3 {
 		s.Header.Flags &^= FlagFramePointer
 	}
-	for i := range s.FDEs {
-		f := &s.FDEs[i]
+	for i := range fdes {
+		f := &fdes[i]
 		if v == Version2 && f.Info2 != 0 {
 			s.Header = old
 			return fmt.Errorf("FDE %d: %s cannot be written in version 2", i, f.Type())
@@ -41,8 +47,23 @@ func (s *Section) SetVersion(v uint8) error {
 			return fmt.Errorf("FDE %d: start offset %#x does not fit the 32-bit version 2 field", i, int64(rel))
 		}
 	}
-	for i := range s.FDEs {
+	s.setFDEs(fdes)
+	for i := range fdes {
 		s.SetFuncStart(i, starts[i], 0)
 	}
 	return nil
+}
+
+// setFDEs makes fdes, the functions of s (Section.functions), its FDEs: a
+// packed section's leave Index and Packed, those that share a record
+// (the same FREOffset) sharing their FRE data (SharedFREs).
+func (s *Section) setFDEs(fdes []FDE) {
+	if len(s.Index) > 0 {
+		seen := make(map[uint32]bool, len(s.Index))
+		for _, e := range s.Index {
+			s.SharedFREs = s.SharedFREs || seen[e.FREOffset]
+			seen[e.FREOffset] = true
+		}
+	}
+	s.FDEs, s.Packed, s.Index, s.PackedFREs = fdes, nil, nil, 0
 }

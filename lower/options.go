@@ -22,7 +22,8 @@ type Options struct {
 	// FREs are encoded as soon as it is lowered and the Result's FDEs
 	// carry none: a few bytes per FRE instead of an emit.FRE and its
 	// words (on libLLVM.so, 6 MB instead of 48 MB). The bytes Encode then
-	// writes are the same; the FREs cannot be looked at one by one. In
+	// writes are the same; the FREs are read back decoded, function by
+	// function (emit.Section.FDE). In
 	// the correct mode, the functions whose CFI keeps to the common
 	// shapes are translated on a fast path (fast.go); of the others, a
 	// function whose CIE, FRE type and instructions repeat an earlier

@@ -140,6 +140,10 @@ func TestEncodePlaced(t *testing.T) {
 				if !bytes.Equal(bytes.Join(parts, nil), bytes.Join(want, nil)) {
 					t.Errorf("%s: EncodePlaced's bytes differ from Place and EncodeParts'", what)
 				}
+				comparePlaceAndEncode(t, what, ref, want, func() (*Result, error) {
+					r, _, err := LowerFile(f, frames, tg, opt)
+					return r, err
+				}, addr)
 			}
 		}
 		f.Close()
@@ -147,6 +151,29 @@ func TestEncodePlaced(t *testing.T) {
 	}
 	if n < 12 {
 		t.Fatalf("only %d linked files", n)
+	}
+}
+
+// comparePlaceAndEncode requires PlaceAndEncode(addr) of a result made by
+// lower to write want, the bytes of ref placed at addr, and to leave the
+// result as ref: index, FDEs, Starts, Sources and flags.
+func comparePlaceAndEncode(t *testing.T, what string, ref *Result, want [][]byte, lower func() (*Result, error), addr uint64) {
+	t.Helper()
+	r, err := lower()
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	parts, err := r.PlaceAndEncode(addr)
+	if err != nil {
+		t.Fatalf("%s: PlaceAndEncode: %v", what, err)
+	}
+	if !bytes.Equal(bytes.Join(parts, nil), bytes.Join(want, nil)) {
+		t.Errorf("%s: PlaceAndEncode's bytes differ from Place and EncodeParts'", what)
+	}
+	got, ws := r.Section, ref.Section
+	if !slices.Equal(got.Index, ws.Index) || !slices.EqualFunc(got.FDEs, ws.FDEs, fdeEqual) || !slices.Equal(r.Starts, ref.Starts) ||
+		!slices.Equal(r.Sources, ref.Sources) || got.Header.Flags != ws.Header.Flags {
+		t.Errorf("%s: PlaceAndEncode left the result other than Place does", what)
 	}
 }
 

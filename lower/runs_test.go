@@ -183,6 +183,13 @@ func TestEncodePlacedRuns(t *testing.T) {
 				if !bytes.Equal(bytes.Join(parts, nil), bytes.Join(want, nil)) {
 					t.Errorf("%s: EncodePlaced differs from Place and EncodeParts", what)
 				}
+				comparePlaceAndEncode(t, what, res, want, func() (*Result, error) {
+					r := lower()
+					if tc.change != nil {
+						tc.change(r)
+					}
+					return r, nil
+				}, tc.addr)
 			}
 		}
 		f.Close()

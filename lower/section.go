@@ -211,10 +211,63 @@ func (r *Result) Place(sectionAddr uint64) {
 // (an emit.Placement), and r stays as it was. An unpacked section
 // is placed, then encoded.
 func (r *Result) EncodePlaced(sectionAddr uint64) ([][]byte, error) {
+	parts, _, err := r.encodePlaced(sectionAddr)
+	return parts, err
+}
+
+// PlaceAndEncode is Place(sectionAddr) followed by Section.EncodeParts, at
+// the cost of EncodePlaced and a reordering of r: a packed section's index
+// is written in start order as EncodePlaced writes it, then r is put in
+// that order (not sorted a second time) and its start fields set. For a
+// caller that reads the section in memory afterwards: it is what the bytes
+// hold.
+func (r *Result) PlaceAndEncode(sectionAddr uint64) ([][]byte, error) {
+	parts, order, err := r.encodePlaced(sectionAddr)
+	if err != nil {
+		return nil, err
+	}
+	sec := r.Section
+	if order != nil { // nil: in start order already, or placed (unpacked)
+		r.gather(order)
+	}
+	for i := range sec.NumFDEs() {
+		sec.SetFuncStart(i, r.Starts[i], sectionAddr)
+	}
+	sec.Header.Flags |= emit.FlagFDESorted
+	return parts, nil
+}
+
+// gather puts a packed section's index entries, Starts and Sources in
+// order (position j gets what was at order[j]) into new lists: sequential
+// writes, where permute follows cycles in place (on libLLVM.so's 160,806
+// functions 1.2-2.0 ms, permute 8-56 ms in the same runs), for the price of
+// a copy of the index and Starts.
+func (r *Result) gather(order []int) {
+	sec := r.Section
+	index := make([]emit.IndexEntry, len(order))
+	starts := make([]uint64, len(order))
+	for j, i := range order {
+		index[j], starts[j] = sec.Index[i], r.Starts[i]
+	}
+	sec.Index, r.Starts = index, starts
+	if len(r.Sources) == len(order) {
+		sources := make([]*cfi.FDE, len(order))
+		for j, i := range order {
+			sources[j] = r.Sources[i]
+		}
+		r.Sources = sources
+	}
+}
+
+// encodePlaced is EncodePlaced, also returning the order the index was
+// written in (emit.Placement.Order: nil for the FDEs' own order, or for an
+// unpacked section, which it places).
+func (r *Result) encodePlaced(sectionAddr uint64) ([][]byte, []int, error) {
 	sec := r.Section
 	if sec.Packed == nil {
 		r.Place(sectionAddr)
-		return sec.EncodeParts(nil)
+		parts, err := sec.EncodeParts(nil)
+		return parts, nil, err
 	}
 	// One list holds the header and index (head, its first bytes) and
 	// the order (its last n words), and the sort works in both: memory
@@ -239,11 +292,13 @@ func (r *Result) EncodePlaced(sectionAddr uint64) ([][]byte, error) {
 		// below (and any error of the encoding again).
 		if order := runs.order(r.Starts, mem); order != nil {
 			if parts, err := sec.EncodeParts(&emit.Placement{Order: order, Starts: r.Starts, Addr: sectionAddr, Head: head}); err == nil {
-				return parts, nil
+				return parts, order, nil
 			}
 		}
 	}
-	return sec.EncodeParts(&emit.Placement{Order: r.placeOrder(sectionAddr, mem), Starts: r.Starts, Addr: sectionAddr, Head: head})
+	order := r.placeOrder(sectionAddr, mem)
+	parts, err := sec.EncodeParts(&emit.Placement{Order: order, Starts: r.Starts, Addr: sectionAddr, Head: head})
+	return parts, order, err
 }
 
 // placeOrder returns the order of the FDEs sorted by start as ld sorts

@@ -474,10 +474,6 @@ func (c *cli) warnExecHeaders(file string, ef *elf.File) {
 // summary prints, with -v, what was written, and whether FRE blocks are
 // shared (or why not).
 func (c *cli) summary(file string, o generateOptions, target lower.Target, res *lower.Result, size int, where string) {
-	fres := res.Section.PackedFREs // generate packs its sections
-	for _, f := range res.Section.FDEs {
-		fres += len(f.FREs)
-	}
 	dst := file
 	if o.output != "" {
 		dst = o.output
@@ -486,7 +482,7 @@ func (c *cli) summary(file string, o generateOptions, target lower.Target, res *
 	if share, why, _ := sframegen.SharingFor(target, o.library()); !share {
 		shared = ", one block of FREs per function: " + why
 	}
-	fmt.Fprintf(c.stderr, "sframe-gen: %s: wrote .sframe (%d bytes, %d FDEs, %d FREs%s) %s\n", displayName(dst), size, res.Section.NumFDEs(), fres, shared, where)
+	fmt.Fprintf(c.stderr, "sframe-gen: %s: wrote .sframe (%d bytes, %d FDEs, %d FREs%s) %s\n", displayName(dst), size, res.Section.NumFDEs(), res.Section.NumFREs(), shared, where)
 }
 
 // upToDate says, with -v, that file was left as it is because its SFrame

@@ -128,7 +128,11 @@ func gnuFindFRE(s *emit.Section, pc int64) *emit.FRE {
 	if len(s.FDEs) == 0 || s.Header.Flags&emit.FlagFDESorted == 0 {
 		return nil // libsframe refuses to search an unsorted index
 	}
-	i, j, ok := emit.ReaderFor(s, 0).Find(uint64(pc))
+	r, err := emit.ReaderFor(s, 0)
+	if err != nil {
+		return nil // only a packed section's FRE data can be malformed
+	}
+	i, j, ok := r.Find(uint64(pc))
 	if !ok {
 		return nil
 	}

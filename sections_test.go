@@ -1,0 +1,246 @@
+package sframegen
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"testing"
+
+	"github.com/sframe-gen/sframe-gen/emit"
+	"github.com/sframe-gen/sframe-gen/lower"
+)
+
+// sectionOptionSets are the option sets whose sections
+// TestSectionReadsAsItsBytes reads: every form the library makes (packed
+// for version 3, plain for version 2; shared FRE blocks or not).
+var sectionOptionSets = []struct {
+	name string
+	opt  Options
+	// refusedIn is the testdata directory whose files the set refuses
+	// (binutils 2.44 had no s390x ABI).
+	refusedIn string
+}{
+	{"default", Options{}, ""},
+	{"share-never", Options{Share: ShareNever}, ""},
+	{"gas-compat", Options{GasCompat: true}, ""},
+	{"v2-2.45", Options{Version: 2, V2Layout: lower.V2PCRel}, ""},
+	{"v2-2.44", Options{Version: 2, V2Layout: lower.V2Binutils244}, "s390x"},
+}
+
+// goldenELFFiles returns the ELF files of testdata/link and testdata/gas:
+// the linked files and objects the golden tests generate from.
+func goldenELFFiles(t *testing.T) []string {
+	t.Helper()
+	var files []string
+	for _, dir := range []string{"testdata/link", "testdata/gas"} {
+		err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			if bytes.HasPrefix(b, []byte("\x7fELF")) {
+				files = append(files, path)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(files) < 100 {
+		t.Fatalf("%d ELF files in testdata/link and testdata/gas, want the golden set (206)", len(files))
+	}
+	return files
+}
+
+// TestSectionReadsAsItsBytes: the section the library returns
+// (Section.Result.Section, packed in version 3) reads as the bytes it
+// writes (Section.Data) do: Dump, DumpJSON, NumFDEs, NumFREs, FDE,
+// Reader.Lookup and SetVersion(2) give the same answers on both, for every
+// golden input and option set.
+func TestSectionReadsAsItsBytes(t *testing.T) {
+	generated := 0
+	for _, file := range goldenELFFiles(t) {
+		for _, set := range sectionOptionSets {
+			sec, err := GenerateFile(file, set.opt)
+			if errors.Is(err, ErrNoCFI) || errors.Is(err, ErrNoFunctions) {
+				continue
+			}
+			if set.refusedIn != "" && filepath.Base(filepath.Dir(file)) == set.refusedIn {
+				if err == nil {
+					t.Errorf("%s %s: generated, want a refusal", file, set.name)
+				}
+				continue
+			}
+			if err != nil {
+				t.Errorf("%s %s: %v", file, set.name, err)
+				continue
+			}
+			generated++
+			compareSectionWithBytes(t, file+" "+set.name, sec.Result.Section, sec.Data, sec.Addr)
+		}
+	}
+	if generated < 500 {
+		t.Errorf("%d sections generated, want the golden set's (over 500)", generated)
+	}
+}
+
+// compareSectionWithBytes requires sec to read as data, its encoding at
+// addr, does.
+func compareSectionWithBytes(t *testing.T, name string, sec *emit.Section, data []byte, addr uint64) {
+	t.Helper()
+	dec, err := emit.Decode(data)
+	if err != nil {
+		t.Errorf("%s: %v", name, err)
+		return
+	}
+	if got, want := sec.NumFDEs(), dec.NumFDEs(); got != want {
+		t.Errorf("%s: NumFDEs %d, the bytes have %d", name, got, want)
+	}
+	if got, want := sec.NumFREs(), dec.NumFREs(); got != want {
+		t.Errorf("%s: NumFREs %d, the bytes have %d", name, got, want)
+	}
+	for i := range dec.NumFDEs() {
+		got, err := sec.FDE(i)
+		want, _ := dec.FDE(i)
+		// A plain section's FREOffset is an ordering key until encoded
+		// (FDE.FREOffset): it is not an answer.
+		got.FREOffset, want.FREOffset = 0, 0
+		if err != nil || !reflect.DeepEqual(withNilEmpty(got), withNilEmpty(want)) {
+			t.Errorf("%s: FDE(%d) = %+v, %v; the bytes have %+v", name, i, got, err, want)
+			break
+		}
+	}
+	for _, dump := range []struct {
+		name string
+		f    func(*bytes.Buffer, *emit.Section) error
+	}{
+		{"Dump", func(b *bytes.Buffer, s *emit.Section) error { return emit.Dump(b, s, addr, ".sframe") }},
+		{"DumpJSON", func(b *bytes.Buffer, s *emit.Section) error { return emit.DumpJSON(b, s, addr, ".sframe") }},
+	} {
+		var got, want bytes.Buffer
+		if err := dump.f(&got, sec); err != nil {
+			t.Errorf("%s: %s: %v", name, dump.name, err)
+		}
+		if err := dump.f(&want, dec); err != nil {
+			t.Errorf("%s: %s of the bytes: %v", name, dump.name, err)
+		}
+		if got.String() != want.String() {
+			t.Errorf("%s: %s differs from the bytes':\n%s\nwant\n%s", name, dump.name, head(got.String()), head(want.String()))
+		}
+	}
+	compareLookups(t, name, sec, data, addr)
+	compareSetVersion(t, name, sec, dec)
+}
+
+// compareSetVersion requires sec converted to version 2 (Section.SetVersion)
+// to encode as dec, the section of its bytes, converted does; or both to
+// be refused. It converts both.
+func compareSetVersion(t *testing.T, name string, sec, dec *emit.Section) {
+	t.Helper()
+	if sec.Header.Version != emit.Version3 {
+		return
+	}
+	gotErr, wantErr := sec.SetVersion(emit.Version2), dec.SetVersion(emit.Version2)
+	if (gotErr == nil) != (wantErr == nil) {
+		t.Errorf("%s: SetVersion(2): %v, of the bytes' section: %v", name, gotErr, wantErr)
+		return
+	}
+	if gotErr != nil {
+		return
+	}
+	got, gotErr := sec.Encode()
+	want, wantErr := dec.Encode()
+	if gotErr != nil || wantErr != nil || !bytes.Equal(got, want) {
+		t.Errorf("%s: in version 2 encodes as %d bytes (%v), the bytes' section as %d (%v)", name, len(got), gotErr, len(want), wantErr)
+	}
+}
+
+// compareLookups requires a Reader of sec (ReaderFor) to answer as one of
+// its bytes (NewReader) at every FRE start and around every function.
+func compareLookups(t *testing.T, name string, sec *emit.Section, data []byte, addr uint64) {
+	t.Helper()
+	got, err := emit.ReaderFor(sec, addr)
+	if err != nil {
+		t.Errorf("%s: ReaderFor: %v", name, err)
+		return
+	}
+	want, err := emit.NewReader(data, addr)
+	if err != nil {
+		t.Errorf("%s: NewReader: %v", name, err)
+		return
+	}
+	if got.NumFuncs() != want.NumFuncs() {
+		t.Errorf("%s: Reader has %d functions, the bytes' %d", name, got.NumFuncs(), want.NumFuncs())
+	}
+	found := 0
+	for _, pc := range lookupPCs(want) {
+		g, gok := got.Lookup(pc)
+		w, wok := want.Lookup(pc)
+		if gok != wok || g != w {
+			t.Errorf("%s: Lookup(%#x) = %+v %v, the bytes' %+v %v", name, pc, g, gok, w, wok)
+			return
+		}
+		if wok {
+			found++
+		}
+	}
+	if want.NumFuncs() > 0 && found == 0 {
+		t.Errorf("%s: no PC looked up was found", name)
+	}
+}
+
+// lookupPCs are the PCs compareLookups asks about: each FRE's start (of a
+// PCMASK function, in its first and second block), and each function's
+// start, middle, last byte and end, and the PCs below and above all.
+func lookupPCs(r *emit.Reader) []uint64 {
+	var pcs []uint64
+	for k := range r.NumFuncs() {
+		fn := r.Func(k)
+		size := uint64(fn.FDE.Size)
+		pcs = append(pcs, fn.Start-1, fn.Start, fn.Start+size/2, fn.Start+size-1, fn.Start+size, fn.Start+size+1)
+		for _, e := range fn.FDE.FREs {
+			pc := fn.Start + uint64(e.StartAddr)
+			pcs = append(pcs, pc, pc+1)
+			if fn.FDE.PCType() == emit.PCMask {
+				pcs = append(pcs, pc+uint64(fn.FDE.RepSize))
+			}
+		}
+	}
+	if n := r.NumFuncs(); n > 0 {
+		last := r.Func(n - 1)
+		pcs = append(pcs, 0, r.Func(0).Start/2, last.Start+uint64(last.FDE.Size)+0x1000, ^uint64(0))
+	}
+	return pcs
+}
+
+// withNilEmpty is f with its empty FRE and word lists nil, as Decode
+// leaves them: nil and empty say the same.
+func withNilEmpty(f emit.FDE) emit.FDE {
+	if len(f.FREs) == 0 {
+		f.FREs = nil
+		return f
+	}
+	f.FREs = slices.Clone(f.FREs)
+	for j := range f.FREs {
+		if len(f.FREs[j].Words) == 0 {
+			f.FREs[j].Words = nil
+		}
+	}
+	return f
+}
+
+// head is the first lines of a dump, for a message.
+func head(s string) string {
+	const n = 2000
+	if len(s) > n {
+		return s[:n] + "..."
+	}
+	return s
+}
