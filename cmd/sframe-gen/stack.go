@@ -140,8 +140,8 @@ func walkProcess(p *process, mods []*stackModule) (*stackResult, error) {
 				m := kept[f.Module]
 				fi.Module = m.Name
 				look := f.PC - m.Bias
-				if !f.Exact {
-					look--
+				if !f.Exact && !f.Signal {
+					look-- // inside the call
 				}
 				if name, off := m.symbolize(look); name != "" {
 					fi.Function, fi.Offset = name, f.PC-m.Bias-(look-off)

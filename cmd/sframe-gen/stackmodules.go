@@ -160,6 +160,7 @@ func mappingBias(path string, m mapping) (uint64, bool) {
 // Auxiliary vector entries and dynamic tags the link-map search reads.
 const (
 	atPHDR    = 3
+	atBASE    = 7
 	atEXECFN  = 31
 	atSysinfo = 33
 	dtDEBUG   = 21
@@ -192,6 +193,17 @@ func modulesFromLinkMap(p *process, sysroot string) ([]*stackModule, error) {
 	if dyn == 0 {
 		return mods, nil // static
 	}
+	// The dynamic linker at AT_BASE, from the program's PT_INTERP: a
+	// process stopped before the linker has listed itself in r_debug
+	// has it mapped already (the list's entry for it is then dropped
+	// as the same module).
+	if base := p.Auxv[atBASE]; base != 0 {
+		if interp, err := interpreter(path); err == nil {
+			if m, err := openModule(sysroot, interp, base); err == nil {
+				mods = append(mods, m)
+			}
+		}
+	}
 	rdebug := uint64(0)
 	for a := dyn + bias; ; a += 16 {
 		tag, ok1 := rd.word(a)
@@ -219,6 +231,25 @@ func modulesFromLinkMap(p *process, sysroot string) ([]*stackModule, error) {
 		lm = next
 	}
 	return mods, nil
+}
+
+// interpreter returns the PT_INTERP path of the program at path.
+func interpreter(path string) (string, error) {
+	f, err := elf.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			b := make([]byte, p.Filesz)
+			if _, err := p.ReadAt(b, 0); err != nil {
+				return "", err
+			}
+			return string(bytes.TrimRight(b, "\x00")), nil
+		}
+	}
+	return "", errors.New("no PT_INTERP")
 }
 
 // programBias returns the load bias of the program at path whose program
