@@ -95,6 +95,9 @@ func openCore(path string) (*process, io.Closer, error) {
 	f, err := elf.NewFile(file)
 	if err != nil {
 		file.Close()
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil, nil, errors.New("truncated: the file ends inside its ELF headers")
+		}
 		return nil, nil, err
 	}
 	if f.Type != elf.ET_CORE {
@@ -126,7 +129,7 @@ func readCore(f *elf.File, r io.ReaderAt) (*process, error) {
 		case elf.PT_NOTE:
 			data := make([]byte, prog.Filesz)
 			if _, err := prog.ReadAt(data, 0); err != nil {
-				return nil, fmt.Errorf("PT_NOTE at offset %#x: %w", prog.Off, err)
+				return nil, fmt.Errorf("PT_NOTE at offset %#x (%d bytes): truncated (%w)", prog.Off, prog.Filesz, err)
 			}
 			if err := p.readNotes(data, order); err != nil {
 				return nil, err
