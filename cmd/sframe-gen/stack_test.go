@@ -134,4 +134,3 @@ func TestStackCommand(t *testing.T) {
 		}
 	}
 }
-
