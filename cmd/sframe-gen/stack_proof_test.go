@@ -145,7 +145,7 @@ func TestStackAgainstGDB(t *testing.T) {
 
 // patchedLibs writes SFrame into copies of the ABI's dynamic linker and
 // libraries, in dir/lib.
-func patchedLibs(t *testing.T, abi stackABI, dir string) string {
+func patchedLibs(t testing.TB, abi stackABI, dir string) string {
 	t.Helper()
 	lib := filepath.Join(dir, "lib")
 	if err := os.MkdirAll(lib, 0o755); err != nil {
@@ -161,7 +161,7 @@ func patchedLibs(t *testing.T, abi stackABI, dir string) string {
 
 // buildStackProgram compiles prog for abi, its dynamic linker and run path
 // the patched libraries, and writes SFrame into it (and its libraries).
-func buildStackProgram(t *testing.T, abi stackABI, prog stackProgram, dir, libdir string) string {
+func buildStackProgram(t testing.TB, abi stackABI, prog stackProgram, dir, libdir string) string {
 	t.Helper()
 	src, _ := filepath.Abs(filepath.Join("..", "..", "testdata", "stack"))
 	cc := abi.cc
@@ -220,7 +220,7 @@ func buildStackProgram(t *testing.T, abi stackABI, prog stackProgram, dir, libdi
 
 // stopProgram runs bin n times, each time sending SIGABRT at a random
 // moment, and returns the cores written.
-func stopProgram(t *testing.T, abi stackABI, bin, dir string, n int) []string {
+func stopProgram(t testing.TB, abi stackABI, bin, dir string, n int) []string {
 	t.Helper()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)

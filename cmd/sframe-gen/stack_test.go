@@ -15,7 +15,7 @@ import (
 
 // nativeCore runs a patched program of testdata/stack, stops it with
 // SIGABRT and returns its core, the program and its patched libraries.
-func nativeCore(t *testing.T, prog stackProgram) (core, bin, libdir string) {
+func nativeCore(t testing.TB, prog stackProgram) (core, bin, libdir string) {
 	t.Helper()
 	if runtime.GOARCH != "amd64" || runtime.GOOS != "linux" {
 		t.Skip("needs an x86-64 Linux host")
