@@ -61,7 +61,7 @@ func TestManPageAndCompletion(t *testing.T) {
 		}
 		return " " + strings.Join(strings.Fields(m[1]), " ") + " "
 	}
-	for _, cmd := range []string{"", "dump", "verify", "stats", "rows"} {
+	for _, cmd := range []string{"", "dump", "verify", "stats", "rows", "stack"} {
 		words := arm(cmd)
 		for _, f := range helpFlags(t, cmd) {
 			if !bytes.Contains(man, []byte(strings.ReplaceAll(f, "-", `\-`))) {

@@ -69,7 +69,8 @@ var stackPrograms = []stackProgram{
 }
 
 // stopsPerProgram is how many stops each program gets per ABI:
-// SFRAME_STACK_STOPS, or 2 (make test).
+// SFRAME_STACK_STOPS, or 2 (make test). SFRAME_STACK_ONLY=NAME runs only
+// the program NAME.
 func stopsPerProgram(t *testing.T) int {
 	if s := os.Getenv("SFRAME_STACK_STOPS"); s != "" {
 		n, err := strconv.Atoi(s)
@@ -120,7 +121,11 @@ func TestStackAgainstGDB(t *testing.T) {
 			dir := t.TempDir()
 			libdir := patchedLibs(t, abi, dir)
 			var total stackTally
+			only := os.Getenv("SFRAME_STACK_ONLY") // a program's name: only that one
 			for _, prog := range stackPrograms {
+				if only != "" && prog.name != only {
+					continue
+				}
 				bin := buildStackProgram(t, abi, prog, dir, libdir)
 				cores := stopProgram(t, abi, bin, filepath.Join(dir, "stops-"+prog.name), stops)
 				tally := compareWithGDB(t, abi, bin, cores)
@@ -132,6 +137,10 @@ func TestStackAgainstGDB(t *testing.T) {
 				abi.name, total.stops, len(stackPrograms), total.threads, total.frames, total.signals, len(total.disagree), len(total.earlier), len(total.gdbEarlier))
 			for _, e := range total.earlier {
 				t.Logf("ended earlier: %s", e)
+			}
+			t.Logf("%s: %d stacks compared up to a frame in a module gdb did not know", abi.name, len(total.gdbUnknown))
+			for _, e := range total.gdbUnknown {
+				t.Logf("gdb without the module: %s", e)
 			}
 			for _, e := range total.gdbEarlier {
 				t.Logf("gdb ended first: %s", e)
@@ -273,6 +282,7 @@ type stackTally struct {
 	signals                int // signal frames walked through
 	disagree, earlier      []string
 	gdbEarlier             []string
+	gdbUnknown             []string // stacks compared up to a PC gdb knows no module of
 }
 
 func (a *stackTally) add(b stackTally) {
@@ -283,6 +293,7 @@ func (a *stackTally) add(b stackTally) {
 	a.disagree = append(a.disagree, b.disagree...)
 	a.earlier = append(a.earlier, b.earlier...)
 	a.gdbEarlier = append(a.gdbEarlier, b.gdbEarlier...)
+	a.gdbUnknown = append(a.gdbUnknown, b.gdbUnknown...)
 }
 
 // gdbFrame is one frame of gdb's bt: its PC, or a signal frame.
@@ -291,6 +302,10 @@ type gdbFrame struct {
 	signal bool
 	text   string
 	note   string // why gdb stopped after this frame
+	// unknown: gdb knows no module at this PC ("?? ()" without "from
+	// LIB": a stop in the dynamic linker before it has listed itself in
+	// r_debug), so it has no CFI for it and guesses the next frame.
+	unknown bool
 }
 
 var (
@@ -336,7 +351,7 @@ func gdbStacks(t *testing.T, abi stackABI, bin string, cores []string) []map[int
 		}
 		if m := gdbPCFrame.FindStringSubmatch(line); m != nil {
 			pc, _ := strconv.ParseUint(m[2], 16, 64)
-			stacks[cur][tid] = append(stacks[cur][tid], gdbFrame{pc: pc, text: line})
+			stacks[cur][tid] = append(stacks[cur][tid], gdbFrame{pc: pc, text: line, unknown: strings.HasSuffix(line, " in ?? ()")})
 		} else if gdbSigFrame.MatchString(line) {
 			stacks[cur][tid] = append(stacks[cur][tid], gdbFrame{signal: true, text: line})
 		} else if fs := stacks[cur][tid]; len(fs) > 0 && (strings.HasPrefix(line, "Backtrace stopped") || strings.Contains(line, "Exception")) {
@@ -393,11 +408,18 @@ func compareThread(tally *stackTally, where, core string, th threadStack, g []gd
 				where, core, k, f.PC, f.Function, f.Signal, g[k].text, describeWalk(th, g)))
 			return
 		}
+		if g[k].unknown && f.Module != "" && k+1 < len(th.Frames) {
+			// gdb's frames past this one are guesses: compared up to here.
+			tally.gdbUnknown = append(tally.gdbUnknown, fmt.Sprintf("%s (%s): gdb knows no module at frame #%d %#x (%s; not yet in r_debug), compared %d of our %d frames",
+				where, core, k, f.PC, f.Module, k+1, len(th.Frames)))
+			return
+		}
 	}
 	switch {
 	case len(th.Frames) < len(g):
-		tally.earlier = append(tally.earlier, fmt.Sprintf("%s (%s): %d frames, gdb %d: %s; gdb's next: %s",
-			where, core, len(th.Frames), len(g), th.End.Detail, g[len(th.Frames)].text))
+		last := th.Frames[len(th.Frames)-1]
+		tally.earlier = append(tally.earlier, fmt.Sprintf("%s (%s): %d frames, gdb %d: %s in %s+%#x (%s); gdb's next: %s",
+			where, core, len(th.Frames), len(g), th.End.Detail, last.Function, last.Offset, last.Module, g[len(th.Frames)].text))
 	case len(th.Frames) > len(g):
 		note := "gdb printed no reason"
 		if g[len(g)-1].note != "" {
