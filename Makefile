@@ -46,7 +46,7 @@ vet:
 # fuzz: every fuzz target for FUZZTIME each (default 1m).
 FUZZTIME ?= 1m
 fuzz:
-	@for pkg in ./cfi ./emit ./emit/verify ./lower ./elfpatch . ; do \
+	@for pkg in ./cfi ./emit ./emit/verify ./emit/unwind ./lower ./elfpatch ./cmd/sframe-gen . ; do \
 	  for t in $$($(GO) test -list 'Fuzz.*' $$pkg | grep '^Fuzz'); do \
 	    echo "== $$pkg $$t"; $(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 5s $$pkg || exit 1; \
 	  done; \

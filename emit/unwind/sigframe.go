@@ -25,6 +25,9 @@ var (
 func (w *Walker) isSigreturn(pc uint64) bool {
 	var code [9]byte
 	var want []byte
+	if pc > 1<<63 {
+		return false
+	}
 	switch w.ABI {
 	case emit.ABIAMD64LittleEndian:
 		want = amd64Sigreturn
@@ -33,9 +36,6 @@ func (w *Walker) isSigreturn(pc uint64) bool {
 		return n == 2 && (bytes.Equal(code[:2], s390xRTSigreturn) || bytes.Equal(code[:2], s390xSigreturn))
 	default:
 		want = aarch64Sigreturn
-	}
-	if pc > 1<<63 {
-		return false
 	}
 	n, _ := w.Mem.ReadAt(code[:len(want)], int64(pc))
 	return n == len(want) && bytes.Equal(code[:n], want)
