@@ -72,11 +72,11 @@ var amd64SigOffset = [16]uint64{104, 96, 112, 88, 72, 64, 80, amd64RSP, 0, 8, 16
 // sigframe reads the registers of the frame a signal interrupted from the
 // signal frame at cur's stack pointer: every general register is known,
 // and the PC is the interrupted instruction.
-func (w *Walker) sigframe(cur *Regs) (Regs, End, bool) {
-	var next Regs
+func (w *Walker) sigframe(cur, next *Regs) (End, bool) {
+	next.Known = 0
 	sp, ok := cur.Get(w.ABI.StackPointer())
 	if !ok {
-		return next, End{Reason: EndRegister, Reg: w.ABI.StackPointer()}, false
+		return End{Reason: EndRegister, Reg: w.ABI.StackPointer()}, false
 	}
 	read := func(addr uint64) (uint64, bool) { return w.word(addr) }
 	var pcAt uint64
@@ -86,7 +86,7 @@ func (w *Walker) sigframe(cur *Regs) (Regs, End, bool) {
 		for r, off := range amd64SigOffset {
 			v, ok := read(base + off)
 			if !ok {
-				return next, End{Reason: EndMemory, Addr: base + off}, false
+				return End{Reason: EndMemory, Addr: base + off}, false
 			}
 			next.Set(uint32(r), v)
 		}
@@ -96,7 +96,7 @@ func (w *Walker) sigframe(cur *Regs) (Regs, End, bool) {
 		if n, _ := w.Mem.ReadAt(w.buf[:2], int64(cur.PC)); n == 2 && bytes.Equal(w.buf[:2], s390xSigreturn) {
 			p, ok := read(sp + s390xSigcontext + 8)
 			if !ok {
-				return next, End{Reason: EndMemory, Addr: sp + s390xSigcontext + 8}, false
+				return End{Reason: EndMemory, Addr: sp + s390xSigcontext + 8}, false
 			}
 			sigregs = p
 		}
@@ -104,7 +104,7 @@ func (w *Walker) sigframe(cur *Regs) (Regs, End, bool) {
 			addr := sigregs + s390xSigregsGPRs + 8*r
 			v, ok := read(addr)
 			if !ok {
-				return next, End{Reason: EndMemory, Addr: addr}, false
+				return End{Reason: EndMemory, Addr: addr}, false
 			}
 			next.Set(uint32(r), v)
 		}
@@ -114,7 +114,7 @@ func (w *Walker) sigframe(cur *Regs) (Regs, End, bool) {
 			addr := sp + aarch64Regs + 8*r
 			v, ok := read(addr)
 			if !ok {
-				return next, End{Reason: EndMemory, Addr: addr}, false
+				return End{Reason: EndMemory, Addr: addr}, false
 			}
 			next.Set(uint32(r), v)
 		}
@@ -122,8 +122,8 @@ func (w *Walker) sigframe(cur *Regs) (Regs, End, bool) {
 	}
 	pc, ok := read(pcAt)
 	if !ok {
-		return next, End{Reason: EndMemory, Addr: pcAt}, false
+		return End{Reason: EndMemory, Addr: pcAt}, false
 	}
 	next.PC = pc
-	return next, End{}, true
+	return End{}, true
 }

@@ -85,6 +85,7 @@ type Walker struct {
 
 	order binary.ByteOrder
 	buf   [8]byte
+	last  int // the module of the last ModuleAt, tried first
 }
 
 // New returns a Walker for the address space of a thread of abi whose
@@ -119,6 +120,9 @@ func New(abi emit.ABI, mem io.ReaderAt, mods []Module) (*Walker, error) {
 
 // ModuleAt returns the index of the module holding addr, or -1.
 func (w *Walker) ModuleAt(addr uint64) int {
+	if w.last < len(w.Modules) && addr >= w.Modules[w.last].Start && addr < w.Modules[w.last].End {
+		return w.last
+	}
 	i, _ := slices.BinarySearchFunc(w.Modules, addr, func(m Module, a uint64) int {
 		if m.Start <= a {
 			return -1
@@ -128,6 +132,7 @@ func (w *Walker) ModuleAt(addr uint64) int {
 	if i == 0 || addr >= w.Modules[i-1].End {
 		return -1
 	}
+	w.last = i - 1
 	return i - 1
 }
 
