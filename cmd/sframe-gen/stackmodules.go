@@ -106,9 +106,13 @@ func (m *stackModule) symbolize(addr uint64) (string, uint64) {
 }
 
 // modulesFromMappings makes a module of each ELF file of ms (NT_FILE,
-// /proc/PID/maps): its bias from the mapping of its lowest offset.
+// /proc/PID/maps): its bias from the mapping of its lowest offset. A file
+// that cannot be read is still a module, without SFrame, the error saying
+// why (a walk that reaches it says so: a missing --sysroot, a file
+// replaced since).
 func modulesFromMappings(ms []mapping, sysroot string) []*stackModule {
 	first := map[string]mapping{}
+	span := map[string][2]uint64{}
 	var order []string
 	for _, m := range ms {
 		if m.Path == "" || m.Path[0] == '[' {
@@ -117,7 +121,10 @@ func modulesFromMappings(ms []mapping, sysroot string) []*stackModule {
 		f, seen := first[m.Path]
 		if !seen {
 			order = append(order, m.Path)
+			span[m.Path] = [2]uint64{m.Start, m.End}
 		}
+		sp := span[m.Path]
+		span[m.Path] = [2]uint64{min(sp[0], m.Start), max(sp[1], m.End)}
 		if !seen || m.Offset < f.Offset || m.Offset == f.Offset && m.Start < f.Start {
 			first[m.Path] = m
 		}
@@ -125,36 +132,49 @@ func modulesFromMappings(ms []mapping, sysroot string) []*stackModule {
 	var mods []*stackModule
 	for _, name := range order {
 		m := first[name]
-		bias, ok := mappingBias(resolve(sysroot, name), m)
-		if !ok {
-			continue
+		bias, err := mappingBias(resolve(sysroot, name), m)
+		var mod *stackModule
+		if err == nil {
+			mod, err = openModule(sysroot, name, bias)
 		}
-		if mod, err := openModule(sysroot, name, bias); err == nil {
-			mods = append(mods, mod)
+		if errors.Is(err, errNotELF) {
+			continue // a data file mapped (a locale archive)
 		}
+		if err != nil {
+			sp := span[name]
+			mod = &stackModule{Name: name, Path: resolve(sysroot, name), Start: sp[0], End: sp[1], NoSFrame: err}
+		}
+		mods = append(mods, mod)
 	}
 	return mods
 }
 
+// errNotELF is mappingBias's error for a file that is not ELF.
+var errNotELF = errors.New("not an ELF file")
+
 // mappingBias returns the load bias of the ELF file at path given one of
 // its mappings: the PT_LOAD holding the mapping's file offset says which
 // address that offset was linked at.
-func mappingBias(path string, m mapping) (uint64, bool) {
-	f, err := elf.Open(path)
+func mappingBias(path string, m mapping) (uint64, error) {
+	file, err := os.Open(path)
 	if err != nil {
-		return 0, false
+		return 0, err
 	}
-	defer f.Close()
+	defer file.Close()
+	f, err := elf.NewFile(file)
+	if err != nil {
+		return 0, errNotELF
+	}
 	for _, p := range f.Progs {
 		if p.Type != elf.PT_LOAD {
 			continue
 		}
 		pageOff := p.Off &^ 0xfff
 		if m.Offset >= pageOff && m.Offset < p.Off+max(p.Filesz, 1) {
-			return m.Start - p.Vaddr - m.Offset + p.Off, true
+			return m.Start - p.Vaddr - m.Offset + p.Off, nil
 		}
 	}
-	return 0, false
+	return 0, fmt.Errorf("mapped at file offset %#x, which no PT_LOAD segment holds (not the file the process mapped?)", m.Offset)
 }
 
 // Auxiliary vector entries and dynamic tags the link-map search reads.
