@@ -17,6 +17,7 @@ import (
 	"time"
 
 	sframegen "github.com/sframe-gen/sframe-gen"
+	"github.com/sframe-gen/sframe-gen/emit/unwind"
 )
 
 // stackABI is a target the proof runs programs of: natively or under
@@ -416,6 +417,8 @@ func compareThread(tally *stackTally, where, core string, th threadStack, g []gd
 		}
 	}
 	switch {
+	case len(th.Frames)+1 == len(g) && th.End.Reason == unwind.EndZeroRA.String() && g[len(g)-1].pc == 0 && !g[len(g)-1].signal:
+		// gdb prints the frame whose PC is 0, then stops: the same end.
 	case len(th.Frames) < len(g):
 		last := th.Frames[len(th.Frames)-1]
 		tally.earlier = append(tally.earlier, fmt.Sprintf("%s (%s): %d frames, gdb %d: %s in %s+%#x (%s); gdb's next: %s",
