@@ -48,6 +48,11 @@ race:
 	CGO_ENABLED=1 $(GO) test -count=1 -race -short -run 'TestPlacement' ./emit
 	CGO_ENABLED=1 $(GO) test -count=1 -race -short -run 'TestGenerateLinked|TestGeneratedProgramsRun|TestBatch|TestMemoryBudgetOrder' ./cmd/sframe-gen
 
+# stack-proof: sframe-gen stack against gdb's bt on 1,000 random stops per ABI
+# (docs/stack.md); make test runs 2 stops per program.
+stack-proof:
+	SFRAME_STACK_STOPS=125 $(GO) test -count=1 -v -timeout 150m -run 'TestStackAgainstGDB' ./cmd/sframe-gen
+
 vet:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
@@ -57,7 +62,7 @@ vet:
 # fuzz: every fuzz target for FUZZTIME each (default 1m).
 FUZZTIME ?= 1m
 fuzz:
-	@for pkg in ./cfi ./emit ./emit/verify ./lower ./elfpatch . ; do \
+	@for pkg in ./cfi ./emit ./emit/verify ./emit/unwind ./lower ./elfpatch ./cmd/sframe-gen . ; do \
 	  for t in $$($(GO) test -list 'Fuzz.*' $$pkg | grep '^Fuzz'); do \
 	    echo "== $$pkg $$t"; $(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 5s $$pkg || exit 1; \
 	  done; \

@@ -207,7 +207,7 @@ type Source struct {
 // symbolic link).
 type ErrNotRegular struct{ Kind string }
 
-// Error says what the place holds instead.
+// Error says what the place holds instead of a regular file.
 func (e *ErrNotRegular) Error() string { return "not a regular file (" + e.Kind + ")" }
 
 // OpenSource opens the regular file at p for reading. A symbolic link at p

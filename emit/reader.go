@@ -367,3 +367,21 @@ func countAtOrBelow(fs []readerFunc, pc uint64) int {
 	}
 	return lo
 }
+
+// Covering returns the function whose address range holds pc, whether or
+// not it has an FRE for it: a stack walker asks it when Lookup finds
+// nothing, to tell a signal trampoline kept without FREs (its FDE's signal
+// bit set; lower keeps such functions, as gas does) from a PC that no
+// function covers. Covering allocates nothing.
+func (r *Reader) Covering(pc uint64) (Func, bool) {
+	if len(r.funcs) == 0 || pc < r.base {
+		return Func{}, false
+	}
+	b := min((pc-r.base)>>r.shift, uint64(len(r.bucket)-2))
+	lo, hi := int(r.bucket[b]), int(r.bucket[b+1])
+	k := lo + countAtOrBelow(r.funcs[lo:hi], pc) - 1
+	if k < 0 || pc-r.funcs[k].start >= uint64(r.funcs[k].size) {
+		return Func{}, false
+	}
+	return r.Func(k), true
+}

@@ -311,3 +311,44 @@ func TestReaderPacking(t *testing.T) {
 		t.Error("a PC below every function found one")
 	}
 }
+
+// TestReaderCovering: Covering finds the function of a PC whether or not
+// it has an FRE for it (a signal trampoline kept without FREs, a PC
+// before a function's first FRE), and nothing outside the functions.
+func TestReaderCovering(t *testing.T) {
+	s := &Section{Header: Header{Version: Version3, ABI: ABIAMD64LittleEndian, CFAFixedRAOffset: -8}}
+	e := FRE{StartAddr: 4, Info: FREInfo(true, 1, DataWord1B, false), Words: []int32{8}}
+	s.FDEs = []FDE{
+		{Size: 0x10, Info: FuncInfo(PCInc, FREAddr1, false, true)}, // a signal frame, no FREs
+		{Size: 0x10, FREs: []FRE{e}},
+	}
+	s.SetFuncStart(0, 0x1000, 0x100)
+	s.SetFuncStart(1, 0x2000, 0x100)
+	r, err := ReaderFor(s, 0x100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		pc     uint64
+		fde    int
+		ok     bool
+		lookup bool
+	}{
+		{0x1000, 0, true, false}, {0x100f, 0, true, false}, {0x2000, 1, true, false},
+		{0x2004, 1, true, true}, {0xfff, 0, false, false}, {0x1010, 0, false, false}, {0x2010, 0, false, false},
+	} {
+		fn, ok := r.Covering(tc.pc)
+		_, found := r.Lookup(tc.pc)
+		if ok != tc.ok || ok && fn.Index != tc.fde || found != tc.lookup {
+			t.Errorf("Covering(%#x) = FDE %d %v, Lookup %v; want FDE %d %v, Lookup %v", tc.pc, fn.Index, ok, found, tc.fde, tc.ok, tc.lookup)
+		}
+	}
+	if fn, _ := r.Covering(0x1004); !fn.FDE.Signal() {
+		t.Error("the signal bit of the FDE without FREs is not seen")
+	}
+	if empty, err := ReaderFor(&Section{Header: s.Header}, 0); err != nil {
+		t.Fatal(err)
+	} else if _, ok := empty.Covering(0); ok {
+		t.Error("an empty section covers a PC")
+	}
+}

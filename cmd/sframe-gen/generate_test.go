@@ -17,7 +17,7 @@ import (
 
 // needTool returns the path of an external program, skipping the test when
 // it is missing, unless CI=true, where a missing tool is a failure.
-func needTool(t *testing.T, path string) string {
+func needTool(t testing.TB, path string) string {
 	t.Helper()
 	if p, err := exec.LookPath(path); err == nil {
 		return p

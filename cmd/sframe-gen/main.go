@@ -9,6 +9,7 @@
 //	sframe-gen verify [--json] FILE    check the .sframe section against the CFI
 //	sframe-gen stats [--json] FILE     coverage and cost
 //	sframe-gen rows --json FILE        print the CFI row tables
+//	sframe-gen stack [--json] CORE     walk every thread of a core (or --pid PID) with SFrame
 //
 // generate.go runs the pipeline (cfi, lower, emit, elfpatch) on one file,
 // batch*.go and walk.go over a tree; each other subcommand has its file.
@@ -68,6 +69,7 @@ func commands() []command {
 		{"rows", "print the CFI row tables of every FDE", (*cli).runRows},
 		{"verify", "check .sframe against the CFI at every address", (*cli).runVerify},
 		{"stats", "coverage and size of .sframe (or of a dry run)", (*cli).runStats},
+		{"stack", "walk the stacks of a core file or a process with SFrame alone", (*cli).runStack},
 	}
 }
 

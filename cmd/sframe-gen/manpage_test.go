@@ -62,7 +62,7 @@ func TestManPageAndCompletion(t *testing.T) {
 		}
 		return " " + strings.Join(strings.Fields(m[1]), " ") + " "
 	}
-	for _, cmd := range []string{"", "dump", "verify", "stats", "rows"} {
+	for _, cmd := range []string{"", "dump", "verify", "stats", "rows", "stack"} {
 		words := arm(cmd)
 		for _, f := range helpFlags(t, cmd) {
 			if !bytes.Contains(man, []byte(strings.ReplaceAll(f, "-", `\-`))) {
@@ -112,7 +112,7 @@ func TestBashCompletion(t *testing.T) {
 		{"sframe-gen stats --dr", []string{"--dry-run"}},
 		{"sframe-gen ver", []string{"verify"}},
 		{"sframe-gen he", []string{"help"}},
-		{"sframe-gen help st", []string{"stats"}},
+		{"sframe-gen help st", []string{"stats", "stack"}},
 	} {
 		if got := complete(tt.line); strings.Join(got, " ") != strings.Join(tt.want, " ") {
 			t.Errorf("completing %q: %q, want %q", tt.line, got, tt.want)

@@ -6,14 +6,15 @@ _sframe_gen() {
   local cmd="" i
   for ((i = 1; i < cword; i++)); do
     case ${words[i]} in
-      dump|verify|stats|rows|help) cmd=${words[i]}; break ;;
+      dump|verify|stats|rows|stack|help) cmd=${words[i]}; break ;;
       -*) ;;
       *) break ;;
     esac
   done
   case $prev in
     -o|--output|--report) _filedir; return ;;
-    --output-dir) _filedir -d; return ;;
+    --output-dir|--sysroot) _filedir -d; return ;;
+    --pid) return ;;
     --arch) COMPREPLY=($(compgen -W 'x86_64 amd64 aarch64 arm64 aarch64_be s390x' -- "$cur")); return ;;
     --sframe-version) COMPREPLY=($(compgen -W '2 3' -- "$cur")); return ;;
     --v2-layout) COMPREPLY=($(compgen -W '2.44 2.45' -- "$cur")); return ;;
@@ -25,7 +26,8 @@ _sframe_gen() {
     verify) opts='--json --verbose -v --eh-frame --debug-frame --help -h' ;;
     stats) opts='--json --dry-run --eh-frame --debug-frame --help -h' ;;
     rows) opts='--json --eh-frame --debug-frame --help -h' ;;
-    help) COMPREPLY=($(compgen -W 'dump verify stats rows' -- "$cur")); return ;;
+    help) COMPREPLY=($(compgen -W 'dump verify stats rows stack' -- "$cur")); return ;;
+    stack) opts='--json --sysroot --pid --help -h' ;;
     *) opts='--output -o --output-dir --raw --section-addr --arch --sframe-version --v2-layout
              --share-fres --no-share-fres --gas-compat --strict --eh-frame --debug-frame --jobs -j
              --preserve-dates -p --memory-limit --sync --quiet -q --report --verbose -v --help -h --version' ;;
@@ -33,7 +35,7 @@ _sframe_gen() {
   if [[ $cur == -* ]]; then
     COMPREPLY=($(compgen -W "$opts" -- "$cur"))
   elif [[ -z $cmd && $cword -eq 1 ]]; then
-    COMPREPLY=($(compgen -W 'dump verify stats rows help' -- "$cur"))
+    COMPREPLY=($(compgen -W 'dump verify stats rows stack help' -- "$cur"))
     _filedir
   else
     _filedir

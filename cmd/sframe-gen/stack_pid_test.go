@@ -1,0 +1,98 @@
+package main
+
+import (
+	"bufio"
+	"io"
+	"os/exec"
+	"regexp"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+var (
+	euThread = regexp.MustCompile(`^TID (\d+):`)
+	euFrame  = regexp.MustCompile(`^#(\d+)\s+0x([0-9a-f]+)`)
+)
+
+// TestStackPIDAgainstEuStack walks the threads of a running program (its
+// modules patched with sframe-gen) with stack --pid, then with eu-stack -p,
+// and checks that every thread's frames have the same PCs; then that the
+// program runs on: it answers a line on stdin and exits 0.
+func TestStackPIDAgainstEuStack(t *testing.T) {
+	if runtime.GOARCH != "amd64" || runtime.GOOS != "linux" {
+		t.Skip("stack --pid is implemented for x86-64 Linux")
+	}
+	needTool(t, "gcc")
+	euStack := needTool(t, "eu-stack")
+	abi := stackABIs()[0]
+	dir := t.TempDir()
+	libdir := patchedLibs(t, abi, dir)
+	bin := buildStackProgram(t, abi, stackProgram{name: "blocked", sources: []string{"blocked.c"}, flags: []string{"-O2", "-pthread"}}, dir, libdir)
+	cmd := exec.Command(bin)
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	out := bufio.NewReader(stdout)
+	if line, err := out.ReadString('\n'); err != nil || line != "ready\n" {
+		t.Fatalf("program said %q, %v", line, err)
+	}
+	time.Sleep(200 * time.Millisecond) // the workers reach their read
+	pid := cmd.Process.Pid
+
+	res, err := stackOfPID(pid, "")
+	if err != nil {
+		t.Fatalf("stack --pid: %v", err)
+	}
+	eu, err := exec.Command(euStack, "-p", strconv.Itoa(pid)).CombinedOutput()
+	if err != nil {
+		t.Fatalf("eu-stack: %v\n%s", err, eu)
+	}
+	theirs := parseEuStack(string(eu))
+	if len(res.Threads) != 4 || len(theirs) != 4 {
+		t.Fatalf("%d threads walked, eu-stack %d, want 4\n%s", len(res.Threads), len(theirs), eu)
+	}
+	frames := 0
+	for _, th := range res.Threads {
+		var ours []uint64
+		for _, f := range th.Frames {
+			ours = append(ours, f.PC)
+		}
+		if !th.End.Complete || !slices.Equal(ours, theirs[th.TID]) {
+			t.Errorf("thread %d: SFrame %#x (%s)\neu-stack %#x", th.TID, ours, th.End.Detail, theirs[th.TID])
+		}
+		frames += len(ours)
+	}
+	t.Logf("%d threads, %d frames, equal to eu-stack's", len(res.Threads), frames)
+
+	// The program runs on.
+	io.WriteString(stdin, "go\n")
+	if line, err := out.ReadString('\n'); err != nil || line != "done\n" {
+		t.Fatalf("after the walk the program said %q, %v", line, err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("after the walk: %v", err)
+	}
+}
+
+// parseEuStack returns eu-stack's frame PCs by thread.
+func parseEuStack(out string) map[int][]uint64 {
+	stacks := map[int][]uint64{}
+	tid := 0
+	for _, line := range strings.Split(out, "\n") {
+		if m := euThread.FindStringSubmatch(line); m != nil {
+			tid, _ = strconv.Atoi(m[1])
+			stacks[tid] = nil
+		} else if m := euFrame.FindStringSubmatch(line); m != nil && tid != 0 {
+			pc, _ := strconv.ParseUint(m[2], 16, 64)
+			stacks[tid] = append(stacks[tid], pc)
+		}
+	}
+	return stacks
+}

@@ -1,0 +1,151 @@
+package main
+
+import (
+	"bytes"
+	"debug/elf"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/sframe-gen/sframe-gen/emit"
+)
+
+// nativeCore runs a patched program of testdata/stack, stops it with
+// SIGABRT and returns its core, the program and its patched libraries.
+func nativeCore(t testing.TB, prog stackProgram) (core, bin, libdir string) {
+	t.Helper()
+	if runtime.GOARCH != "amd64" || runtime.GOOS != "linux" {
+		t.Skip("needs an x86-64 Linux host")
+	}
+	needTool(t, "gcc")
+	pattern, _ := os.ReadFile("/proc/sys/kernel/core_pattern")
+	if p := strings.TrimSpace(string(pattern)); strings.ContainsAny(p, "|/%") {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("core_pattern %q is not a plain file name", p)
+		}
+		t.Skipf("core_pattern %q is not a plain file name", p)
+	}
+	var lim syscall.Rlimit
+	syscall.Getrlimit(syscall.RLIMIT_CORE, &lim)
+	t.Cleanup(func() { syscall.Setrlimit(syscall.RLIMIT_CORE, &lim) })
+	syscall.Setrlimit(syscall.RLIMIT_CORE, &syscall.Rlimit{Cur: lim.Max, Max: lim.Max})
+	abi := stackABIs()[0]
+	dir := t.TempDir()
+	libdir = patchedLibs(t, abi, dir)
+	bin = buildStackProgram(t, abi, prog, dir, libdir)
+	cores := stopProgram(t, abi, bin, filepath.Join(dir, "stops"), 1)
+	return cores[0], bin, libdir
+}
+
+// TestStackCommand runs sframe-gen stack on a core: the text (one line per
+// frame as gdb prints it, the end), --json, --sysroot, and the errors.
+func TestStackCommand(t *testing.T) {
+	core, bin, libdir := nativeCore(t, stackPrograms[0])
+	run := func(args ...string) (string, string, int) {
+		var out, errb bytes.Buffer
+		c := &cli{stdout: &out, stderr: &errb}
+		code := c.main(append([]string{"stack"}, args...))
+		return out.String(), errb.String(), code
+	}
+
+	out, errs, code := run(core)
+	frame := regexp.MustCompile(`^#\d+ +0x[0-9a-f]{16} (\S+) \((.+)\)$`)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if code != 0 || len(lines) < 4 || !strings.HasPrefix(lines[0], "TID ") {
+		t.Fatalf("exit %d, stderr %q, output:\n%s", code, errs, out)
+	}
+	for _, l := range lines[1 : len(lines)-1] {
+		if !frame.MatchString(l) {
+			t.Errorf("frame line %q is not #N 0xPC function+off (module)", l)
+		}
+	}
+	if !strings.HasPrefix(strings.TrimSpace(lines[len(lines)-1]), "end: outermost frame") {
+		t.Errorf("last line %q, want the walk's end", lines[len(lines)-1])
+	}
+	if !strings.Contains(out, "rec+0x") && !strings.Contains(out, "main+0x") {
+		t.Errorf("no frame of the program's functions:\n%s", out)
+	}
+
+	js, _, code := run("--json", core)
+	var res stackResult
+	if err := json.Unmarshal([]byte(js), &res); err != nil || code != 0 || len(res.Threads) != 1 || !res.Threads[0].End.Complete {
+		t.Fatalf("--json: exit %d, %v:\n%s", code, err, js)
+	}
+
+	// --sysroot: the files moved under a directory, as a cross-built
+	// program's core is read on another machine.
+	sysroot := t.TempDir()
+	for _, p := range []string{bin, libdir} {
+		dst := filepath.Join(sysroot, p)
+		os.MkdirAll(filepath.Dir(dst), 0o755)
+		if err := os.Rename(p, dst); err != nil {
+			t.Fatal(err)
+		}
+	}
+	moved, _, _ := run(core)
+	if strings.Contains(moved, "end: outermost frame") || !strings.Contains(moved, "module has no .sframe") || !strings.Contains(moved, "no such file") {
+		t.Errorf("without --sysroot, the moved files were found:\n%s", moved)
+	}
+	withRoot, _, code := run("--sysroot", sysroot, core)
+	if code != 0 || strings.Count(withRoot, "\n") != strings.Count(out, "\n") || !strings.Contains(withRoot, "end: outermost frame") {
+		t.Errorf("--sysroot: exit %d:\n%s\nwant the frames of\n%s", code, withRoot, out)
+	}
+
+	// A core cut short in its notes.
+	data, err := os.ReadFile(core)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := filepath.Join(t.TempDir(), "cut.core")
+	ef, err := elf.Open(core)
+	if err != nil {
+		t.Fatal(err)
+	}
+	noteEnd := 0
+	for _, p := range ef.Progs {
+		if p.Type == elf.PT_NOTE {
+			noteEnd = int(p.Off + p.Filesz)
+		}
+	}
+	ef.Close()
+	os.WriteFile(cut, data[:noteEnd-16], 0o644)
+	cutHeaders := filepath.Join(t.TempDir(), "headers.core")
+	os.WriteFile(cutHeaders, data[:100], 0o644)
+
+	for _, tc := range []struct {
+		args []string
+		want string
+		code int
+	}{
+		{[]string{filepath.Join(sysroot, bin)}, "not a core file", 1},
+		{[]string{"stack_test.go"}, "stack_test.go: bad magic number", 1},
+		{[]string{"/nonexistent/core"}, "no such file", 1},
+		{[]string{cut}, "cut.core: PT_NOTE at offset", 1},
+		{[]string{cutHeaders}, "headers.core: truncated", 1},
+		{[]string{}, "expected exactly one CORE", 2},
+		{[]string{"--pid", "1", core}, "expected exactly one CORE", 2},
+	} {
+		_, errs, code := run(tc.args...)
+		if code != tc.code || !strings.Contains(errs, tc.want) || strings.Count(strings.TrimSpace(errs), "\n") > 1 {
+			t.Errorf("stack %q: exit %d, stderr %q; want %d and %q", tc.args, code, errs, tc.code, tc.want)
+		}
+	}
+}
+
+// FuzzCoreNotes reads arbitrary PT_NOTE contents as a core's notes, for
+// every ABI: an error or a process, never a panic.
+func FuzzCoreNotes(f *testing.F) {
+	f.Add(uint8(0), []byte("\x05\x00\x00\x00\x10\x00\x00\x00\x01\x00\x00\x00CORE\x00\x00\x00\x00"))
+	f.Add(uint8(3), []byte("\x00\x00\x00\x05\x00\x00\x00\x30FILECORE\x00\x00\x00\x00"))
+	f.Fuzz(func(t *testing.T, which uint8, data []byte) {
+		abis := []emit.ABI{emit.ABIAMD64LittleEndian, emit.ABIAArch64LittleEndian, emit.ABIAArch64BigEndian, emit.ABIS390XBigEndian}
+		abi := abis[int(which)%len(abis)]
+		p := &process{ABI: abi, Auxv: map[uint64]uint64{}}
+		p.readNotes(data, abi.ByteOrder())
+	})
+}

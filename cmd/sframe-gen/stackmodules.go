@@ -1,0 +1,366 @@
+package main
+
+import (
+	"bytes"
+	"debug/elf"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+
+	"github.com/ianlancetaylor/demangle"
+
+	"github.com/sframe-gen/sframe-gen/emit"
+	"github.com/sframe-gen/sframe-gen/emit/unwind"
+)
+
+// stackModule is one ELF file mapped into a process, as the stack command
+// knows it: where, its SFrame section (or why it has none), its symbols.
+type stackModule struct {
+	Name       string // as the process maps it
+	Path       string // the file read (under --sysroot when there)
+	Start, End uint64
+	Bias       uint64
+	SFrame     *emit.Reader
+	NoSFrame   error // why SFrame is nil
+	syms       []stackSym
+}
+
+// stackSym is a function symbol at its link-time address.
+type stackSym struct {
+	Addr, Size uint64
+	Name       string
+}
+
+// resolve returns the file to read for a path of the process: under
+// sysroot when it has it, else the path itself.
+func resolve(sysroot, name string) string {
+	if sysroot != "" {
+		p := filepath.Join(sysroot, name)
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	return name
+}
+
+// openModule reads the module name of the process at bias (the ELF file
+// at its path or under sysroot); nil for a file that is not ELF.
+func openModule(sysroot, name string, bias uint64) (*stackModule, error) {
+	path := resolve(sysroot, name)
+	f, err := elf.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	m := &stackModule{Name: name, Path: path, Bias: bias, Start: ^uint64(0)}
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_LOAD {
+			m.Start = min(m.Start, p.Vaddr+bias)
+			m.End = max(m.End, p.Vaddr+p.Memsz+bias)
+		}
+	}
+	if m.End <= m.Start {
+		return nil, errors.New("no PT_LOAD segment")
+	}
+	m.SFrame, m.NoSFrame = emit.ReaderFromELF(f)
+	m.syms = functionSymbols(f)
+	return m, nil
+}
+
+// functionSymbols returns f's function symbols (.symtab, else .dynsym) in
+// address order.
+func functionSymbols(f *elf.File) []stackSym {
+	syms, err := f.Symbols()
+	if err != nil || len(syms) == 0 {
+		syms, _ = f.DynamicSymbols()
+	}
+	var out []stackSym
+	for _, s := range syms {
+		if elf.ST_TYPE(s.Info) == elf.STT_FUNC && s.Value != 0 {
+			out = append(out, stackSym{Addr: s.Value, Size: s.Size, Name: s.Name})
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Addr < out[j].Addr })
+	return out
+}
+
+// symbolize returns the function holding link-time address addr and the
+// offset in it, demangled, or "" when no symbol holds it.
+func (m *stackModule) symbolize(addr uint64) (string, uint64) {
+	i := sort.Search(len(m.syms), func(i int) bool { return m.syms[i].Addr > addr }) - 1
+	// Aliases share an address: prefer the one with a size that covers addr.
+	for ; i >= 0; i-- {
+		s := m.syms[i]
+		if s.Size == 0 || addr < s.Addr+s.Size {
+			return demangle.Filter(s.Name), addr - s.Addr
+		}
+		if i > 0 && m.syms[i-1].Addr != s.Addr {
+			break
+		}
+	}
+	return "", 0
+}
+
+// modulesFromMappings makes a module of each ELF file of ms (NT_FILE,
+// /proc/PID/maps): its bias from the mapping of its lowest offset. A file
+// that cannot be read is still a module, without SFrame, the error saying
+// why (a walk that reaches it says so: a missing --sysroot, a file
+// replaced since).
+func modulesFromMappings(ms []mapping, sysroot string) []*stackModule {
+	first := map[string]mapping{}
+	span := map[string][2]uint64{}
+	var order []string
+	for _, m := range ms {
+		if m.Path == "" || m.Path[0] == '[' {
+			continue
+		}
+		f, seen := first[m.Path]
+		if !seen {
+			order = append(order, m.Path)
+			span[m.Path] = [2]uint64{m.Start, m.End}
+		}
+		sp := span[m.Path]
+		span[m.Path] = [2]uint64{min(sp[0], m.Start), max(sp[1], m.End)}
+		if !seen || m.Offset < f.Offset || m.Offset == f.Offset && m.Start < f.Start {
+			first[m.Path] = m
+		}
+	}
+	var mods []*stackModule
+	for _, name := range order {
+		m := first[name]
+		bias, err := mappingBias(resolve(sysroot, name), m)
+		var mod *stackModule
+		if err == nil {
+			mod, err = openModule(sysroot, name, bias)
+		}
+		if errors.Is(err, errNotELF) {
+			continue // a data file mapped (a locale archive)
+		}
+		if err != nil {
+			sp := span[name]
+			mod = &stackModule{Name: name, Path: resolve(sysroot, name), Start: sp[0], End: sp[1], NoSFrame: err}
+		}
+		mods = append(mods, mod)
+	}
+	return mods
+}
+
+// errNotELF is mappingBias's error for a file that is not ELF.
+var errNotELF = errors.New("not an ELF file")
+
+// mappingBias returns the load bias of the ELF file at path given one of
+// its mappings: the PT_LOAD holding the mapping's file offset says which
+// address that offset was linked at.
+func mappingBias(path string, m mapping) (uint64, error) {
+	file, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer file.Close()
+	f, err := elf.NewFile(file)
+	if err != nil {
+		return 0, errNotELF
+	}
+	for _, p := range f.Progs {
+		if p.Type != elf.PT_LOAD {
+			continue
+		}
+		pageOff := p.Off &^ 0xfff
+		if m.Offset >= pageOff && m.Offset < p.Off+max(p.Filesz, 1) {
+			return m.Start - p.Vaddr - m.Offset + p.Off, nil
+		}
+	}
+	return 0, fmt.Errorf("mapped at file offset %#x, which no PT_LOAD segment holds (not the file the process mapped?)", m.Offset)
+}
+
+// Auxiliary vector entries and dynamic tags the link-map search reads.
+const (
+	atPHDR    = 3
+	atBASE    = 7
+	atEXECFN  = 31
+	atSysinfo = 33
+	dtDEBUG   = 21
+)
+
+// modulesFromLinkMap finds the modules of a process whose core has no
+// NT_FILE (qemu-user's): the program from the auxiliary vector
+// (AT_EXECFN, AT_PHDR), the libraries from the dynamic linker's r_debug
+// list in memory (DT_DEBUG), as gdb does.
+func modulesFromLinkMap(p *process, sysroot string) ([]*stackModule, error) {
+	rd := memReader{mem: p.Mem, order: p.ABI.ByteOrder()}
+	execfn, ok := p.Auxv[atEXECFN]
+	if !ok {
+		return nil, errors.New("core has neither NT_FILE nor AT_EXECFN: cannot find the program")
+	}
+	name, err := rd.cstring(execfn)
+	if err != nil {
+		return nil, fmt.Errorf("AT_EXECFN: %w", err)
+	}
+	path := resolve(sysroot, name)
+	bias, dyn, err := programBias(path, p.Auxv[atPHDR])
+	if err != nil {
+		return nil, fmt.Errorf("program %s: %w", path, err)
+	}
+	prog, err := openModule(sysroot, name, bias)
+	if err != nil {
+		return nil, fmt.Errorf("program %s: %w", path, err)
+	}
+	mods := []*stackModule{prog}
+	if dyn == 0 {
+		return mods, nil // static
+	}
+	// The dynamic linker at AT_BASE, from the program's PT_INTERP: a
+	// process stopped before the linker has listed itself in r_debug
+	// has it mapped already (the list's entry for it is then dropped
+	// as the same module).
+	if base := p.Auxv[atBASE]; base != 0 {
+		if interp, err := interpreter(path); err == nil {
+			if m, err := openModule(sysroot, interp, base); err == nil {
+				mods = append(mods, m)
+			}
+		}
+	}
+	rdebug := uint64(0)
+	for a := dyn + bias; ; a += 16 {
+		tag, ok1 := rd.word(a)
+		val, ok2 := rd.word(a + 8)
+		if !ok1 || !ok2 || tag == 0 {
+			break
+		}
+		if tag == dtDEBUG {
+			rdebug = val
+		}
+	}
+	if rdebug == 0 {
+		return mods, nil
+	}
+	lm, _ := rd.word(rdebug + 8) // r_map
+	for n := 0; lm != 0 && n < 4096; n++ {
+		addr, _ := rd.word(lm)
+		namep, _ := rd.word(lm + 8)
+		next, _ := rd.word(lm + 24)
+		if lib, err := rd.cstring(namep); err == nil && lib != "" {
+			if m, err := openModule(sysroot, lib, addr); err == nil {
+				mods = append(mods, m)
+			}
+		}
+		lm = next
+	}
+	return mods, nil
+}
+
+// interpreter returns the PT_INTERP path of the program at path.
+func interpreter(path string) (string, error) {
+	f, err := elf.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			b := make([]byte, p.Filesz)
+			if _, err := p.ReadAt(b, 0); err != nil {
+				return "", err
+			}
+			return string(bytes.TrimRight(b, "\x00")), nil
+		}
+	}
+	return "", errors.New("no PT_INTERP")
+}
+
+// programBias returns the load bias of the program at path whose program
+// headers are at phdr in memory, and the link-time address of its
+// PT_DYNAMIC (0: none).
+func programBias(path string, phdr uint64) (bias, dynamic uint64, err error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return 0, 0, err
+	}
+	f, err := elf.NewFile(bytes.NewReader(raw))
+	if err != nil {
+		return 0, 0, err
+	}
+	if len(raw) < 64 || f.Class != elf.ELFCLASS64 {
+		return 0, 0, errors.New("not a 64-bit ELF file")
+	}
+	order := binary.ByteOrder(binary.LittleEndian)
+	if f.Data == elf.ELFDATA2MSB {
+		order = binary.BigEndian
+	}
+	phoff := order.Uint64(raw[32:])
+	linked := uint64(0)
+	found := false
+	for _, p := range f.Progs {
+		switch {
+		case p.Type == elf.PT_PHDR:
+			linked, found = p.Vaddr, true
+		case p.Type == elf.PT_LOAD && !found && phoff >= p.Off && phoff < p.Off+p.Filesz:
+			linked, found = p.Vaddr+phoff-p.Off, true
+		case p.Type == elf.PT_DYNAMIC:
+			dynamic = p.Vaddr
+		}
+	}
+	if !found {
+		return 0, 0, errors.New("program headers not in a PT_LOAD segment")
+	}
+	return phdr - linked, dynamic, nil
+}
+
+// memReader reads words and strings of a process's memory.
+type memReader struct {
+	mem interface {
+		ReadAt([]byte, int64) (int, error)
+	}
+	order binary.ByteOrder
+}
+
+func (r memReader) word(addr uint64) (uint64, bool) {
+	var b [8]byte
+	if addr > 1<<63 {
+		return 0, false
+	}
+	if n, err := r.mem.ReadAt(b[:], int64(addr)); n < 8 && err != nil {
+		return 0, false
+	}
+	return r.order.Uint64(b[:]), true
+}
+
+// cstring reads a NUL-terminated string of at most 4096 bytes.
+func (r memReader) cstring(addr uint64) (string, error) {
+	var out []byte
+	var b [1]byte
+	for len(out) < 4096 {
+		if addr > 1<<63 {
+			return "", errUnmapped
+		}
+		if _, err := r.mem.ReadAt(b[:], int64(addr)); err != nil {
+			return "", fmt.Errorf("string at %#x: %w", addr, err)
+		}
+		if b[0] == 0 {
+			return string(out), nil
+		}
+		out = append(out, b[0])
+		addr++
+	}
+	return "", fmt.Errorf("string at %#x: longer than 4096 bytes", addr)
+}
+
+// unwindModules returns mods as the walker takes them, dropping any that
+// overlaps an earlier one (in address order).
+func unwindModules(mods []*stackModule) ([]unwind.Module, []*stackModule) {
+	slices.SortStableFunc(mods, func(a, b *stackModule) int { return cmpU64(a.Start, b.Start) })
+	var out []unwind.Module
+	var kept []*stackModule
+	for _, m := range mods {
+		if len(out) > 0 && m.Start < out[len(out)-1].End {
+			continue
+		}
+		out = append(out, unwind.Module{Name: m.Name, Start: m.Start, End: m.End, Bias: m.Bias, SFrame: m.SFrame})
+		kept = append(kept, m)
+	}
+	return out, kept
+}

@@ -1,0 +1,156 @@
+//go:build linux && amd64
+
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"unsafe"
+
+	"github.com/sframe-gen/sframe-gen/emit"
+)
+
+// stackOfPID walks every thread of the running process pid: each thread
+// is stopped with ptrace, its registers read, the stacks walked through
+// /proc/PID/mem with the modules of /proc/PID/maps, and every thread
+// detached again (a signal that arrived while it was stopped is passed
+// on), so the process runs on.
+func stackOfPID(pid int, sysroot string) (*stackResult, error) {
+	runtime.LockOSThread() // ptrace requests must come from the tracing thread
+	defer runtime.UnlockOSThread()
+	attached := map[int]syscall.Signal{}
+	defer func() {
+		for tid, sig := range attached {
+			syscall.RawSyscall6(syscall.SYS_PTRACE, syscall.PTRACE_DETACH, uintptr(tid), 0, uintptr(sig), 0, 0)
+		}
+	}()
+	// Attach until no new thread appears (a thread may start meanwhile).
+	for changed := true; changed; {
+		changed = false
+		tids, err := taskIDs(pid)
+		if err != nil {
+			return nil, err
+		}
+		for _, tid := range tids {
+			if _, ok := attached[tid]; ok {
+				continue
+			}
+			sig, err := attach(tid)
+			if err != nil {
+				if tid == pid {
+					return nil, err
+				}
+				continue // the thread ended
+			}
+			attached[tid], changed = sig, true
+		}
+	}
+	p := &process{ABI: emit.ABIAMD64LittleEndian}
+	tids, err := taskIDs(pid)
+	if err != nil {
+		return nil, err
+	}
+	for _, tid := range tids {
+		if _, ok := attached[tid]; !ok {
+			continue
+		}
+		var regs syscall.PtraceRegs
+		if err := syscall.PtraceGetRegs(tid, &regs); err != nil {
+			return nil, fmt.Errorf("thread %d: PTRACE_GETREGS: %w", tid, err)
+		}
+		words := (*[unsafe.Sizeof(regs) / 8]uint64)(unsafe.Pointer(&regs))
+		t := stackThread{TID: tid}
+		setRegs(p.ABI, &t.Regs, func(i int) uint64 { return words[i] })
+		p.Threads = append(p.Threads, t)
+	}
+	mem, err := os.Open(fmt.Sprintf("/proc/%d/mem", pid))
+	if err != nil {
+		return nil, err
+	}
+	defer mem.Close()
+	p.Mem = mem
+	maps, err := procMaps(pid)
+	if err != nil {
+		return nil, err
+	}
+	return walkProcess(p, modulesFromMappings(maps, sysroot))
+}
+
+// taskIDs lists the threads of pid, the main thread first.
+func taskIDs(pid int) ([]int, error) {
+	ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil {
+		return nil, err
+	}
+	tids := []int{pid}
+	for _, e := range ents {
+		if tid, err := strconv.Atoi(e.Name()); err == nil && tid != pid {
+			tids = append(tids, tid)
+		}
+	}
+	return tids, nil
+}
+
+// attach stops thread tid with PTRACE_ATTACH and waits for the stop; it
+// returns a signal other than the SIGSTOP of the attach that stopped the
+// thread first, for the detach to deliver.
+func attach(tid int) (syscall.Signal, error) {
+	if err := syscall.PtraceAttach(tid); err != nil {
+		return 0, fmt.Errorf("thread %d: PTRACE_ATTACH: %w", tid, err)
+	}
+	var pending syscall.Signal
+	for {
+		var ws syscall.WaitStatus
+		if _, err := syscall.Wait4(tid, &ws, 0x40000000 /* __WALL */, nil); err != nil {
+			return 0, fmt.Errorf("thread %d: wait: %w", tid, err)
+		}
+		if ws.Exited() || ws.Signaled() {
+			return 0, fmt.Errorf("thread %d ended", tid)
+		}
+		if !ws.Stopped() {
+			continue
+		}
+		if ws.StopSignal() == syscall.SIGSTOP {
+			return pending, nil
+		}
+		// Another signal came first: keep it for the detach, and let
+		// the thread go on to the SIGSTOP.
+		pending = ws.StopSignal()
+		if err := syscall.PtraceCont(tid, 0); err != nil {
+			return 0, fmt.Errorf("thread %d: PTRACE_CONT: %w", tid, err)
+		}
+	}
+}
+
+// procMaps reads the file mappings of /proc/PID/maps.
+func procMaps(pid int) ([]mapping, error) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/maps", pid))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var ms []mapping
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		// start-end perms offset dev inode path
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 6 || !filepath.IsAbs(fields[5]) {
+			continue
+		}
+		se := strings.SplitN(fields[0], "-", 2)
+		start, err1 := strconv.ParseUint(se[0], 16, 64)
+		end, err2 := strconv.ParseUint(se[len(se)-1], 16, 64)
+		off, err3 := strconv.ParseUint(fields[2], 16, 64)
+		if err1 != nil || err2 != nil || err3 != nil {
+			return nil, fmt.Errorf("/proc/%d/maps: bad line %q", pid, sc.Text())
+		}
+		ms = append(ms, mapping{Start: start, End: end, Offset: off, Path: strings.Join(fields[5:], " ")})
+	}
+	return ms, sc.Err()
+}

@@ -1,0 +1,10 @@
+//go:build !linux || !amd64
+
+package main
+
+import "errors"
+
+// stackOfPID is only implemented for x86-64 Linux hosts.
+func stackOfPID(pid int, sysroot string) (*stackResult, error) {
+	return nil, errors.New("stack --pid: only implemented on x86-64 Linux")
+}

@@ -1,0 +1,172 @@
+package unwind
+
+import (
+	"encoding/binary"
+	"fmt"
+	"io"
+	"slices"
+
+	"github.com/sframe-gen/sframe-gen/emit"
+)
+
+// NumRegs is the number of DWARF registers a Regs holds: AMD64's 0-16,
+// AArch64's x0-x30 and sp (31), s390x's r0-r15 and f0-f15 (16-31).
+const NumRegs = 32
+
+// Regs are the registers of one frame, by DWARF register number, and the
+// PC. Known says which are known: all of them in the innermost frame and
+// after a signal frame, the stack and frame pointers in the others.
+type Regs struct {
+	PC    uint64
+	R     [NumRegs]uint64
+	Known uint32 // bit n: R[n] is known
+}
+
+// Set sets register n (a DWARF number below NumRegs) to v and marks it
+// known.
+func (r *Regs) Set(n uint32, v uint64) {
+	r.R[n] = v
+	r.Known |= 1 << n
+}
+
+// Get returns register n and whether it is known.
+func (r *Regs) Get(n uint32) (uint64, bool) {
+	if n >= NumRegs || r.Known&(1<<n) == 0 {
+		return 0, false
+	}
+	return r.R[n], true
+}
+
+// Module is one file mapped into the thread's address space.
+type Module struct {
+	Name       string
+	Start, End uint64 // the addresses it is mapped at, End excluded
+	// Bias is what was added to the file's addresses when it was loaded
+	// (0 for a program linked at a fixed address): SFrame is looked up at
+	// PC-Bias.
+	Bias uint64
+	// SFrame is the module's .sframe section, read at its address in the
+	// file (emit.ReaderFromELF); nil when the module has none.
+	SFrame *emit.Reader
+}
+
+// Frame is one frame of a walk.
+type Frame struct {
+	// PC is the frame's PC: the interrupted instruction in the innermost
+	// frame and in the frame a signal interrupted, a return address in the
+	// others (as gdb and eu-stack print them).
+	PC uint64
+	// SP is the frame's stack pointer as the walk knows it.
+	SP uint64
+	// Module is the index of the module holding PC in Walker.Modules, or
+	// -1.
+	Module int
+	// Exact: PC is an interrupted instruction, not a return address.
+	Exact bool
+	// Signal: the frame is a signal trampoline; the next frame is the one
+	// the signal interrupted.
+	Signal bool
+}
+
+// Walker walks stacks of one address space. Make it with New; a Walker is
+// not safe for concurrent use (it keeps one read buffer).
+type Walker struct {
+	ABI     emit.ABI
+	Mem     io.ReaderAt
+	Modules []Module // in address order, not overlapping
+	// MaxFrames ends a walk that has not ended by itself (a loop in a
+	// damaged stack); New sets it to 4096.
+	MaxFrames int
+	// PACMask is the set of bits of an AArch64 signed return address that
+	// hold the authentication code, cleared before the address is used.
+	// New sets it to the bits above a 48-bit user address space (the
+	// kernel's default); a core's NT_ARM_PAC_MASK gives the exact mask.
+	PACMask uint64
+
+	order binary.ByteOrder
+	buf   [8]byte
+	last  int // the module of the last ModuleAt, tried first
+}
+
+// New returns a Walker for the address space of a thread of abi whose
+// memory mem reads (at virtual addresses) and into which mods are mapped.
+// It keeps a sorted copy of mods and reports modules that overlap.
+func New(abi emit.ABI, mem io.ReaderAt, mods []Module) (*Walker, error) {
+	switch abi {
+	case emit.ABIAMD64LittleEndian, emit.ABIAArch64LittleEndian, emit.ABIAArch64BigEndian, emit.ABIS390XBigEndian:
+	default:
+		return nil, fmt.Errorf("unwind: unknown ABI %d", abi)
+	}
+	ms := slices.Clone(mods)
+	slices.SortFunc(ms, func(a, b Module) int {
+		if a.Start < b.Start {
+			return -1
+		}
+		if a.Start > b.Start {
+			return 1
+		}
+		return 0
+	})
+	for i := range ms {
+		if ms[i].End <= ms[i].Start {
+			return nil, fmt.Errorf("unwind: module %s: empty range %#x-%#x", ms[i].Name, ms[i].Start, ms[i].End)
+		}
+		if i > 0 && ms[i].Start < ms[i-1].End {
+			return nil, fmt.Errorf("unwind: modules %s and %s overlap at %#x", ms[i-1].Name, ms[i].Name, ms[i].Start)
+		}
+	}
+	return &Walker{ABI: abi, Mem: mem, Modules: ms, MaxFrames: 4096, PACMask: ^uint64(1<<48 - 1), order: abi.ByteOrder()}, nil
+}
+
+// ModuleAt returns the index of the module holding addr, or -1.
+func (w *Walker) ModuleAt(addr uint64) int {
+	if w.last < len(w.Modules) && addr >= w.Modules[w.last].Start && addr < w.Modules[w.last].End {
+		return w.last
+	}
+	i, _ := slices.BinarySearchFunc(w.Modules, addr, func(m Module, a uint64) int {
+		if m.Start <= a {
+			return -1
+		}
+		return 1
+	})
+	if i == 0 || addr >= w.Modules[i-1].End {
+		return -1
+	}
+	w.last = i - 1
+	return i - 1
+}
+
+// word reads the 8-byte word at addr in the ABI's byte order.
+func (w *Walker) word(addr uint64) (uint64, bool) {
+	if addr > 1<<63 {
+		return 0, false
+	}
+	n, err := w.Mem.ReadAt(w.buf[:], int64(addr))
+	if n < len(w.buf) && err != nil {
+		return 0, false
+	}
+	return w.order.Uint64(w.buf[:]), true
+}
+
+// raReg returns the DWARF number of the register that holds the return
+// address at a function's entry: LR on AArch64, r14 on s390x, none (the
+// stack) on AMD64.
+func raReg(abi emit.ABI) (uint32, bool) {
+	switch abi {
+	case emit.ABIAArch64LittleEndian, emit.ABIAArch64BigEndian:
+		return 30, true
+	case emit.ABIS390XBigEndian:
+		return 14, true
+	}
+	return 0, false
+}
+
+// spBias is what is added to the CFA to get the caller's stack pointer:
+// s390x's CFA is 160 bytes above it (the register save area the ABI
+// reserves), the others' is the stack pointer itself.
+func spBias(abi emit.ABI) int64 {
+	if abi == emit.ABIS390XBigEndian {
+		return -160
+	}
+	return 0
+}
