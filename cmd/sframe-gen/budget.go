@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -108,6 +109,15 @@ func (b *memoryBudget) acquire(n int64, what string) error {
 func (b *memoryBudget) release(n int64) {
 	if b == nil || n == 0 {
 		return
+	}
+	if n >= (b.limit-processReserve)/4 {
+		// A big file's memory is garbage now: collect it and give it
+		// back to the system before the next file takes its share, or
+		// the next big file's allocations come on top of it before the
+		// collector, paced by the heap's growth, runs (peak RSS of
+		// TestMemoryBudget's -j 4 run under 352M: 327-391 MiB without,
+		// in three runs).
+		debug.FreeOSMemory()
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
