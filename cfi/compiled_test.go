@@ -121,14 +121,23 @@ func TestSystemFrames(t *testing.T) {
 	if runtime.GOARCH != "amd64" {
 		t.Skip("paths of an x86-64 Debian system")
 	}
+	checked := 0
 	for _, p := range []string{"/usr/bin/ls", "/usr/lib/x86_64-linux-gnu/libstdc++.so.6"} {
 		if _, err := os.Stat(p); err != nil {
 			t.Logf("%s: %v", p, err)
 			continue
 		}
+		checked++
 		t.Run(filepath.Base(p), func(t *testing.T) {
 			t.Logf("%d rows", checkFileAgainst(t, p, "", EHFrame))
 		})
+	}
+	if checked == 0 {
+		// The files are part of every Debian system .ci/run installs on.
+		if os.Getenv("CI") == "true" {
+			t.Fatal("none of the system files is present (CI=true: no test may skip)")
+		}
+		t.Skip("none of the system files is present")
 	}
 }
 
