@@ -165,7 +165,7 @@ func (c *cli) processObject(w *fileWriter, ef *elf.File, target lower.Target, o 
 	if err := w.replace(w.writeBytes(out)); err != nil {
 		return failed(r, err)
 	}
-	c.warnSignature(w.j.path, data)
+	c.warnSignature(w.j.path, bytes.NewReader(data), int64(len(data)))
 	r.status = statusPatched
 	return r
 }
@@ -173,11 +173,15 @@ func (c *cli) processObject(w *fileWriter, ef *elf.File, target lower.Target, o 
 // moduleSignature ends a kernel module signed by scripts/sign-file.
 const moduleSignature = "~Module signature appended~\n"
 
-// warnSignature warns when the object data (as read) ends with a kernel
-// module's appended signature: the patch keeps those bytes after the
-// object (elfpatch.Trailer), but they no longer sign it.
-func (c *cli) warnSignature(file string, data []byte) {
-	if bytes.HasSuffix(elfpatch.Trailer(data), []byte(moduleSignature)) {
+// warnSignature warns when the object r (size bytes, as read) is a signed
+// kernel module: the patch keeps the signature after the object
+// (elfpatch.Trailer), but it no longer signs it.
+func (c *cli) warnSignature(file string, r io.ReaderAt, size int64) {
+	tail := make([]byte, len(moduleSignature))
+	if size < int64(len(tail)) {
+		return
+	}
+	if _, err := r.ReadAt(tail, size-int64(len(tail))); err == nil && string(tail) == moduleSignature {
 		fmt.Fprintf(c.stderr, "sframe-gen: %s: warning: the module signature appended to it no longer matches; sign the module again\n", displayName(file))
 	}
 }

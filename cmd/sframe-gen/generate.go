@@ -231,15 +231,7 @@ func (c *cli) generate(file string, src *elfpatch.Source, o generateOptions) err
 		if err != nil {
 			return err
 		}
-		if tail := int64(len(moduleSignature)); src.Size() >= tail {
-			// The trailer is read whole only for a signed module.
-			end := make([]byte, tail)
-			if _, err := in.ReadAt(end, src.Size()-tail); err == nil && string(end) == moduleSignature {
-				if whole, err := readAll(in, src.Size()); err == nil {
-					c.warnSignature(file, whole)
-				}
-			}
-		}
+		c.warnSignature(file, in, src.Size())
 		if o.verbose {
 			c.summary(file, o, target, res, len(data), "with .rela.sframe")
 		}
