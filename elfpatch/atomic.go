@@ -11,12 +11,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// replaceFile atomically replaces the file dst with what write produces:
-// [TempFiles.ReplaceFile] without tracking.
-func replaceFile(dst string, perm fs.FileMode, write func(tmp *os.File) error) error {
-	return (*TempFiles)(nil).ReplaceFile(dst, perm, write)
-}
-
 // TempFiles is the set of temporary files [TempFiles.Replace] calls made
 // through it have named, so that a signal handler can remove them before
 // the process exits (see [TempFiles.RemoveAll]). The zero value is ready to

@@ -8,6 +8,11 @@ import (
 	"testing"
 )
 
+// replaceFile is TempFiles.ReplaceFile without tracking.
+func replaceFile(dst string, perm os.FileMode, write func(tmp *os.File) error) error {
+	return (*TempFiles)(nil).ReplaceFile(dst, perm, write)
+}
+
 func TestReplaceFile(t *testing.T) {
 	dir := t.TempDir()
 	dst := filepath.Join(dir, "prog")
