@@ -25,13 +25,16 @@
 // already holds exactly that section ([LinkedPatch.Unchanged]).
 // [PatchArchive] patches the ELF members of a static archive.
 //
-// [TempFiles.ReplaceFile] writes through a temporary file in the output's directory and
-// renames it into place; when it replaces an existing file, the temporary
-// file is synced before the rename and the directory after it, so that a
-// crash leaves the old or the new contents (a new output is not synced, as
-// cp and ld do not). [TempFiles] tracks the temporary files being written so
-// that a signal handler can remove them. docs/elfpatch.md explains the
-// layout strategy.
+// Files are read and written at a [Place] (a [Dir] held open and one name
+// in it), never through a path resolved again: [OpenSource] opens the file
+// without following a link, and [TempFiles.Replace] writes a new file in
+// the same directory, with every attribute of the file it replaces, and
+// renames it into place only while the name still holds the file read,
+// unchanged; when it replaces an existing file, the new file is synced
+// before the rename and the directory after it, so that a crash leaves the
+// old or the new contents. [PatchFile] does all of it for two paths.
+// [TempFiles] tracks the temporary files being named so that a signal
+// handler can remove them. docs/elfpatch.md explains the layout strategy.
 //
 // Only ELFCLASS64 files are accepted: SFrame is defined for 64-bit ABIs only.
 package elfpatch
