@@ -19,7 +19,7 @@ func ExampleGenerateFile() {
 		log.Fatal(err)
 	}
 	fmt.Printf("%s: %d bytes for %#x, %d functions, %d left out\n",
-		sec.Target, len(sec.Data), sec.Addr, sec.Result.Section.NumFDEs(), len(sec.Skipped()))
+		sec.Target, len(sec.Bytes()), sec.Addr, sec.Result.Section.NumFDEs(), len(sec.Skipped()))
 	// Output:
 	// x86_64: 589 bytes for 0x530, 11 functions, 0 left out
 }
@@ -59,5 +59,5 @@ func ExampleOptions_strict() {
 	_, err := sframegen.GenerateFile("testdata/gas/x86_64/allrejected.o", sframegen.Options{Strict: true})
 	fmt.Println(err)
 	// Output:
-	// 2 functions and 0 CFI entries could not be represented; the first: function at 0x0: non-default RA register 0
+	// testdata/gas/x86_64/allrejected.o: 2 functions and 0 CFI entries could not be represented; the first: function at 0x0: non-default RA register 0
 }

@@ -39,7 +39,7 @@ func FuzzGenerate(f *testing.F) {
 		if err != nil {
 			return
 		}
-		r, err := emit.NewReader(sec.Data, sec.Addr)
+		r, err := emit.NewReader(sec.Bytes(), sec.Addr)
 		if err != nil {
 			t.Fatalf("Generate's section does not decode: %v", err)
 		}

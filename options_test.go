@@ -1,14 +1,15 @@
 package sframegen
 
 import (
+	"runtime"
 	"testing"
 
 	"github.com/sframe-gen/sframe-gen/lower"
 )
 
-// TestLowerOptionsContradictions: options that contradict each other are
-// refused, not quietly given a meaning.
-func TestLowerOptionsContradictions(t *testing.T) {
+// TestOptionsContradictions: options that contradict each other, or name
+// nothing, are refused, not quietly given a meaning.
+func TestOptionsContradictions(t *testing.T) {
 	x86 := lower.Target{Arch: lower.AMD64}
 	for _, tc := range []struct {
 		name   string
@@ -21,8 +22,10 @@ func TestLowerOptionsContradictions(t *testing.T) {
 		{"big-endian sharing", lower.Target{Arch: lower.S390X, BigEndian: true}, Options{Share: ShareAlways},
 			"the file is big-endian (s390x), and GNU libsframe on a little-endian host (cross ld, objdump) cannot read FRE data shared in a big-endian section; generate it without sharing"},
 		{"version", x86, Options{Version: 4}, "SFrame version 4: 2 or 3"},
+		{"layout", x86, Options{V2Layout: lower.V2Binutils244}, "a version 2 layout goes with version 2"},
+		{"arch", x86, Options{Arch: "mips"}, `unknown architecture "mips" (want x86_64, aarch64, aarch64_be or s390x)`},
 	} {
-		if _, err := LowerOptions(tc.target, tc.opt); err == nil || err.Error() != tc.want {
+		if _, err := lowerOptions(tc.target, tc.opt); err == nil || err.Error() != tc.want {
 			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
 		}
 	}
@@ -37,9 +40,50 @@ func TestLowerOptionsContradictions(t *testing.T) {
 		{x86, Options{Share: ShareNever}, false},
 		{lower.Target{Arch: lower.S390X, BigEndian: true}, Options{}, false},
 	} {
-		lo, err := LowerOptions(tc.target, tc.opt)
+		lo, err := lowerOptions(tc.target, tc.opt)
 		if err != nil || lo.ShareFREs != tc.share {
 			t.Errorf("%+v on %v: sharing %v, %v; want %v", tc.opt, tc.target, lo.ShareFREs, err, tc.share)
 		}
+	}
+}
+
+// lowerOptions is the lower.Options a Generator made with opt lowers
+// target's files with.
+func lowerOptions(target lower.Target, opt Options) (lower.Options, error) {
+	g, err := NewGenerator(opt, Resources{})
+	if err != nil {
+		return lower.Options{}, err
+	}
+	return g.lowerOptions(target)
+}
+
+// TestTune checks the scheduling of lowering chosen from the CFI's size:
+// every CPU and huge pages for a big section, one worker held while a
+// copy of the file is being made (when there are two or more), nothing
+// for a small section.
+func TestTune(t *testing.T) {
+	copying := make(chan struct{})
+	for _, tc := range []struct {
+		name    string
+		cfi     int
+		hold    <-chan struct{}
+		procs   int
+		workers int
+		huge    bool
+		held    bool
+	}{
+		{"big", parallelCFIBytes, nil, 2, 2, true, false},
+		{"big, copied meanwhile", parallelCFIBytes, copying, 2, 2, true, true},
+		{"big, copied meanwhile, one CPU", parallelCFIBytes, copying, 1, 1, true, false},
+		{"small", parallelCFIBytes - 1, copying, 2, 0, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(tc.procs))
+			var lo lower.Options
+			tune(&lo, tc.cfi, tc.hold)
+			if lo.Workers != tc.workers || lo.HugePages != tc.huge || (lo.Hold != nil) != tc.held {
+				t.Errorf("Workers %d, HugePages %v, held %v; want %d, %v, %v", lo.Workers, lo.HugePages, lo.Hold != nil, tc.workers, tc.huge, tc.held)
+			}
+		})
 	}
 }

@@ -65,7 +65,7 @@ func checkReadmeProgram(t *testing.T, prog string, arch readmeArch, lib string) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	dec, err := emit.Decode(sec.Data)
+	dec, err := emit.Decode(sec.Bytes())
 	if err != nil {
 		t.Fatal(err)
 	}

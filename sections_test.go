@@ -83,7 +83,7 @@ func TestSectionReadsAsItsBytes(t *testing.T) {
 				continue
 			}
 			generated++
-			compareSectionWithBytes(t, file+" "+set.name, sec.Result.Section, sec.Data, sec.Addr)
+			compareSectionWithBytes(t, file+" "+set.name, sec.Result.Section, sec.Bytes(), sec.Addr)
 		}
 	}
 	if generated < 500 {

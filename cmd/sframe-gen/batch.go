@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/sframe-gen/sframe-gen/elfpatch"
+	sframegen "github.com/sframe-gen/sframe-gen"
 )
 
 // batchOptions are the flags of the batch form, sframe-gen [flags] PATH...
@@ -33,14 +33,14 @@ func defaultJobs() int { return runtime.GOMAXPROCS(0) }
 // recursively) on b.jobs goroutines, prints each file's messages in the
 // order of the walk, then a summary, and writes the report. Exit status 1
 // when any file failed.
-func (c *cli) runBatch(paths []string, o generateOptions, b batchOptions) int {
-	var outRoot *elfpatch.Dir
+func (c *cli) runBatch(g *sframegen.Generator, paths []string, o generateOptions, b batchOptions) int {
+	var outRoot *sframegen.Dir
 	if b.outputDir != "" {
 		if err := os.MkdirAll(b.outputDir, 0o755); err != nil {
 			return c.fail(b.outputDir, unwrapPath(err))
 		}
 		var err error
-		if outRoot, err = elfpatch.OpenDir(b.outputDir); err != nil {
+		if outRoot, err = sframegen.OpenDir(b.outputDir); err != nil {
 			return c.fail(b.outputDir, unwrapPath(err))
 		}
 		defer outRoot.Close()
@@ -98,7 +98,7 @@ func (c *cli) runBatch(paths []string, o generateOptions, b batchOptions) int {
 				if counted {
 					prog.start(j.path)
 				}
-				results[i] = c.runJob(j, o, elfpatch.ReplaceOptions{KeepTimes: b.preserveDates, NoSync: !b.sync, Written: release, DirSynced: dirs.add})
+				results[i] = c.runJob(g, j, o, sframegen.ReplaceOptions{KeepTimes: b.preserveDates, NoSync: !b.sync, Written: release, DirSynced: dirs.add})
 				release()
 				if counted {
 					prog.finish(j.path, j.size)
@@ -150,13 +150,10 @@ func (c *cli) runBatch(paths []string, o generateOptions, b batchOptions) int {
 }
 
 // runJob does one job of the batch.
-func (c *cli) runJob(j *job, o generateOptions, ro elfpatch.ReplaceOptions) fileResult {
+func (c *cli) runJob(g *sframegen.Generator, j *job, o generateOptions, ro sframegen.ReplaceOptions) fileResult {
 	switch j.kind {
 	case kindFile:
-		if j.out != "" {
-			o.output = j.out
-		}
-		return c.processFile(j, o, ro)
+		return c.processFile(g, j, o, ro)
 	case kindMissing:
 		return fileResult{status: statusFailed, reason: j.err.Error(),
 			msgs: fmt.Appendf(nil, "sframe-gen: %s: %v\n", displayName(j.path), j.err)}
@@ -198,7 +195,7 @@ func copySymlink(j *job) error {
 // the batch runs, and the modes they get at its end (finish): their
 // sources' (permission, set-group-ID and sticky bits), never wider.
 type outputDirs struct {
-	dirs  []*elfpatch.Dir
+	dirs  []*sframegen.Dir
 	modes []os.FileMode
 }
 
@@ -242,7 +239,7 @@ func (m *outputDirs) close() {
 }
 
 // dirSyncer collects the directories files were renamed into, to sync
-// each once at the end (elfpatch.ReplaceOptions.DirSynced) rather than
+// each once at the end (sframegen.ReplaceOptions.DirSynced) rather than
 // after every file: 0.5 ms per small file.
 type dirSyncer struct {
 	mu   sync.Mutex

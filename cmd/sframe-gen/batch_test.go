@@ -584,3 +584,6 @@ func TestBatchSymlinkOperands(t *testing.T) {
 		t.Errorf("the link's target was not patched")
 	}
 }
+
+// timespec converts a stat time.
+func timespec(ts syscall.Timespec) time.Time { return time.Unix(ts.Unix()) }

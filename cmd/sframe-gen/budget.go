@@ -1,7 +1,10 @@
 package main
 
 import (
+	"debug/elf"
 	"fmt"
+	sframegen "github.com/sframe-gen/sframe-gen"
+	"github.com/sframe-gen/sframe-gen/cfi"
 	"os"
 	"runtime/debug"
 	"strconv"
@@ -13,7 +16,7 @@ import (
 // The memory budget of a generate run (--memory-limit): the files being
 // processed at once, by all the workers of the batch form or by the
 // single-file form, hold at most that much. Each file is charged an
-// estimate of its peak (fileCost) before its CFI or contents are read: a
+// estimate of its peak (sframegen.Cost) before its CFI or contents are read: a
 // file alone over the budget fails with a message naming both, and in the
 // batch form a file waits until the files before it give back enough
 // (docs/robustness.md).
@@ -32,18 +35,6 @@ const minMemoryLimit = 64 << 20
 // collector's overshoot: the Go heap is limited to the rest, which the
 // files share.
 const processReserve = 32 << 20
-
-// Per-file peak estimates, measured on real files (docs/robustness.md):
-// lowering holds up to lowerFactor times the CFI section's bytes (the
-// section itself, read or inflated, included); an object is read whole
-// and written from memory (objectFactor times its size); an archive is
-// read whole, each changed member kept and the new archive built in
-// memory (archiveFactor).
-const (
-	lowerFactor   = 8
-	objectFactor  = 3
-	archiveFactor = 4
-)
 
 // memoryBudget shares a number of bytes between the files processed at
 // once. Files are served in the order they ask, so a big file waiting is
@@ -188,18 +179,12 @@ func parseSize(v string) (int64, error) {
 }
 
 // formatSize prints a byte count in the largest binary unit it reaches.
-func formatSize(n int64) string {
-	units := []string{"bytes", "KiB", "MiB", "GiB", "TiB"}
-	f, i := float64(n), 0
-	for f >= 1024 && i < len(units)-1 {
-		f /= 1024
-		i++
-	}
-	if i == 0 {
-		return fmt.Sprintf("%d bytes", n)
-	}
-	if f == float64(int64(f)) {
-		return fmt.Sprintf("%d %s", int64(f), units[i])
-	}
-	return fmt.Sprintf("%.1f %s", f, units[i])
+func formatSize(n int64) string { return sframegen.FormatSize(n) }
+
+// checkCFIMemory is the budget of the commands that read CFI without a
+// --memory-limit (rows, stats, verify): the default one, which a file's
+// CFI, read (inflated) and evaluated, must fit.
+func checkCFIMemory(f *elf.File, src cfi.Source) error {
+	cost := sframegen.CFICost(f, src)
+	return newMemoryBudget(defaultMemoryLimit()).acquire(cost.Bytes, cost.What)
 }

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sframe-gen/sframe-gen/lower"
 )
 
 // TestGenerateFlags checks the generate command's flags and exit statuses.
@@ -212,36 +211,6 @@ func TestGenerateNoCFI(t *testing.T) {
 				if strings.Contains(e.Name(), "sframe-gen") {
 					t.Errorf("temporary file left behind: %s", e.Name())
 				}
-			}
-		})
-	}
-}
-
-// TestLibraryTuning checks the command's scheduling of the lowering: huge
-// pages for a single file's run (--raw, or the patched copy, during which
-// one worker is held), none in the batch form (no copy held, not raw).
-func TestLibraryTuning(t *testing.T) {
-	copying := make(chan struct{})
-	for _, tc := range []struct {
-		name    string
-		o       generateOptions
-		workers int
-		huge    bool
-		held    bool
-	}{
-		{"raw", generateOptions{raw: true}, 2, true, false},
-		{"patched copy", generateOptions{hold: copying}, 2, true, true},
-		{"patched copy, one worker", generateOptions{hold: copying}, 1, true, false},
-		{"batch file", generateOptions{}, 2, false, false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			lo := lower.Options{Workers: tc.workers}
-			tc.o.library().Tune(&lo)
-			if lo.HugePages != tc.huge {
-				t.Errorf("HugePages = %v, want %v", lo.HugePages, tc.huge)
-			}
-			if held := lo.Hold != nil; held != tc.held {
-				t.Errorf("a worker held: %v, want %v", held, tc.held)
 			}
 		})
 	}

@@ -1,12 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"debug/elf"
 	"errors"
 	"fmt"
 
-	"github.com/sframe-gen/sframe-gen/elfpatch"
+	sframegen "github.com/sframe-gen/sframe-gen"
 )
 
 // elfInput is one ELF file a reading command (dump, verify, stats, rows)
@@ -36,38 +35,16 @@ func readInputs(path string, nothing string, read func(in elfInput) bool) error 
 		return err
 	}
 	defer file.Close()
-	if !isArchive(file) {
-		f, err := elf.NewFile(file)
-		if err != nil {
-			return describeCut(file, st.Size(), err)
+	archive := false
+	found, err := sframegen.Objects(file, st.Size(), func(o sframegen.Object) bool {
+		if o.Member == "" {
+			return read(elfInput{name: path, f: o.File})
 		}
-		read(elfInput{name: path, f: f})
-		return nil
-	}
-	data, err := readAll(file, st.Size())
-	if err != nil {
-		return err
-	}
-	members, err := elfpatch.ArchiveMembers(data)
-	if err != nil {
-		return err
-	}
-	found := false
-	for _, m := range members {
-		if len(m.Data) < 4 || string(m.Data[:4]) != elf.ELFMAG {
-			continue
-		}
-		in := elfInput{name: fmt.Sprintf("%s(%s)", path, m.Name), member: true}
-		in.f, in.err = elf.NewFile(bytes.NewReader(m.Data))
-		if in.err != nil {
-			in.f, in.err = nil, describeCut(bytes.NewReader(m.Data), int64(len(m.Data)), in.err)
-		}
-		if read(in) {
-			found = true
-		}
-	}
-	if !found {
+		archive = true
+		return read(elfInput{name: fmt.Sprintf("%s(%s)", path, o.Member), member: true, f: o.File, err: o.Err})
+	})
+	if err == nil && archive && !found {
 		return errors.New(nothing)
 	}
-	return nil
+	return err
 }

@@ -101,14 +101,14 @@ func TestLibraryIsTheCommand(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if !bytes.Equal(sec.Data, want) {
-					t.Errorf("Generate: %d bytes at %#x, not --raw's %d", len(sec.Data), sec.Addr, len(want))
+				if !bytes.Equal(sec.Bytes(), want) {
+					t.Errorf("Generate: %d bytes at %#x, not --raw's %d", len(sec.Bytes()), sec.Addr, len(want))
 				}
 				written, err := os.ReadFile(libOut)
 				if err != nil {
 					t.Fatal(err)
 				}
-				if !bytes.Contains(written, sec.Data) {
+				if !bytes.Contains(written, sec.Bytes()) {
 					t.Errorf("the file WriteFile wrote does not hold the section Generate made")
 				}
 			})

@@ -28,7 +28,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/sframe-gen/sframe-gen/elfpatch"
+	sframegen "github.com/sframe-gen/sframe-gen"
 )
 
 // Version is the program version printed by --version.
@@ -46,7 +46,7 @@ type cli struct {
 	stdout, stderr io.Writer
 	// temps are the temporary files being written (nil: not tracked); a
 	// signal removes them.
-	temps *elfpatch.TempFiles
+	temps *sframegen.TempFiles
 	// heapFor, when set, is told the size of the CFI section a single
 	// file's generate is about to read, before it reads it (main: tuneGC).
 	heapFor func(cfiSize uint64)
@@ -74,7 +74,7 @@ func commands() []command {
 }
 
 func main() {
-	c := &cli{stdout: os.Stdout, stderr: os.Stderr, temps: new(elfpatch.TempFiles), heapFor: tuneGC, memoryLimit: setMemoryLimit}
+	c := &cli{stdout: os.Stdout, stderr: os.Stderr, temps: new(sframegen.TempFiles), heapFor: tuneGC, memoryLimit: setMemoryLimit}
 	// SIGINT, SIGTERM, SIGHUP: remove the temporary file being written, so
 	// a killed build leaves nothing behind and the input untouched; exit 1.
 	sigs := make(chan os.Signal, 1)

@@ -51,7 +51,7 @@ func (c *cli) runStats(args []string) int {
 	file := fs.Arg(0)
 	status := exitOK
 	err = readInputs(file, "no member has a .sframe section or call-frame information", func(in elfInput) bool {
-		if in.member && in.err == nil && verify.FindSection(in.f) == nil && !sframeExpected(in.f) {
+		if in.member && in.err == nil && verify.FindSection(in.f) == nil && !sframegen.Generates(in.f) {
 			return false // generate leaves such a member as it is
 		}
 		err := in.err

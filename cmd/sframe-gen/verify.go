@@ -6,16 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	sframegen "github.com/sframe-gen/sframe-gen"
 	"io"
-	"sort"
 	"strings"
 
-	"github.com/ianlancetaylor/demangle"
 	"github.com/spf13/pflag"
 
 	"github.com/sframe-gen/sframe-gen/cfi"
 	"github.com/sframe-gen/sframe-gen/emit/verify"
-	"github.com/sframe-gen/sframe-gen/lower"
 )
 
 // runVerify implements "sframe-gen verify [--json] [-v] FILE": the .sframe
@@ -98,7 +96,7 @@ func (c *cli) verifyInput(in elfInput, opt verify.Options, asJSON, verbose bool)
 	}
 	rep, err := verify.File(in.f, opt)
 	switch {
-	case in.member && errors.Is(err, verify.ErrNoSFrame) && !sframeExpected(in.f):
+	case in.member && errors.Is(err, verify.ErrNoSFrame) && !sframegen.Generates(in.f):
 		return verifySkipped
 	case errors.Is(err, verify.ErrNoCFI):
 		fmt.Fprintf(c.stderr, "sframe-gen: %s: cannot be checked: %s has no %s to check its .sframe against\n", in.name, in.name, cfiName(opt.Source))
@@ -115,16 +113,6 @@ func (c *cli) verifyInput(in elfInput, opt verify.Options, asJSON, verbose bool)
 		return verifyProblems
 	}
 	return verifyClean
-}
-
-// sframeExpected reports whether generate gives f a .sframe section: f is
-// for an SFrame ABI and has CFI.
-func sframeExpected(f *elf.File) bool {
-	if _, err := lower.TargetForELF(f); err != nil {
-		return false
-	}
-	size, _ := cfiSize(f)
-	return size > 0
 }
 
 // writeVerify prints the report of in.
@@ -158,27 +146,18 @@ func cfiName(src cfi.Source) string {
 // function's start, else the section and offset ("function at .plt+0x10").
 type verifyNames struct {
 	f    *elf.File
-	syms *symbolizer
+	syms *sframegen.Symbols
 }
 
 func newVerifyNames(f *elf.File) *verifyNames {
-	return &verifyNames{f: f, syms: newSymbolizer(f)}
+	return &verifyNames{f: f, syms: sframegen.NewSymbols(f)}
 }
 
 func (n *verifyNames) name(section int, start uint64) string {
-	sec := elf.SectionIndex(0)
-	if n.syms.rel {
-		sec = elf.SectionIndex(section)
+	if name, ok := n.syms.Lookup(section, start); ok {
+		return name
 	}
-	ss := n.syms.syms
-	i := sort.Search(len(ss), func(i int) bool {
-		y := ss[i]
-		return y.section > sec || y.section == sec && y.value >= start
-	})
-	if i < len(ss) && ss[i].section == sec && ss[i].value == start {
-		return demangle.Filter(ss[i].name)
-	}
-	if n.syms.rel {
+	if n.syms.Relocatable() {
 		if section > 0 && section < len(n.f.Sections) {
 			return fmt.Sprintf("function at %s+%#x", n.f.Sections[section].Name, start)
 		}

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"syscall"
 
-	"github.com/sframe-gen/sframe-gen/elfpatch"
+	sframegen "github.com/sframe-gen/sframe-gen"
 )
 
 // jobKind is what the walk found at a path.
@@ -29,10 +29,10 @@ type job struct {
 	out  string // where the result goes: "" in place, else under --output-dir
 	// root is the directory of the operand the path was found under,
 	// held open, and rel the path below it: the file is opened there
-	// again without following a symbolic link (elfpatch.Dir.Place), so a
+	// again without following a symbolic link (sframegen.Dir.Place), so a
 	// link swapped in after the walk cannot redirect the read or the
 	// write. outRoot and outRel are the same for out.
-	root, outRoot *elfpatch.Dir
+	root, outRoot *sframegen.Dir
 	rel, outRel   string
 	id            [2]uint64 // the device and inode the walk saw
 	kind          jobKind
@@ -51,11 +51,11 @@ type job struct {
 // walker collects the jobs of the batch's operands.
 type walker struct {
 	outputDir string
-	outRoot   *elfpatch.Dir
+	outRoot   *sframegen.Dir
 	jobs      []*job
 	inodes    map[[2]uint64]*job
 	outs      map[string]string // output path -> input path
-	opened    []*elfpatch.Dir   // the operands' directories
+	opened    []*sframegen.Dir  // the operands' directories
 }
 
 // collect walks the operands in order (directories recursively, in
@@ -64,7 +64,7 @@ type walker struct {
 // directories are not followed; operands are.
 // A usage error is returned when two inputs would be written to one output.
 // The directories the jobs refer to are held open until close is called.
-func collect(operands []string, outputDir string, outRoot *elfpatch.Dir) (jobs []*job, close func(), err error) {
+func collect(operands []string, outputDir string, outRoot *sframegen.Dir) (jobs []*job, close func(), err error) {
 	w := &walker{outputDir: outputDir, outRoot: outRoot, inodes: map[[2]uint64]*job{}, outs: map[string]string{}}
 	closeAll := func() {
 		for _, d := range w.opened {
@@ -91,7 +91,7 @@ func collect(operands []string, outputDir string, outRoot *elfpatch.Dir) (jobs [
 		if !st.IsDir() {
 			// A file operand is taken where the user named it: its
 			// directory, a final symbolic link followed.
-			at, err := elfpatch.NamedPlace(op)
+			at, err := sframegen.NamedPlace(op)
 			if err != nil {
 				w.jobs = append(w.jobs, &job{path: op, kind: kindMissing, err: unwrapPath(err)})
 				continue
@@ -102,7 +102,7 @@ func collect(operands []string, outputDir string, outRoot *elfpatch.Dir) (jobs [
 			w.opened = append(w.opened, at.Dir)
 			continue
 		}
-		rootDir, err := elfpatch.OpenDir(op)
+		rootDir, err := sframegen.OpenDir(op)
 		if err != nil {
 			w.jobs = append(w.jobs, &job{path: op, kind: kindMissing, err: unwrapPath(err)})
 			continue
@@ -147,7 +147,7 @@ func collect(operands []string, outputDir string, outRoot *elfpatch.Dir) (jobs [
 
 // add records the path found at rel below root (the operand's
 // directory); outRel is its path under --output-dir.
-func (w *walker) add(path string, root *elfpatch.Dir, rel, outRel string, st fs.FileInfo) error {
+func (w *walker) add(path string, root *sframegen.Dir, rel, outRel string, st fs.FileInfo) error {
 	j := &job{path: path, root: root, rel: rel, size: st.Size(), mode: st.Mode()}
 	switch {
 	case st.IsDir():

@@ -1,4 +1,4 @@
-package main
+package sframegen
 
 import (
 	"bytes"
@@ -12,13 +12,29 @@ import (
 	"github.com/sframe-gen/sframe-gen/elfpatch"
 )
 
-// fileCost is what generate is charged for one file (memoryBudget): an
-// estimate of the most it holds at once, and what that is, for the
-// message when it is over the budget.
-type fileCost struct {
-	bytes int64
-	what  string
+// Cost is the memory generating for one file is estimated to hold at
+// its peak, measured on real files (docs/robustness.md): lowering holds
+// up to lowerFactor times the CFI section's bytes (the section itself,
+// read or inflated, included); an object is read whole and written from
+// memory (objectFactor times its size); an archive is read whole, each
+// changed member kept and the new archive built in memory
+// (archiveFactor). A caller that bounds the memory of the files it
+// processes at once admits each file's Cost first (Job.Admit).
+type Cost struct {
+	Bytes int64
+	// What says what makes the cost up, for a message when it is too
+	// much.
+	What string
+	// CFIBytes is the size of the file's CFI section.
+	CFIBytes int64
 }
+
+// Per-file peak factors (Cost).
+const (
+	lowerFactor   = 8
+	objectFactor  = 3
+	archiveFactor = 4
+)
 
 // cfiBytes is the memory f's CFI section takes once read (inflated when
 // compressed); 0 when it cannot be read, which reading it then reports.
@@ -32,30 +48,30 @@ func cfiBytes(f *elf.File, src cfi.Source) int64 {
 
 // linkedCost is the charge of an executable or shared library: its CFI
 // lowered (the file itself is mapped or copied file to file).
-func linkedCost(f *elf.File, src cfi.Source) fileCost {
+func linkedCost(f *elf.File, src cfi.Source) Cost {
 	n := cfiBytes(f, src)
-	return fileCost{lowerFactor * n, fmt.Sprintf("%s of CFI to lower", formatSize(n))}
+	return Cost{lowerFactor * n, fmt.Sprintf("%s of CFI to lower", FormatSize(n)), n}
 }
 
 // objectCost is the charge of a relocatable object of size bytes: read
 // whole, patched in memory, its CFI lowered. An object over
 // elfpatch.MaxObjectSize is refused (in both forms, before it is read).
-func objectCost(f *elf.File, size int64, src cfi.Source) (fileCost, error) {
+func objectCost(f *elf.File, size int64, src cfi.Source) (Cost, error) {
 	if size > elfpatch.MaxObjectSize {
-		return fileCost{}, fmt.Errorf("an object of %s is not patched: objects are rewritten in memory, up to %s", formatSize(size), formatSize(elfpatch.MaxObjectSize))
+		return Cost{}, fmt.Errorf("an object of %s is not patched: objects are rewritten in memory, up to %s", FormatSize(size), FormatSize(elfpatch.MaxObjectSize))
 	}
 	n := cfiBytes(f, src)
-	what := fmt.Sprintf("an object of %s is read whole", formatSize(size))
+	what := fmt.Sprintf("an object of %s is read whole", FormatSize(size))
 	if n > size {
-		what += fmt.Sprintf(", its CFI inflated to %s", formatSize(n))
+		what += fmt.Sprintf(", its CFI inflated to %s", FormatSize(n))
 	}
-	return fileCost{objectFactor*size + lowerFactor*n, what}, nil
+	return Cost{objectFactor*size + lowerFactor*n, what, n}, nil
 }
 
 // archiveCost is the charge of a static archive of size bytes: read whole
 // and rebuilt in memory, its largest member's CFI lowered. Only the member
 // headers and the members' ELF headers are read to find it.
-func archiveCost(r io.ReaderAt, size int64, src cfi.Source) fileCost {
+func archiveCost(r io.ReaderAt, size int64, src cfi.Source) Cost {
 	var most int64
 	forEachMember(r, size, func(m *io.SectionReader) {
 		var magic [4]byte
@@ -66,11 +82,11 @@ func archiveCost(r io.ReaderAt, size int64, src cfi.Source) fileCost {
 			most = max(most, cfiBytes(f, src))
 		}
 	})
-	what := fmt.Sprintf("an archive of %s is read whole", formatSize(size))
+	what := fmt.Sprintf("an archive of %s is read whole", FormatSize(size))
 	if most > size {
-		what += fmt.Sprintf(", a member's CFI inflated to %s", formatSize(most))
+		what += fmt.Sprintf(", a member's CFI inflated to %s", FormatSize(most))
 	}
-	return fileCost{archiveFactor*size + lowerFactor*most, what}
+	return Cost{archiveFactor*size + lowerFactor*most, what, most}
 }
 
 // forEachMember calls fn with each member of the archive r (size bytes)
@@ -99,10 +115,23 @@ func forEachMember(r io.ReaderAt, size int64, fn func(*io.SectionReader)) {
 	}
 }
 
-// checkCFIMemory is the budget of the commands that read CFI without a
-// --memory-limit (rows, stats, verify): the default one, which a file's
-// CFI, read (inflated) and evaluated, must fit.
-func checkCFIMemory(f *elf.File, src cfi.Source) error {
-	cost := linkedCost(f, src)
-	return newMemoryBudget(defaultMemoryLimit()).acquire(cost.bytes, cost.what)
+// CFICost is the cost of reading f's CFI and evaluating it, as the
+// commands that only read it do (rows, stats, verify).
+func CFICost(f *elf.File, src cfi.Source) Cost { return linkedCost(f, src) }
+
+// FormatSize prints a byte count in the largest binary unit it reaches.
+func FormatSize(n int64) string {
+	units := []string{"bytes", "KiB", "MiB", "GiB", "TiB"}
+	f, i := float64(n), 0
+	for f >= 1024 && i < len(units)-1 {
+		f /= 1024
+		i++
+	}
+	if i == 0 {
+		return fmt.Sprintf("%d bytes", n)
+	}
+	if f == float64(int64(f)) {
+		return fmt.Sprintf("%d %s", int64(f), units[i])
+	}
+	return fmt.Sprintf("%.1f %s", f, units[i])
 }

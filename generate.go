@@ -1,0 +1,173 @@
+package sframegen
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/sframe-gen/sframe-gen/elfpatch"
+)
+
+// Generate makes the SFrame section of the ELF file r (of size bytes), as
+// WriteFile would write it: for a linked file, at the address the patch
+// would put it.
+func Generate(r io.ReaderAt, size int64, opt Options) (*Section, error) {
+	g, err := NewGenerator(opt, Resources{})
+	if err != nil {
+		return nil, err
+	}
+	return g.Generate(r, size)
+}
+
+// GenerateFile is Generate on the file at path (a symbolic link followed;
+// anything but a regular file refused). Errors name path.
+func GenerateFile(path string, opt Options) (*Section, error) {
+	g, err := NewGenerator(opt, Resources{})
+	if err != nil {
+		return nil, err
+	}
+	sec, err := g.GenerateFile(path, nil)
+	if err != nil {
+		return sec, fmt.Errorf("%s: %w", path, err)
+	}
+	return sec, nil
+}
+
+// WriteFile writes the file at in, with its SFrame section, to out (which
+// may be in): .sframe and .rela.sframe in a relocatable object, a loaded
+// .sframe with PT_GNU_SFRAME in a linked file, every object of a static
+// archive. The file is replaced atomically, as [Generator.Process]
+// replaces it: on any error out is as before and no temporary file is
+// left. The section is that of the file, nil for an archive. Errors name
+// in.
+func WriteFile(in, out string, opt Options) (*Section, error) {
+	g, err := NewGenerator(opt, Resources{})
+	if err != nil {
+		return nil, err
+	}
+	job := Job{}
+	if job.In, err = NamedPlace(in); err != nil {
+		return nil, err
+	}
+	defer job.In.Dir.Close()
+	if out != in {
+		if job.Out, err = NamedPlace(out); err != nil {
+			return nil, err
+		}
+		defer job.Out.Dir.Close()
+	}
+	res, err := g.Process(job)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", in, err)
+	}
+	if res.Status == NoCFI {
+		return nil, fmt.Errorf("%s: %w", in, ErrNoCFI)
+	}
+	if res.Kind == "archive" || len(res.Reports) == 0 {
+		return nil, nil
+	}
+	return res.Reports[0].Section, nil
+}
+
+// Generate makes the SFrame section of the ELF file r (of size bytes), as
+// Process would write it: for a linked file, at the address the patch
+// would put it.
+func (g *Generator) Generate(r io.ReaderAt, size int64) (*Section, error) {
+	return g.generate(r, size, nil)
+}
+
+// GenerateAt is Generate with a linked file's section encoded for the
+// address addr instead (the function start fields are PC-relative).
+// With a *StrictError or ErrNoFunctions, Generate and GenerateAt return
+// the section too (not encoded), for its report.
+func (g *Generator) GenerateAt(r io.ReaderAt, size int64, addr uint64) (*Section, error) {
+	return g.generate(r, size, &addr)
+}
+
+// GenerateFile is Generate (addr nil) or GenerateAt on the file at path,
+// opened as Process opens a file the user names: a symbolic link
+// followed, anything but a regular file refused before it is read.
+// Errors do not name the file.
+func (g *Generator) GenerateFile(path string, addr *uint64) (*Section, error) {
+	at, err := NamedPlace(path)
+	if err != nil {
+		return nil, unwrapPath(err)
+	}
+	defer at.Dir.Close()
+	src, err := elfpatch.OpenSource(at)
+	if err != nil {
+		return nil, unwrapPath(err)
+	}
+	defer src.Close()
+	return g.generate(src.File, src.Size(), addr)
+}
+
+// generate is Generate (addr nil) and GenerateAt.
+func (g *Generator) generate(r io.ReaderAt, size int64, addr *uint64) (*Section, error) {
+	in, err := g.openInput(r, size)
+	if err != nil {
+		return nil, err
+	}
+	cost := linkedCost(in.ef, g.opt.Source)
+	if in.target.Relocatable {
+		if cost, err = objectCost(in.ef, size, g.opt.Source); err != nil {
+			return nil, err
+		}
+	}
+	release, err := g.admit(cost)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	sec, err := g.section(in, nil)
+	if err != nil {
+		if sec != nil && sec.Result != nil {
+			return sec, err // a *StrictError or ErrNoFunctions: its report
+		}
+		return nil, err
+	}
+	if in.target.Relocatable {
+		data, err := sec.Result.Section.Encode()
+		if err != nil {
+			return nil, fmt.Errorf("encoding .sframe: %w", err)
+		}
+		sec.parts = [][]byte{data}
+		return sec, nil
+	}
+	if addr == nil {
+		n, err := sec.encodedSize()
+		if err != nil {
+			return nil, err
+		}
+		layout, err := elfpatch.PlaceLinked(r, size, n)
+		if err != nil {
+			return nil, err
+		}
+		addr = &layout.Addr
+	}
+	if _, err := sec.encodeAt(*addr); err != nil {
+		return nil, err
+	}
+	return sec, nil
+}
+
+// encodedSize is the size of the section once encoded.
+func (s *Section) encodedSize() (int, error) {
+	n, err := s.Result.Section.Size()
+	if err != nil {
+		return 0, fmt.Errorf("encoding .sframe: %w", err)
+	}
+	return n, nil
+}
+
+// encodeAt places a linked file's section at addr and encodes it
+// (lower.Result.PlaceAndEncode: the FDE index sorted by start, the start
+// fields set), so that Result.Section is what the bytes hold: read in
+// memory (emit.Dump, emit.ReaderFor) it answers as the bytes decoded do.
+func (s *Section) encodeAt(addr uint64) ([][]byte, error) {
+	parts, err := s.Result.PlaceAndEncode(addr)
+	if err != nil {
+		return nil, fmt.Errorf("encoding .sframe: %w", err)
+	}
+	s.Addr, s.parts = addr, parts
+	return parts, nil
+}

@@ -1,0 +1,179 @@
+package sframegen
+
+import (
+	"debug/elf"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/sframe-gen/sframe-gen/elfpatch"
+)
+
+// errUnchanged makes a replacement leave the file as it is.
+var errUnchanged = errors.New("unchanged")
+
+// processLinked gives an executable or shared library its loaded .sframe
+// and PT_GNU_SFRAME, unless it has exactly that section already.
+//
+// A big file without a .sframe section (CFI of parallelCFIBytes or more)
+// is copied to the new file while its section is made, placed and
+// encoded, so that the copy, most of the time on big files, overlaps the
+// work (-o on libLLVM.so: docs/performance.md); only what differs is
+// written over the copy then. Any other file is planned first: a file
+// whose SFrame is already what would be written is left untouched.
+func (g *Generator) processLinked(w *writer, in *input, out *Outcome) error {
+	if !hasCFISection(in.ef) {
+		out.Reports = append(out.Reports, Report{})
+		out.Status = NoCFI
+		return w.unchanged()
+	}
+	var rep Report
+	var err error
+	if size, _ := cfiSize(in.ef); size >= parallelCFIBytes && in.ef.Section(".sframe") == nil {
+		rep, err = g.linkedOverCopy(w, in)
+	} else {
+		rep, err = g.linkedPlanned(w, in)
+	}
+	if rep.Section != nil || err == nil || err == ErrNoCFI {
+		out.Reports = append(out.Reports, rep)
+	}
+	switch {
+	case err == ErrNoCFI:
+		out.Status = NoCFI
+		return nil
+	case err != nil:
+		return err
+	}
+	out.FDEs = rep.Section.Result.Section.NumFDEs()
+	if rep.UpToDate {
+		out.Status = UpToDate
+		return nil
+	}
+	out.Status = Patched
+	for _, p := range in.ef.Progs {
+		if p.Type != elf.PT_LOAD && p.Type != elf.PT_PHDR && p.Flags&elf.PF_X != 0 {
+			out.Warnings = append(out.Warnings, fmt.Sprintf("warning: %v has PF_X: the Linux kernel registers the SFrame section for every PF_X program header, this one too", p.Type))
+		}
+	}
+	return nil
+}
+
+// linkedPlanned makes the section of a linked file, plans the patch, and
+// writes it unless the file would stay as it is (UpToDate). Without CFI,
+// the file is copied to Out as it is.
+func (g *Generator) linkedPlanned(w *writer, in *input) (Report, error) {
+	sec, err := g.section(in, nil)
+	rep := Report{Section: sec}
+	if err == ErrNoCFI {
+		return rep, w.unchangedErr(err)
+	}
+	if err != nil {
+		return rep, err
+	}
+	size, err := sec.encodedSize()
+	if err != nil {
+		return rep, err
+	}
+	patch, err := elfpatch.PlanLinked(w.src.File, size, sec.encodeAt)
+	if err != nil {
+		return rep, err
+	}
+	sec.Layout = patch.Layout()
+	if same, err := patch.Unchanged(); err != nil {
+		return rep, err
+	} else if same {
+		rep.UpToDate = true
+		return rep, w.unchanged()
+	}
+	return rep, w.replace(patch.Write)
+}
+
+// unchangedErr copies the file as it is to Out, and returns err.
+func (w *writer) unchangedErr(err error) error {
+	if uerr := w.unchanged(); uerr != nil {
+		return uerr
+	}
+	return err
+}
+
+// linkedOverCopy writes a linked file with its new section, the input
+// copied to the new file (copy_file_range) while the section is made,
+// placed and encoded on a goroutine of its own, which then writes what
+// differs over the copy.
+func (g *Generator) linkedOverCopy(w *writer, in *input) (Report, error) {
+	var rep Report
+	err := w.replace(func(tmp *os.File) error {
+		// The copy reads the input through its file offset
+		// (copy_file_range needs an *os.File source); everything else
+		// reads at offsets. Holes of a sparse input stay holes.
+		copying := make(chan struct{})
+		var copyErr error // set before copying is closed
+		wait := func() error {
+			<-copying
+			return copyErr
+		}
+		done := make(chan error, 1)
+		go func() {
+			var err error
+			rep, err = g.patchOverCopy(w, in, tmp, copying, wait)
+			done <- err
+		}()
+		copyErr = elfpatch.CopySparse(tmp, w.src.File, w.size)
+		close(copying)
+		return <-done
+	})
+	switch {
+	case err == errUnchanged:
+		return rep, ErrNoCFI
+	case err == nil && rep.Section == nil:
+		return rep, ErrNoCFI // copied as it is to Out
+	}
+	return rep, err
+}
+
+// patchOverCopy makes the section of a linked file and writes it over the
+// copy of the input in tmp once wait says the copy is done.
+func (g *Generator) patchOverCopy(w *writer, in *input, tmp *os.File, copying <-chan struct{}, wait func() error) (Report, error) {
+	sec, err := g.section(in, copying)
+	rep := Report{Section: sec}
+	if err != nil {
+		if cerr := wait(); cerr != nil {
+			return rep, cerr
+		}
+		switch {
+		case err == ErrNoCFI && w.j.Out.Dir == nil:
+			return Report{}, errUnchanged // in place: nothing to write
+		case err == ErrNoCFI:
+			return Report{}, nil // the output is the input unchanged: the copy
+		}
+		return rep, err
+	}
+	size, err := sec.encodedSize()
+	if err != nil {
+		if cerr := wait(); cerr != nil {
+			return rep, cerr
+		}
+		return rep, err
+	}
+	layout, err := elfpatch.PatchLinkedCopyParts(w.src.File, tmp, size, sec.encodeAt, wait)
+	sec.Layout = layout
+	return rep, err
+}
+
+// hasCFISection reports whether f has a section cfi.Read may read: without
+// one, a linked file is not copied to be left as it is.
+func hasCFISection(f *elf.File) bool {
+	_, ok := cfiSize(f)
+	return ok
+}
+
+// cfiSize returns the size of f's largest section cfi.Read may read, and
+// whether f has one.
+func cfiSize(f *elf.File) (size uint64, ok bool) {
+	for _, name := range []string{".eh_frame", ".debug_frame", ".zdebug_frame"} {
+		if s := f.Section(name); s != nil && s.Type != elf.SHT_NOBITS {
+			size, ok = max(size, s.Size), true
+		}
+	}
+	return size, ok
+}

@@ -1,0 +1,99 @@
+package sframegen
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/sframe-gen/sframe-gen/lower"
+)
+
+// Generator generates SFrame sections with one set of [Options] and
+// writes them into files: the pipeline of one file, which the sframe-gen
+// command runs for every file it is given, in either of its forms. Its
+// methods may be called from several goroutines at once.
+type Generator struct {
+	opt  Options
+	want *lower.Target // Options.Arch, when given
+	res  Resources
+}
+
+// Resources are what a Generator shares between the files it processes
+// at once, and with its caller.
+type Resources struct {
+	// Temps, when not nil, records the temporary files being written, so
+	// that a signal handler can remove them ([TempFiles.RemoveAll]).
+	Temps *TempFiles
+	// Admit, when not nil, is called with a file's estimated memory
+	// before its CFI or contents are read (a memory budget). It may wait;
+	// it returns what gives the memory back, or an error that fails the
+	// file.
+	Admit func(Cost) (release func(), err error)
+	// Names names the functions of the reports from the file's symbol
+	// table (Section.FunctionName), read when a function was left out.
+	Names bool
+}
+
+// NewGenerator checks opt and returns a Generator for it.
+func NewGenerator(opt Options, res Resources) (*Generator, error) {
+	g := &Generator{opt: opt, res: res}
+	if g.res.Temps == nil {
+		g.res.Temps = new(TempFiles)
+	}
+	switch opt.Version {
+	case 0, 2, 3:
+	default:
+		return nil, fmt.Errorf("SFrame version %d: 2 or 3", opt.Version)
+	}
+	if opt.V2Layout != lower.V2PCRel && opt.Version != 2 {
+		return nil, errors.New("a version 2 layout goes with version 2")
+	}
+	if opt.Share == ShareAlways && opt.GasCompat {
+		return nil, errGasCompatShare
+	}
+	if opt.Arch != "" {
+		want, err := lower.TargetByName(opt.Arch)
+		if err != nil {
+			return nil, err
+		}
+		g.want = &want
+	}
+	return g, nil
+}
+
+// Options returns the options g generates with.
+func (g *Generator) Options() Options { return g.opt }
+
+// errGasCompatShare refuses ShareAlways with GasCompat.
+var errGasCompatShare = errors.New("GasCompat reproduces GNU's bytes, and GNU never shares FRE blocks")
+
+// checkArch returns an error when Options.Arch names another ABI than the
+// file's, target.
+func (g *Generator) checkArch(target lower.Target) error {
+	if g.want != nil && (g.want.Arch != target.Arch || g.want.BigEndian != target.BigEndian) {
+		return &ArchError{File: target.String(), Want: g.want.String()}
+	}
+	return nil
+}
+
+// lowerOptions returns the lower.Options that mean what g's options say
+// for target: packed (the encoded FRE data kept, not the FREs), for
+// version 2 unpacked; FRE blocks shared as [SharingFor] decides.
+func (g *Generator) lowerOptions(target lower.Target) (lower.Options, error) {
+	share, _, err := SharingFor(target, g.opt)
+	if err != nil {
+		return lower.Options{}, err
+	}
+	lo := lower.Options{GasCompat: g.opt.GasCompat, Pack: true, ShareFREs: share}
+	if g.opt.Version == 2 {
+		lo.Version, lo.V2Layout, lo.Pack = 2, g.opt.V2Layout, false
+	}
+	return lo, nil
+}
+
+// admit takes cost from the caller's budget (Resources.Admit).
+func (g *Generator) admit(cost Cost) (release func(), err error) {
+	if g.res.Admit == nil {
+		return func() {}, nil
+	}
+	return g.res.Admit(cost)
+}

@@ -1,0 +1,46 @@
+package sframegen
+
+import "github.com/sframe-gen/sframe-gen/elfpatch"
+
+// The files a Generator reads and writes are named by where they are: a
+// directory held open and a name in it (elfpatch's Place), never by a
+// path resolved again, so that no symbolic link planted meanwhile is
+// followed (docs/robustness.md). These are elfpatch's types, for callers
+// that walk trees.
+type (
+	// Dir is a directory held open.
+	Dir = elfpatch.Dir
+	// Place is a directory held open and one name in it.
+	Place = elfpatch.Place
+	// TempFiles records the temporary files being written, for a signal
+	// handler to remove (RemoveAll).
+	TempFiles = elfpatch.TempFiles
+	// ReplaceOptions say what replacing a file does beyond the
+	// replacement: its other links, its times, syncing.
+	ReplaceOptions = elfpatch.ReplaceOptions
+	// Reloc is one .rela.sframe entry of a relocatable object.
+	Reloc = elfpatch.Reloc
+	// Layout is where a linked file's section went and what the patch
+	// changed besides.
+	Layout = elfpatch.Layout
+	// NotRegularError is the error for a name that holds something else
+	// than a regular file.
+	NotRegularError = elfpatch.ErrNotRegular
+)
+
+// ErrChanged is the error for a file that changed (or was replaced)
+// while it was read: it is left as it is.
+var ErrChanged = elfpatch.ErrChanged
+
+// ArchiveMagic starts a static archive.
+const ArchiveMagic = elfpatch.ArchiveMagic
+
+// OpenDir opens the directory path, following symbolic links as named.
+func OpenDir(path string) (*Dir, error) { return elfpatch.OpenDir(path) }
+
+// NamedPlace is the place of the file path names, as the user named it (a
+// symbolic link followed to its file). Close the place's Dir when done.
+func NamedPlace(path string) (Place, error) { return elfpatch.NamedPlace(path) }
+
+// Link makes to another name of the file at from.
+func Link(from, to Place) error { return elfpatch.Link(from, to) }

@@ -1,0 +1,213 @@
+package sframegen
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/sframe-gen/sframe-gen/elfpatch"
+)
+
+// Status is what [Generator.Process] did with a file.
+type Status int
+
+const (
+	// Patched: a new SFrame section was written.
+	Patched Status = iota
+	// UpToDate: the file's SFrame is already what would be written; the
+	// file was not touched.
+	UpToDate
+	// NoCFI: an ELF file without call-frame information, left as it is.
+	NoCFI
+	// Skipped: not ELF, another architecture, not a regular file: left
+	// alone (Outcome.Reason says why).
+	Skipped
+	// Failed: an error; the file is as it was.
+	Failed
+)
+
+// String is the status as reports name it.
+func (s Status) String() string {
+	return [...]string{"patched", "up-to-date", "no-cfi", "skipped", "failed"}[s]
+}
+
+// Job is one file for [Generator.Process]: where it is, where its result
+// goes, and how it is replaced.
+type Job struct {
+	// In is the file.
+	In Place
+	// Seen, when not zero, is the identity (device and inode) of the file
+	// the caller found at In, walking a tree: another file there now is
+	// ErrChanged, and a file SFrame has nothing to say about (not ELF,
+	// another architecture) is Skipped. When zero, In is a file the user
+	// named: such a file is an error, and a file with other hard links
+	// is written in its own inode, so that they stay one file.
+	Seen [2]uint64
+	// Out, when its Dir is not nil, is where the result is written
+	// instead of over In; a file that gets no SFrame is copied there as
+	// it is.
+	Out Place
+	// OutLinks are other names to give Out's file (In's hard links in a
+	// tree, mirrored under an output directory).
+	OutLinks []Place
+	// Replace says how the file is replaced: Links (In's other names in
+	// the tree, replaced with it), InPlace (it has links elsewhere),
+	// KeepTimes, NoSync and the hooks. Links and InPlace are ignored with
+	// Out.
+	Replace ReplaceOptions
+}
+
+// Outcome is what Process did with a file and found in it.
+type Outcome struct {
+	Status Status
+	// Kind is the file's kind: "archive", or as [Kind] names an ELF file
+	// ("" when it is neither).
+	Kind string
+	// Arch is the file's ABI ("mixed" for an archive whose objects are
+	// for several).
+	Arch string
+	// FDEs is the number of functions with an SFrame FDE in the file
+	// (Patched, UpToDate).
+	FDEs int
+	// Reason says why the file was Skipped, or the error.
+	Reason string
+	// Reports are, in order, the ELF objects generated for: the file, or
+	// an archive's objects (as far as Process got).
+	Reports []Report
+	// Warnings are what the user should know of the file written.
+	Warnings []string
+}
+
+// Report is what was generated for one ELF object: the file, or a member
+// of an archive.
+type Report struct {
+	// Member is the archive member's name ("" for the file itself).
+	Member string
+	// Section is the section generated; nil when the object has no CFI.
+	Section *Section
+	// UpToDate says the object held this section already.
+	UpToDate bool
+}
+
+// Process generates the SFrame section of the file j.In and writes the
+// file with it (an object's .sframe and .rela.sframe, a linked file's
+// loaded .sframe and PT_GNU_SFRAME, every object of a static archive)
+// over it or to j.Out, atomically: the file is replaced only while it is
+// still the file read, unchanged, with every attribute kept; on any
+// failure it is as before. A file whose SFrame is already what would be
+// written is not touched. Errors do not name the file.
+func (g *Generator) Process(j Job) (out Outcome, err error) {
+	defer func() {
+		if err != nil {
+			out.Status, out.Reason = Failed, err.Error()
+		}
+	}()
+	src, err := elfpatch.OpenSource(j.In)
+	var notRegular *elfpatch.ErrNotRegular
+	switch {
+	case errors.As(err, &notRegular) && j.Seen != [2]uint64{}:
+		out.Status, out.Reason = Skipped, err.Error()
+		return out, nil
+	case err != nil:
+		return out, unwrapPath(err)
+	}
+	defer src.Close()
+	named := j.Seen == [2]uint64{}
+	if !named && src.ID() != j.Seen {
+		return out, fmt.Errorf("%w (since the walk)", ErrChanged)
+	}
+	if named && j.Out.Dir == nil {
+		j.Replace.InPlace = src.Links() > 1
+	}
+	w := &writer{g: g, j: j, src: src, size: src.Size()}
+	var magic [8]byte
+	n, _ := src.File.ReadAt(magic[:], 0)
+	if n == len(magic) && string(magic[:]) == ArchiveMagic {
+		out.Kind = "archive"
+		release, err := g.admit(archiveCost(src.File, src.Size(), g.opt.Source))
+		if err != nil {
+			return out, err
+		}
+		defer release()
+		return out, g.processArchive(w, &out)
+	}
+	ef, err := ReadELF(src.File, src.Size())
+	if err != nil {
+		if named || n >= 4 && string(magic[:4]) == "\x7fELF" {
+			return out, err
+		}
+		out.Status, out.Reason = Skipped, "not an ELF file"
+		return out, w.unchanged()
+	}
+	out.Kind = Kind(ef)
+	in, err := g.inputOf(src.File, src.Size(), ef)
+	var unsupported *UnsupportedError
+	switch {
+	case errors.As(err, &unsupported) && !named:
+		out.Status, out.Reason = Skipped, err.Error()
+		return out, w.unchanged()
+	case unsupported != nil && unsupported.Err != nil:
+		return out, unsupported.Err
+	case err != nil:
+		return out, err
+	}
+	out.Arch = in.target.String()
+	cost := linkedCost(ef, g.opt.Source)
+	if in.target.Relocatable {
+		if cost, err = objectCost(ef, src.Size(), g.opt.Source); err != nil {
+			return out, err
+		}
+	}
+	release, err := g.admit(cost)
+	if err != nil {
+		return out, err
+	}
+	defer release()
+	if in.target.Relocatable {
+		return out, g.processObject(w, in, &out)
+	}
+	return out, g.processLinked(w, in, &out)
+}
+
+// unwrapPath drops the path of an *fs.PathError: messages name the file
+// already.
+func unwrapPath(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// section generates the section of in: lowered (hold: see lowerFile), with
+// Options.Strict applied, the function names for reports
+// (Resources.Names), and a linked file without any function refused. It
+// returns the section even with a *StrictError, for its report.
+func (g *Generator) section(in *input, hold <-chan struct{}) (*Section, error) {
+	sec, err := g.lowerFile(in, hold)
+	if err != nil {
+		return nil, err
+	}
+	if g.res.Names && (len(sec.Result.Skipped) > 0 || len(sec.EntryErrors) > 0) {
+		sec.names = NewSymbols(in.ef)
+	}
+	if g.opt.Strict {
+		if sk := sec.Skipped(); len(sk) > 0 || len(sec.EntryErrors) > 0 {
+			return sec, &StrictError{Skipped: sk, EntryErrors: sec.EntryErrors}
+		}
+	}
+	if !in.target.Relocatable && sec.Result.Section.NumFDEs() == 0 {
+		return sec, ErrNoFunctions
+	}
+	return sec, nil
+}
+
+// readAll reads the n bytes of r.
+func readAll(r io.ReaderAt, n int64) ([]byte, error) {
+	data := make([]byte, n)
+	if m, err := r.ReadAt(data, 0); int64(m) != n {
+		return nil, fmt.Errorf("reading the file: %w", err)
+	}
+	return data, nil
+}
