@@ -183,6 +183,9 @@ type Object struct {
 	// File is the object read; nil when Err says why it cannot be.
 	File *elf.File
 	Err  error
+	// R holds the object's Size bytes.
+	R    io.ReaderAt
+	Size int64
 }
 
 // Objects calls fn with the ELF file r (size bytes), or, when r is a
@@ -197,7 +200,7 @@ func Objects(r io.ReaderAt, size int64, fn func(Object) bool) (found bool, err e
 		if err != nil {
 			return false, err
 		}
-		return fn(Object{File: f}), nil
+		return fn(Object{File: f, R: r, Size: size}), nil
 	}
 	data, err := readAll(r, size)
 	if err != nil {
@@ -211,8 +214,8 @@ func Objects(r io.ReaderAt, size int64, fn func(Object) bool) (found bool, err e
 		if len(m.Data) < 4 || string(m.Data[:4]) != elf.ELFMAG {
 			continue
 		}
-		o := Object{Member: m.Name}
-		o.File, o.Err = ReadELF(bytes.NewReader(m.Data), int64(len(m.Data)))
+		o := Object{Member: m.Name, R: bytes.NewReader(m.Data), Size: int64(len(m.Data))}
+		o.File, o.Err = ReadELF(o.R, o.Size)
 		if fn(o) {
 			found = true
 		}

@@ -97,3 +97,16 @@ func (g *Generator) admit(cost Cost) (release func(), err error) {
 	}
 	return g.res.Admit(cost)
 }
+
+// V2Layout is the binutils layout of a version 2 section
+// (Options.V2Layout).
+type V2Layout = lower.V2Layout
+
+// The version 2 layouts.
+const (
+	// V2PCRel is binutils 2.45's layout (FDE_FUNC_START_PCREL), what the
+	// 2025 kernel unwinder reads; the default.
+	V2PCRel = lower.V2PCRel
+	// V2Binutils244 is binutils 2.41-2.44's layout.
+	V2Binutils244 = lower.V2Binutils244
+)

@@ -22,6 +22,7 @@ import (
 
 	"github.com/sframe-gen/sframe-gen/cfi"
 	"github.com/sframe-gen/sframe-gen/elfpatch"
+	"github.com/sframe-gen/sframe-gen/emit"
 	"github.com/sframe-gen/sframe-gen/lower"
 )
 
@@ -32,8 +33,8 @@ type Options struct {
 	// readers of binutils 2.41-2.45.
 	Version int
 	// V2Layout, with Version 2, is the binutils layout written:
-	// lower.V2PCRel (2.45's, the default) or lower.V2Binutils244.
-	V2Layout lower.V2Layout
+	// V2PCRel (2.45's, the default) or V2Binutils244.
+	V2Layout V2Layout
 	// GasCompat reproduces GNU as --gsframe and ld byte for byte, including
 	// where their translation does not mean what the CFI means.
 	GasCompat bool
@@ -121,6 +122,16 @@ func (s *Section) WriteTo(w io.Writer) (int64, error) {
 	return n, nil
 }
 
+// V2Refusal says why version 2 (in binutils 2.45's layout) cannot express
+// the function of f, the FDE at index i of the version 3 section, as
+// decoded from its bytes; "" when it can, or f is a PLT stub's.
+func (s *Section) V2Refusal(i int, f *emit.FDE) string {
+	if i >= len(s.Result.Sources) || s.Result.Sources[i] == nil {
+		return ""
+	}
+	return lower.V2Refusal(s.Target, lower.V2PCRel, f)
+}
+
 // FunctionName names a function of the section's report: the demangled
 // name of the symbol at its start when the Generator names them
 // (Resources.Names), else "function at ADDRESS".
@@ -130,6 +141,10 @@ func (s *Section) FunctionName(f *cfi.FDE) string {
 	}
 	return s.names.name(f.Section, f.Start)
 }
+
+// Skip is a function left without an SFrame FDE, or kept without FREs
+// (a signal frame: Emitted), with the reason.
+type Skip = lower.Skip
 
 // Skipped returns the functions left without an SFrame FDE, with the
 // reason (not the signal frames kept without FREs).

@@ -188,3 +188,9 @@ func checkCFIMemory(f *elf.File, src cfi.Source) error {
 	cost := sframegen.CFICost(f, src)
 	return newMemoryBudget(defaultMemoryLimit()).acquire(cost.Bytes, cost.What)
 }
+
+// admitCFI is the budget of a generator used by a reading command (stats'
+// dry run): the default one, which each file must fit.
+func admitCFI(cost sframegen.Cost) (func(), error) {
+	return func() {}, newMemoryBudget(defaultMemoryLimit()).acquire(cost.Bytes, cost.What)
+}

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
 )
 
 // TestGenerateFlags checks the generate command's flags and exit statuses.

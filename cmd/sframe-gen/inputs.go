@@ -4,6 +4,7 @@ import (
 	"debug/elf"
 	"errors"
 	"fmt"
+	"io"
 
 	sframegen "github.com/sframe-gen/sframe-gen"
 )
@@ -19,6 +20,9 @@ type elfInput struct {
 	// f is the file read; nil when err says why it cannot be.
 	f   *elf.File
 	err error
+	// r holds its size bytes.
+	r    io.ReaderAt
+	size int64
 }
 
 // readInputs calls read with the ELF file at path, or, when path is a
@@ -38,10 +42,10 @@ func readInputs(path string, nothing string, read func(in elfInput) bool) error 
 	archive := false
 	found, err := sframegen.Objects(file, st.Size(), func(o sframegen.Object) bool {
 		if o.Member == "" {
-			return read(elfInput{name: path, f: o.File})
+			return read(elfInput{name: path, f: o.File, r: o.R, size: o.Size})
 		}
 		archive = true
-		return read(elfInput{name: fmt.Sprintf("%s(%s)", path, o.Member), member: true, f: o.File, err: o.Err})
+		return read(elfInput{name: fmt.Sprintf("%s(%s)", path, o.Member), member: true, f: o.File, err: o.Err, r: o.R, size: o.Size})
 	})
 	if err == nil && archive && !found {
 		return errors.New(nothing)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"debug/elf"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,7 +15,6 @@ import (
 	"github.com/sframe-gen/sframe-gen/cfi"
 	"github.com/sframe-gen/sframe-gen/emit"
 	"github.com/sframe-gen/sframe-gen/emit/verify"
-	"github.com/sframe-gen/sframe-gen/lower"
 )
 
 // runStats implements "sframe-gen stats [--json] [--dry-run] FILE":
@@ -30,10 +28,13 @@ func (c *cli) runStats(args []string) int {
 	asJSON := fs.Bool("json", false, "print the statistics as one JSON object")
 	dry := fs.Bool("dry-run", false, "describe what generating would write even when FILE has a .sframe section")
 	source := cfiSourceFlags(fs, "read")
-	setUsage(fs, c.stdout, "sframe-gen stats [--json] [--dry-run] FILE",
+	gas := fs.Bool("gas-compat", false, "in a dry run: what generating with --gas-compat writes")
+	share := shareFlags(fs)
+	sframeVer := sframeVersionFlags(fs)
+	setUsage(fs, c.stdout, "sframe-gen stats [--json] [--dry-run] [GENERATE-OPTIONS] FILE",
 		"Coverage and cost of FILE's .sframe section (or, without one, of the section\n"+
-			"generating would write: nothing is written); of a static archive, of each member,\n"+
-			"named ARCHIVE(MEMBER).")
+			"generating would write with the same options: nothing is written); of a static\n"+
+			"archive, of each member, named ARCHIVE(MEMBER).")
 	if err := fs.Parse(args); err != nil {
 		return c.fail("", usageError{err.Error()})
 	}
@@ -44,7 +45,19 @@ func (c *cli) runStats(args []string) int {
 	if fs.NArg() != 1 {
 		return c.fail("", usageError{"stats: expected exactly one FILE"})
 	}
-	src, err := source()
+	var o generateOptions
+	var err error
+	o.gas = *gas
+	if o.source, err = source(); err != nil {
+		return c.fail("", usageError{"stats: " + err.Error()})
+	}
+	if o.version, err = sframeVer(); err != nil {
+		return c.fail("", usageError{"stats: " + err.Error()})
+	}
+	if o.share, err = share(o.gas); err != nil {
+		return c.fail("", usageError{"stats: " + err.Error()})
+	}
+	g, err := sframegen.NewGenerator(o.library(), sframegen.Resources{Admit: admitCFI})
 	if err != nil {
 		return c.fail("", usageError{"stats: " + err.Error()})
 	}
@@ -56,7 +69,7 @@ func (c *cli) runStats(args []string) int {
 		}
 		err := in.err
 		if err == nil {
-			err = c.writeStats(in, src, *dry, *asJSON)
+			err = c.writeStats(in, g, *dry, *asJSON)
 		}
 		if err != nil {
 			status = c.fail(in.name, err)
@@ -70,8 +83,8 @@ func (c *cli) runStats(args []string) int {
 }
 
 // writeStats prints the statistics of in.
-func (c *cli) writeStats(in elfInput, src cfi.Source, dry, asJSON bool) error {
-	st, err := computeStats(in.f, src, dry)
+func (c *cli) writeStats(in elfInput, g *sframegen.Generator, dry, asJSON bool) error {
+	st, err := computeStats(in, g, dry)
 	if err != nil {
 		return err
 	}
@@ -160,8 +173,11 @@ type statsSkip struct {
 	Bytes     uint64 `json:"bytes"`
 }
 
-// computeStats gathers the statistics of f's section, or of a dry run.
-func computeStats(f *elf.File, src cfi.Source, dry bool) (*statsJSON, error) {
+// computeStats gathers the statistics of in's section, or of a dry run:
+// the section g generates, as --raw writes it (for a linked file, at
+// address 0) with the same options.
+func computeStats(in elfInput, g *sframegen.Generator, dry bool) (*statsJSON, error) {
+	f, src := in.f, g.Options().Source
 	st := &statsJSON{Skipped: []statsSkip{}, V2LostReasons: []statsSkip{}}
 	if s := f.Section(".eh_frame"); s != nil {
 		st.EHFrameBytes = s.Size
@@ -203,10 +219,6 @@ func computeStats(f *elf.File, src cfi.Source, dry bool) (*statsJSON, error) {
 	}
 
 	st.DryRun = true
-	target, err := lower.TargetForELF(f)
-	if err != nil {
-		return nil, err
-	}
 	if err := checkCFIMemory(f, src); err != nil {
 		return nil, err
 	}
@@ -223,12 +235,42 @@ func computeStats(f *elf.File, src cfi.Source, dry bool) (*statsJSON, error) {
 			st.CFIBytes += fde.Size
 		}
 	}
-	res, _, err := lower.LowerFile(f, frames, target, lower.Options{})
-	if err != nil {
+	gen, err := g.GenerateAt(in.r, in.size, 0)
+	switch {
+	case errors.Is(err, sframegen.ErrNoCFI):
+		return nil, errors.New("no .sframe section and no call-frame information")
+	case errors.Is(err, sframegen.ErrNoFunctions) && gen != nil:
+		// Nothing is written: every function is left out.
+	case err != nil:
 		return nil, err
 	}
+	st.uncovered(gen.Result.Skipped)
+	st.CoveredFunctions = st.CFIFunctions - st.UncoveredFunctions
+	st.CoveredBytes = st.CFIBytes - st.UncoveredBytes
+	st.Shared, st.Unshared = gen.Shared, gen.Unshared
+	if err != nil {
+		st.ABI, st.Version = gen.Result.Section.Header.ABI.String(), gen.Result.Section.Header.Version
+		return st, nil
+	}
+	s, err := emit.Decode(gen.Bytes())
+	if err != nil {
+		return nil, fmt.Errorf("encoding .sframe: %w", err)
+	}
+	st.SectionBytes = gen.Size()
+	st.sectionStats(s)
+	if err := st.sharingStats(s); err != nil {
+		return nil, fmt.Errorf("encoding .sframe: %w", err)
+	}
+	if s.Header.Version == emit.Version3 {
+		st.v2Loss(gen, s)
+	}
+	return st, nil
+}
+
+// uncovered counts the functions left out (skipped), by reason.
+func (st *statsJSON) uncovered(skipped []sframegen.Skip) {
 	byReason := map[string]*statsSkip{}
-	for _, s := range res.Skipped {
+	for _, s := range skipped {
 		if s.Emitted || s.FDE.Size == 0 {
 			continue
 		}
@@ -242,39 +284,23 @@ func computeStats(f *elf.File, src cfi.Source, dry bool) (*statsJSON, error) {
 		k.Functions++
 		k.Bytes += s.FDE.Size
 	}
+	st.Skipped = sortedSkips(byReason)
+}
+
+// sortedSkips lists the counts of byReason, the most functions first.
+func sortedSkips(byReason map[string]*statsSkip) []statsSkip {
+	list := []statsSkip{}
 	for _, k := range byReason {
-		st.Skipped = append(st.Skipped, *k)
+		list = append(list, *k)
 	}
-	sort.Slice(st.Skipped, func(i, j int) bool {
-		a, b := st.Skipped[i], st.Skipped[j]
+	sort.Slice(list, func(i, j int) bool {
+		a, b := list[i], list[j]
 		if a.Functions != b.Functions {
 			return a.Functions > b.Functions
 		}
 		return a.Reason < b.Reason
 	})
-	st.CoveredFunctions = st.CFIFunctions - st.UncoveredFunctions
-	st.CoveredBytes = st.CFIBytes - st.UncoveredBytes
-	st.v2Loss(target, res)
-	if !target.Relocatable {
-		res.Place(0)
-	}
-	data, err := res.Section.Encode()
-	if err != nil {
-		return nil, fmt.Errorf("encoding .sframe: %w", err)
-	}
-	st.SectionBytes = len(data)
-	st.sectionStats(res.Section)
-	if err := st.sharingStats(res.Section); err != nil {
-		return nil, fmt.Errorf("encoding .sframe: %w", err)
-	}
-	// The default command shares FRE blocks where SharingFor says so:
-	// then it writes the shared size.
-	st.Shared, st.Unshared, _ = sframegen.SharingFor(target, sframegen.Options{})
-	if st.Shared {
-		st.SectionBytes = st.SharedBytes
-		st.SharedFDEs = st.RepeatedFDEs
-	}
-	return st, nil
+	return list
 }
 
 // sharingStats measures what sharing FRE data saves in s (emit's
@@ -398,17 +424,14 @@ func writeStatsText(w io.Writer, st *statsJSON) {
 	}
 }
 
-// v2Loss counts the functions of the version 3 result res that version 2
-// cannot express (lower.V2Refusal, in the 2.45 layout), by reason.
-func (st *statsJSON) v2Loss(t lower.Target, res *lower.Result) {
+// v2Loss counts the functions of the version 3 section gen (decoded as
+// s) that version 2 cannot express (in the 2.45 layout), by reason.
+func (st *statsJSON) v2Loss(gen *sframegen.Section, s *emit.Section) {
 	byReason := map[string]*statsSkip{}
-	for i := range res.Section.FDEs {
-		f := &res.Section.FDEs[i]
-		if res.Sources[i] == nil || f.Size == 0 {
-			continue // a PLT FDE, or one that covers nothing
-		}
-		reason := lower.V2Refusal(t, lower.V2PCRel, f)
-		if reason == "" {
+	for i := range s.FDEs {
+		f := &s.FDEs[i]
+		reason := gen.V2Refusal(i, f)
+		if reason == "" || f.Size == 0 {
 			continue
 		}
 		st.V2Lost++
@@ -420,14 +443,5 @@ func (st *statsJSON) v2Loss(t lower.Target, res *lower.Result) {
 		k.Functions++
 		k.Bytes += uint64(f.Size)
 	}
-	for _, k := range byReason {
-		st.V2LostReasons = append(st.V2LostReasons, *k)
-	}
-	sort.Slice(st.V2LostReasons, func(i, j int) bool {
-		a, b := st.V2LostReasons[i], st.V2LostReasons[j]
-		if a.Functions != b.Functions {
-			return a.Functions > b.Functions
-		}
-		return a.Reason < b.Reason
-	})
+	st.V2LostReasons = sortedSkips(byReason)
 }

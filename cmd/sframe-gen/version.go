@@ -5,14 +5,14 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/sframe-gen/sframe-gen/lower"
+	sframegen "github.com/sframe-gen/sframe-gen"
 )
 
 // sframeVersion is the SFrame version generate writes: 3, or 2 in one of
 // binutils' two layouts.
 type sframeVersion struct {
 	version uint8 // 0 (3) or 2
-	layout  lower.V2Layout
+	layout  sframegen.V2Layout
 }
 
 // v2 reports whether version 2 is written.
@@ -34,9 +34,9 @@ func sframeVersionFlags(fs *pflag.FlagSet) func() (sframeVersion, error) {
 		}
 		switch *layout {
 		case "2.45":
-			v.layout = lower.V2PCRel
+			v.layout = sframegen.V2PCRel
 		case "2.44":
-			v.layout = lower.V2Binutils244
+			v.layout = sframegen.V2Binutils244
 		default:
 			return v, fmt.Errorf("--v2-layout %q: 2.45 or 2.44", *layout)
 		}
