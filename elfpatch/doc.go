@@ -1,10 +1,12 @@
 // Package elfpatch writes a finished SFrame section into an ELF file.
 //
-// Start from [PatchLinkedFile] (an executable or shared library: it
-// chooses the section's address, then asks for the bytes encoded for it) or
-// [PatchObjectFile] (a relocatable object, with its relocations); both
-// replace the output atomically. ExamplePatchLinkedFile shows the whole
-// sequence.
+// Start from [PatchLinked] (an executable or shared library: it chooses
+// the section's address, then asks for the bytes encoded for it) or
+// [PatchObjectBytes] (a relocatable object, with its relocations), written
+// through [TempFiles.Replace], which replaces the output atomically.
+// ExamplePatchLinked shows the whole sequence; the library's
+// sframegen.Generator.Process is the pipeline that uses them for every
+// kind of file.
 //
 // It does not compute SFrame: its inputs are the section bytes (and, for
 // relocatable objects, the relocations). Two kinds of file are handled:
@@ -32,7 +34,7 @@
 // renames it into place only while the name still holds the file read,
 // unchanged; when it replaces an existing file, the new file is synced
 // before the rename and the directory after it, so that a crash leaves the
-// old or the new contents. [PatchFile] does all of it for two paths.
+// old or the new contents.
 // [TempFiles] tracks the temporary files being named so that a signal
 // handler can remove them. docs/elfpatch.md explains the layout strategy.
 //

@@ -16,8 +16,9 @@ import (
 // Write a shared library with an SFrame section: the section's size is
 // known first, elfpatch chooses its address, and the encoder writes the
 // PC-relative start fields for that address. The copy gets a loaded
-// .sframe and a PT_GNU_SFRAME segment; the input is not changed.
-func ExamplePatchLinkedFile() {
+// .sframe and a PT_GNU_SFRAME segment, written through a temporary file
+// renamed over the output once complete; the input is not changed.
+func ExamplePatchLinked() {
 	in := "../testdata/link/x86_64/direct.so"
 	f, err := elf.Open(in)
 	if err != nil {
@@ -47,9 +48,19 @@ func ExamplePatchLinkedFile() {
 	}
 	defer os.RemoveAll(dir)
 	out := filepath.Join(dir, "direct.so")
-	layout, err := elfpatch.PatchLinkedFile(in, out, size, func(addr uint64) ([]byte, error) {
-		parts, err := res.EncodePlaced(addr)
-		return bytes.Join(parts, nil), err
+	input, err := os.Open(in)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer input.Close()
+	var layout elfpatch.Layout
+	err = new(elfpatch.TempFiles).ReplaceFile(out, 0o755, func(tmp *os.File) error {
+		var err error
+		layout, err = elfpatch.PatchLinked(input, tmp, size, func(addr uint64) ([]byte, error) {
+			parts, err := res.EncodePlaced(addr)
+			return bytes.Join(parts, nil), err
+		})
+		return err
 	})
 	if err != nil {
 		log.Fatal(err)
