@@ -126,8 +126,8 @@ func (s *Section) WriteTo(w io.Writer) (int64, error) {
 // the function of f, the FDE at index i of the version 3 section, as
 // decoded from its bytes; "" when it can, or f is a PLT stub's.
 func (s *Section) V2Refusal(i int, f *emit.FDE) string {
-	if i >= len(s.Result.Sources) || s.Result.Sources[i] == nil {
-		return ""
+	if i < len(s.Result.Sources) && s.Result.Sources[i] == nil {
+		return "" // a PLT stub's
 	}
 	return lower.V2Refusal(s.Target, lower.V2PCRel, f)
 }

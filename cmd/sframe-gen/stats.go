@@ -219,22 +219,6 @@ func computeStats(in elfInput, g *sframegen.Generator, dry bool) (*statsJSON, er
 	}
 
 	st.DryRun = true
-	if err := checkCFIMemory(f, src); err != nil {
-		return nil, err
-	}
-	frames, err := cfi.Read(f, src)
-	if errors.Is(err, cfi.ErrNoCFI) {
-		return nil, errors.New("no .sframe section and no call-frame information")
-	}
-	if err != nil {
-		return nil, err
-	}
-	for _, fde := range frames.FDEs {
-		if fde.Size > 0 {
-			st.CFIFunctions++
-			st.CFIBytes += fde.Size
-		}
-	}
 	gen, err := g.GenerateAt(in.r, in.size, 0)
 	switch {
 	case errors.Is(err, sframegen.ErrNoCFI):
@@ -243,6 +227,16 @@ func computeStats(in elfInput, g *sframegen.Generator, dry bool) (*statsJSON, er
 		// Nothing is written: every function is left out.
 	case err != nil:
 		return nil, err
+	}
+	frames, rerr := cfi.Read(f, src)
+	if rerr != nil {
+		return nil, rerr
+	}
+	for _, fde := range frames.FDEs {
+		if fde.Size > 0 {
+			st.CFIFunctions++
+			st.CFIBytes += fde.Size
+		}
 	}
 	st.uncovered(gen.Result.Skipped)
 	st.CoveredFunctions = st.CFIFunctions - st.UncoveredFunctions
