@@ -33,7 +33,7 @@ func ReadELFSection(f *elf.File) (*elf.Section, []byte, error) {
 		}
 		return nil, nil, ErrNoSFrame
 	}
-	data, err := elfSectionData(sec)
+	data, err := SectionData(sec)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -119,10 +119,10 @@ func applyRela(f *elf.File, rs *elf.Section, data []byte) error {
 	return nil
 }
 
-// elfSectionData returns sec's contents; a section running past the end
-// of the file is reported as such instead of debug/elf's bare "EOF".
-// Errors name the section.
-func elfSectionData(sec *elf.Section) ([]byte, error) {
+// SectionData returns the contents of the ELF section sec; a section
+// running past the end of the file is reported as such instead of
+// debug/elf's bare "EOF". Errors name the section.
+func SectionData(sec *elf.Section) ([]byte, error) {
 	data, err := sec.Data()
 	switch {
 	case err == nil:

@@ -4,7 +4,6 @@ import (
 	"debug/elf"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"syscall"
@@ -65,33 +64,6 @@ func fileKind(m fs.FileMode) string {
 		return "a block device"
 	}
 	return m.Type().String()
-}
-
-// sectionData returns sec's contents; a section running past the end of
-// the file is reported as such instead of debug/elf's bare "EOF". Errors
-// name the section.
-func sectionData(sec *elf.Section) ([]byte, error) {
-	data, err := sec.Data()
-	switch {
-	case err == nil:
-		return data, nil
-	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
-		return nil, fmt.Errorf("section %s (file offset %#x, size %#x) runs past the end of the file (%w)", sec.Name, sec.Offset, sec.FileSize, err)
-	}
-	return nil, fmt.Errorf("section %s: %w", sec.Name, err)
-}
-
-// symbols returns f's symbol table (nil for none), saying when it or its
-// string table runs past the end of the file.
-func symbols(f *elf.File) ([]elf.Symbol, error) {
-	syms, err := f.Symbols()
-	switch {
-	case err == nil, errors.Is(err, elf.ErrNoSymbols):
-		return syms, nil
-	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
-		return nil, fmt.Errorf("the symbol table or its string table runs past the end of the file (%w)", err)
-	}
-	return nil, err
 }
 
 // unwrapPath drops the path of an *fs.PathError: messages name the file

@@ -187,7 +187,7 @@ func computeStats(in elfInput, g *sframegen.Generator, dry bool) (*statsJSON, er
 	}
 	sec := verify.FindSection(f)
 	if sec != nil && !dry {
-		data, err := sectionData(sec)
+		data, err := emit.SectionData(sec)
 		if err != nil {
 			return nil, err
 		}
