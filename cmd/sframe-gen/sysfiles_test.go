@@ -89,6 +89,23 @@ func pathProgram(t testing.TB, name string) string {
 	return ""
 }
 
+// hostBinutils returns the directory of the objdump in $PATH (with
+// readelf and ld beside it) when it is GNU binutils release (e.g. "2.40",
+// Debian 12's), or skips t (fails it under CI=true).
+func hostBinutils(t testing.TB, release string) string {
+	t.Helper()
+	objdump, err := exec.LookPath("objdump")
+	if err != nil {
+		needInput(t, "no objdump in $PATH (binutils %s)", release)
+	}
+	out, err := exec.Command(objdump, "--version").Output()
+	first, _, _ := strings.Cut(string(out), "\n")
+	if err != nil || !strings.Contains(first, " "+release) {
+		needInput(t, "%s is %q, not binutils %s", objdump, first, release)
+	}
+	return filepath.Dir(objdump)
+}
+
 // bigLib returns the biggest libLLVM in the dynamic linker's cache
 // (ldconfig -p), or "" when there is none: tests add it to their inputs
 // where it is. CI does not install LLVM.
