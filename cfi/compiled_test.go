@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"debug/elf"
 	"encoding/binary"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -191,7 +192,7 @@ func TestCompressedDebugFrame(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			out := filepath.Join(dir, "dbg-"+mode)
 			if msg, err := exec.Command(objcopy, "--compress-debug-sections="+mode, exe, out).CombinedOutput(); err != nil {
-				t.Skipf("objcopy cannot write %s: %v %s", mode, err, msg)
+				needTool(t, fmt.Sprintf("objcopy --compress-debug-sections=%s (%v: %s)", mode, err, bytes.TrimSpace(msg)))
 			}
 			f, err := elf.Open(out)
 			if err != nil {
