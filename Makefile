@@ -41,9 +41,12 @@ test-long: vet
 
 # race: every test of the -short suite under the race detector (which
 # needs cgo, hence a C compiler): a new test, concurrent or not, is in it
-# without naming it here (about 4 minutes of CPU).
+# without naming it here (about 4 minutes of CPU). The packages are make
+# test's: ./... (which passes over testdata/), testdata/testreport and the
+# delvecheck module.
 race:
-	CGO_ENABLED=1 $(GO) test -count=1 -race -short -timeout 30m ./...
+	cd testdata/delvecheck && CGO_ENABLED=1 $(GO) test -count=1 -race -short ./...
+	CGO_ENABLED=1 $(GO) test -count=1 -race -short -timeout 30m ./... ./testdata/testreport
 
 vet:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

@@ -4,16 +4,25 @@ import (
 	"bytes"
 	"debug/elf"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
 // fuzzSeeds adds the CFI sections of a few real inputs to the corpus (the
-// committed seeds under testdata/fuzz are small real sections too).
+// committed seeds under testdata/fuzz are small real sections too); fewer
+// than 8 fail the target.
 func fuzzSeeds(f *testing.F) {
+	added := 0
+	defer func() {
+		if added < 8 {
+			f.Fatalf("%d CFI sections under ../testdata to seed the corpus with", added)
+		}
+	}()
 	paths, _ := filepath.Glob("../testdata/gas/*/*.o")
 	more, _ := filepath.Glob("../testdata/link/*/*.so")
 	paths = append(paths, more...)
@@ -29,6 +38,7 @@ func fuzzSeeds(f *testing.F) {
 			if s := ef.Section(name); s != nil {
 				if d, err := s.Data(); err == nil {
 					f.Add(d, name == ".eh_frame", ef.ByteOrder == binary.BigEndian)
+					added++
 				}
 			}
 		}
@@ -165,12 +175,10 @@ func FuzzRows(f *testing.F) {
 
 // TestFuzzSeedsExist keeps the committed corpus honest.
 func TestFuzzSeedsExist(t *testing.T) {
-	for _, name := range []string{"FuzzRead", "FuzzRows"} {
+	for _, name := range []string{"FuzzRead", "FuzzRows", "FuzzReadELF"} {
 		m, _ := filepath.Glob(filepath.Join("testdata", "fuzz", name, "*"))
 		if len(m) == 0 {
-			if _, err := os.Stat("testdata/fuzz"); err == nil {
-				t.Errorf("no committed seeds for %s", name)
-			}
+			t.Errorf("no committed seeds for %s", name)
 		}
 	}
 }
@@ -200,13 +208,23 @@ func compareFastSlow(fr *Frames) string {
 	return ""
 }
 
-// FuzzReadELF reads the CFI of arbitrary ELF files: section choice,
-// compressed sections, and the relocations of relocatable objects.
+// FuzzReadELF reads the CFI of arbitrary ELF files (section choice,
+// compressed sections, the relocations of relocatable objects) and checks
+// what Read promises: every entry, error and instruction slice lies in
+// the section read, in section order; rows start at their FDE's start and
+// follow each other without gap, none empty but that of an FDE covering
+// nothing; a row error names its FDE; the fast path
+// gives the general interpreter's rows; Auto reads what the source it
+// chose reads; reading again, reading through OpenMapped and scanning in
+// parts give the same.
 func FuzzReadELF(f *testing.F) {
-	for _, pat := range []string{"../testdata/gas/x86_64/basic.o", "../testdata/gas/s390x/basic.o", "../testdata/gas/aarch64/basic.o", "../testdata/link/x86_64/pie.exe"} {
-		if d, err := os.ReadFile(pat); err == nil {
-			f.Add(d)
+	for _, p := range []string{"../testdata/gas/x86_64/basic.o", "../testdata/gas/s390x/basic.o", "../testdata/gas/aarch64/basic.o",
+		"../testdata/gas/s390x/debugframe.o", "../testdata/link/x86_64/pie.exe"} {
+		d, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
 		}
+		f.Add(d)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		ef, err := openELF(data)
@@ -216,11 +234,157 @@ func FuzzReadELF(f *testing.F) {
 		for _, src := range []Source{Auto, EHFrame, DebugFrame} {
 			fr, err := Read(ef, src)
 			if err != nil {
+				if err.Error() == "" {
+					t.Fatalf("%v: empty error", src)
+				}
 				continue
 			}
-			walkAll(fr)
+			if msg := checkReadELF(ef, data, src, fr); msg != "" {
+				t.Fatalf("%v: %s", src, msg)
+			}
 		}
 	})
+}
+
+// checkReadELF checks fr, Read(ef, src)'s result, as FuzzReadELF says.
+func checkReadELF(ef *elf.File, file []byte, src Source, fr *Frames) string {
+	if msg := checkEntries(ef, fr); msg != "" {
+		return msg
+	}
+	dump, msg := dumpFrames(fr)
+	if msg != "" {
+		return msg
+	}
+	if src == Auto {
+		if fr.Source != EHFrame && fr.Source != DebugFrame {
+			return fmt.Sprintf("Auto read source %v", fr.Source)
+		}
+		if msg := sameRead(ef, fr.Source, dump, "Read of the source Auto chose"); msg != "" {
+			return msg
+		}
+	} else if fr.Source != src {
+		return fmt.Sprintf("Read(%v) read %v", src, fr.Source)
+	}
+	if msg := sameRead(ef, src, dump, "second Read"); msg != "" {
+		return msg
+	}
+	mapped, err := OpenMapped(ef, src, file)
+	if err != nil && len(fr.Data) == 0 {
+		// OpenMapped checks an empty section's file offset, Read does
+		// not need to.
+		return compareFastSlow(fr)
+	}
+	if err != nil {
+		return fmt.Sprintf("OpenMapped: %v, Read succeeded", err)
+	}
+	mapped.readAll()
+	if got, _ := dumpFrames(mapped); got != dump {
+		return fmt.Sprintf("OpenMapped then read:\n%s\nRead:\n%s", got, dump)
+	}
+	if msg := compareFastSlow(fr); msg != "" {
+		return msg
+	}
+	return compareScan(fr, 3)
+}
+
+// sameRead reads ef's src again and compares it with dump.
+func sameRead(ef *elf.File, src Source, dump, what string) string {
+	again, err := Read(ef, src)
+	if err != nil {
+		return fmt.Sprintf("%s: %v", what, err)
+	}
+	if got, _ := dumpFrames(again); got != dump {
+		return fmt.Sprintf("%s:\n%s\nfirst:\n%s", what, got, dump)
+	}
+	return ""
+}
+
+// checkEntries checks that fr's entries, errors and instruction slices lie
+// in its section, in section order, and that only a relocatable object's
+// FDEs name a code section.
+func checkEntries(ef *elf.File, fr *Frames) string {
+	size := uint64(len(fr.Data))
+	inData := func(what string, off uint64, b []byte) string {
+		if off > size || uint64(len(b)) > size-off || !bytes.Equal(fr.Data[off:off+uint64(len(b))], b) {
+			return fmt.Sprintf("%s at %#x (%d bytes) is not the section's bytes there (%d bytes)", what, off, len(b), size)
+		}
+		return ""
+	}
+	for _, c := range fr.CIEs {
+		if msg := inData(fmt.Sprintf("CIE %#x: initial instructions", c.Offset), c.InitialOffset, c.Initial); msg != "" {
+			return msg
+		}
+	}
+	var last uint64
+	for i, fde := range fr.FDEs {
+		if fde.CIE == nil || fde.Offset >= size || i > 0 && fde.Offset <= last {
+			return fmt.Sprintf("FDE %d at %#x after %#x (section %d bytes), CIE %v", i, fde.Offset, last, size, fde.CIE)
+		}
+		last = fde.Offset
+		if msg := inData(fmt.Sprintf("FDE %#x: instructions", fde.Offset), fde.InstructionsOffset, fde.Instructions); msg != "" {
+			return msg
+		}
+		// (A relocatable object's relocation may name any section index:
+		// users check it, as lower's PLT reading does.)
+		if !fr.Relocatable && fde.Section != 0 {
+			return fmt.Sprintf("FDE %#x: code section %d in a linked file", fde.Offset, fde.Section)
+		}
+	}
+	if fr.Relocatable != (ef.Type == elf.ET_REL) {
+		return fmt.Sprintf("Relocatable %v for a file of type %v", fr.Relocatable, ef.Type)
+	}
+	for i, e := range fr.Errors {
+		if e.Offset >= size || e.Section != fr.Name || e.Err == nil || i > 0 && e.Offset <= fr.Errors[i-1].Offset {
+			return fmt.Sprintf("error %d (%v) at %#x in %q: not a place in %s (%d bytes) after the previous error", i, e.Err, e.Offset, e.Section, fr.Name, size)
+		}
+	}
+	return ""
+}
+
+// dumpFrames formats everything Read found in fr, every row of every FDE
+// included, checking each FDE's rows as it goes: the first starts at the
+// FDE's start, each starts where the one before ended, none ends before
+// it starts, only the row of an FDE covering nothing is empty, and an
+// error is an *EntryError naming the FDE.
+func dumpFrames(fr *Frames) (string, string) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%v %s %#x rel %v, %d bytes\n", fr.Source, fr.Name, fr.Address, fr.Relocatable, len(fr.Data))
+	for _, c := range fr.CIEs {
+		fmt.Fprintf(&b, "CIE %+v\n", *c)
+	}
+	for _, e := range fr.Errors {
+		fmt.Fprintf(&b, "error %v\n", e)
+	}
+	var it RowIterator
+	for _, fde := range fr.FDEs {
+		fmt.Fprintf(&b, "FDE %#x CIE %#x [%#x+%#x) section %d LSDA %#x %x\n", fde.Offset, fde.CIE.Offset, fde.Start, fde.Size, fde.Section, fde.LSDA, fde.Instructions)
+		it.Reset(fr, fde)
+		pc := fde.Start
+		for {
+			r, err := it.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				var ee *EntryError
+				if !errors.As(err, &ee) || ee.Offset != fde.Offset || ee.Section != fr.Name {
+					return "", fmt.Sprintf("FDE %#x: row error %v does not name the FDE", fde.Offset, err)
+				}
+				fmt.Fprintf(&b, "  error %v\n", err)
+				break
+			}
+			if r.PC != pc || r.End < r.PC {
+				return "", fmt.Sprintf("FDE %#x: row %#x-%#x after one ending at %#x", fde.Offset, r.PC, r.End, pc)
+			}
+			// An empty row is the only row of an FDE covering nothing.
+			if r.End == r.PC && (r.PC != fde.Start || fde.End() > fde.Start) {
+				return "", fmt.Sprintf("FDE %#x [%#x+%#x): empty row at %#x", fde.Offset, fde.Start, fde.Size, r.PC)
+			}
+			pc = r.End
+			fmt.Fprintf(&b, "  %s\n", rowString(r))
+		}
+	}
+	return b.String(), ""
 }
 
 // openELF parses data with debug/elf, treating its panics as errors: they

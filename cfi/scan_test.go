@@ -66,7 +66,10 @@ func compareParts(fr *Frames, n int, cuts, fdes []int) string {
 // byte orders) and on the system's big libraries.
 func TestScan(t *testing.T) {
 	paths, _ := filepath.Glob("../testdata/*/*/*")
-	paths = append(paths, "/usr/lib/x86_64-linux-gnu/libc.so.6", "/usr/lib/x86_64-linux-gnu/libLLVM-15.so.1")
+	paths = append(paths, compilerLib(t, "gcc", "libc.so.6"))
+	if llvm := bigLib(t); llvm != "" {
+		paths = append(paths, llvm)
+	}
 	sections := 0
 	for _, p := range paths {
 		ef, err := elf.Open(p)
@@ -213,18 +216,20 @@ func TestScanUsual(t *testing.T) {
 // (within the largest entry) that scan as Read reads, on the system's big
 // libraries.
 func TestCutWeighted(t *testing.T) {
-	tested := 0
-	for _, p := range []string{"/usr/lib/x86_64-linux-gnu/libc.so.6", "/usr/lib/x86_64-linux-gnu/libstdc++.so.6", "/usr/lib/x86_64-linux-gnu/libLLVM-15.so.1"} {
+	libs := []string{compilerLib(t, "gcc", "libc.so.6"), compilerLib(t, "gcc", "libstdc++.so.6")}
+	if llvm := bigLib(t); llvm != "" {
+		libs = append(libs, llvm)
+	}
+	for _, p := range libs {
 		ef, err := elf.Open(p)
 		if err != nil {
-			continue
+			t.Fatal(err)
 		}
 		fr, err := Read(ef, EHFrame)
 		ef.Close()
 		if err != nil {
 			t.Fatalf("%s: %v", p, err)
 		}
-		tested++
 		// The largest entry: how far a cut may be from where it is asked.
 		largest := 0
 		for off := 0; off+4 <= len(fr.Data); {
@@ -251,8 +256,5 @@ func TestCutWeighted(t *testing.T) {
 				}
 			}
 		}
-	}
-	if tested == 0 {
-		t.Fatal("none of the system's libraries to cut")
 	}
 }

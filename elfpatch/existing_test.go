@@ -141,7 +141,7 @@ int main(void) { printf("%d\n", thrice(14)); return 0; }
 				t.Errorf("program header table moved: %+v", lay)
 			}
 			strip := "strip"
-			if tg.qemu != nil {
+			if tg.qemu != "" {
 				strip = tg.arch + "-linux-gnu-strip"
 			}
 			lookTool(t, strip)

@@ -34,15 +34,15 @@ func manyC(n int) string {
 
 type target struct {
 	arch, gcc string
-	qemu      []string // runner prefix; nil for native
-	tool      string   // reference tool prefix
+	qemu      string // runner (qemu-user); "" for native
+	tool      string // reference tool prefix
 }
 
 func targets(t *testing.T) []target {
 	return []target{
 		{arch: "x86_64", gcc: "gcc", tool: "x86_64"},
-		{arch: "aarch64", gcc: "aarch64-linux-gnu-gcc", qemu: []string{"qemu-aarch64", "-L", "/usr/aarch64-linux-gnu"}, tool: "aarch64"},
-		{arch: "s390x", gcc: "s390x-linux-gnu-gcc", qemu: []string{"qemu-s390x", "-L", "/usr/s390x-linux-gnu"}, tool: "s390x"},
+		{arch: "aarch64", gcc: "aarch64-linux-gnu-gcc", qemu: "qemu-aarch64", tool: "aarch64"},
+		{arch: "s390x", gcc: "s390x-linux-gnu-gcc", qemu: "qemu-s390x", tool: "s390x"},
 	}
 }
 
@@ -75,10 +75,9 @@ func (tg target) build(t *testing.T, dir, name, src string, flags ...string) (gs
 
 func (tg target) exec(t *testing.T, bin string, args ...string) string {
 	t.Helper()
-	if tg.qemu != nil {
-		lookTool(t, tg.qemu[0])
-		args = append(append(append([]string(nil), tg.qemu[1:]...), bin), args...)
-		bin = tg.qemu[0]
+	if tg.qemu != "" {
+		args = append([]string{"-L", qemuPrefix(t, tg.gcc), bin}, args...)
+		bin = lookTool(t, tg.qemu)
 	}
 	out, _ := run(t, bin, args...)
 	return out
@@ -217,7 +216,7 @@ func TestPatchLinkedTwins(t *testing.T) {
 				}
 				// strip and objcopy round trips still run and keep SFrame.
 				for _, tool := range []string{"strip", "objcopy"} {
-					if lay.PhdrsMoved && tg.qemu != nil {
+					if lay.PhdrsMoved && tg.qemu != "" {
 						// BFD re-lays out a moved table so that only the
 						// kernel's (>= 5.18) AT_PHDR finds it, not qemu's;
 						// see docs/elfpatch.md.

@@ -14,7 +14,7 @@ import (
 func TestPatchObjectGas(t *testing.T) {
 	archs, _ := filepath.Glob("../testdata/gas/*")
 	if len(archs) == 0 {
-		t.Skip("no testdata/gas")
+		t.Fatal("no testdata/gas")
 	}
 	for _, dir := range archs {
 		arch := filepath.Base(dir)
@@ -26,7 +26,7 @@ func TestPatchObjectGas(t *testing.T) {
 				plain := filepath.Join(dir, name+".o")
 				in, err := os.ReadFile(plain)
 				if err != nil {
-					t.Skip(err)
+					t.Fatal(err)
 				}
 				sf, relocs := objectSFrame(t, gs)
 				var out bytes.Buffer

@@ -14,7 +14,7 @@ import (
 func TestRebase(t *testing.T) {
 	paths, _ := filepath.Glob("../testdata/gas/*/*.gs.sframe")
 	if len(paths) == 0 {
-		t.Skip("no testdata/gas/*/*.gs.sframe")
+		t.Fatal("no testdata/gas/*/*.gs.sframe")
 	}
 	for _, p := range paths {
 		b, err := os.ReadFile(p)

@@ -310,11 +310,11 @@ func TestPatchLinkedBadInput(t *testing.T) {
 func TestPatchObjectBadInput(t *testing.T) {
 	in, err := os.ReadFile("../testdata/gas/x86_64/basic.o")
 	if err != nil {
-		t.Skip(err)
+		t.Fatal(err)
 	}
 	gs, err := os.ReadFile("../testdata/gas/x86_64/basic.gs.o")
 	if err != nil {
-		t.Skip(err)
+		t.Fatal(err)
 	}
 	cases := []struct {
 		name, want string
@@ -397,7 +397,7 @@ func setShdr(t *testing.T, b []byte, name string, off, width int, v uint64) []by
 func TestPatchObjectReplacesSFrameRelocations(t *testing.T) {
 	in, err := os.ReadFile("../testdata/gas/x86_64/basic.gs.o")
 	if err != nil {
-		t.Skip(err)
+		t.Fatal(err)
 	}
 	f, err := elf.NewFile(bytes.NewReader(in))
 	if err != nil {

@@ -36,19 +36,25 @@ func TestPatchSystemPrograms(t *testing.T) {
 	}
 	readelf := refTool(t, "x86_64", "readelf")
 	cases := []struct {
-		path string
-		args []string // run with these; nil: do not run (library)
+		name string
+		find func(t *testing.T) string // the file's path (testutil_test.go)
+		args []string                  // run with these; nil: do not run (library)
 	}{
-		{"/bin/ls", []string{"--version"}},
-		{"/usr/bin/python3.11", []string{"--version"}},
-		{"/usr/lib/x86_64-linux-gnu/libLLVM-15.so.1", nil},
-	}
-	for _, c := range cases {
-		t.Run(filepath.Base(c.path), func(t *testing.T) {
-			if _, err := os.Stat(c.path); err != nil {
-				t.Skipf("%s not on this machine", c.path)
+		{"ls", func(t *testing.T) string { return pathProgram(t, "ls") }, []string{"--version"}},
+		{"python3", func(t *testing.T) string { return pathProgram(t, "python3") }, []string{"--version"}},
+		{"libLLVM", func(t *testing.T) string {
+			p := bigLib()
+			if p == "" {
+				// CI does not install LLVM: the other cases stand.
+				t.Skip("no libLLVM in ldconfig -p")
 			}
-			f, err := elf.Open(c.path)
+			return p
+		}, nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			path := tc.find(t)
+			f, err := elf.Open(path)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -58,16 +64,16 @@ func TestPatchSystemPrograms(t *testing.T) {
 				entry = 0x1000
 			}
 			dir := t.TempDir()
-			out := filepath.Join(dir, filepath.Base(c.path))
+			out := filepath.Join(dir, filepath.Base(path))
 			enc, _ := oneFDE(entry, 16)(0)
 			var ms0, ms1 runtime.MemStats
 			runtime.GC()
 			runtime.ReadMemStats(&ms0)
-			lay := patchPath(t, c.path, out, len(enc), oneFDE(entry, 16))
+			lay := patchPath(t, path, out, len(enc), oneFDE(entry, 16))
 			runtime.ReadMemStats(&ms1)
-			st, _ := os.Stat(c.path)
+			st, _ := os.Stat(path)
 			alloc := ms1.TotalAlloc - ms0.TotalAlloc
-			t.Logf("%s (%d bytes): %+v, %d bytes allocated", c.path, st.Size(), lay, alloc)
+			t.Logf("%s (%d bytes): %+v, %d bytes allocated", path, st.Size(), lay, alloc)
 			if alloc > 4<<20 {
 				t.Errorf("patching allocated %d bytes", alloc)
 			}
@@ -76,22 +82,22 @@ func TestPatchSystemPrograms(t *testing.T) {
 			}
 			if lookTool(t, "eu-elflint") != "" {
 				// The two SFrame types are unknown to elflint.
-				if a, b := elflintCount(t, c.path), elflintCount(t, out); b > a+2 {
+				if a, b := elflintCount(t, path), elflintCount(t, out); b > a+2 {
 					t.Errorf("eu-elflint: %d findings, original %d", b, a)
 				}
 			}
-			if c.args == nil {
+			if tc.args == nil {
 				return
 			}
-			want, _ := exec.Command(c.path, c.args...).CombinedOutput()
-			got, err := exec.Command(out, c.args...).CombinedOutput()
+			want, _ := exec.Command(path, tc.args...).CombinedOutput()
+			got, err := exec.Command(out, tc.args...).CombinedOutput()
 			if err != nil || string(got) != string(want) {
-				t.Errorf("patched %s %v: %v\n%s\nwant\n%s", c.path, c.args, err, got, want)
+				t.Errorf("patched %s %v: %v\n%s\nwant\n%s", path, tc.args, err, got, want)
 			}
 			stripped := filepath.Join(dir, "stripped")
 			run(t, refTool(t, "x86_64", "strip"), "-o", stripped, out)
-			if got, err := exec.Command(stripped, c.args...).CombinedOutput(); err != nil || string(got) != string(want) {
-				t.Errorf("stripped patched %s %v: %v\n%s", c.path, c.args, err, got)
+			if got, err := exec.Command(stripped, tc.args...).CombinedOutput(); err != nil || string(got) != string(want) {
+				t.Errorf("stripped patched %s %v: %v\n%s", path, tc.args, err, got)
 			}
 			// Second patch: byte-identical.
 			again := filepath.Join(dir, "again")

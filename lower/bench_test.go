@@ -8,10 +8,10 @@ import (
 	"github.com/sframe-gen/sframe-gen/cfi"
 )
 
-// libLLVM returns a large real .eh_frame: $LOWER_BENCH_ELF, else a
-// libLLVM.so from the system, or skips.
+// libLLVM returns a large real .eh_frame: $LOWER_BENCH_ELF, else the
+// system's biggest libLLVM (ldconfig -p), or skips.
 func libLLVM(b *testing.B) *elf.File {
-	cands := []string{os.Getenv("LOWER_BENCH_ELF"), "/usr/lib/llvm-14/lib/libLLVM.so", "/usr/lib/x86_64-linux-gnu/libLLVM-15.so"}
+	cands := []string{os.Getenv("LOWER_BENCH_ELF"), bigLib(b)}
 	for _, p := range cands {
 		if p == "" {
 			continue

@@ -16,9 +16,10 @@ import (
 // under testdata and, when present, a big system library.
 func TestWorkers(t *testing.T) {
 	files := testdataELFs(t)
-	big := []string{"/lib/x86_64-linux-gnu/libc.so.6", "/usr/lib/x86_64-linux-gnu/libLLVM-15.so.1"}
-	if testing.Short() {
-		big = big[:1]
+	libc, _ := hostLibs(t)
+	big := []string{libc}
+	if llvm := bigLib(t); llvm != "" && !testing.Short() {
+		big = append(big, llvm)
 	}
 	n := 0
 	for _, name := range append(files, big...) {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"testing"
 
@@ -94,13 +93,14 @@ func TestPlaceOrder(t *testing.T) {
 
 // TestEncodePlaced checks that EncodePlaced writes what Place followed by
 // EncodeParts writes, leaving the result as it was, on every linked file
-// under testdata and the system's libc and libstdc++ (and LLVM 15 where it
+// under testdata and the system's libc and libstdc++ (and LLVM where it
 // is), packed and not, at section addresses below, among and above the
 // functions.
 func TestEncodePlaced(t *testing.T) {
-	files := append(testdataELFs(t), "/lib/x86_64-linux-gnu/libc.so.6", "/usr/lib/x86_64-linux-gnu/libstdc++.so.6")
-	if _, err := os.Stat("/usr/lib/x86_64-linux-gnu/libLLVM-15.so.1"); err == nil && !testing.Short() {
-		files = append(files, "/usr/lib/x86_64-linux-gnu/libLLVM-15.so.1")
+	libc, libstdcxx := hostLibs(t)
+	files := append(testdataELFs(t), libc, libstdcxx)
+	if llvm := bigLib(t); llvm != "" && !testing.Short() {
+		files = append(files, llvm)
 	}
 	n := 0
 	for _, name := range files {

@@ -106,21 +106,22 @@ func TestSortedRuns(t *testing.T) {
 }
 
 // TestEncodePlacedRuns checks that a result lowered in parts is placed
-// from its sorted runs (libstdc++, LLVM 15 when present, on 2 and 3
+// from its sorted runs (libstdc++, LLVM when present, on 2 and 3
 // workers), giving the bytes of Place and Encode, and that EncodePlaced
 // still gives those when the runs are wrong: starts changed after
 // lowering, a section address where the starts' signed offsets do not
 // keep their unsigned order.
 func TestEncodePlacedRuns(t *testing.T) {
-	files := []string{"/usr/lib/x86_64-linux-gnu/libstdc++.so.6", "/usr/lib/x86_64-linux-gnu/libLLVM-15.so.1"}
-	if testing.Short() {
-		files = files[:1]
+	_, libstdcxx := hostLibs(t)
+	files := []string{libstdcxx}
+	if llvm := bigLib(t); llvm != "" && !testing.Short() {
+		files = append(files, llvm)
 	}
 	n := 0
 	for _, name := range files {
 		f, tg, _, ok := openLowerable(name)
 		if !ok {
-			continue // LLVM 15 may be missing
+			t.Fatalf("%s cannot be lowered", name)
 		}
 		for _, workers := range []int{2, 3} {
 			lower := func() *Result {

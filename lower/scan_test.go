@@ -21,17 +21,18 @@ import (
 // starts, relocations, skipped functions (with their FDEs and reasons),
 // entry errors, PLT sections and count of FDEs read, on every file under
 // testdata, libc, libstdc++ and the AArch64 and s390x sanitizer runtimes
-// (and LLVM 15 where it is), in both modes, packed or not, on 1 to 3
+// (and LLVM where it is), in both modes, packed or not, on 1 to 3
 // workers.
 func TestScanLower(t *testing.T) {
-	files := append(testdataELFs(t), "/lib/x86_64-linux-gnu/libc.so.6", "/usr/lib/x86_64-linux-gnu/libstdc++.so.6",
-		"/usr/aarch64-linux-gnu/lib/libasan.so.8", "/usr/s390x-linux-gnu/lib/libasan.so.8")
-	if _, err := os.Stat("/usr/lib/x86_64-linux-gnu/libLLVM-15.so.1"); err == nil && !testing.Short() {
-		files = append(files, "/usr/lib/x86_64-linux-gnu/libLLVM-15.so.1")
+	libc, libstdcxx := hostLibs(t)
+	files := append(testdataELFs(t), libc, libstdcxx,
+		compilerLib(t, "aarch64-linux-gnu-gcc", "libasan.so.8"), compilerLib(t, "s390x-linux-gnu-gcc", "libasan.so.8"))
+	if llvm := bigLib(t); llvm != "" && !testing.Short() {
+		files = append(files, llvm)
 	}
 	// And libstdc++ with broken FDEs all along its .eh_frame, for the
 	// entry errors of each part.
-	files = append(files, brokenFDEs(t, "/usr/lib/x86_64-linux-gnu/libstdc++.so.6", 7))
+	files = append(files, brokenFDEs(t, libstdcxx, 7))
 	n, broken := 0, false
 	for _, name := range files {
 		f, tg, frames, ok := openLowerable(name)
@@ -172,7 +173,8 @@ func compareScanned(ref, got *Result, tg Target) string {
 // nothing of the mapping, and once the file is cut, LowerScan fails with
 // an error instead of crashing, serially and on two workers.
 func TestScanLowerMapped(t *testing.T) {
-	name := brokenFDEs(t, "/usr/lib/x86_64-linux-gnu/libstdc++.so.6", 7)
+	_, libstdcxx := hostLibs(t)
+	name := brokenFDEs(t, libstdcxx, 7)
 	file, err := os.OpenFile(name, os.O_RDWR, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -258,7 +260,8 @@ func TestScanLowerMapped(t *testing.T) {
 // detector (make race, in CI) it checks that the parts share nothing they
 // write.
 func TestScanParallel(t *testing.T) {
-	for _, name := range []string{"/usr/lib/x86_64-linux-gnu/libstdc++.so.6", brokenFDEs(t, "/usr/lib/x86_64-linux-gnu/libstdc++.so.6", 5)} {
+	_, libstdcxx := hostLibs(t)
+	for _, name := range []string{libstdcxx, brokenFDEs(t, libstdcxx, 5)} {
 		f, tg, _, ok := openLowerable(name)
 		if !ok {
 			t.Fatalf("%s: cannot be lowered", name)
@@ -300,7 +303,8 @@ func TestScanParallel(t *testing.T) {
 // (the other lowers every part) or let go at once or midway, LowerScan
 // and Lower give the result of one worker, and return.
 func TestScanHold(t *testing.T) {
-	f, tg, frames, ok := openLowerable("/usr/lib/x86_64-linux-gnu/libstdc++.so.6")
+	_, libstdcxx := hostLibs(t)
+	f, tg, frames, ok := openLowerable(libstdcxx)
 	if !ok {
 		t.Fatal("libstdc++ cannot be lowered")
 	}

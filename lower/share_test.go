@@ -19,7 +19,8 @@ import (
 // linked files included), that each repeated block is kept once, and
 // that Result.Shared counts the functions pointing at an earlier copy.
 func TestShareFREsOption(t *testing.T) {
-	files := append(testdataELFs(t), "/lib/x86_64-linux-gnu/libc.so.6", "/usr/lib/x86_64-linux-gnu/libstdc++.so.6")
+	libc, libstdcxx := hostLibs(t)
+	files := append(testdataELFs(t), libc, libstdcxx)
 	sharedFiles := 0
 	for _, name := range files {
 		f, tg, frames, ok := openLowerable(name)

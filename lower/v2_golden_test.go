@@ -295,7 +295,8 @@ func compareV2ByReloc(t *testing.T, got, want []byte, gotRelocs, wantRelocsFile 
 // detector in make race).
 func TestV2Workers(t *testing.T) {
 	n := 0
-	for _, name := range append(testdataELFs(t), "/lib/x86_64-linux-gnu/libc.so.6") {
+	libc, _ := hostLibs(t)
+	for _, name := range append(testdataELFs(t), libc) {
 		f, tg, frames, ok := openLowerable(name)
 		if !ok {
 			continue

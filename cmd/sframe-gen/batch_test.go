@@ -349,7 +349,7 @@ func linkArchive(t *testing.T, orig, patched string) {
 				}
 				run := exec.Command(exe, "3")
 				if arch.qemu != "" {
-					run = exec.Command(needTool(t, arch.qemu), "-L", "/usr/"+arch.name+"-linux-gnu", exe, "3")
+					run = exec.Command(needTool(t, arch.qemu), "-L", qemuPrefix(t, arch.name), exe, "3")
 				}
 				out, err := run.CombinedOutput()
 				if err != nil {
@@ -389,7 +389,7 @@ func runPrograms(t *testing.T, orig, patched string) {
 	for _, arch := range []string{"x86_64", "aarch64", "s390x"} {
 		var runner []string
 		if arch != "x86_64" || runtime.GOARCH != "amd64" {
-			runner = []string{needTool(t, "qemu-"+arch), "-L", "/usr/" + arch + "-linux-gnu"}
+			runner = []string{needTool(t, "qemu-"+arch), "-L", qemuPrefix(t, arch)}
 		}
 		run := func(root, exe string) string {
 			lib := filepath.Join(root, arch, "lib")

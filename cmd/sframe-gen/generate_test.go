@@ -312,13 +312,8 @@ func TestGeneratedProgramsRun(t *testing.T) {
 			var runner []string
 			switch {
 			case arch == "x86_64" && runtime.GOARCH == "amd64":
-			case arch == "x86_64":
-				runner = []string{needTool(t, "qemu-x86_64"), "-L", "/usr/x86_64-linux-gnu"}
 			default:
-				runner = []string{needTool(t, "qemu-"+arch), "-L", "/usr/" + arch + "-linux-gnu"}
-				if _, err := os.Stat("/usr/" + arch + "-linux-gnu/lib"); err != nil {
-					needTool(t, "/usr/"+arch+"-linux-gnu/lib/libc.so.6")
-				}
+				runner = []string{needTool(t, "qemu-"+arch), "-L", qemuPrefix(t, arch)}
 			}
 			src := filepath.Join(testdataDir(), "link", arch)
 			run := func(libdir, exe string) string {

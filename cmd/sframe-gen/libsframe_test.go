@@ -25,7 +25,7 @@ func libsframeLookup(t *testing.T) string {
 		dir = "/root/.cache/gnu-sframe-ref/bin"
 	}
 	root := filepath.Join(dir, "..", "root")
-	lib := filepath.Join(root, "usr", "lib", "x86_64-linux-gnu", "libsframe.a")
+	lib := prefixLib(root, "libsframe.a")
 	inc := filepath.Join(root, "usr", "include")
 	for _, p := range []string{lib, filepath.Join(inc, "sframe-api.h")} {
 		if _, err := os.Stat(p); err != nil {

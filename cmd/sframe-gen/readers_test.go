@@ -132,7 +132,7 @@ func readerReads(t *testing.T, row readersRow, s readersSubject) (bool, string) 
 	var dir string
 	switch release {
 	case "2.40":
-		dir = "/usr/bin"
+		dir = hostBinutils(t, release)
 	case "2.44":
 		dir = filepath.Dir(oldTool(t, "x86_64", "objdump"))
 	case "2.46+":

@@ -61,9 +61,9 @@ func TestSignalRemovesTemp(t *testing.T) {
 		{"SIGTERM -o", syscall.SIGTERM, false, synth},
 		{"SIGINT in place", syscall.SIGINT, true, synth},
 		{"SIGTERM in place libLLVM", syscall.SIGTERM, true, func(t *testing.T, dir string) string {
-			const llvm = "/usr/lib/x86_64-linux-gnu/libLLVM-15.so.1"
-			if _, err := os.Stat(llvm); err != nil {
-				t.Skipf("%s not present (the synthetic cases cover the same)", llvm)
+			llvm := bigLib()
+			if llvm == "" {
+				t.Skip("no libLLVM in ldconfig -p (the synthetic cases cover the same; CI does not install LLVM)")
 			}
 			p := filepath.Join(dir, "libLLVM.so")
 			copyBig(t, llvm, p)

@@ -46,12 +46,7 @@ func shareInputs(t *testing.T) []string {
 			out = append(out, p)
 		}
 	}
-	for _, p := range []string{"/lib/x86_64-linux-gnu/libc.so.6", "/usr/lib/x86_64-linux-gnu/libstdc++.so.6"} {
-		if _, err := os.Stat(p); err == nil {
-			out = append(out, p)
-		}
-	}
-	return out
+	return append(out, compilerLib(t, "gcc", "libc.so.6"), compilerLib(t, "gcc", "libstdc++.so.6"))
 }
 
 // TestShareFREsConsumers generates each little-endian linked file of

@@ -166,7 +166,7 @@ func runsOK(t *testing.T, arch, prog string) bool {
 	t.Helper()
 	cmd := exec.Command(prog)
 	if arch != runtimeArch() {
-		cmd = exec.Command(needTool(t, "qemu-"+arch), "-L", "/usr/"+arch+"-linux-gnu", prog)
+		cmd = exec.Command(needTool(t, "qemu-"+arch), "-L", qemuPrefix(t, arch), prog)
 	}
 	return cmd.Run() == nil
 }

@@ -18,7 +18,7 @@ func oldLibsframeLookup(t *testing.T) string {
 	t.Helper()
 	gcc := needTool(t, "gcc")
 	root := filepath.Join(filepath.Dir(oldTool(t, "x86_64", "objdump")), "..", "root")
-	lib := filepath.Join(root, "usr", "lib", "x86_64-linux-gnu", "libsframe.a")
+	lib := prefixLib(root, "libsframe.a")
 	inc := filepath.Join(root, "usr", "include")
 	for _, p := range []string{lib, filepath.Join(inc, "sframe-api.h")} {
 		if _, err := os.Stat(p); err != nil {

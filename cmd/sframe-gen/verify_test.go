@@ -1,6 +1,7 @@
 package main
 
 import (
+	"debug/elf"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -190,18 +191,29 @@ func TestVerifyBigBinary(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short")
 	}
-	const src = "/usr/bin/python3"
+	src := pathProgram(t, "python3")
 	data, err := os.ReadFile(src)
 	if err != nil {
-		t.Skipf("%s: %v", src, err)
+		t.Fatal(err)
 	}
 	dir := t.TempDir()
 	in, out := filepath.Join(dir, "python3"), filepath.Join(dir, "python3.sf")
 	if err := os.WriteFile(in, data, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	ef, err := elf.Open(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	machine := ef.Machine
+	ef.Close()
+	switch machine {
+	case elf.EM_X86_64, elf.EM_AARCH64, elf.EM_S390:
+	default:
+		t.Skipf("%s is a %v program: sframe-gen writes SFrame for x86-64, AArch64 and s390x", src, machine)
+	}
 	if _, errOut, status := runCLI("-o", out, in); status != exitOK {
-		t.Skipf("generate %s: %s", src, errOut) // not an x86-64/aarch64/s390x ELF here
+		t.Fatalf("generate %s: %s", src, errOut)
 	}
 	v, _ := verifyReport(t, out)
 	for _, p := range v.Problems {
