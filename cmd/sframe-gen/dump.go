@@ -25,15 +25,8 @@ func (c *cli) runDump(args []string) int {
 	setUsage(fs, c.stdout, "sframe-gen dump [--json] FILE",
 		"Print the .sframe section of FILE as objdump --sframe does; of a static archive,\n"+
 			"of each member, named ARCHIVE(MEMBER).")
-	if err := fs.Parse(args); err != nil {
-		return c.fail("", usageError{"dump: " + err.Error()})
-	}
-	if *help {
-		fs.Usage()
-		return exitOK
-	}
-	if fs.NArg() != 1 {
-		return c.fail("", usageError{"dump: expected exactly one FILE"})
+	if code, done := c.parseOneFile(fs, args, help, "dump"); done {
+		return code
 	}
 	file := fs.Arg(0)
 	status := exitOK

@@ -50,3 +50,20 @@ func cfiSourceFlags(fs *pflag.FlagSet, verb string) func() (cfi.Source, error) {
 		return cfi.Auto, nil
 	}
 }
+
+// parseOneFile parses the flags of the reading command name, which takes
+// exactly one FILE: done, with the exit status, when the command ends
+// here (a usage error, or --help: help is its flag).
+func (c *cli) parseOneFile(fs *pflag.FlagSet, args []string, help *bool, name string) (code int, done bool) {
+	if err := fs.Parse(args); err != nil {
+		return c.fail("", usageError{name + ": " + err.Error()}), true
+	}
+	if *help {
+		fs.Usage()
+		return exitOK, true
+	}
+	if fs.NArg() != 1 {
+		return c.fail("", usageError{name + ": expected exactly one FILE"}), true
+	}
+	return 0, false
+}

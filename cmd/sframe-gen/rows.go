@@ -28,15 +28,8 @@ func (c *cli) runRows(args []string) int {
 		"Print the CFI row table of every FDE of FILE: the CFA and register rules from\n"+
 			"each address on, as the call-frame information describes them; of a static\n"+
 			"archive, of each member with CFI, after a line naming it ARCHIVE(MEMBER).")
-	if err := fs.Parse(args); err != nil {
-		return c.fail("", usageError{err.Error()})
-	}
-	if *help {
-		fs.Usage()
-		return exitOK
-	}
-	if fs.NArg() != 1 {
-		return c.fail("", usageError{"rows: expected exactly one FILE"})
+	if code, done := c.parseOneFile(fs, args, help, "rows"); done {
+		return code
 	}
 	src, err := source()
 	if err != nil {

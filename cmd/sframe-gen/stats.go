@@ -35,15 +35,8 @@ func (c *cli) runStats(args []string) int {
 		"Coverage and cost of FILE's .sframe section (or, without one, of the section\n"+
 			"generating would write with the same options: nothing is written); of a static\n"+
 			"archive, of each member, named ARCHIVE(MEMBER).")
-	if err := fs.Parse(args); err != nil {
-		return c.fail("", usageError{err.Error()})
-	}
-	if *help {
-		fs.Usage()
-		return exitOK
-	}
-	if fs.NArg() != 1 {
-		return c.fail("", usageError{"stats: expected exactly one FILE"})
+	if code, done := c.parseOneFile(fs, args, help, "stats"); done {
+		return code
 	}
 	var o generateOptions
 	var err error

@@ -33,15 +33,8 @@ func (c *cli) runVerify(args []string) int {
 			"address, and against the rules of the Linux kernel, libsframe and GNU ld.\n"+
 			"A static archive is checked member by member, each named ARCHIVE(MEMBER).\n"+
 			"Exit status: 0 clean, 1 problems found, 2 FILE cannot be checked.")
-	if err := fs.Parse(args); err != nil {
-		return c.fail("", usageError{err.Error()})
-	}
-	if *help {
-		fs.Usage()
-		return exitOK
-	}
-	if fs.NArg() != 1 {
-		return c.fail("", usageError{"verify: expected exactly one FILE"})
+	if code, done := c.parseOneFile(fs, args, help, "verify"); done {
+		return code
 	}
 	var opt verify.Options
 	var err error
