@@ -38,7 +38,7 @@ func (r *InstructionReader) next(in *Instruction) error {
 		in.Op = OpOffset
 		in.Reg = uint64(b & 0x3f)
 		var u uint64
-		if u, pos, err = uleb(data, pos); err == nil {
+		if u, pos, err = ULEB128(data, pos); err == nil {
 			in.Offset, err = r.factorU(u)
 		}
 	case 3:
@@ -85,58 +85,58 @@ func (r *InstructionReader) operands(in *Instruction, pos int) (int, error) {
 		in.Delta, err = r.advance(uint64(r.order.Uint32(data[pos:])))
 		pos += 4
 	case OpOffsetExtended, OpValOffset:
-		if in.Reg, pos, err = uleb(data, pos); err == nil {
-			if u, pos, err = uleb(data, pos); err == nil {
+		if in.Reg, pos, err = ULEB128(data, pos); err == nil {
+			if u, pos, err = ULEB128(data, pos); err == nil {
 				in.Offset, err = r.factorU(u)
 			}
 		}
 	case OpOffsetExtendedSF, OpValOffsetSF:
-		if in.Reg, pos, err = uleb(data, pos); err == nil {
-			if s, pos, err = sleb(data, pos); err == nil {
+		if in.Reg, pos, err = ULEB128(data, pos); err == nil {
+			if s, pos, err = SLEB128(data, pos); err == nil {
 				in.Offset, err = r.factorS(s)
 			}
 		}
 	case OpGNUNegativeOffsetExtended:
-		if in.Reg, pos, err = uleb(data, pos); err == nil {
-			if u, pos, err = uleb(data, pos); err == nil {
+		if in.Reg, pos, err = ULEB128(data, pos); err == nil {
+			if u, pos, err = ULEB128(data, pos); err == nil {
 				in.Offset, err = r.factorU(u)
 				in.Offset = -in.Offset
 			}
 		}
 	case OpRestoreExtended, OpUndefined, OpSameValue, OpDefCFARegister:
-		in.Reg, pos, err = uleb(data, pos)
+		in.Reg, pos, err = ULEB128(data, pos)
 	case OpRegister:
-		if in.Reg, pos, err = uleb(data, pos); err == nil {
-			in.Reg2, pos, err = uleb(data, pos)
+		if in.Reg, pos, err = ULEB128(data, pos); err == nil {
+			in.Reg2, pos, err = ULEB128(data, pos)
 		}
 	case OpDefCFA:
-		if in.Reg, pos, err = uleb(data, pos); err == nil {
-			if u, pos, err = uleb(data, pos); err == nil {
+		if in.Reg, pos, err = ULEB128(data, pos); err == nil {
+			if u, pos, err = ULEB128(data, pos); err == nil {
 				in.Offset, err = unsignedOffset(u)
 			}
 		}
 	case OpDefCFASF:
-		if in.Reg, pos, err = uleb(data, pos); err == nil {
-			if s, pos, err = sleb(data, pos); err == nil {
+		if in.Reg, pos, err = ULEB128(data, pos); err == nil {
+			if s, pos, err = SLEB128(data, pos); err == nil {
 				in.Offset, err = r.factorS(s)
 			}
 		}
 	case OpDefCFAOffset:
-		if u, pos, err = uleb(data, pos); err == nil {
+		if u, pos, err = ULEB128(data, pos); err == nil {
 			in.Offset, err = unsignedOffset(u)
 		}
 	case OpDefCFAOffsetSF:
-		if s, pos, err = sleb(data, pos); err == nil {
+		if s, pos, err = SLEB128(data, pos); err == nil {
 			in.Offset, err = r.factorS(s)
 		}
 	case OpGNUArgsSize:
-		if u, pos, err = uleb(data, pos); err == nil {
+		if u, pos, err = ULEB128(data, pos); err == nil {
 			in.Offset, err = unsignedOffset(u)
 		}
 	case OpDefCFAExpression:
 		in.Expr, pos, err = block(data, pos)
 	case OpExpression, OpValExpression:
-		if in.Reg, pos, err = uleb(data, pos); err == nil {
+		if in.Reg, pos, err = ULEB128(data, pos); err == nil {
 			in.Expr, pos, err = block(data, pos)
 		}
 	default:
@@ -149,7 +149,7 @@ var errUnknownOp = fmt.Errorf("unknown opcode")
 
 // block reads a ULEB128 length and that many bytes.
 func block(data []byte, pos int) ([]byte, int, error) {
-	n, pos, err := uleb(data, pos)
+	n, pos, err := ULEB128(data, pos)
 	if err != nil {
 		return nil, pos, err
 	}
