@@ -21,13 +21,28 @@ func (r *InstructionReader) NextInto(in *Instruction) error { return r.next(in) 
 
 // next decodes into in, which the caller may reuse.
 func (r *InstructionReader) next(in *Instruction) error {
+	pos, err := r.DecodeAt(r.pos, in)
+	if err != nil {
+		return err
+	}
+	r.pos = pos
+	return nil
+}
+
+// DecodeAt decodes the instruction at offset pos of the reader's
+// instructions into *in, as Next decodes the one at its position, and
+// returns the offset after it (io.EOF at the end); the reader does not
+// move. It is for a caller that walks the bytes itself and takes the most
+// common instructions in place, with ULEB128 (lower's fast path): the
+// others it decodes here, so that there is one decoder of their operands.
+func (r *InstructionReader) DecodeAt(pos int, in *Instruction) (int, error) {
 	data := r.data
-	start := r.pos
-	if start >= len(data) {
-		return io.EOF
+	start := pos
+	if start < 0 || start >= len(data) {
+		return start, io.EOF
 	}
 	b := data[start]
-	pos := start + 1
+	pos = start + 1
 	var err error
 	*in = Instruction{}
 	switch b >> 6 {
@@ -49,11 +64,10 @@ func (r *InstructionReader) next(in *Instruction) error {
 		pos, err = r.operands(in, pos)
 	}
 	if err != nil {
-		return r.errorf(start, in.Op, err)
+		return start, r.errorf(start, in.Op, err)
 	}
 	in.Raw = data[start:pos]
-	r.pos = pos
-	return nil
+	return pos, nil
 }
 
 // operands decodes the operands of the primary opcodes (high 2 bits zero).

@@ -13,8 +13,12 @@ var (
 // the 64th bit). With SLEB128 it is the project's one LEB128 decoder: the
 // call-frame instructions, the CIE fields, the pointer encodings and
 // emit/verify's DWARF expressions all read theirs with it. It is small
-// enough to be inlined into a caller's loop.
+// enough to be inlined into a caller's loop, the one-byte form, most
+// operands, first.
 func ULEB128(data []byte, pos int) (v uint64, next int, err error) {
+	if pos < len(data) && data[pos] < 0x80 {
+		return uint64(data[pos]), pos + 1, nil
+	}
 	for shift := uint(0); pos < len(data); shift += 7 {
 		b := data[pos]
 		pos++
