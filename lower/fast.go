@@ -12,14 +12,19 @@ import (
 // (on s390x, one its encoding gives back), FP saved on the stack or not,
 // RA in its fixed slot (AMD64) or saved on the stack or not (AArch64,
 // signed or not; s390x), the state remembered and restored a few levels
-// deep. It reads the instruction bytes itself and keeps a few integers of
-// state per FRE (fastRow) instead of decoding each instruction into a
-// cfi.Instruction and each state into a row. Whatever else it meets
-// (another register for the CFA, an expression, DW_CFA_set_loc, an operand
-// too long, anything the translator would refuse), it gives up before it
-// has changed anything and the function goes through the translator: the
-// fast path makes the FREs the translator makes, or none. TestShortcuts
-// and FuzzLower compare the two on every input.
+// deep. It keeps a few integers of state per FRE (fastRow) instead of a
+// row, and walks the instruction bytes itself: the most frequent
+// instructions it takes in its loop, their operands decoded by
+// cfi.ULEB128 (inlined there), the others fastOp decodes with cfi's
+// decoder (InstructionReader.DecodeAt), the translator's. Whatever else
+// it meets (another register for the CFA, an expression, DW_CFA_set_loc,
+// an operand out of range, an instruction that does not decode, anything
+// the translator would refuse), it gives up before it has changed
+// anything and the function goes through the translator: the fast path
+// makes the FREs the translator makes, or none. TestShortcuts,
+// TestFastOperands and FuzzLower compare the two on every input;
+// BenchmarkLowerLibLLVM/packed and packed-translator measure what it is
+// worth (docs/performance.md).
 
 // fastRow is the state of one FRE in the fast path (its start address
 // apart): what a row holds when the CFA is SP or FP plus an offset, FP and
