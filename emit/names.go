@@ -92,21 +92,25 @@ func (t FREType) AddrSize() int { return sizeCodeBytes(uint8(t)) }
 // Limit is the exclusive upper bound of start addresses (and of function
 // sizes, for gas) that FRE type t can hold; 0 for an invalid type.
 func (t FREType) Limit() uint64 {
-	if n := t.AddrSize(); n != 0 {
-		return 1 << (8 * n)
+	if int(t) < len(freLimits) {
+		return freLimits[t]
 	}
 	return 0
 }
+
+var freLimits = [...]uint64{FREAddr1: 1 << 8, FREAddr2: 1 << 16, FREAddr4: 1 << 32}
 
 // sizeCodeBytes is the size in bytes that a 2-bit size code gives, the same
 // for FRE start addresses (FREType) and data words (DataWordSize): 0 is 1
 // byte, 1 is 2, 2 is 4; 0 for the invalid code 3 (or more).
 func sizeCodeBytes(code uint8) int {
-	if code > 2 {
-		return 0
+	if int(code) < len(sizeCodes) {
+		return sizeCodes[code]
 	}
-	return 1 << code
+	return 0
 }
+
+var sizeCodes = [...]int{1, 2, 4}
 
 // pcTypeNames are the SFRAME_V3_FDE_PCTYPE_* macro names.
 var pcTypeNames = [...]string{
