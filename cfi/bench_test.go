@@ -90,8 +90,16 @@ func BenchmarkRows(b *testing.B) {
 }
 
 // BenchmarkRowsOnly walks the rows of an already read section: the cost of
-// the evaluator alone, which must not allocate.
+// the evaluator alone, which must not allocate. "fast" is RowIterator as
+// it runs, its fast path (fast.go) taking the instructions it can;
+// "general" decodes every instruction with the InstructionReader, the
+// measure of what the fast path is worth (docs/performance.md).
 func BenchmarkRowsOnly(b *testing.B) {
+	b.Run("fast", func(b *testing.B) { benchRowsOnly(b, false) })
+	b.Run("general", func(b *testing.B) { benchRowsOnly(b, true) })
+}
+
+func benchRowsOnly(b *testing.B, general bool) {
 	path := largestEHFrame(b)
 	f, err := elf.Open(path)
 	if err != nil {
@@ -105,7 +113,7 @@ func BenchmarkRowsOnly(b *testing.B) {
 	sec := f.Section(".eh_frame")
 	b.SetBytes(int64(sec.Size))
 	b.ReportAllocs()
-	var it RowIterator
+	it := RowIterator{slow: general}
 	b.ResetTimer()
 	cpu0 := cpuTime()
 	var ms0, ms1 runtime.MemStats

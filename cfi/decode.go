@@ -19,7 +19,26 @@ func (r *InstructionReader) Next() (Instruction, error) {
 // Instruction is 88 bytes: a hot loop saves the copies).
 func (r *InstructionReader) NextInto(in *Instruction) error { return r.next(in) }
 
-// next decodes into in, which the caller may reuse.
+// DecodeAt decodes the instruction at offset pos of the reader's
+// instructions into *in, as Next decodes the one at its position, and
+// returns the offset after it (io.EOF at the end); the reader does not
+// move. It is for a caller that walks the bytes itself and takes the most
+// common instructions in place, with ULEB128 (lower's fast path): the
+// others it decodes here, so that there is one decoder of their operands.
+func (r *InstructionReader) DecodeAt(pos int, in *Instruction) (int, error) {
+	if pos < 0 || pos > len(r.data) {
+		return pos, fmt.Errorf("instruction offset %d outside the %d bytes of instructions", pos, len(r.data))
+	}
+	at := r.pos
+	r.pos = pos
+	err := r.next(in)
+	next := r.pos
+	r.pos = at
+	return next, err
+}
+
+// next decodes the instruction at r.pos into in, which the caller may
+// reuse, and moves past it.
 func (r *InstructionReader) next(in *Instruction) error {
 	data := r.data
 	start := r.pos
@@ -37,10 +56,7 @@ func (r *InstructionReader) next(in *Instruction) error {
 	case 2:
 		in.Op = OpOffset
 		in.Reg = uint64(b & 0x3f)
-		var u uint64
-		if u, pos, err = uleb(data, pos); err == nil {
-			in.Offset, err = r.factorU(u)
-		}
+		in.Offset, pos, err = r.offset(pos, unsignedFactored)
 	case 3:
 		in.Op = OpRestore
 		in.Reg = uint64(b & 0x3f)
@@ -60,8 +76,6 @@ func (r *InstructionReader) next(in *Instruction) error {
 func (r *InstructionReader) operands(in *Instruction, pos int) (int, error) {
 	data := r.data
 	var err error
-	var u uint64
-	var s int64
 	switch in.Op {
 	case OpNop, OpRememberState, OpRestoreState, OpAArch64NegateRAStateWithPC, OpGNUWindowSave:
 	case OpSetLoc:
@@ -85,58 +99,28 @@ func (r *InstructionReader) operands(in *Instruction, pos int) (int, error) {
 		in.Delta, err = r.advance(uint64(r.order.Uint32(data[pos:])))
 		pos += 4
 	case OpOffsetExtended, OpValOffset:
-		if in.Reg, pos, err = uleb(data, pos); err == nil {
-			if u, pos, err = uleb(data, pos); err == nil {
-				in.Offset, err = r.factorU(u)
-			}
-		}
-	case OpOffsetExtendedSF, OpValOffsetSF:
-		if in.Reg, pos, err = uleb(data, pos); err == nil {
-			if s, pos, err = sleb(data, pos); err == nil {
-				in.Offset, err = r.factorS(s)
-			}
-		}
+		pos, err = r.regOffset(in, pos, unsignedFactored)
+	case OpOffsetExtendedSF, OpValOffsetSF, OpDefCFASF:
+		pos, err = r.regOffset(in, pos, signedFactored)
 	case OpGNUNegativeOffsetExtended:
-		if in.Reg, pos, err = uleb(data, pos); err == nil {
-			if u, pos, err = uleb(data, pos); err == nil {
-				in.Offset, err = r.factorU(u)
-				in.Offset = -in.Offset
-			}
-		}
+		pos, err = r.regOffset(in, pos, unsignedFactored)
+		in.Offset = -in.Offset
 	case OpRestoreExtended, OpUndefined, OpSameValue, OpDefCFARegister:
-		in.Reg, pos, err = uleb(data, pos)
+		in.Reg, pos, err = ULEB128(data, pos)
 	case OpRegister:
-		if in.Reg, pos, err = uleb(data, pos); err == nil {
-			in.Reg2, pos, err = uleb(data, pos)
+		if in.Reg, pos, err = ULEB128(data, pos); err == nil {
+			in.Reg2, pos, err = ULEB128(data, pos)
 		}
 	case OpDefCFA:
-		if in.Reg, pos, err = uleb(data, pos); err == nil {
-			if u, pos, err = uleb(data, pos); err == nil {
-				in.Offset, err = unsignedOffset(u)
-			}
-		}
-	case OpDefCFASF:
-		if in.Reg, pos, err = uleb(data, pos); err == nil {
-			if s, pos, err = sleb(data, pos); err == nil {
-				in.Offset, err = r.factorS(s)
-			}
-		}
-	case OpDefCFAOffset:
-		if u, pos, err = uleb(data, pos); err == nil {
-			in.Offset, err = unsignedOffset(u)
-		}
+		pos, err = r.regOffset(in, pos, unsignedBytes)
+	case OpDefCFAOffset, OpGNUArgsSize:
+		in.Offset, pos, err = r.offset(pos, unsignedBytes)
 	case OpDefCFAOffsetSF:
-		if s, pos, err = sleb(data, pos); err == nil {
-			in.Offset, err = r.factorS(s)
-		}
-	case OpGNUArgsSize:
-		if u, pos, err = uleb(data, pos); err == nil {
-			in.Offset, err = unsignedOffset(u)
-		}
+		in.Offset, pos, err = r.offset(pos, signedFactored)
 	case OpDefCFAExpression:
 		in.Expr, pos, err = block(data, pos)
 	case OpExpression, OpValExpression:
-		if in.Reg, pos, err = uleb(data, pos); err == nil {
+		if in.Reg, pos, err = ULEB128(data, pos); err == nil {
 			in.Expr, pos, err = block(data, pos)
 		}
 	default:
@@ -147,9 +131,51 @@ func (r *InstructionReader) operands(in *Instruction, pos int) (int, error) {
 
 var errUnknownOp = fmt.Errorf("unknown opcode")
 
+// offsetForm is how an offset operand is encoded.
+type offsetForm uint8
+
+const (
+	unsignedFactored offsetForm = iota // ULEB128 times the data alignment factor
+	signedFactored                     // SLEB128 times the data alignment factor (the _sf forms)
+	unsignedBytes                      // ULEB128 in bytes (def_cfa, def_cfa_offset, GNU_args_size)
+)
+
+// regOffset decodes a register operand into in.Reg and an offset operand
+// of form into in.Offset, at data[pos:].
+func (r *InstructionReader) regOffset(in *Instruction, pos int, form offsetForm) (int, error) {
+	var err error
+	if in.Reg, pos, err = ULEB128(r.data, pos); err != nil {
+		return pos, err
+	}
+	in.Offset, pos, err = r.offset(pos, form)
+	return pos, err
+}
+
+// offset decodes an offset operand of form at data[pos:].
+func (r *InstructionReader) offset(pos int, form offsetForm) (int64, int, error) {
+	if form == signedFactored {
+		s, pos, err := SLEB128(r.data, pos)
+		if err != nil {
+			return 0, pos, err
+		}
+		off, err := r.factorS(s)
+		return off, pos, err
+	}
+	u, pos, err := ULEB128(r.data, pos)
+	if err != nil {
+		return 0, pos, err
+	}
+	if form == unsignedBytes {
+		off, err := unsignedOffset(u)
+		return off, pos, err
+	}
+	off, err := r.factorU(u)
+	return off, pos, err
+}
+
 // block reads a ULEB128 length and that many bytes.
 func block(data []byte, pos int) ([]byte, int, error) {
-	n, pos, err := uleb(data, pos)
+	n, pos, err := ULEB128(data, pos)
 	if err != nil {
 		return nil, pos, err
 	}

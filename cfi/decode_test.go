@@ -75,3 +75,49 @@ func TestInstructionFields(t *testing.T) {
 		}
 	}
 }
+
+// TestDecodeAt checks that DecodeAt decodes at any instruction's offset
+// what Next decodes there, without moving the reader, and ends with
+// io.EOF; an error names the instruction's offset.
+func TestDecodeAt(t *testing.T) {
+	cie := &CIE{CodeAlign: 4, DataAlign: -8}
+	// advance_loc 1; def_cfa_offset 16 (padded to 3 bytes); offset r6;
+	// remember_state; advance_loc2 2; restore_state; nop
+	data := []byte{0x41, 0x0e, 0x90, 0x80, 0x00, 0x86, 0x02, 0x0a, 0x03, 0x02, 0x00, 0x0b, 0x00}
+	r := NewInstructionReader(data, cie, binary.LittleEndian, nil)
+	var want []Instruction
+	var offsets []int
+	for {
+		offsets = append(offsets, int(r.Offset()))
+		in, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, in)
+	}
+	if len(want) != 7 || want[1].Offset != 16 || want[4].Delta != 8 {
+		t.Fatalf("Next decoded %+v", want)
+	}
+	at := NewInstructionReader(data, cie, binary.LittleEndian, nil)
+	var in Instruction
+	for i, w := range want {
+		next, err := at.DecodeAt(offsets[i], &in)
+		if err != nil || next != offsets[i+1] || in.Op != w.Op || in.Reg != w.Reg || in.Offset != w.Offset ||
+			in.Delta != w.Delta || !bytes.Equal(in.Raw, w.Raw) {
+			t.Errorf("DecodeAt(%d) = %+v, %d, %v; want %+v, %d", offsets[i], in, next, err, w, offsets[i+1])
+		}
+		if at.Offset() != 0 {
+			t.Fatalf("DecodeAt moved the reader to %d", at.Offset())
+		}
+	}
+	if _, err := at.DecodeAt(len(data), &in); err != io.EOF {
+		t.Errorf("DecodeAt at the end: %v, want io.EOF", err)
+	}
+	cut := NewInstructionReader([]byte{0x00, 0x0e, 0x80}, cie, binary.LittleEndian, nil)
+	if next, err := cut.DecodeAt(1, &in); next != 1 || err == nil || !bytes.Contains([]byte(err.Error()), []byte("offset 0x1")) {
+		t.Errorf("DecodeAt of a truncated operand: %d, %v; want 1 and an error at offset 0x1", next, err)
+	}
+}

@@ -62,10 +62,10 @@ func (p *parser) parseCIE(h *header) (*CIE, error) {
 		}
 	}
 	var err error
-	if c.CodeAlign, pos, err = uleb(data, pos); err != nil {
+	if c.CodeAlign, pos, err = ULEB128(data, pos); err != nil {
 		return nil, fmt.Errorf("code alignment factor: %w", err)
 	}
-	if c.DataAlign, pos, err = sleb(data, pos); err != nil {
+	if c.DataAlign, pos, err = SLEB128(data, pos); err != nil {
 		return nil, fmt.Errorf("data alignment factor: %w", err)
 	}
 	if c.Version == 1 {
@@ -74,7 +74,7 @@ func (p *parser) parseCIE(h *header) (*CIE, error) {
 		}
 		c.RAColumn = uint64(data[pos])
 		pos++
-	} else if c.RAColumn, pos, err = uleb(data, pos); err != nil {
+	} else if c.RAColumn, pos, err = ULEB128(data, pos); err != nil {
 		return nil, fmt.Errorf("return address register: %w", err)
 	}
 	if !p.eh {
@@ -97,7 +97,7 @@ func (p *parser) parseCIE(h *header) (*CIE, error) {
 // augmentation decodes the augmentation data of a "z" CIE: the characters
 // after the 'z' and the data at data[pos:].
 func (p *parser) augmentation(c *CIE, chars string, pos int, data []byte) (int, error) {
-	n, pos, err := uleb(data, pos)
+	n, pos, err := ULEB128(data, pos)
 	if err != nil {
 		return pos, fmt.Errorf("augmentation data length: %w", err)
 	}
@@ -222,7 +222,7 @@ func (p *parser) parseFDE(h *header, f *FDE) error {
 		return fmt.Errorf("address range %#x..+%#x wraps around", f.Start, f.Size)
 	}
 	if cie.hasAugData {
-		n, next, err := uleb(data, pos)
+		n, next, err := ULEB128(data, pos)
 		if err != nil {
 			return fmt.Errorf("augmentation data length: %w", err)
 		}

@@ -7,68 +7,50 @@ var (
 	errLEBOverflow = errors.New("LEB128 value does not fit in 64 bits")
 )
 
-// uleb decodes an unsigned LEB128 number at data[pos:]. It returns the value
-// and the position after it, or an error for a truncated or over-long
-// encoding.
-func uleb(data []byte, pos int) (uint64, int, error) {
+// ULEB128 decodes the unsigned LEB128 number at data[pos:]. It returns the
+// value and the position after it, or an error for a truncated encoding or
+// one whose value does not fit in 64 bits (the tenth byte may only carry
+// the 64th bit). With SLEB128 it is the project's one LEB128 decoder: the
+// call-frame instructions, the CIE fields, the pointer encodings and
+// emit/verify's DWARF expressions all read theirs with it. It is small
+// enough to be inlined into a caller's loop, the one-byte form, most
+// operands, first.
+func ULEB128(data []byte, pos int) (v uint64, next int, err error) {
 	if pos < len(data) && data[pos] < 0x80 {
 		return uint64(data[pos]), pos + 1, nil
 	}
-	return ulebSlow(data, pos)
-}
-
-func ulebSlow(data []byte, pos int) (uint64, int, error) {
-	var v uint64
-	var shift uint
-	for {
-		if pos >= len(data) {
-			return 0, pos, errTruncated
-		}
+	for shift := uint(0); pos < len(data); shift += 7 {
 		b := data[pos]
 		pos++
-		if shift == 63 && b > 1 || shift > 63 {
+		if shift == 63 && b > 1 {
 			return 0, pos, errLEBOverflow
 		}
 		v |= uint64(b&0x7f) << shift
 		if b < 0x80 {
 			return v, pos, nil
 		}
-		shift += 7
 	}
+	return 0, pos, errTruncated
 }
 
-// sleb decodes a signed LEB128 number at data[pos:].
-func sleb(data []byte, pos int) (int64, int, error) {
-	if pos < len(data) && data[pos] < 0x80 {
-		return int64(int8(data[pos]<<1)) >> 1, pos + 1, nil
-	}
-	return slebSlow(data, pos)
-}
-
-func slebSlow(data []byte, pos int) (int64, int, error) {
-	var v int64
-	var shift uint
-	for {
-		if pos >= len(data) {
-			return 0, pos, errTruncated
-		}
+// SLEB128 decodes the signed LEB128 number at data[pos:], as ULEB128 does
+// the unsigned one (the tenth byte may only carry the sign: 0x00 or 0x7f).
+// It too can be inlined.
+func SLEB128(data []byte, pos int) (int64, int, error) {
+	var v uint64
+	for shift := uint(0); pos < len(data); shift += 7 {
 		b := data[pos]
 		pos++
-		if shift == 63 {
-			// Only the sign may remain: 0x00 or 0x7f.
-			if b != 0 && b != 0x7f {
-				return 0, pos, errLEBOverflow
-			}
-			v |= int64(b) << 63
-			return v, pos, nil
+		if shift == 63 && b != 0 && b != 0x7f {
+			return 0, pos, errLEBOverflow
 		}
-		v |= int64(b&0x7f) << shift
-		shift += 7
+		v |= uint64(b&0x7f) << shift
 		if b < 0x80 {
-			if shift < 64 && b&0x40 != 0 {
-				v |= -1 << shift
+			if b&0x40 != 0 {
+				v |= ^uint64(0) << shift << 7 // sign-extend (nothing left after the 64th bit)
 			}
-			return v, pos, nil
+			return int64(v), pos, nil
 		}
 	}
+	return 0, pos, errTruncated
 }

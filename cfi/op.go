@@ -83,9 +83,13 @@ var opNames = [...]string{
 // String returns the DWARF name of op, such as "DW_CFA_def_cfa". Opcode 0x2d
 // prints as DW_CFA_GNU_window_save (it is DW_CFA_AARCH64_negate_ra_state on
 // AArch64).
-func (op Op) String() string {
-	if int(op) < len(opNames) && opNames[op] != "" {
-		return opNames[op]
+func (op Op) String() string { return enumName(opNames[:], int(op), "DW_CFA_0x%02x") }
+
+// enumName returns the name of value v of an enumeration in names, or v
+// formatted with fallback when it has none.
+func enumName(names []string, v int, fallback string) string {
+	if v >= 0 && v < len(names) && names[v] != "" {
+		return names[v]
 	}
-	return fmt.Sprintf("DW_CFA_0x%02x", uint8(op))
+	return fmt.Sprintf(fallback, v)
 }

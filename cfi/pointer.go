@@ -143,13 +143,13 @@ func (p *PointerContext) decode(data []byte, pos int, enc PointerEncoding, secBa
 		size = p.AddrSize
 		signed = enc&0x0f == PESigned
 	case PEULEB128:
-		u, next, err := uleb(data, pos)
+		u, next, err := ULEB128(data, pos)
 		if err != nil {
 			return 0, -1, pos, err
 		}
 		v, pos = u, next
 	case PESLEB128:
-		s, next, err := sleb(data, pos)
+		s, next, err := SLEB128(data, pos)
 		if err != nil {
 			return 0, -1, pos, err
 		}

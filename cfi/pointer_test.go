@@ -114,3 +114,17 @@ func TestOpString(t *testing.T) {
 		}
 	}
 }
+
+// TestEnumNames checks the names of Source and RuleKind values, known and
+// not.
+func TestEnumNames(t *testing.T) {
+	for _, c := range []struct{ got, want string }{
+		{Auto.String(), "auto"}, {EHFrame.String(), ".eh_frame"}, {DebugFrame.String(), ".debug_frame"},
+		{Source(3).String(), "Source(3)"}, {Source(-1).String(), "Source(-1)"},
+		{RuleValExpression.String(), "val_expression"}, {RuleKind(8).String(), "RuleKind(8)"},
+	} {
+		if c.got != c.want {
+			t.Errorf("%q, want %q", c.got, c.want)
+		}
+	}
+}

@@ -123,38 +123,34 @@ func relocations(f *elf.File, sec *elf.Section) (map[uint64]relocation, error) {
 // relocSize returns the size in bytes of the field a relocation type of
 // machine patches, for the types CFI uses; 0 for others.
 func relocSize(m elf.Machine, typ uint32) int {
-	switch m {
-	case elf.EM_X86_64:
-		switch elf.R_X86_64(typ) {
-		case elf.R_X86_64_PC32, elf.R_X86_64_32, elf.R_X86_64_32S:
-			return 4
-		case elf.R_X86_64_PC64, elf.R_X86_64_64:
-			return 8
-		}
-	case elf.EM_AARCH64:
-		switch elf.R_AARCH64(typ) {
-		case elf.R_AARCH64_PREL32, elf.R_AARCH64_ABS32:
-			return 4
-		case elf.R_AARCH64_PREL64, elf.R_AARCH64_ABS64:
-			return 8
-		}
-	case elf.EM_S390:
-		switch elf.R_390(typ) {
-		case elf.R_390_PC32, elf.R_390_32:
-			return 4
-		case elf.R_390_PC64, elf.R_390_64:
-			return 8
-		}
-	case elf.EM_386:
-		switch elf.R_386(typ) {
-		case elf.R_386_PC32, elf.R_386_32:
-			return 4
-		}
-	case elf.EM_ARM:
-		switch elf.R_ARM(typ) {
-		case elf.R_ARM_REL32, elf.R_ARM_ABS32, elf.R_ARM_PREL31:
-			return 4
-		}
-	}
-	return 0
+	return relocSizes[relocType{m, typ}]
+}
+
+// relocType is a relocation type of one machine.
+type relocType struct {
+	machine elf.Machine
+	typ     uint32
+}
+
+// relocSizes are the sizes of the fields patched by the relocation types
+// CFI uses: PC-relative and absolute, 4 and 8 bytes.
+var relocSizes = map[relocType]int{
+	{elf.EM_X86_64, uint32(elf.R_X86_64_PC32)}:     4,
+	{elf.EM_X86_64, uint32(elf.R_X86_64_32)}:       4,
+	{elf.EM_X86_64, uint32(elf.R_X86_64_32S)}:      4,
+	{elf.EM_X86_64, uint32(elf.R_X86_64_PC64)}:     8,
+	{elf.EM_X86_64, uint32(elf.R_X86_64_64)}:       8,
+	{elf.EM_AARCH64, uint32(elf.R_AARCH64_PREL32)}: 4,
+	{elf.EM_AARCH64, uint32(elf.R_AARCH64_ABS32)}:  4,
+	{elf.EM_AARCH64, uint32(elf.R_AARCH64_PREL64)}: 8,
+	{elf.EM_AARCH64, uint32(elf.R_AARCH64_ABS64)}:  8,
+	{elf.EM_S390, uint32(elf.R_390_PC32)}:          4,
+	{elf.EM_S390, uint32(elf.R_390_32)}:            4,
+	{elf.EM_S390, uint32(elf.R_390_PC64)}:          8,
+	{elf.EM_S390, uint32(elf.R_390_64)}:            8,
+	{elf.EM_386, uint32(elf.R_386_PC32)}:           4,
+	{elf.EM_386, uint32(elf.R_386_32)}:             4,
+	{elf.EM_ARM, uint32(elf.R_ARM_REL32)}:          4,
+	{elf.EM_ARM, uint32(elf.R_ARM_ABS32)}:          4,
+	{elf.EM_ARM, uint32(elf.R_ARM_PREL31)}:         4,
 }

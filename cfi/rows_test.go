@@ -284,6 +284,39 @@ func TestRowsNoAlloc(t *testing.T) {
 	}
 }
 
+// TestFastPathOperands checks the rows' fast path against the general
+// path on the LEB128 operands it decodes: one byte, several, padded, at
+// and past fastOperandLimit, an offset whose factored value overflows,
+// truncated ones, in both byte orders.
+func TestFastPathOperands(t *testing.T) {
+	u := ulebBytes
+	limit := uint64(fastOperandLimit)
+	fdes := [][]byte{
+		cat([]byte{0x0e}, u(16), []byte{0x41, 0x0e}, u(300), []byte{0x41, 0x0e}, u(limit-1), []byte{0x41, 0x0e}, u(limit), []byte{0x41}),
+		{0x0e, 0x90, 0x80, 0x80, 0x00, 0x41, 0x86, 0x82, 0x80, 0x00, 0x41, 0x0d, 0x86, 0x80, 0x00, 0x41},
+		cat([]byte{0x86}, u(limit-1), []byte{0x41, 0x83}, u(limit), []byte{0x41, 0x84}, u(1<<62), []byte{0x41}),
+		cat([]byte{0x0c}, u(6), u(limit-1), []byte{0x41, 0x0c}, u(1<<40), u(8), []byte{0x41, 0x0c, 7}, u(limit), []byte{0x41}),
+		cat([]byte{0x03, 0x10, 0x00, 0x0e}, u(1<<63), []byte{0x41}),
+		{0x41, 0x0e, 0x90},
+		{0x41, 0x86, 0x80},
+		{0x0c, 0x07},
+	}
+	for _, order := range []binary.ByteOrder{binary.LittleEndian, binary.BigEndian} {
+		s := &secBuilder{order: order, eh: true}
+		c := s.simpleCIE(1, -8, 16, PEUData8, x86CIE)
+		for i, ins := range fdes {
+			s.simpleFDE(c, uint64(0x1000+0x1000*i), 0x1000, ins)
+		}
+		fr, err := ReadSection(s.b, EHFrame, PointerContext{Order: order, AddrSize: 8})
+		if err != nil || len(fr.FDEs) != len(fdes) {
+			t.Fatal(err, fr.Errors)
+		}
+		if msg := compareFastSlow(fr); msg != "" {
+			t.Errorf("%v: %s", order, msg)
+		}
+	}
+}
+
 // TestFastPathAgrees runs the fast path and the general decoder side by
 // side on every golden input.
 func TestFastPathAgrees(t *testing.T) {

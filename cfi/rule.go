@@ -1,7 +1,5 @@
 package cfi
 
-import "fmt"
-
 // RuleKind is the kind of a register rule in a row.
 type RuleKind uint8
 
@@ -32,12 +30,7 @@ var ruleNames = [...]string{
 
 // String returns the rule kind's name as the rows JSON prints it, such as
 // "offset" or "same_value".
-func (k RuleKind) String() string {
-	if int(k) < len(ruleNames) {
-		return ruleNames[k]
-	}
-	return fmt.Sprintf("RuleKind(%d)", uint8(k))
-}
+func (k RuleKind) String() string { return enumName(ruleNames[:], int(k), "RuleKind(%d)") }
 
 // Rule is how to recover one register's value in the caller's frame.
 type Rule struct {

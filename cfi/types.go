@@ -20,17 +20,9 @@ const (
 
 // String returns the section name of s (".eh_frame", ".debug_frame") or
 // "auto".
-func (s Source) String() string {
-	switch s {
-	case EHFrame:
-		return ".eh_frame"
-	case DebugFrame:
-		return ".debug_frame"
-	case Auto:
-		return "auto"
-	}
-	return fmt.Sprintf("Source(%d)", int(s))
-}
+func (s Source) String() string { return enumName(sourceNames[:], int(s), "Source(%d)") }
+
+var sourceNames = [...]string{Auto: "auto", EHFrame: ".eh_frame", DebugFrame: ".debug_frame"}
 
 // CIE is a Common Information Entry.
 type CIE struct {

@@ -1,9 +1,7 @@
 package elfpatch
 
 import (
-	"errors"
 	"fmt"
-
 	"os"
 
 	"golang.org/x/sys/unix"
@@ -72,28 +70,12 @@ func (t *TempFiles) writeInPlace(dst Place, old replaced, tmp *tempFile, opt Rep
 // data ranges copied, the holes of in punched in out (or written as zeros
 // where the file system cannot punch).
 func copyOver(out, in *os.File, n int64) error {
-	const seekData, seekHole = 3, 4
-	for off := int64(0); off < n; {
-		data, err := in.Seek(off, seekData)
-		if errors.Is(err, unix.ENXIO) || err == nil && data >= n {
-			return zeroRange(out, off, n-off)
+	return dataRanges(in, n, func(off, end int64, data bool) error {
+		if data {
+			return copyRange(out, in, off, end-off)
 		}
-		if err != nil { // no SEEK_DATA: everything is data
-			return copyRange(out, in, off, n-off)
-		}
-		if err := zeroRange(out, off, data-off); err != nil {
-			return err
-		}
-		hole, err := in.Seek(data, seekHole)
-		if err != nil || hole > n {
-			hole = n
-		}
-		if err := copyRange(out, in, data, hole-data); err != nil {
-			return err
-		}
-		off = hole
-	}
-	return nil
+		return zeroRange(out, off, end-off)
+	})
 }
 
 // zeroRange makes out's bytes [off, off+n) zeros: a hole punched, or

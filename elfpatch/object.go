@@ -248,6 +248,19 @@ func sframeSections(f *file) (sfIdx, relIdx int, err error) {
 	return sfIdx, relIdx, nil
 }
 
+// setSection sets section i (-1: a new one, appended) to s with content
+// and returns its index.
+func (o *object) setSection(i int, s sect, content []byte) int {
+	if i < 0 {
+		i = len(o.sects)
+		o.sects = append(o.sects, s)
+	} else {
+		o.sects[i] = s
+	}
+	o.content[i] = content
+	return i
+}
+
 // addSFrame sets or appends .sframe (at sfIdx, -1 for a new one) and
 // .rela.sframe (relIdx) with their contents, their names added to the
 // section-name table as gas writes it.
@@ -266,14 +279,7 @@ func (o *object) addSFrame(sframe []byte, relocs []Reloc, secSym map[uint32]uint
 	if len(relocs) > 0 {
 		nameOff(nameRelaSFrame) // so that .sframe shares its tail, as gas does
 	}
-	sfSect := sect{Name: nameOff(nameSFrame), Type: shtGNUSFrame, Flags: shfAlloc, Size: uint64(len(sframe)), Addralign: 8}
-	if sfIdx < 0 {
-		sfIdx = len(o.sects)
-		o.sects = append(o.sects, sfSect)
-	} else {
-		o.sects[sfIdx] = sfSect
-	}
-	o.content[sfIdx] = sframe
+	sfIdx = o.setSection(sfIdx, sect{Name: nameOff(nameSFrame), Type: shtGNUSFrame, Flags: shfAlloc, Size: uint64(len(sframe)), Addralign: 8}, sframe)
 	if len(relocs) > 0 || relIdx >= 0 {
 		rel := make([]byte, len(relocs)*relaSize)
 		bo := f.hdr.order
@@ -288,13 +294,7 @@ func (o *object) addSFrame(sframe []byte, relocs []Reloc, secSym map[uint32]uint
 		if symIdx < 0 {
 			rs.Link = 0
 		}
-		if relIdx < 0 {
-			relIdx = len(o.sects)
-			o.sects = append(o.sects, rs)
-		} else {
-			o.sects[relIdx] = rs
-		}
-		o.content[relIdx] = rel
+		o.setSection(relIdx, rs, rel)
 	}
 	o.sects[f.shstrndx].Size = uint64(len(shstr))
 	o.content[f.shstrndx] = shstr

@@ -16,29 +16,14 @@ import (
 // file (copy_file_range where the kernel has it). The file offsets of in
 // and out are left anywhere.
 func CopySparse(out, in *os.File, n int64) error {
-	const seekData, seekHole = 3, 4 // Linux, FreeBSD, Solaris
-	for off := int64(0); off < n; {
-		data, err := in.Seek(off, seekData)
-		if errors.Is(err, syscall.ENXIO) {
-			break // only a hole after off
+	err := dataRanges(in, n, func(off, end int64, data bool) error {
+		if data {
+			return copyRange(out, in, off, end-off)
 		}
-		if err != nil {
-			if err := copyRange(out, in, off, n-off); err != nil { // no SEEK_DATA
-				return err
-			}
-			break
-		}
-		if data >= n {
-			break
-		}
-		hole, err := in.Seek(data, seekHole)
-		if err != nil || hole > n {
-			hole = n
-		}
-		if err := copyRange(out, in, data, hole-data); err != nil {
-			return err
-		}
-		off = hole
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	st, err := in.Stat()
 	if err != nil {
@@ -53,6 +38,35 @@ func CopySparse(out, in *os.File, n int64) error {
 	}
 	if ost.Size() < n {
 		return out.Truncate(n) // a trailing hole
+	}
+	return nil
+}
+
+// dataRanges calls fn for the ranges [off, end) of in's first n bytes in
+// order: its data (data true) and the holes between (data false), as
+// SEEK_DATA and SEEK_HOLE find them. Where the file system cannot tell
+// holes apart, everything is one data range.
+func dataRanges(in *os.File, n int64, fn func(off, end int64, data bool) error) error {
+	const seekData, seekHole = 3, 4 // Linux, FreeBSD, Solaris
+	for off := int64(0); off < n; {
+		data, err := in.Seek(off, seekData)
+		if errors.Is(err, syscall.ENXIO) || err == nil && data >= n {
+			return fn(off, n, false) // only a hole after off
+		}
+		if err != nil { // no SEEK_DATA
+			return fn(off, n, true)
+		}
+		if err := fn(off, data, false); err != nil {
+			return err
+		}
+		hole, err := in.Seek(data, seekHole)
+		if err != nil || hole > n {
+			hole = n
+		}
+		if err := fn(data, hole, true); err != nil {
+			return err
+		}
+		off = hole
 	}
 	return nil
 }

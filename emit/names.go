@@ -23,19 +23,24 @@ func (a ABI) IsAArch64() bool {
 	return a == ABIAArch64BigEndian || a == ABIAArch64LittleEndian
 }
 
+// abiNames are the SFRAME_ABI_* macro names.
+var abiNames = [...]string{
+	ABIAArch64BigEndian:    "SFRAME_ABI_AARCH64_ENDIAN_BIG",
+	ABIAArch64LittleEndian: "SFRAME_ABI_AARCH64_ENDIAN_LITTLE",
+	ABIAMD64LittleEndian:   "SFRAME_ABI_AMD64_ENDIAN_LITTLE",
+	ABIS390XBigEndian:      "SFRAME_ABI_S390X_ENDIAN_BIG",
+}
+
 // String returns the SFRAME_ABI_* macro name of a.
-func (a ABI) String() string {
-	switch a {
-	case ABIAArch64BigEndian:
-		return "SFRAME_ABI_AARCH64_ENDIAN_BIG"
-	case ABIAArch64LittleEndian:
-		return "SFRAME_ABI_AARCH64_ENDIAN_LITTLE"
-	case ABIAMD64LittleEndian:
-		return "SFRAME_ABI_AMD64_ENDIAN_LITTLE"
-	case ABIS390XBigEndian:
-		return "SFRAME_ABI_S390X_ENDIAN_BIG"
+func (a ABI) String() string { return enumName(abiNames[:], uint8(a), "ABI") }
+
+// enumName returns the name of value v of an enumeration in names, or
+// typ(v) when it has none.
+func enumName(names []string, v uint8, typ string) string {
+	if int(v) < len(names) && names[v] != "" {
+		return names[v]
 	}
-	return fmt.Sprintf("ABI(%d)", uint8(a))
+	return fmt.Sprintf("%s(%d)", typ, v)
 }
 
 // String returns the set flags as SFRAME_F_* names joined by "|", any
@@ -70,92 +75,71 @@ func (f Flags) names() []string {
 	return names
 }
 
-// String returns the SFRAME_FRE_TYPE_* macro name of t.
-func (t FREType) String() string {
-	switch t {
-	case FREAddr1:
-		return "SFRAME_FRE_TYPE_ADDR1"
-	case FREAddr2:
-		return "SFRAME_FRE_TYPE_ADDR2"
-	case FREAddr4:
-		return "SFRAME_FRE_TYPE_ADDR4"
-	}
-	return fmt.Sprintf("FREType(%d)", uint8(t))
+// freTypeNames are the SFRAME_FRE_TYPE_* macro names.
+var freTypeNames = [...]string{
+	FREAddr1: "SFRAME_FRE_TYPE_ADDR1",
+	FREAddr2: "SFRAME_FRE_TYPE_ADDR2",
+	FREAddr4: "SFRAME_FRE_TYPE_ADDR4",
 }
+
+// String returns the SFRAME_FRE_TYPE_* macro name of t.
+func (t FREType) String() string { return enumName(freTypeNames[:], uint8(t), "FREType") }
 
 // AddrSize is the size in bytes of an FRE start address of type t, or 0
 // for an invalid type.
-func (t FREType) AddrSize() int {
-	switch t {
-	case FREAddr1:
-		return 1
-	case FREAddr2:
-		return 2
-	case FREAddr4:
-		return 4
-	}
-	return 0
-}
+func (t FREType) AddrSize() int { return sizeCodeBytes(uint8(t)) }
 
 // Limit is the exclusive upper bound of start addresses (and of function
 // sizes, for gas) that FRE type t can hold; 0 for an invalid type.
 func (t FREType) Limit() uint64 {
-	switch t {
-	case FREAddr1:
-		return 1 << 8
-	case FREAddr2:
-		return 1 << 16
-	case FREAddr4:
-		return 1 << 32
+	if int(t) < len(freLimits) {
+		return freLimits[t]
 	}
 	return 0
+}
+
+var freLimits = [...]uint64{FREAddr1: 1 << 8, FREAddr2: 1 << 16, FREAddr4: 1 << 32}
+
+// sizeCodeBytes is the size in bytes that a 2-bit size code gives, the same
+// for FRE start addresses (FREType) and data words (DataWordSize): 0 is 1
+// byte, 1 is 2, 2 is 4; 0 for the invalid code 3 (or more).
+func sizeCodeBytes(code uint8) int {
+	if int(code) < len(sizeCodes) {
+		return sizeCodes[code]
+	}
+	return 0
+}
+
+var sizeCodes = [...]int{1, 2, 4}
+
+// pcTypeNames are the SFRAME_V3_FDE_PCTYPE_* macro names.
+var pcTypeNames = [...]string{
+	PCInc:  "SFRAME_V3_FDE_PCTYPE_INC",
+	PCMask: "SFRAME_V3_FDE_PCTYPE_MASK",
 }
 
 // String returns the SFRAME_V3_FDE_PCTYPE_* macro name of t.
-func (t PCType) String() string {
-	switch t {
-	case PCInc:
-		return "SFRAME_V3_FDE_PCTYPE_INC"
-	case PCMask:
-		return "SFRAME_V3_FDE_PCTYPE_MASK"
-	}
-	return fmt.Sprintf("PCType(%d)", uint8(t))
+func (t PCType) String() string { return enumName(pcTypeNames[:], uint8(t), "PCType") }
+
+// fdeTypeNames are the SFRAME_FDE_TYPE_* macro names.
+var fdeTypeNames = [...]string{
+	FDEDefault: "SFRAME_FDE_TYPE_DEFAULT",
+	FDEFlex:    "SFRAME_FDE_TYPE_FLEX",
 }
 
 // String returns the SFRAME_FDE_TYPE_* macro name of t.
-func (t FDEType) String() string {
-	switch t {
-	case FDEDefault:
-		return "SFRAME_FDE_TYPE_DEFAULT"
-	case FDEFlex:
-		return "SFRAME_FDE_TYPE_FLEX"
-	}
-	return fmt.Sprintf("FDEType(%d)", uint8(t))
+func (t FDEType) String() string { return enumName(fdeTypeNames[:], uint8(t), "FDEType") }
+
+// dataWordNames are the SFRAME_FRE_DATAWORD_* macro names.
+var dataWordNames = [...]string{
+	DataWord1B: "SFRAME_FRE_DATAWORD_1B",
+	DataWord2B: "SFRAME_FRE_DATAWORD_2B",
+	DataWord4B: "SFRAME_FRE_DATAWORD_4B",
 }
 
 // String returns the SFRAME_FRE_DATAWORD_* macro name of s.
-func (s DataWordSize) String() string {
-	switch s {
-	case DataWord1B:
-		return "SFRAME_FRE_DATAWORD_1B"
-	case DataWord2B:
-		return "SFRAME_FRE_DATAWORD_2B"
-	case DataWord4B:
-		return "SFRAME_FRE_DATAWORD_4B"
-	}
-	return fmt.Sprintf("DataWordSize(%d)", uint8(s))
-}
+func (s DataWordSize) String() string { return enumName(dataWordNames[:], uint8(s), "DataWordSize") }
 
 // Bytes is the size in bytes of one data word of size code s, or 0 for an
 // invalid code.
-func (s DataWordSize) Bytes() int {
-	switch s {
-	case DataWord1B:
-		return 1
-	case DataWord2B:
-		return 2
-	case DataWord4B:
-		return 4
-	}
-	return 0
-}
+func (s DataWordSize) Bytes() int { return sizeCodeBytes(uint8(s)) }

@@ -1,7 +1,6 @@
 package lower
 
 import (
-	"encoding/binary"
 	"math"
 
 	"github.com/sframe-gen/sframe-gen/cfi"
@@ -13,14 +12,19 @@ import (
 // (on s390x, one its encoding gives back), FP saved on the stack or not,
 // RA in its fixed slot (AMD64) or saved on the stack or not (AArch64,
 // signed or not; s390x), the state remembered and restored a few levels
-// deep. It reads the instruction bytes itself and keeps a few integers of
-// state per FRE (fastRow) instead of decoding each instruction into a
-// cfi.Instruction and each state into a row. Whatever else it meets
-// (another register for the CFA, an expression, DW_CFA_set_loc, an operand
-// too long, anything the translator would refuse), it gives up before it
-// has changed anything and the function goes through the translator: the
-// fast path makes the FREs the translator makes, or none. TestShortcuts
-// and FuzzLower compare the two on every input.
+// deep. It keeps a few integers of state per FRE (fastRow) instead of a
+// row, and walks the instruction bytes itself: the most frequent
+// instructions it takes in its loop, their operands decoded by
+// cfi.ULEB128 (inlined there), the others fastOp decodes with cfi's
+// decoder (InstructionReader.DecodeAt), the translator's. Whatever else
+// it meets (another register for the CFA, an expression, DW_CFA_set_loc,
+// an operand out of range, an instruction that does not decode, anything
+// the translator would refuse), it gives up before it has changed
+// anything and the function goes through the translator: the fast path
+// makes the FREs the translator makes, or none. TestShortcuts,
+// TestFastOperands and FuzzLower compare the two on every input;
+// BenchmarkLowerLibLLVM/packed and packed-translator measure what it is
+// worth (docs/performance.md).
 
 // fastRow is the state of one FRE in the fast path (its start address
 // apart): what a row holds when the CFA is SP or FP plus an offset, FP and
@@ -137,49 +141,6 @@ func (l *Lowerer) fastFromCIE(f *cfi.FDE) fastCIE {
 	return c
 }
 
-// fastULEB decodes an unsigned LEB128 number of at most 5 bytes at
-// data[pos:]: its value and the position after it, or n == 0 for a
-// longer or truncated one (left to the translator).
-func fastULEB(data []byte, pos int) (v uint64, n int) {
-	for shift := uint(0); shift < 35; shift += 7 {
-		if pos >= len(data) {
-			return 0, 0
-		}
-		b := data[pos]
-		pos++
-		v |= uint64(b&0x7f) << shift
-		if b < 0x80 {
-			return v, pos
-		}
-	}
-	return 0, 0
-}
-
-// fastSLEB is fastULEB for a signed LEB128 number.
-func fastSLEB(data []byte, pos int) (v int64, n int) {
-	start := pos
-	u, pos := fastULEB(data, pos)
-	if pos == 0 {
-		return 0, 0
-	}
-	bits := uint(7 * (pos - start))
-	return int64(u<<(64-bits)) >> (64 - bits), pos
-}
-
-// fastOffsetOperand decodes the offset operand at data[pos:] of
-// DW_CFA_offset_extended(_sf), def_cfa(_sf) or def_cfa_offset(_sf): a
-// signed one (the _sf forms) factored by the data alignment factor da, an
-// unsigned one as it is (offset_extended's caller factors it). n == 0 when
-// the fast path cannot decode it.
-func fastOffsetOperand(data []byte, pos int, signed bool, da int64) (off int64, n int) {
-	if signed {
-		s, n := fastSLEB(data, pos)
-		return s * da, n
-	}
-	u, n := fastULEB(data, pos)
-	return int64(u), n
-}
-
 // fastRun is lowerFast's state while it runs one function's
 // instructions. It lives in the Lowerer, in memory, rather than in local
 // variables: there are more of those than registers, and the compiler
@@ -195,6 +156,13 @@ type fastRun struct {
 	start   *fastRow // the state after the CIE
 	da      int64    // the data alignment factor
 	w       emit.MinWriter
+
+	// fastOp decodes with in and dec, dec set to the function's
+	// instructions (fde) the first time it is needed (decoding).
+	fde      *cfi.FDE
+	decoding bool
+	dec      cfi.InstructionReader
+	in       cfi.Instruction
 }
 
 // lowerFast translates f on the fast path and appends its SFrame FDE to
@@ -215,6 +183,7 @@ func (l *Lowerer) lowerFast(f *cfi.FDE, sec *emit.Section) (ok bool, err error) 
 	st.cur.copyFrom(&c.start)
 	st.pend, st.changed, st.depth = false, !c.merge, 0 // the translator's !mergeCandidate
 	st.start, st.da = &c.start, f.CIE.DataAlign
+	st.fde, st.decoding = f, false
 	// The FREs are packed as they are committed, but each one only once
 	// the next starts at another address (a zero advance replaces it):
 	// pending holds it until then. Until End the section is as it was.
@@ -224,45 +193,58 @@ func (l *Lowerer) lowerFast(f *cfi.FDE, sec *emit.Section) (ok bool, err error) 
 	}
 	var pc uint64
 	for p := 0; p < len(data); {
-		var delta uint64 // an advance
+		var delta uint64 // an advance, in bytes
 		switch b := data[p]; {
 		case b>>6 == 1: // DW_CFA_advance_loc, the most frequent
-			delta = uint64(b & 0x3f)
+			delta = uint64(b&0x3f) * ca // ca <= 1<<20: no overflow
 			p++
-		case b == byte(cfi.OpDefCFAOffset) && p+1 < len(data) && data[p+1] < 0x80 && !l.regs.s390x:
-			// A one-byte DW_CFA_def_cfa_offset (a push or pop; as
-			// frequent): kept as it is but on s390x (fastCFAOffset).
-			st.cur.cfa = int32(data[p+1])
+		case b == byte(cfi.OpDefCFAOffset) && !l.regs.s390x:
+			// DW_CFA_def_cfa_offset (a push or pop; as frequent): kept
+			// as it is but on s390x (fastCFAOffset).
+			u, next, err := cfi.ULEB128(data, p+1)
+			if err != nil || u > math.MaxInt32 {
+				return false, nil
+			}
+			st.cur.cfa = int32(u)
 			st.changed = true
-			p += 2
+			p = next
 			continue
-		case b>>6 == 2 && p+1 < len(data) && data[p+1] < 0x80 && uint64(b&0x3f) != l.regs.ra:
+		case b>>6 == 2 && uint64(b&0x3f) != l.regs.ra:
 			// DW_CFA_offset of FP or another register (saved in the
-			// prologue) with a one-byte operand: fastOffset's work,
-			// whose offset always fits (|da| <= 1<<20).
+			// prologue): fastOffset's work, with an operand small
+			// enough that its product by da (|da| <= 1<<20) cannot
+			// overflow.
+			u, next, err := cfi.ULEB128(data, p+1)
+			if err != nil || u >= fastOperandLimit {
+				return false, nil
+			}
 			if uint64(b&0x3f) == l.regs.fp {
+				off := int64(u) * st.da
+				if !fitsInt32(off) {
+					return false, nil
+				}
 				st.cur.flags |= fastFPSaved
-				st.cur.fp = int32(int64(data[p+1]) * st.da)
+				st.cur.fp = int32(off)
 				st.changed = true
 			}
-			p += 2
+			p = next
 			continue
 		case b == byte(cfi.OpNop): // the padding at the end
 			p++
 			continue
 		case b == byte(cfi.OpAdvanceLoc1) && p+1 < len(data):
-			delta = uint64(data[p+1])
+			delta = uint64(data[p+1]) * ca
 			p += 2
 		default:
 			var advanced bool
-			if p, delta, advanced = l.fastOp(st, data, p); p == 0 {
+			if p, delta, advanced = l.fastOp(st, p); p == 0 {
 				return false, nil
 			}
 			if !advanced {
 				continue
 			}
 		}
-		next := pc + delta*ca // delta < 1<<32, ca <= 1<<20: no overflow
+		next := pc + delta // delta < 1<<52: no overflow
 		if next > size {
 			return false, nil
 		}
@@ -297,110 +279,65 @@ func (r *fastRow) copyFrom(src *fastRow) {
 	r.cfa, r.fp, r.ra, r.flags = src.cfa, src.fp, src.ra, src.flags
 }
 
-// fastOp applies the instruction at data[p] (any but DW_CFA_advance_loc,
-// DW_CFA_nop and the short forms lowerFast decodes itself) to st: it
-// returns where the next instruction starts and, for an advance, its delta
-// (advanced). next is 0 when the fast path cannot go on.
-func (l *Lowerer) fastOp(st *fastRun, data []byte, p int) (next int, delta uint64, advanced bool) {
+// fastOperandLimit bounds the DW_CFA_offset operands lowerFast takes in
+// place: with |da| <= 1<<20 their product cannot overflow.
+const fastOperandLimit = 1 << 32
+
+// fastOp applies the instruction at offset p of the function's
+// instructions (any but those lowerFast takes in place), decoded by cfi's
+// decoder, to st: it returns where the next instruction starts and, for
+// an advance, its delta in bytes (advanced). next is 0 when the fast path
+// cannot go on: an instruction it does not take, or one that does not
+// decode (the translator then reports it).
+func (l *Lowerer) fastOp(st *fastRun, p int) (next int, delta uint64, advanced bool) {
+	if !st.decoding {
+		st.dec.ResetFDE(l.frames, st.fde)
+		st.decoding = true
+	}
+	in := &st.in
+	next, err := st.dec.DecodeAt(p, in)
+	if err != nil {
+		return 0, 0, false
+	}
 	r := &l.regs
 	cur := &st.cur
-	b := data[p]
-	switch b >> 6 {
-	case 2: // DW_CFA_offset
-		u, n := fastULEB(data, p+1)
-		if n == 0 || !l.fastOffset(cur, uint64(b&0x3f), int64(u)*st.da) {
+	switch in.Op {
+	case cfi.OpAdvanceLoc, cfi.OpAdvanceLoc1, cfi.OpAdvanceLoc2, cfi.OpAdvanceLoc4:
+		return next, in.Delta, true
+	case cfi.OpOffset, cfi.OpOffsetExtended, cfi.OpOffsetExtendedSF:
+		if !l.fastOffset(cur, in.Reg, in.Offset) {
 			return 0, 0, false
 		}
-		st.changed = st.changed || uint64(b&0x3f) == r.fp || uint64(b&0x3f) == r.ra
-		return n, 0, false
-	case 3: // DW_CFA_restore
-		st.changed = l.fastRestore(cur, st.start, uint64(b&0x3f)) || st.changed
-		return p + 1, 0, false
-	}
-	switch cfi.Op(b) {
-	case cfi.OpAdvanceLoc1:
-		if p+1 >= len(data) {
-			return 0, 0, false
-		}
-		return p + 2, uint64(data[p+1]), true
-	case cfi.OpAdvanceLoc2:
-		if p+2 >= len(data) {
-			return 0, 0, false
-		}
-		return p + 3, uint64(l.order.Uint16(data[p+1:])), true
-	case cfi.OpAdvanceLoc4:
-		if p+4 >= len(data) {
-			return 0, 0, false
-		}
-		return p + 5, uint64(l.order.Uint32(data[p+1:])), true
-	case cfi.OpOffsetExtended, cfi.OpOffsetExtendedSF:
-		reg, n := fastULEB(data, p+1)
-		if n == 0 {
-			return 0, 0, false
-		}
-		off, n := fastOffsetOperand(data, n, cfi.Op(b) == cfi.OpOffsetExtendedSF, st.da)
-		if cfi.Op(b) == cfi.OpOffsetExtended {
-			off *= st.da // factored, unlike def_cfa's unsigned offsets
-		}
-		if n == 0 || !l.fastOffset(cur, reg, off) {
-			return 0, 0, false
-		}
-		st.changed = st.changed || reg == r.fp || reg == r.ra
-		return n, 0, false
-	case cfi.OpRestoreExtended:
-		reg, n := fastULEB(data, p+1)
-		if n == 0 {
-			return 0, 0, false
-		}
-		st.changed = l.fastRestore(cur, st.start, reg) || st.changed
-		return n, 0, false
+		st.changed = st.changed || in.Reg == r.fp || in.Reg == r.ra
+	case cfi.OpRestore, cfi.OpRestoreExtended:
+		st.changed = l.fastRestore(cur, st.start, in.Reg) || st.changed
 	case cfi.OpUndefined:
 		// Of FP or SP: refused; of RA: an outermost frame.
-		reg, n := fastULEB(data, p+1)
-		if n == 0 || reg == r.ra || reg == r.sp || reg == r.fp {
+		if in.Reg == r.ra || in.Reg == r.sp || in.Reg == r.fp {
 			return 0, 0, false
 		}
-		return n, 0, false
 	case cfi.OpSameValue:
 		// Of RA on AMD64: not representable.
-		reg, n := fastULEB(data, p+1)
-		if n == 0 || reg == r.ra && !r.raTracking {
+		if in.Reg == r.ra && !r.raTracking {
 			return 0, 0, false
 		}
-		switch reg {
-		case r.fp:
-			cur.flags &^= fastFPSaved
-			cur.fp = 0
-			st.changed = true
-		case r.ra:
-			cur.flags &^= fastRASaved
-			cur.ra = 0
-			st.changed = true
-		}
-		return n, 0, false
+		st.changed = fastSameValue(cur, r, in.Reg) || st.changed
 	case cfi.OpGNUWindowSave:
 		if !r.aarch64 {
 			return 0, 0, false
 		}
 		cur.flags ^= fastMangled
 		st.changed = true
-		return p + 1, 0, false
 	case cfi.OpRegister:
-		reg, n := fastULEB(data, p+1)
-		if n == 0 || reg == r.sp || reg == r.fp || reg == r.ra {
+		if in.Reg == r.sp || in.Reg == r.fp || in.Reg == r.ra {
 			return 0, 0, false
 		}
-		if _, n = fastULEB(data, n); n == 0 {
-			return 0, 0, false
-		}
-		return n, 0, false
 	case cfi.OpRememberState:
 		if st.depth == fastStackDepth {
 			return 0, 0, false
 		}
 		st.stack[st.depth].copyFrom(cur)
 		st.depth++
-		return p + 1, 0, false
 	case cfi.OpRestoreState:
 		if st.depth == 0 {
 			return 0, 0, false
@@ -408,47 +345,59 @@ func (l *Lowerer) fastOp(st *fastRun, data []byte, p int) (next int, delta uint6
 		st.depth--
 		cur.copyFrom(&st.stack[st.depth])
 		st.changed = true
-		return p + 1, 0, false
-	case cfi.OpDefCFA, cfi.OpDefCFASF:
-		reg, n := fastULEB(data, p+1)
-		if n == 0 || reg != r.sp && reg != r.fp {
+	case cfi.OpDefCFA, cfi.OpDefCFASF, cfi.OpDefCFARegister, cfi.OpDefCFAOffset, cfi.OpDefCFAOffsetSF:
+		if !l.fastDefCFA(cur, in) {
 			return 0, 0, false
 		}
-		off, n := fastOffsetOperand(data, n, cfi.Op(b) == cfi.OpDefCFASF, st.da)
-		enc, ok := l.fastCFAOffset(off)
-		if n == 0 || !ok {
-			return 0, 0, false
-		}
-		cur.flags = cur.flags&^fastCFAOnFP | fastIf(reg == r.fp, fastCFAOnFP)
-		cur.cfa = enc
 		st.changed = true
-		return n, 0, false
-	case cfi.OpDefCFARegister:
-		reg, n := fastULEB(data, p+1)
-		if n == 0 || reg != r.sp && reg != r.fp {
-			return 0, 0, false
-		}
-		cur.flags = cur.flags&^fastCFAOnFP | fastIf(reg == r.fp, fastCFAOnFP)
-		st.changed = true
-		return n, 0, false
-	case cfi.OpDefCFAOffset, cfi.OpDefCFAOffsetSF:
-		off, n := fastOffsetOperand(data, p+1, cfi.Op(b) == cfi.OpDefCFAOffsetSF, st.da)
-		enc, ok := l.fastCFAOffset(off)
-		if n == 0 || !ok {
-			return 0, 0, false
-		}
-		cur.cfa = enc
-		st.changed = true
-		return n, 0, false
 	case cfi.OpGNUArgsSize:
 		// gas takes .cfi_escape 0x2e <n> with a one-byte n when n is 0
 		// or the CFA is FP-based; the translator refuses the rest.
-		if p+1 >= len(data) || data[p+1] >= 0x80 || data[p+1] != 0 && cur.flags&fastCFAOnFP == 0 {
+		if len(in.Raw) != 2 || in.Offset != 0 && cur.flags&fastCFAOnFP == 0 {
 			return 0, 0, false
 		}
-		return p + 2, 0, false
+	default:
+		return 0, 0, false
 	}
-	return 0, 0, false
+	return next, 0, false
+}
+
+// fastDefCFA applies DW_CFA_def_cfa(_sf), def_cfa_register and
+// def_cfa_offset(_sf) to cur; false when the fast path cannot (a CFA on
+// another register than SP or FP, an offset the translator refuses).
+func (l *Lowerer) fastDefCFA(cur *fastRow, in *cfi.Instruction) bool {
+	r := &l.regs
+	if in.Op != cfi.OpDefCFAOffset && in.Op != cfi.OpDefCFAOffsetSF {
+		if in.Reg != r.sp && in.Reg != r.fp {
+			return false
+		}
+		cur.flags = cur.flags&^fastCFAOnFP | fastIf(in.Reg == r.fp, fastCFAOnFP)
+		if in.Op == cfi.OpDefCFARegister {
+			return true
+		}
+	}
+	enc, ok := l.fastCFAOffset(in.Offset)
+	if ok {
+		cur.cfa = enc
+	}
+	return ok
+}
+
+// fastSameValue applies DW_CFA_same_value of reg to cur: FP and (with RA
+// tracking) RA are no longer saved. It reports whether that counts as a
+// change.
+func fastSameValue(cur *fastRow, r *regs, reg uint64) bool {
+	switch reg {
+	case r.fp:
+		cur.flags &^= fastFPSaved
+		cur.fp = 0
+		return true
+	case r.ra:
+		cur.flags &^= fastRASaved
+		cur.ra = 0
+		return true
+	}
+	return false
 }
 
 // fastCFAOffset is a CFA offset as the row keeps it (s390x: encoded as
@@ -562,12 +511,4 @@ func (l *Lowerer) packFast(w *emit.MinWriter, pc uint32, f *fastRow) bool {
 	}
 	w.Add(pc, baseSP, mangled, n, f.cfa, w1, w2)
 	return true
-}
-
-// byteOrder returns the byte order of frames (little-endian without one).
-func byteOrder(frames *cfi.Frames) binary.ByteOrder {
-	if frames == nil || frames.Order == nil {
-		return binary.LittleEndian
-	}
-	return frames.Order
 }

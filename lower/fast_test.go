@@ -12,8 +12,9 @@ import (
 // TestFastOperands checks the fast path on every operand form it decodes
 // (the unsigned and signed, factored and unfactored offsets of
 // offset_extended, def_cfa and def_cfa_offset, the advances of each size,
-// restore_extended) and zero advances (whose row replaces the last one,
-// at the end of a function too), for FP and RA on each ABI: it must take every one of
+// restore_extended, operands padded to more LEB128 bytes than they need)
+// and zero advances (whose row replaces the last one, at the end of a
+// function too), for FP and RA on each ABI: it must take every one of
 // these functions and give the translator's bytes. Compilers rarely write
 // these forms for FP and RA, so the testdata files and the fuzz corpus
 // hardly reach them.
@@ -42,6 +43,14 @@ func TestFastOperands(t *testing.T) {
 			{0x0d, fp},                       // def_cfa_register fp
 			{0x02, 0x03, 0x0e, 0xb8, 0x01},   // advance_loc1 3; def_cfa_offset 184
 			{0x05, fp, 0x02, 0x42, 0x06, fp}, // offset_extended fp; advance 2; restore_extended fp
+			// Operands in more LEB128 bytes than their value needs (all
+			// decoders take them): def_cfa_offset 16 in 6 bytes, offset fp
+			// 2*da in 6, offset_extended fp 3*da in 7, def_cfa_register fp
+			// in 3.
+			{0x0e, 0x90, 0x80, 0x80, 0x80, 0x80, 0x00},
+			{0x80 | fp, 0x82, 0x80, 0x80, 0x80, 0x80, 0x00},
+			{0x05, fp, 0x83, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00},
+			{0x0d, 0x80 | fp, 0x80, 0x00},
 		}
 		if abi.target.Arch != AMD64 {
 			cases = append(cases,

@@ -1,7 +1,6 @@
 package lower
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -52,9 +51,7 @@ type Lowerer struct {
 	freArena  []emit.FRE
 	wordArena []int32
 
-	// The fast path (fast.go): the section's byte order, its start
-	// states per CIE.
-	order    binary.ByteOrder
+	// The fast path (fast.go): its start states per CIE, its state.
 	fastCIEs [cieCacheSize]fastCIE
 	fastNext int
 	fastLast *fastCIE // the entry of fastCIEs used last
@@ -97,7 +94,7 @@ func NewLowerer(frames *cfi.Frames, t Target, opt Options) (*Lowerer, error) {
 	if err := t.check(); err != nil {
 		return nil, err
 	}
-	return &Lowerer{target: t, regs: t.regs(), frames: frames, opt: opt, order: byteOrder(frames)}, nil
+	return &Lowerer{target: t, regs: t.regs(), frames: frames, opt: opt}, nil
 }
 
 // Function translates one FDE. With skip == nil, or skip.Emitted, fde is

@@ -30,18 +30,10 @@ const (
 	PLTGot                 // .plt.got
 )
 
+var pltKindNames = [...]string{PLTMain: ".plt", PLTSec: ".plt.sec", PLTGot: ".plt.got"}
+
 // String returns the section name.
-func (k PLTKind) String() string {
-	switch k {
-	case PLTMain:
-		return ".plt"
-	case PLTSec:
-		return ".plt.sec"
-	case PLTGot:
-		return ".plt.got"
-	}
-	return fmt.Sprintf("PLTKind(%d)", uint8(k))
-}
+func (k PLTKind) String() string { return enumName(pltKindNames[:], uint8(k), "PLTKind") }
 
 // PLTSection is one PLT section of a linked file.
 type PLTSection struct {

@@ -19,17 +19,18 @@ const (
 	S390X
 )
 
+var archNames = [...]string{AMD64: "x86_64", AArch64: "aarch64", S390X: "s390x"}
+
 // String returns the architecture name as GNU tools spell it.
-func (a Arch) String() string {
-	switch a {
-	case AMD64:
-		return "x86_64"
-	case AArch64:
-		return "aarch64"
-	case S390X:
-		return "s390x"
+func (a Arch) String() string { return enumName(archNames[:], uint8(a), "Arch") }
+
+// enumName returns the name of value v of an enumeration in names, or
+// typ(v) when it has none.
+func enumName(names []string, v uint8, typ string) string {
+	if int(v) < len(names) && names[v] != "" {
+		return names[v]
 	}
-	return fmt.Sprintf("Arch(%d)", uint8(a))
+	return fmt.Sprintf("%s(%d)", typ, v)
 }
 
 // Target is the ABI an SFrame section is made for: the architecture, its byte

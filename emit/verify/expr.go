@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+
+	"github.com/sframe-gen/sframe-gen/cfi"
 )
 
 // A DWARF expression is evaluated symbolically: registers other than the
@@ -48,39 +50,8 @@ func evalExpr(expr []byte, order binary.ByteOrder, pushCFA bool, pcReg int64, pc
 		_ = push(value{sym: true, cfa: true})
 	}
 	p := 0
-	uleb := func() (uint64, error) {
-		var v uint64
-		for shift := uint(0); p < len(expr); shift += 7 {
-			b := expr[p]
-			p++
-			if shift < 64 {
-				v |= uint64(b&0x7f) << shift
-			}
-			if b < 0x80 {
-				return v, nil
-			}
-		}
-		return 0, errors.New("truncated LEB128 in expression")
-	}
-	sleb := func() (int64, error) {
-		var v int64
-		var shift uint
-		for p < len(expr) {
-			b := expr[p]
-			p++
-			if shift < 64 {
-				v |= int64(b&0x7f) << shift
-			}
-			shift += 7
-			if b < 0x80 {
-				if shift < 64 && b&0x40 != 0 {
-					v |= -1 << shift
-				}
-				return v, nil
-			}
-		}
-		return 0, errors.New("truncated LEB128 in expression")
-	}
+	uleb := func() (uint64, error) { return lebOperand(cfi.ULEB128, expr, &p) }
+	sleb := func() (int64, error) { return lebOperand(cfi.SLEB128, expr, &p) }
 	fixed := func(n int, signed bool) (int64, error) {
 		if len(expr)-p < n {
 			return 0, errors.New("truncated constant in expression")
@@ -211,6 +182,18 @@ func evalExpr(expr []byte, order binary.ByteOrder, pushCFA bool, pcReg int64, pc
 		return value{}, errors.New("empty expression")
 	}
 	return stack[sp-1], nil
+}
+
+// lebOperand decodes the LEB128 operand at expr[*p:] with decode (cfi's
+// ULEB128 or SLEB128) and moves *p past it.
+func lebOperand[T uint64 | int64](decode func([]byte, int) (T, int, error), expr []byte, p *int) (T, error) {
+	start := *p
+	v, next, err := decode(expr, start)
+	*p = next
+	if err != nil {
+		return 0, fmt.Errorf("LEB128 operand at offset %d of the expression: %w", start, err)
+	}
+	return v, nil
 }
 
 func binop(op byte, a, b value) (value, error) {

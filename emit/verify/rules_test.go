@@ -109,6 +109,9 @@ func TestEvalExpr(t *testing.T) {
 		{"register product", []byte{0x76, 0, 0x77, 0, 0x1e}, false, value{}, true},
 		{"underflow", []byte{0x22}, false, value{}, true},
 		{"truncated", []byte{0x76}, false, value{}, true},
+		// The offset 1<<64 does not fit: not the 0 its low bits give.
+		{"LEB128 overflow", []byte{0x76, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x02}, false, value{}, true},
+		{"long LEB128", []byte{0x76, 0xf8, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f}, false, value{sym: true, reg: 6, off: -8}, false},
 		{"unknown op", []byte{0xe0}, false, value{}, true},
 		{"empty", nil, false, value{}, true},
 	}

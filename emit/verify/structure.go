@@ -52,10 +52,11 @@ func (c *checker) functionStarts() {
 		c.problem(KindFormat, -1, "%s: size %#x is not a multiple of 24 (Elf64_Rela)", relaName, len(rela))
 		return
 	}
-	want, bits := pc64Reloc(c.f.Machine), 64
+	bits := 64
 	if c.s.Header.Version == emit.Version2 {
-		want, bits = pc32Reloc(c.f.Machine), 32
+		bits = 32
 	}
+	want := pcRelocs[c.f.Machine][bits/64]
 	syms, _ := c.f.Symbols()
 	bo := c.f.ByteOrder
 	k := 0
@@ -100,30 +101,12 @@ func (c *checker) functionStarts() {
 	}
 }
 
-func pc64Reloc(m elf.Machine) uint32 {
-	switch m {
-	case elf.EM_X86_64:
-		return uint32(elf.R_X86_64_PC64)
-	case elf.EM_AARCH64:
-		return uint32(elf.R_AARCH64_PREL64)
-	case elf.EM_S390:
-		return uint32(elf.R_390_PC64)
-	}
-	return 0
-}
-
-// pc32Reloc is the 32-bit PC-relative relocation of a version 2 start
-// field (gas 2.41-2.45).
-func pc32Reloc(m elf.Machine) uint32 {
-	switch m {
-	case elf.EM_X86_64:
-		return uint32(elf.R_X86_64_PC32)
-	case elf.EM_AARCH64:
-		return uint32(elf.R_AARCH64_PREL32)
-	case elf.EM_S390:
-		return uint32(elf.R_390_PC32)
-	}
-	return 0
+// pcRelocs are, per machine, the PC-relative relocations of an FDE's
+// start field: 32-bit (version 2, gas 2.41-2.45) and 64-bit (version 3).
+var pcRelocs = map[elf.Machine][2]uint32{
+	elf.EM_X86_64:  {uint32(elf.R_X86_64_PC32), uint32(elf.R_X86_64_PC64)},
+	elf.EM_AARCH64: {uint32(elf.R_AARCH64_PREL32), uint32(elf.R_AARCH64_PREL64)},
+	elf.EM_S390:    {uint32(elf.R_390_PC32), uint32(elf.R_390_PC64)},
 }
 
 // checkHeader applies the header rules: version 3's, or for a version 2
