@@ -285,18 +285,17 @@ func lowerScan(r io.ReaderAt, size int64, f *elf.File, target lower.Target, lo l
 }
 
 // LowerOptions returns the lower.Options that generate with opt for
-// target: packed (the encoded FRE data kept, not the FREs), for version 2
-// unpacked; FRE blocks shared as [SharingFor] decides.
+// target: the version, and FRE blocks shared as [SharingFor] decides.
 func LowerOptions(target lower.Target, opt Options) (lower.Options, error) {
 	share, _, err := SharingFor(target, opt)
 	if err != nil {
 		return lower.Options{}, err
 	}
-	lo := lower.Options{GasCompat: opt.GasCompat, Pack: true, ShareFREs: share}
+	lo := lower.Options{GasCompat: opt.GasCompat, ShareFREs: share}
 	switch opt.Version {
 	case 0, 3:
 	case 2:
-		lo.Version, lo.V2Layout, lo.Pack = 2, opt.V2Layout, false
+		lo.Version, lo.V2Layout = 2, opt.V2Layout
 	default:
 		return lower.Options{}, fmt.Errorf("SFrame version %d: 2 or 3", opt.Version)
 	}

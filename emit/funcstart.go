@@ -36,13 +36,9 @@ func (s *Section) SetFuncStart(i int, addr, sectionAddr uint64) {
 	*s.startOffset(i) = int64(v)
 }
 
-// startOffset is where FDE i's StartOffset is: in Index if s is packed,
-// else in FDEs.
+// startOffset is where FDE i's StartOffset is.
 func (s *Section) startOffset(i int) *int64 {
-	if s.Packed != nil {
-		return &s.Index[i].StartOffset
-	}
-	return &s.FDEs[i].StartOffset
+	return &s.Index[i].StartOffset
 }
 
 // SortByStart sorts the FDE index by function start, as ld's
@@ -74,16 +70,9 @@ func (s *Section) SortByStart(sectionAddr uint64) {
 		}
 		return 0
 	})
-	if s.Packed != nil {
-		index := slices.Clone(s.Index)
-		for j, e := range ents {
-			s.Index[j] = index[e.i]
-		}
-	} else {
-		fdes := slices.Clone(s.FDEs)
-		for j, e := range ents {
-			s.FDEs[j] = fdes[e.i]
-		}
+	index := slices.Clone(s.Index)
+	for j, e := range ents {
+		s.Index[j] = index[e.i]
 	}
 	for j, e := range ents {
 		s.SetFuncStart(j, uint64(e.rel), 0)

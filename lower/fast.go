@@ -519,7 +519,7 @@ func fastIf(cond bool, flag fastFlags) fastFlags {
 }
 
 // packFast adds the FRE of row f at pc to w, as encode makes it of the
-// translator's row and AppendPacked packs it: data words for the CFA
+// translator's row and AppendFDE appends it: data words for the CFA
 // offset, RA's (when saved) and FP's (when saved). It returns false when
 // the translator must lower the function instead: FP saved without RA
 // (which it refuses) or more FREs than an FDE holds.

@@ -107,7 +107,11 @@ func TestS390XDefault(t *testing.T) {
 			if got := strings.Join(parts, " "); got != c.want {
 				t.Errorf("got %s, want %s", got, c.want)
 			}
-			if _, err := (&emit.Section{Header: s390x.V2Header(V2PCRel), FDEs: []emit.FDE{g}}).Encode(); err != nil {
+			sec, err := emit.NewSection(s390x.V2Header(V2PCRel), []emit.FDE{g})
+			if err == nil {
+				_, err = sec.Encode()
+			}
+			if err != nil {
 				t.Errorf("Encode: %v", err)
 			}
 		})

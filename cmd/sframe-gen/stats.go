@@ -280,18 +280,21 @@ func computeStats(f *elf.File, src cfi.Source, dry bool) (*statsJSON, error) {
 // sharingStats measures what sharing FRE data saves in s (emit's
 // ShareFREs on copies of it) and how many of its FDEs share already.
 func (st *statsJSON) sharingStats(s *emit.Section) error {
-	unshared := *s
-	unshared.SharedFREs = false
-	unshared.FDEs = slices.Clone(s.FDEs)
-	if s.SharedFREs {
-		// Each function its own block, in the order of the FDEs' data.
-		first := map[uint32]bool{}
-		for i := range unshared.FDEs {
-			off := &unshared.FDEs[i].FREOffset
-			if first[*off] {
-				st.SharedFDEs++
-			}
-			first[*off] = true
+	// Each function its own block, in the order of the FDEs.
+	unshared := emit.Section{Header: s.Header, Trailer: s.Trailer}
+	first := map[uint32]bool{}
+	for i := range s.Index {
+		off := s.Index[i].FREOffset
+		if first[off] {
+			st.SharedFDEs++
+		}
+		first[off] = true
+		f, err := s.FDE(i)
+		if err != nil {
+			return err
+		}
+		if err := unshared.AppendFDE(f); err != nil {
+			return err
 		}
 	}
 	var err error
@@ -299,7 +302,7 @@ func (st *statsJSON) sharingStats(s *emit.Section) error {
 		return err
 	}
 	shared := unshared
-	shared.FDEs = slices.Clone(s.FDEs)
+	shared.Index, shared.FREData = slices.Clone(unshared.Index), slices.Clone(unshared.FREData)
 	if st.RepeatedFDEs, err = shared.ShareFREs(); err != nil {
 		return err
 	}
@@ -313,9 +316,12 @@ func (st *statsJSON) sharingStats(s *emit.Section) error {
 // sectionStats counts the FDEs and FREs of s.
 func (st *statsJSON) sectionStats(s *emit.Section) {
 	st.ABI, st.Version = s.Header.ABI.String(), s.Header.Version
-	st.FDEs = len(s.FDEs)
-	for i := range s.FDEs {
-		fde := &s.FDEs[i]
+	st.FDEs = s.NumFDEs()
+	for i := range s.NumFDEs() {
+		fde, err := s.FDE(i)
+		if err != nil {
+			continue // (a section lower made)
+		}
 		if fde.PCType() == emit.PCMask {
 			st.PCMaskFDEs++
 		}
@@ -402,12 +408,12 @@ func writeStatsText(w io.Writer, st *statsJSON) {
 // cannot express (lower.V2Refusal, in the 2.45 layout), by reason.
 func (st *statsJSON) v2Loss(t lower.Target, res *lower.Result) {
 	byReason := map[string]*statsSkip{}
-	for i := range res.Section.FDEs {
-		f := &res.Section.FDEs[i]
-		if res.Sources[i] == nil || f.Size == 0 {
+	for i := range res.Section.NumFDEs() {
+		f, err := res.Section.FDE(i)
+		if err != nil || res.Sources[i] == nil || f.Size == 0 {
 			continue // a PLT FDE, or one that covers nothing
 		}
-		reason := lower.V2Refusal(t, lower.V2PCRel, f)
+		reason := lower.V2Refusal(t, lower.V2PCRel, &f)
 		if reason == "" {
 			continue
 		}
