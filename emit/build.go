@@ -185,16 +185,8 @@ func (w *MinWriter) Add(start uint32, baseSP, mangledRA bool, n int, w0, w1, w2 
 			w1 = 0
 		}
 	}
-	// v fits k signed bits when v^(v>>31), its magnitude less one if
-	// negative, is below 1<<(k-1).
-	m := uint32(w0^w0>>31) | uint32(w1^w1>>31) | uint32(w2^w2>>31)
-	ws, wb := DataWord1B, 1
-	switch {
-	case m >= 1<<15:
-		ws, wb = DataWord4B, 4
-	case m >= 1<<7:
-		ws, wb = DataWord2B, 2
-	}
+	ws := signedWordSize(uint32(w0^w0>>31) | uint32(w1^w1>>31) | uint32(w2^w2>>31))
+	wb := ws.Bytes()
 	// w.b is not stored again but when it grows (the store of a slice
 	// has the garbage collector's write barrier).
 	p := w.p

@@ -24,15 +24,16 @@ import (
 // sub-section exactly: every byte belongs to a function, and two
 // functions' data either do not overlap or start at the same offset (a
 // block shared, as --share-fres writes it: the sharing FDEs have one FRE
-// offset, and the header's FRE count counts them once per function; in
-// version 2 they must also have the same info and rep_size). A version 2
-// FDE without FREs must point at the start of a block or at the end of
-// the sub-section. It also requires FRE start addresses not past
+// offset, and the header's FRE count counts them once per function). A
+// version 2 FDE without FREs must point at the start of a block or at the
+// end of the sub-section. Version 2 FDEs that share FREs but not their
+// info or rep_size (a record holds both) get records of their own, each
+// with a copy of the FREs: Encode writes those copies. It also requires FRE start addresses not past
 // the function size, and only zero bytes after the FRE sub-section (s390x
 // gas pads the section with them); those bytes go to Section.Trailer. So
-// Encode reproduces any section Decode accepts byte for byte, as long as
-// its header offsets have GNU's layout (fdeoff 0, FRE sub-section right
-// after the FDE index).
+// Encode reproduces any section Decode accepts byte for byte (but those
+// copies), as long as its header offsets have GNU's layout (fdeoff 0, FRE
+// sub-section right after the FDE index).
 func Decode(data []byte) (*Section, error) {
 	d := decoder{data: data}
 	return d.decode()
@@ -225,27 +226,40 @@ func (d *decoder) recordsV2(fdeStart, entSize, freStart, freEnd int) error {
 	for _, i := range order {
 		e := &ents[i]
 		if e.n > 0 && last >= 0 && ents[last].FREOffset == e.FREOffset {
-			if g := &ents[last]; g.info != e.info || g.repSize != e.repSize {
-				return formatErr(fdeStart+i*entSize, "FDE %d shares FDE %d's FREs but not its info and rep_size", i, last)
+			if g := &ents[last]; g.info == e.info && g.repSize == e.repSize {
+				sec.Index[i].FREOffset = sec.Index[last].FREOffset
+				continue
 			}
-			sec.Index[i].FREOffset = sec.Index[last].FREOffset
+			// The same FREs with another info or rep_size: a record of
+			// its own, with a copy of them (so Encode writes them twice).
+			sec.Index[i].FREOffset = uint32(len(out))
+			out = appendRecordV2(out, d.order, e, d.data[freStart+int(e.FREOffset):freStart+int(e.end)])
 			continue
 		}
 		if e.FREOffset != pos {
 			return formatErr(fdeStart+i*entSize, "FDE %d: FRE offset %#x is inside another FDE's FREs", i, e.FREOffset)
 		}
 		sec.Index[i].FREOffset = uint32(len(out))
-		var attr [FDEAttrSize]byte
-		d.order.PutUint16(attr[:], uint16(e.n))
-		attr[2], attr[4] = e.info, e.repSize
-		out = append(out, attr[:]...)
+		out = appendRecordV2(out, d.order, e, d.data[freStart+int(e.FREOffset):freStart+int(e.end)])
 		if e.n > 0 {
-			out = append(out, d.data[freStart+int(e.FREOffset):freStart+int(e.end)]...)
 			pos, last = e.end, i
 		}
 	}
 	sec.FREData = out
 	return nil
+}
+
+// appendRecordV2 appends to out the record of the version 2 FDE e, whose
+// FREs are fres.
+func appendRecordV2(out []byte, order binary.ByteOrder, e *entry, fres []byte) []byte {
+	var attr [FDEAttrSize]byte
+	order.PutUint16(attr[:], uint16(e.n))
+	attr[2], attr[4] = e.info, e.repSize
+	out = append(out, attr[:]...)
+	if e.n > 0 {
+		out = append(out, fres...)
+	}
+	return out
 }
 
 func orderName(bo binary.ByteOrder) string {

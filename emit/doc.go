@@ -37,8 +37,8 @@
 // copied; with a Placement it writes a version 3 index in address order for its final address (start fields
 // set, FDE_SORTED), from an order the caller computed, without moving the
 // functions: the order is checked as the index is written (ErrNotSorted),
-// and the index of a big section is written in two halves at once. FuncStart,
-// SetFuncStart and SortByStart convert and order start fields. ShareFREs
+// and the index of a big section is written in two halves at once. FuncStart
+// and SetFuncStart convert start fields (lower.Result.Place orders them). ShareFREs
 // stores each distinct block of FRE data once, the functions with the same
 // block pointing at it.
 package emit

@@ -2,13 +2,10 @@ package emit
 
 import (
 	"bytes"
-	"cmp"
 	"encoding/binary"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
-	"slices"
 	"strings"
 	"testing"
 )
@@ -146,100 +143,6 @@ func TestEncodeVersion2(t *testing.T) {
 	if got := d.FuncStart(1, 0); got != 0x7+0x14-0x10 {
 		t.Errorf("FuncStart(1) = %#x", got)
 	}
-}
-
-// TestSortByStart checks SortByStart: the order by start, ties in input
-// order, the start fields for the new positions, FREData unchanged.
-func TestSortByStart(t *testing.T) {
-	starts := []uint64{0x1060, 0x1000, 0x1100, 0x1000, 0x0f00}
-	sec := &Section{Header: Header{Version: 3, Flags: FlagFDEFuncStartPCRel, ABI: ABIAMD64LittleEndian}}
-	for i, a := range starts {
-		f := FDE{Size: uint32(i + 1), Info: FuncInfo(PCInc, FREAddr1, false, false)}
-		if err := sec.AppendFDE(f); err != nil {
-			t.Fatal(err)
-		}
-		sec.SetFuncStart(i, a, 0x2000)
-	}
-	data := slices.Clone(sec.FREData)
-	sec.SortByStart(0x2000)
-	if sec.NumFDEs() != len(starts) || !bytes.Equal(sec.FREData, data) {
-		t.Fatalf("%d FDEs, FRE data %x (was %x)", sec.NumFDEs(), sec.FREData, data)
-	}
-	wantSizes := []uint32{5, 2, 4, 1, 3} // ties (0x1000) in input order
-	for i, want := range wantSizes {
-		if size := sec.Index[i].Size; size != want {
-			t.Errorf("FDE %d is the input FDE %d, want %d", i, size-1, want-1)
-		}
-		if got, want := sec.FuncStart(i, 0x2000), starts[want-1]; got != want {
-			t.Errorf("FDE %d starts at %#x, want %#x", i, got, want)
-		}
-	}
-	if sec.Header.Flags != FlagFDESorted|FlagFDEFuncStartPCRel {
-		t.Errorf("flags %v", sec.Header.Flags)
-	}
-}
-
-// TestSortByStartLinked undoes ld's sort of each linked golden section by
-// shuffling its FDE index, then checks SortByStart and Encode give ld's
-// bytes back.
-func TestSortByStartLinked(t *testing.T) {
-	n, ties := 0, 0
-	for _, g := range goldenFiles(t) {
-		if strings.HasSuffix(g.elf, ".o") {
-			continue
-		}
-		raw, _, addr, ok := sframeOf(t, g.elf)
-		if !ok {
-			continue
-		}
-		sec, err := Decode(raw)
-		if err != nil {
-			t.Fatalf("%s: %v", g.elf, err)
-		}
-		if sec.Header.Flags&FlagFDESorted == 0 {
-			continue
-		}
-		n++
-		abs := make([]uint64, sec.NumFDEs())
-		for i := range sec.Index {
-			abs[i] = sec.FuncStart(i, addr)
-		}
-		// ld inserts FDEs in the order of their FRE data; with ties, only
-		// that order tells which comes first (glibc's qsort is a stable
-		// merge sort).
-		perm := rand.New(rand.NewPCG(1, uint64(len(raw)))).Perm(sec.NumFDEs())
-		if hasTies(sec) {
-			ties++
-			slices.SortFunc(perm, func(a, b int) int { return cmp.Compare(sec.Index[a].FREOffset, sec.Index[b].FREOffset) })
-		}
-		shuffled := &Section{Header: sec.Header, Trailer: sec.Trailer, FREData: sec.FREData, FRECount: sec.FRECount, Index: make([]IndexEntry, sec.NumFDEs())}
-		shuffled.Header.Flags &^= FlagFDESorted
-		for i, p := range perm {
-			shuffled.Index[i] = sec.Index[p]
-			shuffled.SetFuncStart(i, abs[p], addr)
-		}
-		shuffled.SortByStart(addr)
-		enc, err := shuffled.Encode()
-		if err != nil {
-			t.Fatalf("%s: %v", g.elf, err)
-		}
-		if !bytes.Equal(enc, raw) {
-			t.Errorf("%s: SortByStart of the shuffled index differs from ld's output (ties: %v)", g.elf, hasTies(sec))
-		}
-	}
-	if n == 0 {
-		t.Fatal("no sorted linked golden section")
-	}
-	t.Logf("%d sorted sections, %d with equal starts", n, ties)
-}
-
-func hasTies(sec *Section) bool {
-	for i := 1; i < sec.NumFDEs(); i++ {
-		if sec.FuncStart(i, 0) == sec.FuncStart(i-1, 0) {
-			return true
-		}
-	}
-	return false
 }
 
 // TestSize checks that Size is the length of Encode's bytes, for every

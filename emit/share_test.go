@@ -205,3 +205,40 @@ func TestDecodeSharedErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestDecodeV2SharedOtherInfo: version 2 FDEs that share FREs but not
+// their info (a PCMASK PLT function and a PCINC one with the same FREs, as
+// sframe-gen before records were the one form shared them) decode, each
+// function with its own info and the FREs, and encode with a copy of the
+// FREs each.
+func TestDecodeV2SharedOtherInfo(t *testing.T) {
+	one := []FRE{{0, FREInfo(true, 1, DataWord1B, false), []int32{8}}}
+	h := Header{Version: Version2, Flags: FlagFDEFuncStartPCRel, ABI: ABIAMD64LittleEndian, CFAFixedRAOffset: -8}
+	fdes := []FDE{
+		{Size: 16, Info: FuncInfo(PCInc, FREAddr1, false, false), FREs: one},
+		{Size: 16, Info: FuncInfo(PCMask, FREAddr1, false, false), RepSize: 8, FREs: one},
+	}
+	copies, err := mustSection(t, h, fdes).Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// FDE 1 pointing at FDE 0's FREs, its own copy left out.
+	bo := binary.LittleEndian
+	shared := slices.Clone(copies[:len(copies)-3])
+	bo.PutUint32(shared[16:], bo.Uint32(shared[16:])-3)
+	bo.PutUint32(shared[HeaderSize+FDEEntrySizeV2+8:], 0)
+	s, err := Decode(shared)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := functionsOf(t, s)
+	for i := range got {
+		got[i].FREOffset = 0
+		if !reflect.DeepEqual(got[i], fdes[i]) {
+			t.Errorf("FDE %d = %+v, want %+v", i, got[i], fdes[i])
+		}
+	}
+	if b, err := s.Encode(); err != nil || !bytes.Equal(b, copies) {
+		t.Errorf("Encode = %x, %v; want %x", b, err, copies)
+	}
+}

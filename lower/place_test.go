@@ -3,10 +3,12 @@ package lower
 import (
 	"bytes"
 	"cmp"
+	"debug/elf"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -175,4 +177,72 @@ func comparePlaceAndEncode(t *testing.T, what string, ref *Result, want [][]byte
 		!slices.Equal(r.Sources, ref.Sources) || got.Header.Flags != ws.Header.Flags {
 		t.Errorf("%s: PlaceAndEncode left the result other than Place does", what)
 	}
+}
+
+// TestPlaceLinked undoes ld's sort of each linked golden section by
+// shuffling its FDE index, then checks that Place and Encode give ld's
+// bytes back: the same order (ties in the order of the FRE data, as ld
+// inserts the functions: its qsort is glibc's stable merge sort) and
+// start fields. (Place's sort is the one sort of function starts.)
+func TestPlaceLinked(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("..", "testdata", "link", "*", "*.gs.*"))
+	n, ties := 0, 0
+	for _, name := range files {
+		f, err := elf.Open(name)
+		if err != nil {
+			continue // the expected dumps and sections beside the files
+		}
+		sf := f.Section(".sframe")
+		if sf == nil || f.Type == elf.ET_REL {
+			f.Close()
+			continue
+		}
+		raw, err := sf.Data()
+		addr := sf.Addr
+		f.Close()
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		sec, err := emit.Decode(raw)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if sec.Header.Flags&emit.FlagFDESorted == 0 {
+			continue
+		}
+		n++
+		starts := make([]uint64, sec.NumFDEs())
+		for i := range starts {
+			starts[i] = sec.FuncStart(i, addr)
+		}
+		perm := rand.New(rand.NewPCG(1, uint64(len(raw)))).Perm(len(starts))
+		hasTies := false
+		for i := 1; i < len(starts); i++ {
+			hasTies = hasTies || starts[i] == starts[i-1]
+		}
+		if hasTies {
+			ties++
+			slices.SortFunc(perm, func(a, b int) int { return cmp.Compare(sec.Index[a].FREOffset, sec.Index[b].FREOffset) })
+		}
+		shuffled := *sec
+		shuffled.Header.Flags &^= emit.FlagFDESorted
+		shuffled.Index = make([]emit.IndexEntry, len(perm))
+		res := &Result{Section: &shuffled, Starts: make([]uint64, len(perm))}
+		for i, p := range perm {
+			shuffled.Index[i] = sec.Index[p]
+			res.Starts[i] = starts[p]
+		}
+		res.Place(addr)
+		enc, err := shuffled.Encode()
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if !bytes.Equal(enc, raw) {
+			t.Errorf("%s: Place of the shuffled index differs from ld's output (ties: %v)", name, hasTies)
+		}
+	}
+	if n == 0 {
+		t.Fatal("no sorted linked golden section")
+	}
+	t.Logf("%d sorted sections, %d with equal starts", n, ties)
 }

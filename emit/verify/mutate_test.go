@@ -96,6 +96,27 @@ func (d *draft) build(t *testing.T) *emit.Section {
 	return s
 }
 
+// sortByStart sorts d's functions by start as ld does (stable, starts
+// compared as signed offsets from the section at addr), their start
+// fields set for their new positions, and sets FDE_SORTED.
+func (d *draft) sortByStart(addr uint64) {
+	n := len(d.FDEs)
+	starts := make([]uint64, n)
+	order := make([]int, n)
+	for i := range order {
+		order[i], starts[i] = i, d.FuncStart(i, addr)
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(int64(starts[a]-addr), int64(starts[b]-addr)) })
+	fdes, index := slices.Clone(d.FDEs), slices.Clone(d.Index)
+	for j, i := range order {
+		d.FDEs[j], d.Index[j] = fdes[i], index[i]
+	}
+	for j, i := range order {
+		d.SetFuncStart(j, starts[i], addr)
+	}
+	d.Header.Flags |= emit.FlagFDESorted
+}
+
 // mutateRaw writes a copy of src whose .sframe bytes fn changed in place.
 func mutateRaw(t *testing.T, src, dir string, fn func(data []byte, s *draft)) string {
 	t.Helper()
@@ -291,7 +312,7 @@ func TestMutations(t *testing.T) {
 		}), KindConsumer, "FDE starts must be strictly increasing"},
 		{"FDE moved outside the text", linked, section(func(t *testing.T, s *draft, addr uint64) int {
 			s.SetFuncStart(4, 0x10, addr)
-			s.SortByStart(addr)
+			s.sortByStart(addr)
 			return 0
 		}), KindConsumer, "not inside an executable PT_LOAD"},
 		{"fixed RA offset changed", linked, section(func(t *testing.T, s *draft, _ uint64) int {
