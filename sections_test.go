@@ -106,9 +106,11 @@ func compareSectionWithBytes(t *testing.T, name string, sec *emit.Section, data 
 		t.Errorf("%s: %v", name, err)
 		return
 	}
-	// One form: Decode gives back the section lower made.
-	if !reflect.DeepEqual(sec.Header, dec.Header) || !slices.Equal(sec.Index, dec.Index) ||
-		!bytes.Equal(sec.FREData, dec.FREData) || sec.FRECount != dec.FRECount || !bytes.Equal(sec.Trailer, dec.Trailer) {
+	// One form: Decode gives back the section lower made (but where a
+	// version 2 section shares FREs between records of another info:
+	// Decode makes a copy of the record where the first one is).
+	if !sec.SharedV2 && (!reflect.DeepEqual(sec.Header, dec.Header) || !slices.Equal(sec.Index, dec.Index) ||
+		!bytes.Equal(sec.FREData, dec.FREData) || sec.FRECount != dec.FRECount || !bytes.Equal(sec.Trailer, dec.Trailer)) {
 		t.Errorf("%s: the section decoded from the bytes is not the library's", name)
 	}
 	if enc, err := sec.Encode(); err != nil || !bytes.Equal(enc, data) {
@@ -123,6 +125,9 @@ func compareSectionWithBytes(t *testing.T, name string, sec *emit.Section, data 
 	for i := range dec.NumFDEs() {
 		got, err := sec.FDE(i)
 		want, _ := dec.FDE(i)
+		if sec.SharedV2 {
+			got.FREOffset, want.FREOffset = 0, 0
+		}
 		if err != nil || !reflect.DeepEqual(withNilEmpty(got), withNilEmpty(want)) {
 			t.Errorf("%s: FDE(%d) = %+v, %v; the bytes have %+v", name, i, got, err, want)
 			break

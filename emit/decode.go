@@ -28,12 +28,14 @@ import (
 // version 2 FDE without FREs must point at the start of a block or at the
 // end of the sub-section. Version 2 FDEs that share FREs but not their
 // info or rep_size (a record holds both) get records of their own, each
-// with a copy of the FREs: Encode writes those copies. It also requires FRE start addresses not past
-// the function size, and only zero bytes after the FRE sub-section (s390x
-// gas pads the section with them); those bytes go to Section.Trailer. So
-// Encode reproduces any section Decode accepts byte for byte (but those
-// copies), as long as its header offsets have GNU's layout (fdeoff 0, FRE
-// sub-section right after the FDE index).
+// with a copy of the FREs, and a version 2 section whose FDEs share FREs
+// gets SharedV2. It also requires FRE start addresses not past the
+// function size, and only zero bytes after the FRE sub-section (s390x gas
+// pads the section with them); those bytes go to Section.Trailer. So
+// Encode reproduces any section Decode accepts byte for byte (a version 2
+// section that shares some blocks of FREs must share all that repeat), as
+// long as its header offsets have GNU's layout (fdeoff 0, FRE sub-section
+// right after the FDE index).
 func Decode(data []byte) (*Section, error) {
 	d := decoder{data: data}
 	return d.decode()
@@ -226,12 +228,13 @@ func (d *decoder) recordsV2(fdeStart, entSize, freStart, freEnd int) error {
 	for _, i := range order {
 		e := &ents[i]
 		if e.n > 0 && last >= 0 && ents[last].FREOffset == e.FREOffset {
+			sec.SharedV2 = true
 			if g := &ents[last]; g.info == e.info && g.repSize == e.repSize {
 				sec.Index[i].FREOffset = sec.Index[last].FREOffset
 				continue
 			}
 			// The same FREs with another info or rep_size: a record of
-			// its own, with a copy of them (so Encode writes them twice).
+			// its own, with a copy of them (SharedV2 writes them once).
 			sec.Index[i].FREOffset = uint32(len(out))
 			out = appendRecordV2(out, d.order, e, d.data[freStart+int(e.FREOffset):freStart+int(e.end)])
 			continue

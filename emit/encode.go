@@ -316,8 +316,8 @@ func (s *Section) Size() (int, error) {
 		if err != nil {
 			return 0, err
 		}
-		freLen := len(s.FREData) - FDEAttrSize*len(recs)
-		return HeaderSize + len(s.Header.AuxHeader) + len(s.Index)*FDEEntrySizeV2 + freLen + len(s.Trailer), nil
+		_, _, freLen := s.layoutV2(recs)
+		return HeaderSize + len(s.Header.AuxHeader) + len(s.Index)*FDEEntrySizeV2 + int(freLen) + len(s.Trailer), nil
 	}
 	return 0, fmt.Errorf("encode: unsupported version %d", s.Header.Version)
 }

@@ -19,7 +19,8 @@ import (
 // function's FRE offset is a plain offset); docs/sharing.md lists the
 // readers checked. In version 2, which has no attribute records, the
 // records of functions without FREs are not shared (each has its own
-// offset). It returns the number of functions that point at an earlier
+// offset), and SharedV2 is set: FREs that repeat an earlier function's
+// under another info or rep size are written once too. It returns the number of functions that point at an earlier
 // one's copy.
 func (s *Section) ShareFREs() (int, error) {
 	n := len(s.Index)
@@ -27,6 +28,9 @@ func (s *Section) ShareFREs() (int, error) {
 	for i := 1; i < n && increasing; i++ {
 		increasing = s.Index[i].FREOffset > s.Index[i-1].FREOffset
 	}
+	// Version 2 writes FREs that repeat an earlier record's once, also
+	// under another info or rep size.
+	s.SharedV2 = s.SharedV2 || s.Header.Version == Version2
 	if increasing {
 		return NewFRESharer(n).Share(s)
 	}

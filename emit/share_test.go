@@ -208,9 +208,10 @@ func TestDecodeSharedErrors(t *testing.T) {
 
 // TestDecodeV2SharedOtherInfo: version 2 FDEs that share FREs but not
 // their info (a PCMASK PLT function and a PCINC one with the same FREs, as
-// sframe-gen before records were the one form shared them) decode, each
-// function with its own info and the FREs, and encode with a copy of the
-// FREs each.
+// ShareFREs shares them in version 2) decode, each function with its own
+// info and the FREs, and encode as they were; unshared (SharedV2 false),
+// with a copy of the FREs each. ShareFREs of the unshared section gives
+// the shared bytes.
 func TestDecodeV2SharedOtherInfo(t *testing.T) {
 	one := []FRE{{0, FREInfo(true, 1, DataWord1B, false), []int32{8}}}
 	h := Header{Version: Version2, Flags: FlagFDEFuncStartPCRel, ABI: ABIAMD64LittleEndian, CFAFixedRAOffset: -8}
@@ -238,7 +239,21 @@ func TestDecodeV2SharedOtherInfo(t *testing.T) {
 			t.Errorf("FDE %d = %+v, want %+v", i, got[i], fdes[i])
 		}
 	}
+	if b, err := s.Encode(); err != nil || !bytes.Equal(b, shared) || !s.SharedV2 {
+		t.Errorf("Encode = %x, %v (SharedV2 %v); want %x", b, err, s.SharedV2, shared)
+	}
+	s.SharedV2 = false
 	if b, err := s.Encode(); err != nil || !bytes.Equal(b, copies) {
-		t.Errorf("Encode = %x, %v; want %x", b, err, copies)
+		t.Errorf("Encode unshared = %x, %v; want %x", b, err, copies)
+	}
+	u := mustSection(t, h, fdes)
+	if _, err := u.ShareFREs(); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := u.Encode(); err != nil || !bytes.Equal(b, shared) {
+		t.Errorf("Encode of ShareFREs = %x, %v; want %x", b, err, shared)
+	}
+	if n, err := u.Size(); err != nil || n != len(shared) {
+		t.Errorf("Size of ShareFREs = %d, %v; want %d", n, err, len(shared))
 	}
 }

@@ -150,6 +150,13 @@ type Section struct {
 	// Trailer holds bytes after the FRE sub-section (s390x gas pads the
 	// section to a multiple of 8); Encode writes them back verbatim.
 	Trailer []byte
+	// SharedV2 makes Encode, in version 2, write each block of FREs
+	// once: a record whose FREs (and FRE type) repeat an earlier
+	// record's points at that copy, also when its info or rep size
+	// differ (version 2 keeps those in the FDE, where a record holds
+	// them). ShareFREs sets it on a version 2 section; Decode, on a
+	// version 2 section whose FDEs share FREs. Version 3 ignores it.
+	SharedV2 bool
 }
 
 // IndexEntry is one function as the version 3 FDE index holds it: its

@@ -15,7 +15,7 @@ func (s *Section) encodeV2(order binary.ByteOrder) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	freLen := uint64(len(s.FREData)) - uint64(FDEAttrSize*len(recs))
+	offs, written, freLen := s.layoutV2(recs)
 	hdrEnd := HeaderSize + len(s.Header.AuxHeader)
 	fdeLen := uint64(len(s.Index)) * FDEEntrySizeV2
 	if fdeLen > math.MaxUint32 || uint64(s.FRECount) > math.MaxUint32 ||
@@ -31,21 +31,54 @@ func (s *Section) encodeV2(order binary.ByteOrder) ([]byte, error) {
 		p := hdrEnd + i*FDEEntrySizeV2
 		order.PutUint32(b[p:], uint32(int32(e.StartOffset)))
 		order.PutUint32(b[p+4:], e.Size)
-		order.PutUint32(b[p+8:], e.FREOffset-uint32(k*FDEAttrSize))
+		order.PutUint32(b[p+8:], offs[k])
 		order.PutUint32(b[p+12:], uint32(order.Uint16(attr)))
 		b[p+16] = attr[2]
 		b[p+17] = attr[4]
 	}
 	q := hdrEnd + int(fdeLen)
 	for k, off := range recs {
-		end := len(s.FREData)
-		if k+1 < len(recs) {
-			end = int(recs[k+1])
+		if written[k] {
+			q += copy(b[q:], s.FREData[int(off)+FDEAttrSize:s.recordEnd(recs, k)])
 		}
-		q += copy(b[q:], s.FREData[int(off)+FDEAttrSize:end])
 	}
 	copy(b[q:], s.Trailer)
 	return b, nil
+}
+
+// recordEnd returns where record k of recs ends in FREData.
+func (s *Section) recordEnd(recs []uint32, k int) int {
+	if k+1 < len(recs) {
+		return int(recs[k+1])
+	}
+	return len(s.FREData)
+}
+
+// layoutV2 lays out the FREs of the records recs in version 2: the offset
+// of each record's FREs in the FRE sub-section, whether they are written
+// there (not with SharedV2, for FREs that repeat an earlier record's) and
+// the sub-section's length.
+func (s *Section) layoutV2(recs []uint32) (offs []uint32, written []bool, freLen uint64) {
+	offs, written = make([]uint32, len(recs)), make([]bool, len(recs))
+	var first map[string]uint32
+	if s.SharedV2 {
+		first = make(map[string]uint32)
+	}
+	for k, off := range recs {
+		start, end := int(off)+FDEAttrSize, s.recordEnd(recs, k)
+		if first != nil && end > start {
+			// The FRE type, then the FREs.
+			key := string(append([]byte{s.FREData[off+2] & 0xf}, s.FREData[start:end]...))
+			if at, ok := first[key]; ok {
+				offs[k] = at
+				continue
+			}
+			first[key] = uint32(freLen)
+		}
+		offs[k], written[k] = uint32(freLen), true
+		freLen += uint64(end - start)
+	}
+	return offs, written, freLen
 }
 
 // records returns the offsets of the records of FREData, which follow
