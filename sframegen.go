@@ -242,7 +242,7 @@ func lowerRead(f *elf.File, target lower.Target, lo lower.Options, opt Options) 
 }
 
 // lowerScan is Lower's fast path for a linked file: its CFI lowered as it
-// is read (lower.LowerScan), packed.
+// is read (lower.LowerScan).
 func lowerScan(r io.ReaderAt, size int64, f *elf.File, target lower.Target, lo lower.Options, opt Options) (*lower.Result, []*cfi.EntryError, error) {
 	// The section is read where the file is mapped, not copied
 	// (libLLVM.so: --raw 8 ms slower read into memory, 37 -> 45 ms

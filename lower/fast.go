@@ -198,7 +198,7 @@ type fastRun struct {
 }
 
 // lowerFast translates f on the fast path and appends its SFrame FDE to
-// the packed section sec. ok is false when it cannot: then nothing has
+// the section sec. ok is false when it cannot: then nothing has
 // changed and the translator must.
 func (l *Lowerer) lowerFast(f *cfi.FDE, sec *emit.Section) (ok bool, err error) {
 	if f.CIE == nil || f.Size > math.MaxUint32 {

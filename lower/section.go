@@ -193,18 +193,17 @@ func (r *Result) Place(sectionAddr uint64) {
 }
 
 // EncodePlaced encodes the section as Place(sectionAddr) followed by
-// Section.EncodeParts would, but a packed section without reordering r:
-// its FDE index is written in start order from where the FDEs are
-// (an emit.Placement), and r stays as it was. An unpacked section
-// is placed, then encoded.
+// Section.EncodeParts would, but without reordering r: the FDE index is
+// written in start order from where the FDEs are (an emit.Placement), and
+// r stays as it was. A version 2 section (a placement writes a version 3
+// index) is placed, then encoded.
 func (r *Result) EncodePlaced(sectionAddr uint64) ([][]byte, error) {
 	parts, _, err := r.encodePlaced(sectionAddr)
 	return parts, err
 }
 
 // PlaceAndEncode is Place(sectionAddr) followed by Section.EncodeParts, at
-// the cost of EncodePlaced and a reordering of r: a packed section's index
-// is written in start order as EncodePlaced writes it, then r is put in
+// the cost of EncodePlaced and a reordering of r: the index is written in start order as EncodePlaced writes it, then r is put in
 // that order (not sorted a second time) and its start fields set. For a
 // caller that reads the section in memory afterwards: it is what the bytes
 // hold.
@@ -214,7 +213,7 @@ func (r *Result) PlaceAndEncode(sectionAddr uint64) ([][]byte, error) {
 		return nil, err
 	}
 	sec := r.Section
-	if order != nil { // nil: in start order already, or placed (unpacked)
+	if order != nil { // nil: in start order already, or placed (version 2)
 		r.gather(order)
 	}
 	for i := range sec.NumFDEs() {
@@ -224,7 +223,7 @@ func (r *Result) PlaceAndEncode(sectionAddr uint64) ([][]byte, error) {
 	return parts, nil
 }
 
-// gather puts a packed section's index entries, Starts and Sources in
+// gather puts the section's index entries, Starts and Sources in
 // order (position j gets what was at order[j]) into new lists: sequential
 // writes, where permute follows cycles in place (on libLLVM.so's 160,806
 // functions 1.2-2.0 ms, permute 8-56 ms in the same runs), for the price of
@@ -247,8 +246,8 @@ func (r *Result) gather(order []int) {
 }
 
 // encodePlaced is EncodePlaced, also returning the order the index was
-// written in (emit.Placement.Order: nil for the FDEs' own order, or for an
-// unpacked section, which it places).
+// written in (emit.Placement.Order: nil for the FDEs' own order, or for a
+// version 2 section, which it places).
 func (r *Result) encodePlaced(sectionAddr uint64) ([][]byte, []int, error) {
 	sec := r.Section
 	if sec.Header.Version != emit.Version3 {
@@ -393,7 +392,7 @@ func (r *Result) placeOrderCompare(sectionAddr uint64, mem []int) []int {
 	return perm
 }
 
-// permute reorders the FDEs (of a packed section, its index entries),
+// permute reorders the FDEs (the section's index entries),
 // Starts and Sources in place so that position i holds what was at
 // perm[i]: a big section is not copied. Sources are left alone when they
 // do not match the FDEs one to one (dropped by a caller done with them).
