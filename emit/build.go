@@ -105,6 +105,13 @@ type MinWriter struct {
 	big   bool   // the ABI's byte order is big-endian
 	n     int    // FREs so far
 	err   error  // the first FRE refused
+	// AddSmall's FREs start below smallEnd: 0 but in a little-endian
+	// ABI, with start addresses of one or two bytes (up to the size), no
+	// FRE refused. What follows the start address is multiplied by
+	// startMul (1<<8 or 1<<16) to move it past it.
+	smallEnd   uint32
+	startMul   uint64
+	smallFixed int // bytes of start address and info
 }
 
 // Begin starts appending f (its FREs are not looked at) to s.
@@ -132,7 +139,31 @@ func (w *MinWriter) Begin(s *Section, f FDE) error {
 	w.s, w.b, w.p, w.off = s, b, off+FDEAttrSize, off
 	w.size, w.info, w.start = f.Size, f.Info, f.StartOffset
 	w.limit, w.as, w.big, w.n, w.err = ft.Limit(), ft.AddrSize(), big, 0, nil
+	w.smallEnd = 0
+	if !big && w.as <= 2 {
+		w.smallEnd, w.startMul, w.smallFixed = uint32(min(uint64(f.Size), w.limit-1))+1, 1<<(8*w.as), w.as+1
+	}
 	return nil
+}
+
+// AddSmall is Add for the usual FRE of a little-endian ABI with start
+// addresses of one or two bytes, its info byte given (FREInfo(baseSP, n,
+// DataWord1B, mangledRA)): one or two data words that each fit a signed
+// byte (w1 is checked but not written when n is 1). It reports false,
+// having done nothing, for any other FRE, or when the record needs room:
+// the caller then calls Add. It is small enough to be inlined, where Add
+// is not: it writes the FRE in one 8-byte store (the bytes past its end
+// are written over by the next one or left past the record), and does
+// not count against MaxFREsPerFDE (End does: more fail it).
+func (w *MinWriter) AddSmall(start uint32, info uint8, n int, w0, w1 int32) bool {
+	b := w.b[w.p:]
+	if start >= w.smallEnd || uint(n-1) > 1 || uint32((w0+128)|(w1+128)) > 255 || len(b) < 8 {
+		return false
+	}
+	binary.LittleEndian.PutUint64(b, uint64(start)|(uint64(info)|uint64(uint8(w0))<<8|uint64(uint8(w1))<<16)*w.startMul)
+	w.p += w.smallFixed + n
+	w.n++
+	return true
 }
 
 // Add appends an FRE: its start address, whether the CFA is SP-based and
@@ -145,6 +176,7 @@ func (w *MinWriter) Add(start uint32, baseSP, mangledRA bool, n int, w0, w1, w2 
 	}
 	if uint64(start) >= w.limit || start > w.size || uint(n-1) > 2 || w.n == MaxFREsPerFDE {
 		w.err = w.addError(start, baseSP, mangledRA, n, [3]int32{w0, w1, w2})
+		w.smallEnd = 0
 		return
 	}
 	if n < 3 {
@@ -177,6 +209,9 @@ func (w *MinWriter) End() error {
 	s := w.s
 	if w.err != nil {
 		return w.err
+	}
+	if w.n > MaxFREsPerFDE { // AddSmall does not count
+		return fmt.Errorf("append: FDE %d: more than %d FREs", len(s.Index), MaxFREsPerFDE)
 	}
 	if uint64(w.p) > math.MaxUint32 {
 		return fmt.Errorf("append: FRE data past 4 GiB at FDE %d", len(s.Index))
@@ -233,7 +268,8 @@ func (w *FDEWriter) put(start uint32, info uint8, ws DataWordSize, words []int32
 // maxFRESize bytes: its start address in as bytes, its info byte, then
 // its words in wb bytes each, in big- or little-endian order. It returns
 // the FRE's length. It is the one FRE writer of the package (AppendFDE,
-// FDEWriter and MinWriter).
+// FDEWriter and MinWriter; MinWriter.AddSmall is its one-store form for
+// the commonest FRE).
 func putFRE(q []byte, as int, big bool, start uint32, info uint8, wb int, words []int32) int {
 	switch {
 	case as == 1:

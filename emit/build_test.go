@@ -3,9 +3,11 @@ package emit
 import (
 	"bytes"
 	"cmp"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -285,6 +287,120 @@ func TestMinWriter(t *testing.T) {
 			if got.FRECount != want.FRECount {
 				t.Errorf("%v, %v: %d FREs counted, want %d", abi, ft, got.FRECount, want.FRECount)
 			}
+		}
+	}
+}
+
+// TestMinWriterSmall checks that FREs added with AddSmall where it takes
+// them, and with Add where it does not, make the bytes Add alone makes:
+// random functions of every FRE type in both byte orders, words in and out
+// of a byte, one to three of them, long enough for the record to grow.
+// AddSmall must take only the FREs it is for.
+func TestMinWriterSmall(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	word := func() int32 {
+		switch rng.IntN(4) {
+		case 0:
+			return int32(rng.IntN(256)) - 128
+		case 1:
+			return []int32{-129, 128, -128, 127, 0}[rng.IntN(5)]
+		case 2:
+			return int32(rng.IntN(1<<16)) - 1<<15
+		}
+		return int32(rng.Uint32())
+	}
+	for _, abi := range []ABI{ABIAMD64LittleEndian, ABIAArch64LittleEndian, ABIAArch64BigEndian, ABIS390XBigEndian} {
+		var got, want Section
+		got.Header = Header{Version: Version3, ABI: abi}
+		want.Header = got.Header
+		small := 0
+		for f := range 300 {
+			size := []uint32{0x40, 0xff, 0x100, 0x3000, 0xffff, 0x10000, 0x123456}[f%7]
+			fde := FDE{Size: size, Info: FuncInfo(PCInc, FRETypeFor(size), false, false)}
+			var g, w MinWriter
+			if err := g.Begin(&got, fde); err != nil {
+				t.Fatal(err)
+			}
+			if err := w.Begin(&want, fde); err != nil {
+				t.Fatal(err)
+			}
+			for j := range rng.IntN(120) {
+				start := uint32(j) * size / 120
+				n := 1 + rng.IntN(3)
+				w0, w1, w2 := word(), word(), word()
+				if n < 3 {
+					w2 = 0
+				}
+				if n < 2 {
+					w1 = 0
+				}
+				sp, mangled := rng.IntN(2) == 0, rng.IntN(2) == 0
+				fits := func(v int32) bool { return v >= -128 && v <= 127 }
+				usual := abi.ByteOrder() == binary.LittleEndian && FRETypeFor(size) != FREAddr4 && n <= 2 && fits(w0) && fits(w1)
+				took := g.AddSmall(start, FREInfo(sp, n, DataWord1B, mangled), n, w0, w1)
+				if took && !usual {
+					t.Fatalf("%v size %#x: AddSmall took n=%d %d %d", abi, size, n, w0, w1)
+				}
+				if took {
+					small++
+				} else {
+					g.Add(start, sp, mangled, n, w0, w1, w2)
+				}
+				w.Add(start, sp, mangled, n, w0, w1, w2)
+			}
+			if err := g.End(); err != nil {
+				t.Fatal(err)
+			}
+			if err := w.End(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if !bytes.Equal(got.FREData, want.FREData) || !slices.Equal(got.Index, want.Index) || got.FRECount != want.FRECount {
+			t.Errorf("%v: AddSmall and Add wrote other bytes than Add", abi)
+		}
+		if little := abi.ByteOrder() == binary.LittleEndian; little != (small > 1000) {
+			t.Errorf("%v: AddSmall took %d FREs", abi, small)
+		}
+	}
+	// More FREs than an FDE holds, all through AddSmall: End fails.
+	{
+		var s Section
+		s.Header = Header{Version: Version3, ABI: ABIAMD64LittleEndian}
+		var w MinWriter
+		if err := w.Begin(&s, FDE{Size: 0x10, Info: FuncInfo(PCInc, FREAddr1, false, false)}); err != nil {
+			t.Fatal(err)
+		}
+		for range MaxFREsPerFDE + 1 {
+			if !w.AddSmall(0, FREInfo(true, 1, DataWord1B, false), 1, 8, 0) {
+				w.Add(0, true, false, 1, 8, 0, 0)
+			}
+		}
+		if err := w.End(); err == nil || !strings.Contains(err.Error(), "more than 65535 FREs") {
+			t.Errorf("%d FREs: End: %v", MaxFREsPerFDE+1, err)
+		}
+		if len(s.Index) != 0 || len(s.FREData) != 0 {
+			t.Errorf("%d FREs: the section changed", MaxFREsPerFDE+1)
+		}
+	}
+	// Not past the function's size or the FRE type, nor after an FRE
+	// refused.
+	var s Section
+	s.Header = Header{Version: Version3, ABI: ABIAMD64LittleEndian}
+	for _, size := range []uint32{0x10, 0x100, 0x1000} {
+		var w MinWriter
+		if err := w.Begin(&s, FDE{Size: size, Info: FuncInfo(PCInc, FRETypeFor(size), false, false)}); err != nil {
+			t.Fatal(err)
+		}
+		info := FREInfo(true, 1, DataWord1B, false)
+		if !w.AddSmall(size, info, 1, 8, 0) {
+			t.Errorf("size %#x: AddSmall refused an FRE at the end", size)
+		}
+		if w.AddSmall(size+1, info, 1, 8, 0) {
+			t.Errorf("size %#x: AddSmall took an FRE past the end", size)
+		}
+		w.Add(size+1, true, false, 1, 8, 0, 0)
+		if w.AddSmall(0, info, 1, 8, 0) {
+			t.Errorf("size %#x: AddSmall took an FRE after one refused", size)
 		}
 	}
 }

@@ -525,6 +525,17 @@ func fastIf(cond bool, flag fastFlags) fastFlags {
 // (which it refuses) or more FREs than an FDE holds.
 func (l *Lowerer) packFast(w *emit.MinWriter, pc uint32, f *fastRow) bool {
 	r := &l.regs
+	if !r.raTracking && w.Len() != maxFREs {
+		// AMD64 (RA in its fixed slot, never signed), the usual FRE
+		// made without a branch on the row: the CFA offset, then FP's
+		// offset when it is saved (fp is masked: a row keeps it 0 when
+		// not saved, but it need not matter).
+		saved := int32(f.flags & fastFPSaved / fastFPSaved) // 0 or 1
+		info := uint8(1+saved)<<1 | uint8(f.flags&fastCFAOnFP^fastCFAOnFP)
+		if w.AddSmall(pc, info, int(1+saved), f.cfa, f.fp&-saved) {
+			return true
+		}
+	}
 	fpSaved, raSaved := f.flags&fastFPSaved != 0, f.flags&fastRASaved != 0
 	if r.raTracking && !r.s390x && fpSaved && !raSaved || w.Len() == maxFREs {
 		return false
@@ -546,6 +557,9 @@ func (l *Lowerer) packFast(w *emit.MinWriter, pc uint32, f *fastRow) bool {
 		n++
 	}
 	baseSP, mangled := f.flags&fastCFAOnFP == 0, f.flags&fastMangled != 0
+	if w.AddSmall(pc, emit.FREInfo(baseSP, n, emit.DataWord1B, mangled), n, f.cfa, w1) {
+		return true
+	}
 	w.Add(pc, baseSP, mangled, n, f.cfa, w1, w2)
 	return true
 }
