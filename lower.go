@@ -85,7 +85,7 @@ func (g *Generator) lowerRead(f *elf.File, target lower.Target, lo lower.Options
 }
 
 // lowerScan is lowerFile's fast path for a linked file: its CFI lowered as
-// it is read (lower.LowerScan), packed.
+// it is read (lower.LowerScan).
 func (g *Generator) lowerScan(r io.ReaderAt, size int64, f *elf.File, target lower.Target, lo lower.Options, hold <-chan struct{}) (*lower.Result, []*cfi.EntryError, error) {
 	// The section is read where the file is mapped, not copied
 	// (libLLVM.so: --raw 8 ms slower read into memory, 37 -> 45 ms

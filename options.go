@@ -76,16 +76,15 @@ func (g *Generator) checkArch(target lower.Target) error {
 }
 
 // lowerOptions returns the lower.Options that mean what g's options say
-// for target: packed (the encoded FRE data kept, not the FREs), for
-// version 2 unpacked; FRE blocks shared as [SharingFor] decides.
+// for target: the version, and FRE blocks shared as [SharingFor] decides.
 func (g *Generator) lowerOptions(target lower.Target) (lower.Options, error) {
 	share, _, err := SharingFor(target, g.opt)
 	if err != nil {
 		return lower.Options{}, err
 	}
-	lo := lower.Options{GasCompat: g.opt.GasCompat, Pack: true, ShareFREs: share}
+	lo := lower.Options{GasCompat: g.opt.GasCompat, ShareFREs: share}
 	if g.opt.Version == 2 {
-		lo.Version, lo.V2Layout, lo.Pack = 2, g.opt.V2Layout, false
+		lo.Version, lo.V2Layout = 2, g.opt.V2Layout
 	}
 	return lo, nil
 }

@@ -39,16 +39,22 @@ func TestPatchLinkedExisting(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			n := len(s.FDEs)
+			n := s.NumFDEs()
 			starts := make([]uint64, n)
-			for i := range s.FDEs {
+			for i := range s.Index {
 				starts[i] = s.FuncStart(i, addr)
 			}
-			s.FDEs = append(s.FDEs, s.FDEs...)
+			// The second copy of each FDE has a copy of its FRE data
+			// (libsframe reads no shared block in a big-endian section).
+			for i := range n {
+				if err := s.AppendCopy(i, s.Index[i].Size); err != nil {
+					t.Fatal(err)
+				}
+			}
 			big := func(a uint64) ([]byte, error) {
 				c := *s
-				c.FDEs = append([]emit.FDE(nil), s.FDEs...)
-				for i := range c.FDEs {
+				c.Index = append([]emit.IndexEntry(nil), s.Index...)
+				for i := range c.Index {
 					c.SetFuncStart(i, starts[i%n], a)
 				}
 				return c.Encode()

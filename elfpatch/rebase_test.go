@@ -34,7 +34,7 @@ func TestRebase(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: rebased: %v", p, err)
 		}
-		for i := range s.FDEs {
+		for i := range s.Index {
 			if a, b := s.FuncStart(i, oldAddr), r.FuncStart(i, newAddr); a != b {
 				t.Errorf("%s: FDE %d starts at %#x after rebase, want %#x", p, i, b, a)
 			}

@@ -16,11 +16,12 @@ import (
 // [start, start+size): CFA = SP+8 from the first instruction.
 func oneFDE(start uint64, size uint32) func(addr uint64) ([]byte, error) {
 	return func(addr uint64) ([]byte, error) {
-		s := &emit.Section{
-			Header: emit.Header{Version: emit.Version3, Flags: emit.FlagFDESorted | emit.FlagFDEFuncStartPCRel,
-				ABI: emit.ABIAMD64LittleEndian, CFAFixedRAOffset: -8},
-			FDEs: []emit.FDE{{Size: size, Info: emit.FuncInfo(emit.PCInc, emit.FREAddr4, false, false),
-				FREs: []emit.FRE{{StartAddr: 0, Info: emit.FREInfo(true, 1, emit.DataWord1B, false), Words: []int32{8}}}}},
+		s, err := emit.NewSection(emit.Header{Version: emit.Version3, Flags: emit.FlagFDESorted | emit.FlagFDEFuncStartPCRel,
+			ABI: emit.ABIAMD64LittleEndian, CFAFixedRAOffset: -8},
+			[]emit.FDE{{Size: size, Info: emit.FuncInfo(emit.PCInc, emit.FREAddr4, false, false),
+				FREs: []emit.FRE{{StartAddr: 0, Info: emit.FREInfo(true, 1, emit.DataWord1B, false), Words: []int32{8}}}}})
+		if err != nil {
+			return nil, err
 		}
 		s.SetFuncStart(0, start, addr)
 		return s.Encode()

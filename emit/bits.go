@@ -169,15 +169,26 @@ func FRETypeFor(funcSize uint32) FREType {
 // of v equals v (gas get_offset_size_in_bytes). ok is false when v does not
 // fit in 32 bits.
 func DataWordSizeFor(v int64) (s DataWordSize, ok bool) {
-	switch {
-	case v == int64(int8(v)):
-		return DataWord1B, true
-	case v == int64(int16(v)):
-		return DataWord2B, true
-	case v == int64(int32(v)):
-		return DataWord4B, true
+	if v != int64(int32(v)) {
+		return DataWord4B, false
 	}
-	return DataWord4B, false
+	w := int32(v)
+	return signedWordSize(uint32(w ^ w>>31)), true
+}
+
+// signedWordSize is the data-word size rule of signed words, the one
+// DataWordSizeFor and MinWriter apply: the smallest size that holds
+// words whose magnitudes less one if negative (v^(v>>31)), ORed
+// together, are m. A word fits k signed bits when that is below
+// 1<<(k-1).
+func signedWordSize(m uint32) DataWordSize {
+	switch {
+	case m >= 1<<15:
+		return DataWord4B
+	case m >= 1<<7:
+		return DataWord2B
+	}
+	return DataWord1B
 }
 
 // UnsignedDataWordSizeFor is the smallest data-word size that holds v as

@@ -13,23 +13,29 @@ import (
 // bounded by the bytes present, never by a count alone. Errors are
 // *FormatError values carrying the byte offset of the problem.
 //
-// Version 2 sections are read into the same types: the 20-byte v2 FDE's
-// start address (sign-extended), size, FRE offset, info and rep_size go to
-// the FDE's StartOffset, Size, FREOffset, Info and RepSize; Info2 is 0 (v2
-// has no flex FDEs) and FREOffset points at the first FRE, since v2 has no
-// attribute record. The v2 padding bytes are not kept.
+// The section is the one form of Section: the FDE index in Index, the FRE
+// sub-section of a version 3 section in FREData as it is. A version 2
+// section is read into the same form: each block of FREs, in the order of
+// the sub-section, becomes a version 3 record (the FRE count, info and
+// rep_size of its FDEs, Info2 0) followed by the same FREs, so that
+// Encode writes it back as it was. The v2 padding bytes are not kept.
 //
 // Decode also requires the functions' FRE data to cover the FRE
 // sub-section exactly: every byte belongs to a function, and two
 // functions' data either do not overlap or start at the same offset (a
-// block shared, as --share-fres writes it: Section.SharedFREs is set, the
-// sharing FDEs' FREs are the same slice, and the header's FRE count counts
-// them once per function). It also requires FRE start addresses not past
-// the function size, and only zero bytes after the FRE sub-section (s390x
-// gas pads the section with them); those bytes go to Section.Trailer. So
-// Encode reproduces any section Decode accepts byte for byte, as long as
-// its header offsets have GNU's layout (fdeoff 0, FRE sub-section right
-// after the FDE index).
+// block shared, as --share-fres writes it: the sharing FDEs have one FRE
+// offset, and the header's FRE count counts them once per function). A
+// version 2 FDE without FREs must point at the start of a block or at the
+// end of the sub-section. Version 2 FDEs that share FREs but not their
+// info or rep_size (a record holds both) get records of their own, each
+// with a copy of the FREs, and a version 2 section whose FDEs share FREs
+// gets SharedV2. It also requires FRE start addresses not past the
+// function size, and only zero bytes after the FRE sub-section (s390x gas
+// pads the section with them); those bytes go to Section.Trailer. So
+// Encode reproduces any section Decode accepts byte for byte (a version 2
+// section that shares some blocks of FREs must share all that repeat), as
+// long as its header offsets have GNU's layout (fdeoff 0, FRE sub-section
+// right after the FDE index).
 func Decode(data []byte) (*Section, error) {
 	d := decoder{data: data}
 	return d.decode()
@@ -42,9 +48,14 @@ type decoder struct {
 	// words is a slab the FREs' data words are cut from.
 	words []int32
 	// freBudget is how many FREs the header's count still allows, and
-	// freSlab as many FREs to cut the FDEs' FREs from.
+	// freSlab as many FREs to cut the FDEs' FREs from; with reuse (Decode,
+	// which only checks them) each function's FREs are decoded over the
+	// last one's.
 	freBudget uint64
 	freSlab   []FRE
+	reuse     bool
+	// ents are the FDEs read (version 2: with the fields of their record).
+	ents []entry
 	// regions are the FRE sub-section ranges each FDE's data (attribute
 	// record and FREs) takes, once per block shared.
 	regions []region
@@ -58,6 +69,15 @@ type decoder struct {
 type block struct {
 	fde      int    // the first FDE whose data it is
 	maxStart uint32 // the largest start address of its FREs
+	n        int    // its number of FREs
+}
+
+// entry is an FDE as read: its index entry and its record's fields.
+type entry struct {
+	IndexEntry
+	n             int // FREs
+	info, repSize uint8
+	end           uint32 // version 2: the end of its FREs in the sub-section
 }
 
 func (d *decoder) u16(off int) uint16 { return d.order.Uint16(d.data[off:]) }
@@ -137,27 +157,27 @@ func (d *decoder) decode() (*Section, error) {
 	// words) decoded: a block shared is decoded once. The header counts
 	// the FREs of every function, a block shared once per function.
 	d.freBudget = min(uint64(numFREs), freLen/2)
-	d.freSlab = make([]FRE, d.freBudget)
+	d.reuse = true
 	d.blocks = make(map[uint32]block)
 	fdeStart := hdrEnd + int(fdeOff)
 	freStart := hdrEnd + int(freOff)
 	freEnd := freStart + int(freLen)
 
-	sec.FDEs = make([]FDE, numFDEs)
+	d.ents = make([]entry, numFDEs)
 	d.regions = make([]region, 0, numFDEs)
 	var total uint64
-	for i := range sec.FDEs {
+	for i := range d.ents {
 		off := fdeStart + i*int(entSize)
 		var err error
 		if h.Version == Version3 {
-			err = d.fdeV3(&sec.FDEs[i], i, off, freStart, freEnd)
+			err = d.fdeV3(&d.ents[i], i, off, freStart, freEnd)
 		} else {
-			err = d.fdeV2(&sec.FDEs[i], i, off, freStart, freEnd)
+			err = d.fdeV2(&d.ents[i], i, off, freStart, freEnd)
 		}
 		if err != nil {
 			return nil, err
 		}
-		total += uint64(len(sec.FDEs[i].FREs))
+		total += uint64(d.ents[i].n)
 	}
 	if err := d.checkTiling(fdeStart, int(entSize), freStart, freEnd); err != nil {
 		return nil, err
@@ -165,7 +185,16 @@ func (d *decoder) decode() (*Section, error) {
 	if total != uint64(numFREs) {
 		return nil, formatErr(12, "header counts %d FREs, the FDEs have %d", numFREs, total)
 	}
-	sec.SharedFREs = d.shared
+	sec.FRECount = int(total)
+	sec.Index = make([]IndexEntry, numFDEs)
+	for i := range d.ents {
+		sec.Index[i] = d.ents[i].IndexEntry
+	}
+	if h.Version == Version3 {
+		sec.FREData = append([]byte{}, data[freStart:freEnd]...)
+	} else if err := d.recordsV2(fdeStart, int(entSize), freStart, freEnd); err != nil {
+		return nil, err
+	}
 	if freEnd < len(data) {
 		sec.Trailer = append([]byte(nil), data[freEnd:]...)
 		for i, c := range sec.Trailer {
@@ -177,6 +206,65 @@ func (d *decoder) decode() (*Section, error) {
 	return &sec, nil
 }
 
+// recordsV2 makes the FRE data of the version 2 section d.sec: each
+// block of FREs, in the order of the sub-section, a version 3 record
+// (an FDE without FREs, one of its own at its offset); the FRE offsets
+// of the FDEs then point at their records.
+func (d *decoder) recordsV2(fdeStart, entSize, freStart, freEnd int) error {
+	ents := d.ents
+	order := make([]int, len(ents))
+	for i := range order {
+		order[i] = i
+	}
+	// By offset; at one offset the FDEs without FREs first, then a
+	// block (its FDEs sharing it in index order).
+	slices.SortStableFunc(order, func(a, b int) int {
+		return cmp.Or(cmp.Compare(ents[a].FREOffset, ents[b].FREOffset), cmp.Compare(min(ents[a].n, 1), min(ents[b].n, 1)))
+	})
+	sec := d.sec
+	out := make([]byte, 0, freEnd-freStart+FDEAttrSize*len(ents))
+	pos := uint32(0) // where the records so far end, in the version 2 sub-section
+	last := -1       // the FDE whose block was written last
+	for _, i := range order {
+		e := &ents[i]
+		if e.n > 0 && last >= 0 && ents[last].FREOffset == e.FREOffset {
+			sec.SharedV2 = true
+			if g := &ents[last]; g.info == e.info && g.repSize == e.repSize {
+				sec.Index[i].FREOffset = sec.Index[last].FREOffset
+				continue
+			}
+			// The same FREs with another info or rep_size: a record of
+			// its own, with a copy of them (SharedV2 writes them once).
+			sec.Index[i].FREOffset = uint32(len(out))
+			out = appendRecordV2(out, d.order, e, d.data[freStart+int(e.FREOffset):freStart+int(e.end)])
+			continue
+		}
+		if e.FREOffset != pos {
+			return formatErr(fdeStart+i*entSize, "FDE %d: FRE offset %#x is inside another FDE's FREs", i, e.FREOffset)
+		}
+		sec.Index[i].FREOffset = uint32(len(out))
+		out = appendRecordV2(out, d.order, e, d.data[freStart+int(e.FREOffset):freStart+int(e.end)])
+		if e.n > 0 {
+			pos, last = e.end, i
+		}
+	}
+	sec.FREData = out
+	return nil
+}
+
+// appendRecordV2 appends to out the record of the version 2 FDE e, whose
+// FREs are fres.
+func appendRecordV2(out []byte, order binary.ByteOrder, e *entry, fres []byte) []byte {
+	var attr [FDEAttrSize]byte
+	order.PutUint16(attr[:], uint16(e.n))
+	attr[2], attr[4] = e.info, e.repSize
+	out = append(out, attr[:]...)
+	if e.n > 0 {
+		out = append(out, fres...)
+	}
+	return out
+}
+
 func orderName(bo binary.ByteOrder) string {
 	if bo == binary.BigEndian {
 		return "big-endian"
@@ -184,79 +272,82 @@ func orderName(bo binary.ByteOrder) string {
 	return "little-endian"
 }
 
-func (d *decoder) fdeV3(f *FDE, i, off, freStart, freEnd int) error {
-	f.StartOffset = int64(d.order.Uint64(d.data[off:]))
-	f.Size = d.u32(off + 8)
-	f.FREOffset = d.u32(off + 12)
+func (d *decoder) fdeV3(e *entry, i, off, freStart, freEnd int) error {
+	e.StartOffset = int64(d.order.Uint64(d.data[off:]))
+	e.Size = d.u32(off + 8)
+	e.FREOffset = d.u32(off + 12)
 	freLen := freEnd - freStart
-	if uint64(f.FREOffset)+FDEAttrSize > uint64(freLen) {
-		return formatErr(off, "FDE %d: FRE sub-section offset %#x past end (%#x)", i, f.FREOffset, freLen)
+	if uint64(e.FREOffset)+FDEAttrSize > uint64(freLen) {
+		return formatErr(off, "FDE %d: FRE sub-section offset %#x past end (%#x)", i, e.FREOffset, freLen)
 	}
-	attr := freStart + int(f.FREOffset)
-	n := int(d.u16(attr))
-	f.Info = d.data[attr+2]
-	f.Info2 = d.data[attr+3]
-	f.RepSize = d.data[attr+4]
-	if b, ok := d.blocks[f.FREOffset]; ok {
+	attr := freStart + int(e.FREOffset)
+	e.n = int(d.u16(attr))
+	e.info, e.repSize = d.data[attr+2], d.data[attr+4]
+	f := FDE{Size: e.Size, Info: e.info, FREOffset: e.FREOffset}
+	if b, ok := d.blocks[e.FREOffset]; ok {
 		// The same attribute record, so the same FREs.
-		return d.share(f, i, b, attr+FDEAttrSize)
+		return d.share(&f, i, b, attr+FDEAttrSize)
 	}
-	return d.fres(f, i, attr+2, attr, attr+FDEAttrSize, freEnd, n)
+	_, err := d.fres(&f, i, attr+2, attr, attr+FDEAttrSize, freEnd, e.n)
+	return err
 }
 
-// share makes FDE i, whose FRE data (at p) is that of block b, share b's
-// FREs, which must start within its size.
+// share checks FDE i, whose FRE data (at p) is that of block b: b's FREs
+// must start within its size.
 func (d *decoder) share(f *FDE, i int, b block, p int) error {
 	if b.maxStart > f.Size {
 		return formatErr(p, "FDE %d: its FREs (those of FDE %d) start up to %#x, past the function size %#x", i, b.fde, b.maxStart, f.Size)
 	}
-	f.FREs = d.sec.FDEs[b.fde].FREs
-	d.shared = true
 	return nil
 }
 
-func (d *decoder) fdeV2(f *FDE, i, off, freStart, freEnd int) error {
-	f.StartOffset = int64(int32(d.u32(off)))
-	f.Size = d.u32(off + 4)
-	f.FREOffset = d.u32(off + 8)
+func (d *decoder) fdeV2(e *entry, i, off, freStart, freEnd int) error {
+	e.StartOffset = int64(int32(d.u32(off)))
+	e.Size = d.u32(off + 4)
+	e.FREOffset = d.u32(off + 8)
 	n := d.u32(off + 12)
-	f.Info = d.data[off+16]
-	f.RepSize = d.data[off+17]
+	e.info, e.repSize = d.data[off+16], d.data[off+17]
 	freLen := freEnd - freStart
-	if uint64(f.FREOffset) > uint64(freLen) {
-		return formatErr(off, "FDE %d: FRE sub-section offset %#x past end (%#x)", i, f.FREOffset, freLen)
+	if uint64(e.FREOffset) > uint64(freLen) {
+		return formatErr(off, "FDE %d: FRE sub-section offset %#x past end (%#x)", i, e.FREOffset, freLen)
 	}
 	if uint64(n) > uint64(freLen) {
 		// Each FRE takes at least two bytes; this only keeps n in int range.
 		return formatErr(off+12, "FDE %d: %d FREs cannot fit in the FRE sub-section (%#x bytes)", i, n, freLen)
 	}
-	p := freStart + int(f.FREOffset)
-	if b, ok := d.blocks[f.FREOffset]; ok && n > 0 {
+	e.n = int(n)
+	f := FDE{Size: e.Size, Info: e.info, FREOffset: e.FREOffset}
+	p := freStart + int(e.FREOffset)
+	if b, ok := d.blocks[e.FREOffset]; ok && n > 0 {
 		// Version 2 FDEs share FREs when they read as many of the same
 		// type from the same offset.
-		if g := &d.sec.FDEs[b.fde]; uint32(len(g.FREs)) == n && g.FREType() == f.FREType() {
-			return d.share(f, i, b, p)
+		if g := &d.ents[b.fde]; b.n == e.n && (FDE{Info: g.info}).FREType() == f.FREType() {
+			e.end = g.end
+			return d.share(&f, i, b, p)
 		}
 	}
-	return d.fres(f, i, off+16, p, p, freEnd, int(n))
+	end, err := d.fres(&f, i, off+16, p, p, freEnd, e.n)
+	e.end = uint32(end - freStart)
+	return err
 }
 
-// fres reads n FREs of FDE i starting at p; infoOff is where the FDE's
-// info byte is (for the error offset), dataStart where its FRE data starts.
-func (d *decoder) fres(f *FDE, i, infoOff, dataStart, p, end, n int) error {
+// fres reads n FREs of FDE i starting at p and returns where they end;
+// infoOff is where the FDE's info byte is (for the error offset),
+// dataStart where its FRE data starts.
+func (d *decoder) fres(f *FDE, i, infoOff, dataStart, p, end, n int) (int, error) {
 	dataEnd, err := d.freList(f, i, infoOff, p, end, n)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if dataEnd > dataStart {
 		d.regions = append(d.regions, region{dataStart, dataEnd, i})
-		b := block{fde: i}
+		b := block{fde: i, n: n}
 		for j := range f.FREs {
 			b.maxStart = max(b.maxStart, f.FREs[j].StartAddr)
 		}
 		d.blocks[f.FREOffset] = b
 	}
-	return nil
+	return dataEnd, nil
 }
 
 type region struct {
@@ -310,8 +401,15 @@ func (d *decoder) freList(f *FDE, i, infoOff, p, end, n int) (int, error) {
 		return 0, formatErr(p, "FDE %d: %d FREs exceed the header's FRE count", i, n)
 	}
 	d.freBudget -= uint64(n)
-	f.FREs = d.freSlab[:n:n]
-	d.freSlab = d.freSlab[n:]
+	if d.reuse {
+		if cap(d.freSlab) < n {
+			d.freSlab = make([]FRE, n)
+		}
+		f.FREs, d.words = d.freSlab[:n], d.words[:0]
+	} else {
+		f.FREs = d.freSlab[:n:n]
+		d.freSlab = d.freSlab[n:]
+	}
 	for j := range f.FREs {
 		e := &f.FREs[j]
 		if end-p < as+1 {
@@ -345,6 +443,7 @@ func (d *decoder) freList(f *FDE, i, infoOff, p, end, n int) (int, error) {
 				i, j, count, size.Bytes(), end)
 		}
 		if count == 0 {
+			e.Words = nil
 			continue
 		}
 		e.Words = d.alloc(count, end-p)

@@ -30,19 +30,20 @@ func TestDecodeExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := &Section{
-		Header: Header{Version: 3, Flags: FlagFDEFuncStartPCRel, ABI: ABIAMD64LittleEndian, CFAFixedRAOffset: -8},
-		FDEs: []FDE{
-			{StartOffset: -0x1c, Size: 7, FREOffset: 0, FREs: []FRE{
-				{0, 0x03, []int32{8}}, {1, 0x05, []int32{16, -16}}, {4, 0x04, []int32{16, -16}}, {6, 0x05, []int32{8, -16}},
-			}},
-			{StartOffset: -0x25, Size: 10, FREOffset: 0x14, FREs: []FRE{
-				{0, 0x03, []int32{8}}, {4, 0x03, []int32{32}}, {9, 0x03, []int32{8}},
-			}},
-		},
+	fdes := []FDE{
+		{StartOffset: -0x1c, Size: 7, FREOffset: 0, FREs: []FRE{
+			{0, 0x03, []int32{8}}, {1, 0x05, []int32{16, -16}}, {4, 0x04, []int32{16, -16}}, {6, 0x05, []int32{8, -16}},
+		}},
+		{StartOffset: -0x25, Size: 10, FREOffset: 0x14, FREs: []FRE{
+			{0, 0x03, []int32{8}}, {4, 0x03, []int32{32}}, {9, 0x03, []int32{8}},
+		}},
 	}
+	want := mustSection(t, Header{Version: 3, Flags: FlagFDEFuncStartPCRel, ABI: ABIAMD64LittleEndian, CFAFixedRAOffset: -8}, fdes)
 	if !reflect.DeepEqual(sec, want) {
 		t.Errorf("Decode =\n%+v\nwant\n%+v", sec, want)
+	}
+	if got := functionsOf(t, sec); !reflect.DeepEqual(got, fdes) {
+		t.Errorf("Functions =\n%+v\nwant\n%+v", got, fdes)
 	}
 	if got := sec.FuncStart(1, 0); got != 7 {
 		t.Errorf("FuncStart(1, 0) = %#x, want 7", got)

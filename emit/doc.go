@@ -11,38 +11,34 @@
 // and ld write it: header, FDE index, then for each function a 5-byte
 // attribute record directly followed by its FREs. Header.Version 2 selects
 // the older layout (20-byte FDEs, no attribute records) for the readers
-// deployed before binutils 2.46; SetVersion converts a section.
+// deployed before binutils 2.46: Encode moves each record's fields into
+// the function's FDE.
 //
-// A Section holds its functions in one of two forms:
+// A Section has one in-memory form, the one every producer and reader
+// uses: the FDE index (Section.Index, 16 bytes a function) and the FRE
+// sub-section already encoded in the version 3 layout (Section.FREData:
+// each function's 5-byte attribute record followed by its FREs, a few
+// bytes per FRE). Sections are made by the builder, whose checks and FRE
+// writer are the only ones: AppendFDE (or NewSection) appends a function
+// given as an FDE with its FREs; FDEWriter (BeginFDE) appends one FRE at a
+// time; MinWriter, for lower's fast path, takes each FRE's values and
+// writes them in the smallest data-word size; AppendCopy appends a copy
+// of an earlier function's record. Decode makes the same form from bytes
+// of either version (a version 2 section's FREs become records).
 //
-//   - Plain: FDEs, each with its FREs (raw info bytes and sign-extended data
-//     words, so that Decode then Encode gives any input back). Decode makes
-//     this form.
-//   - Packed, for producers of big sections: each function's attribute
-//     record and FREs are encoded into Section.Packed as soon as the
-//     function is made (AppendPacked; BeginPacked and PackedFDE.Add one FRE
-//     at a time; MinWriter, which picks the smallest data-word size, for
-//     lower's fast path; AppendPackedCopy for a function whose FREs repeat
-//     an earlier one's), and the function itself is kept as a 16-byte
-//     IndexEntry in Section.Index.
-//
-// Readers of a section in memory do not depend on its form: Section.FDE
-// gives function i with its FREs from either (a packed function's FREs
-// decoded as Decode decodes them from the encoded section), NumFDEs and
-// NumFREs count either, PackedFunc gives a packed function without its
-// FREs. Dump,
-// DumpJSON, ReaderFor and SetVersion go through it, so a packed section and
-// the same section decoded from its bytes print, answer and convert the
-// same.
+// Readers go through accessors: NumFDEs, NumFREs, Func (a function
+// without its FREs), FDE (a function with its FREs decoded, with
+// Decode's checks) and Functions. Dump, DumpJSON, ReaderFor, verify and
+// the stack walker read a section that way, so a section in memory and
+// the section decoded from its bytes print, answer and walk the same.
 //
 // Encode returns a section's bytes in one buffer, Size its length without
-// encoding it. EncodeParts returns the same bytes in pieces, a packed
-// section's FRE data not copied; with a Placement it writes a packed
-// section's index in address order for its final address (start fields
+// encoding it. EncodeParts returns the same bytes in pieces, FREData not
+// copied; with a Placement it writes a version 3 index in address order for its final address (start fields
 // set, FDE_SORTED), from an order the caller computed, without moving the
 // functions: the order is checked as the index is written (ErrNotSorted),
-// and the index of a big section is written in two halves at once. FuncStart,
-// SetFuncStart and SortByStart convert and order start fields. ShareFREs
+// and the index of a big section is written in two halves at once. FuncStart
+// and SetFuncStart convert start fields (lower.Result.Place orders them). ShareFREs
 // stores each distinct block of FRE data once, the functions with the same
 // block pointing at it.
 package emit

@@ -12,10 +12,11 @@ import (
 // SFrame section NAME:" to the end, byte for byte: column padding and
 // trailing blanks included. sectionAddr is the section's address (0 in a
 // relocatable object, whose FDE start fields must already hold their
-// relocated values). It reads a packed section's functions as Decode
-// reads them from its bytes (Section.FDE), so both print the same.
+// relocated values). It reads the functions as Decode reads them from the
+// section's bytes (Section.Functions), so a section in memory and the
+// section decoded from its bytes print the same.
 func Dump(w io.Writer, sec *Section, sectionAddr uint64, sectionName string) error {
-	fdes, err := sec.functions()
+	fdes, err := sec.Functions()
 	if err != nil {
 		return err
 	}

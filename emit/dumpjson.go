@@ -83,7 +83,7 @@ type jsonRule struct {
 
 // jsonOf is the JSON form of sec (its functions read as Dump reads them).
 func jsonOf(sec *Section, sectionAddr uint64, name string) (*jsonSection, error) {
-	fdes, err := sec.functions()
+	fdes, err := sec.Functions()
 	if err != nil {
 		return nil, err
 	}

@@ -28,7 +28,9 @@ func Example() {
 			{StartAddr: 1, Info: emit.FREInfo(true, 2, emit.DataWord1B, false), Words: []int32{16, -16}},
 		},
 	}
-	sec.FDEs = append(sec.FDEs, fde)
+	if err := sec.AppendFDE(fde); err != nil {
+		log.Fatal(err)
+	}
 	const sectionAddr = 0x2000
 	sec.SetFuncStart(0, 0x1000, sectionAddr) // the function starts at 0x1000
 	data, err := sec.Encode()
@@ -100,17 +102,16 @@ func ExampleReader_Lookup() {
 	// 0x1084: function at 0x1080, CFA = sp+8, RA at CFA-8
 }
 
-// A packed section, as a producer of big sections builds it (each
-// function's FREs encoded as it is appended), reads as the section decoded
-// from its bytes: FDE gives a function back with its FREs, ReaderFor looks
-// PCs up in it.
+// A section built function by function (each function's FREs encoded as
+// it is appended) reads as the section decoded from its bytes: FDE gives a
+// function back with its FREs, ReaderFor looks PCs up in it.
 func ExampleSection_FDE() {
 	sec := &emit.Section{Header: emit.Header{
 		Version:          emit.Version3,
 		ABI:              emit.ABIAMD64LittleEndian,
 		CFAFixedRAOffset: -8,
 	}}
-	err := sec.AppendPacked(emit.FDE{
+	err := sec.AppendFDE(emit.FDE{
 		StartOffset: 0x1000, // from the section start: no FDE_FUNC_START_PCREL
 		Size:        0x20,
 		Info:        emit.FuncInfo(emit.PCInc, emit.FREAddr1, false, false),
@@ -126,7 +127,7 @@ func ExampleSection_FDE() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Printf("%d FDE, %d packed bytes; FDE 0: size %#x, FREs %v\n", sec.NumFDEs(), len(sec.Packed), f.Size, f.FREs)
+	fmt.Printf("%d FDE, %d bytes of FRE data; FDE 0: size %#x, FREs %v\n", sec.NumFDEs(), len(sec.FREData), f.Size, f.FREs)
 	r, err := emit.ReaderFor(sec, 0)
 	if err != nil {
 		log.Fatal(err)
@@ -134,6 +135,6 @@ func ExampleSection_FDE() {
 	l, ok := r.Lookup(0x1004)
 	fmt.Println(ok, "CFA = SP +", l.CFA.Offset, "FP at CFA", l.FP.Offset)
 	// Output:
-	// 1 FDE, 12 packed bytes; FDE 0: size 0x20, FREs [{0 3 [8]} {1 5 [16 -16]}]
+	// 1 FDE, 12 bytes of FRE data; FDE 0: size 0x20, FREs [{0 3 [8]} {1 5 [16 -16]}]
 	// true CFA = SP + 16 FP at CFA -16
 }

@@ -7,10 +7,10 @@ import (
 	"testing"
 )
 
-// packedForTest is a packed AMD64 section of two functions, the second
+// sectionForTest is an AMD64 section of two functions, the second
 // sharing nothing: FDE 0 of size 0x20 with two FREs, FDE 1 of size 0x10
 // with one.
-func packedForTest(t *testing.T) (*Section, []FDE) {
+func sectionForTest(t *testing.T) (*Section, []FDE) {
 	t.Helper()
 	fdes := []FDE{
 		{StartOffset: 0x100, Size: 0x20, FREs: []FRE{
@@ -23,17 +23,17 @@ func packedForTest(t *testing.T) (*Section, []FDE) {
 	}
 	s := &Section{Header: Header{Version: Version3, ABI: ABIAMD64LittleEndian, CFAFixedRAOffset: -8}}
 	for _, f := range fdes {
-		if err := s.AppendPacked(f); err != nil {
+		if err := s.AppendFDE(f); err != nil {
 			t.Fatal(err)
 		}
 	}
 	return s, fdes
 }
 
-// TestFDEOfPackedSection: FDE gives a packed section's functions back with
-// their FREs, as Decode reads them from the encoded section.
-func TestFDEOfPackedSection(t *testing.T) {
-	s, fdes := packedForTest(t)
+// TestFDEOfSection: FDE gives a section's functions back with their
+// FREs, as Decode reads them from the encoded section.
+func TestFDEOfSection(t *testing.T) {
+	s, fdes := sectionForTest(t)
 	data, err := s.Encode()
 	if err != nil {
 		t.Fatal(err)
@@ -47,8 +47,12 @@ func TestFDEOfPackedSection(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !reflect.DeepEqual(got, dec.FDEs[i]) {
-			t.Errorf("FDE(%d) = %+v, decoded %+v", i, got, dec.FDEs[i])
+		want, err := dec.FDE(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("FDE(%d) = %+v, decoded %+v", i, got, want)
 		}
 		if !reflect.DeepEqual(got.FREs, fdes[i].FREs) {
 			t.Errorf("FDE(%d) FREs = %+v, appended %+v", i, got.FREs, fdes[i].FREs)
@@ -61,22 +65,22 @@ func TestFDEOfPackedSection(t *testing.T) {
 	}
 }
 
-// TestPackedSectionMalformed: a packed section whose FRE data is broken
-// makes FDE, Dump, DumpJSON, ReaderFor and SetVersion fail with an error
-// that says what is wrong, not panic or read it as empty.
-func TestPackedSectionMalformed(t *testing.T) {
+// TestSectionMalformed: a section whose FRE data is broken makes FDE,
+// Dump, DumpJSON and ReaderFor fail with an error that says what is
+// wrong, not panic or read it as empty.
+func TestSectionMalformed(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		corrupt func(s *Section)
 		want    string
 	}{
-		{"FRE count past the data", func(s *Section) { s.Packed[0] = 200 }, "FREs cannot fit"},
-		{"start past the size", func(s *Section) { s.Packed[FDEAttrSize+3] = 0x30 }, "past the function size"}, // FRE 1's start
-		{"invalid word size", func(s *Section) { s.Packed[FDEAttrSize+1] |= 3 << 5 }, "invalid data-word size"},
-		{"record past the data", func(s *Section) { s.Index[1].FREOffset = uint32(len(s.Packed)) }, "past the packed FRE data"},
+		{"FRE count past the data", func(s *Section) { s.FREData[0] = 200 }, "FREs cannot fit"},
+		{"start past the size", func(s *Section) { s.FREData[FDEAttrSize+3] = 0x30 }, "past the function size"}, // FRE 1's start
+		{"invalid word size", func(s *Section) { s.FREData[FDEAttrSize+1] |= 3 << 5 }, "invalid data-word size"},
+		{"record past the data", func(s *Section) { s.Index[1].FREOffset = uint32(len(s.FREData)) }, "past the FRE data"},
 		{"unknown ABI", func(s *Section) { s.Header.ABI = 9 }, "unknown ABI"},
 	} {
-		s, _ := packedForTest(t)
+		s, _ := sectionForTest(t)
 		tc.corrupt(s)
 		var b bytes.Buffer
 		errs := map[string]error{
@@ -84,14 +88,10 @@ func TestPackedSectionMalformed(t *testing.T) {
 			"DumpJSON": DumpJSON(&b, s, 0, ".sframe"),
 		}
 		_, errs["ReaderFor"] = ReaderFor(s, 0)
-		errs["SetVersion"] = s.SetVersion(Version2)
 		for name, err := range errs {
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("%s: %s: %v, want %q", tc.name, name, err, tc.want)
 			}
-		}
-		if s.Header.Version != Version3 || s.Packed == nil {
-			t.Errorf("%s: SetVersion failed but changed the section", tc.name)
 		}
 	}
 }

@@ -1,7 +1,5 @@
 package emit
 
-import "slices"
-
 // FieldOffset is the offset from the start of the section of FDE i's start
 // address field, as libsframe computes it: header (with auxiliary header)
 // plus i index entries (16 bytes in version 3, 20 in version 2). It
@@ -36,58 +34,7 @@ func (s *Section) SetFuncStart(i int, addr, sectionAddr uint64) {
 	*s.startOffset(i) = int64(v)
 }
 
-// startOffset is where FDE i's StartOffset is: in Index if s is packed,
-// else in FDEs.
+// startOffset is where FDE i's StartOffset is.
 func (s *Section) startOffset(i int) *int64 {
-	if s.Packed != nil {
-		return &s.Index[i].StartOffset
-	}
-	return &s.FDEs[i].StartOffset
-}
-
-// SortByStart sorts the FDE index by function start, as ld's
-// sframe_sort_funcdesc does for linked outputs: starts are compared as
-// signed section-relative offsets, the sort is stable, StartOffsets are
-// recomputed for the new positions,
-// and FlagFDESorted is set. FRE data order is unchanged: FREOffset keys are
-// kept, so Encode keeps the functions' data in insertion order.
-//
-// ld's qsort is glibc's merge sort, stable in practice: functions with
-// equal starts keep their insertion order. So with the FDEs in ld's insertion
-// order (input sections in link order, then PLT), the result is ld's byte
-// for byte, ties included (checked on testdata/link).
-func (s *Section) SortByStart(sectionAddr uint64) {
-	type ent struct {
-		rel int64 // section-relative start
-		i   int   // the FDE's index before
-	}
-	ents := make([]ent, s.NumFDEs())
-	for i := range ents {
-		ents[i] = ent{int64(s.FuncStart(i, 0)), i}
-	}
-	slices.SortStableFunc(ents, func(a, b ent) int {
-		switch {
-		case a.rel < b.rel:
-			return -1
-		case a.rel > b.rel:
-			return 1
-		}
-		return 0
-	})
-	if s.Packed != nil {
-		index := slices.Clone(s.Index)
-		for j, e := range ents {
-			s.Index[j] = index[e.i]
-		}
-	} else {
-		fdes := slices.Clone(s.FDEs)
-		for j, e := range ents {
-			s.FDEs[j] = fdes[e.i]
-		}
-	}
-	for j, e := range ents {
-		s.SetFuncStart(j, uint64(e.rel), 0)
-	}
-	s.Header.Flags |= FlagFDESorted
-	_ = sectionAddr // the order does not depend on where the section is
+	return &s.Index[i].StartOffset
 }

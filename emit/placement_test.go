@@ -64,7 +64,7 @@ func TestPlacementErrors(t *testing.T) {
 		}
 	}
 	// An entry's FRE offset past the FRE data, in any order (nil too).
-	s.Index[2].FREOffset = uint32(len(s.Packed))
+	s.Index[2].FREOffset = uint32(len(s.FREData))
 	for _, tc := range []struct {
 		order  []int
 		starts []uint64
@@ -75,9 +75,10 @@ func TestPlacementErrors(t *testing.T) {
 			t.Errorf("order %v, an FRE offset past the data: error %v, want %q", order, err, want)
 		}
 	}
-	unpacked := Section{Header: s.Header, FDEs: []FDE{{Size: 0x10, Info: FuncInfo(PCInc, FREAddr1, false, false)}}}
-	if _, err := unpacked.EncodeParts(&Placement{Order: []int{0}, Starts: []uint64{0}}); err == nil {
-		t.Error("an unpacked section: no error")
+	v2 := s
+	v2.Header.Version = Version2
+	if _, err := v2.EncodeParts(&Placement{Order: []int{0, 1, 2}, Starts: starts}); err == nil {
+		t.Error("a version 2 section: no error")
 	}
 }
 
@@ -111,7 +112,7 @@ func TestPlacementBig(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ref := Section{Header: s.Header, Packed: s.Packed, PackedFREs: s.PackedFREs, Index: make([]IndexEntry, n)}
+			ref := Section{Header: s.Header, FREData: s.FREData, FRECount: s.FRECount, Index: make([]IndexEntry, n)}
 			ref.Header.Flags |= FlagFDESorted
 			for j, i := range order {
 				ref.Index[j] = s.Index[i]
@@ -126,7 +127,7 @@ func TestPlacementBig(t *testing.T) {
 			}
 			// In memory of the caller's, whatever it holds; in memory
 			// of its own when that is too small.
-			for _, room := range []int{s.PackedOffset(), s.PackedOffset() - 1} {
+			for _, room := range []int{s.FREDataOffset(), s.FREDataOffset() - 1} {
 				head := bytes.Repeat([]byte{0xa5}, room)
 				in, err := s.EncodeParts(&Placement{Order: order, Starts: starts, Addr: addr, Head: head})
 				if err != nil {
@@ -135,8 +136,8 @@ func TestPlacementBig(t *testing.T) {
 				if !bytes.Equal(bytes.Join(in, nil), want) {
 					t.Errorf("%v, flags %#x: a Placement with a Head of %d bytes of room differs", abi, flags, room)
 				}
-				if used := &in[0][0] == &head[0]; used != (room >= s.PackedOffset()) {
-					t.Errorf("%v, flags %#x: %d bytes of room for %d: used %v", abi, flags, room, s.PackedOffset(), used)
+				if used := &in[0][0] == &head[0]; used != (room >= s.FREDataOffset()) {
+					t.Errorf("%v, flags %#x: %d bytes of room for %d: used %v", abi, flags, room, s.FREDataOffset(), used)
 				}
 			}
 		}
@@ -194,7 +195,7 @@ func TestPlacementHalves(t *testing.T) {
 		}
 	}
 	// An FRE offset past the data, in the second half.
-	s.Index[10].FREOffset = uint32(len(s.Packed))
+	s.Index[10].FREOffset = uint32(len(s.FREData))
 	if _, err := s.EncodeParts(&Placement{Order: sorted(), Starts: starts}); err == nil || !strings.Contains(err.Error(), "FDE 10: FRE offset") {
 		t.Errorf("an FRE offset past the data in the second half: error %v", err)
 	}

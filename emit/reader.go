@@ -16,7 +16,7 @@ type Reader struct {
 	sec  *Section
 	addr uint64
 	// fdes are the section's functions with their FREs, in index order
-	// (Section.FDE): its FDEs, or those of a packed section decoded.
+	// (Section.Functions).
 	fdes []FDE
 	// funcs are the functions in address order. A search starts in
 	// bucket: bucket[b] is how many functions start below base+b<<shift,
@@ -89,12 +89,12 @@ func NewReader(data []byte, sectionAddr uint64) (*Reader, error) {
 }
 
 // ReaderFor makes a Reader for a section in memory, loaded at sectionAddr:
-// decoded, built, or packed (as the library makes it; its functions read as
-// Decode reads them from its bytes, so the answers are those of NewReader
-// on the encoded section). The Reader keeps s: s must not change
-// afterwards. An error says a packed section's FRE data is malformed.
+// decoded or built (its functions read as Decode reads them from its
+// bytes, so the answers are those of NewReader on the encoded section).
+// The Reader keeps s: s must not change afterwards. An error says the
+// section's FRE data is malformed.
 func ReaderFor(s *Section, sectionAddr uint64) (*Reader, error) {
-	fdes, err := s.functions()
+	fdes, err := s.Functions()
 	if err != nil {
 		return nil, err
 	}
@@ -252,8 +252,7 @@ func ReaderFromELF(f *elf.File) (*Reader, error) {
 }
 
 // Section returns the section read: NewReader's decoded, ReaderFor's as
-// given (packed, perhaps: its functions are read with Section.FDE, or
-// Func).
+// given (its functions are read with Section.FDE, or Func).
 func (r *Reader) Section() *Section { return r.sec }
 
 // NumFuncs returns the number of functions in the section.

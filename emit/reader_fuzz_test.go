@@ -29,7 +29,10 @@ func FuzzReader(f *testing.F) {
 				return
 			}
 			s := r.Section()
-			fde := &s.FDEs[i]
+			fde, err := s.FDE(i)
+			if err != nil {
+				t.Fatalf("Find(%#x): FDE %d: %v", pc, i, err)
+			}
 			start := s.FuncStart(i, addr)
 			off := pc - start
 			if pc < start || off >= uint64(fde.Size) {

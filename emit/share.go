@@ -9,158 +9,40 @@ import (
 	"slices"
 )
 
-// ShareFREs makes every function whose FRE data (in version 3, its
-// attribute record and FREs: count, info bytes, rep size and every FRE
-// byte; in version 2, its FREs and their type) is byte-identical to an
-// earlier function's point at that copy, and leaves out the copies: the
-// FRE sub-section then holds each distinct block once, in the order of
-// its first use, and the header's FRE count still counts every
+// ShareFREs makes every function whose FRE data (its attribute record
+// and FREs: count, info bytes, rep size and every FRE byte) is
+// byte-identical to an earlier function's point at that copy, and leaves
+// out the copies: FREData then holds each distinct record once, in the
+// order of its first use, and the header's FRE count still counts every
 // function's FREs. Nothing else changes: the FDE index, its order and
 // the start fields are the same. The SFrame format allows it (a
 // function's FRE offset is a plain offset); docs/sharing.md lists the
-// readers checked.
-//
-// A packed section's Packed is compacted in place (an entry's FREOffset
-// then points at the first record with its bytes); an unpacked section
-// gets SharedFREs and FREOffsets that say which functions share. It
-// returns the number of functions that point at an earlier one's copy.
+// readers checked. In version 2, which has no attribute records, the
+// records of functions without FREs are not shared (each has its own
+// offset), and SharedV2 is set: FREs that repeat an earlier function's
+// under another info or rep size are written once too. It returns the number of functions that point at an earlier
+// one's copy.
 func (s *Section) ShareFREs() (int, error) {
-	if s.Packed != nil {
-		return s.sharePacked()
-	}
-	return s.shareFDEs()
-}
-
-// shareFDEs is ShareFREs of an unpacked section.
-func (s *Section) shareFDEs() (int, error) {
-	order := s.Header.ABI.ByteOrder()
-	if order == nil {
-		return 0, fmt.Errorf("share: unknown ABI %d", uint8(s.Header.ABI))
-	}
-	shared := 0
-	v2 := s.Header.Version == Version2
-	layout := s.layoutOrder()
-	var buf []byte
-	first := make(map[string]uint32, len(s.FDEs))
-	for rank, i := range layout {
-		f := &s.FDEs[i]
-		if _, err := fdeDataSize(f, v2); err != nil {
-			return 0, fmt.Errorf("share: FDE %d: %w", i, err)
-		}
-		buf = blockKey(buf[:0], order, f, v2)
-		if len(f.FREs) == 0 && v2 {
-			// No data: nothing to share.
-			f.FREOffset = uint32(rank)
-			continue
-		}
-		if off, ok := first[string(buf)]; ok {
-			f.FREOffset = off
-			shared++
-			continue
-		}
-		f.FREOffset = uint32(rank)
-		first[string(buf)] = f.FREOffset
-	}
-	s.SharedFREs = true
-	return shared, nil
-}
-
-// blockKey appends to b what makes f's FRE data the same as another's:
-// its bytes (version 3: attribute record and FREs), and in version 2,
-// which has no attribute record, the FRE type.
-func blockKey(b []byte, order binary.ByteOrder, f *FDE, v2 bool) []byte {
-	if v2 {
-		b = append(b, uint8(f.FREType()))
-	} else {
-		var attr [FDEAttrSize]byte
-		order.PutUint16(attr[:], uint16(len(f.FREs)))
-		attr[2], attr[3], attr[4] = f.Info, f.Info2, f.RepSize
-		b = append(b, attr[:]...)
-	}
-	ft := f.FREType()
-	for j := range f.FREs {
-		var e [maxFRESize]byte
-		n := putFRE(e[:], order, ft, &f.FREs[j])
-		b = append(b, e[:n]...)
-	}
-	return b
-}
-
-// sameBlock reports whether FDEs f and g, with one FRE offset in a
-// section with SharedFREs, have the same FRE data.
-func sameBlock(f, g *FDE, v2 bool) bool {
-	if f.FREType() != g.FREType() || len(f.FREs) != len(g.FREs) ||
-		!v2 && (f.Info != g.Info || f.Info2 != g.Info2 || f.RepSize != g.RepSize) {
-		return false
-	}
-	for j := range f.FREs {
-		a, b := &f.FREs[j], &g.FREs[j]
-		if a.StartAddr != b.StartAddr || a.Info != b.Info || !slices.Equal(a.Words, b.Words) {
-			return false
-		}
-	}
-	return true
-}
-
-// layoutOrder returns the FDEs' indices in the order Encode lays out
-// their FRE data: by FREOffset, ties in index order.
-func (s *Section) layoutOrder() []int {
-	order := make([]int, len(s.FDEs))
-	for i := range order {
-		order[i] = i
-	}
-	// Ties broken by index make the order total, so the (faster) unstable
-	// sort gives the stable order; Decode's offsets are often sorted already.
-	byFREOffset := func(a, b int) int {
-		if c := cmp.Compare(s.FDEs[a].FREOffset, s.FDEs[b].FREOffset); c != 0 {
-			return c
-		}
-		return a - b
-	}
-	if !slices.IsSortedFunc(order, byFREOffset) {
-		slices.SortFunc(order, byFREOffset)
-	}
-	return order
-}
-
-// layout returns where Encode writes each FDE's FRE data (offsets in the
-// FRE sub-section, by FDE) and the sub-section's length, given each FDE's
-// data size: one after the other in layoutOrder, but with SharedFREs one
-// copy for the FDEs of one FREOffset, which must have the same data.
-func (s *Section) layout(sizes []int, v2 bool) (offs []uint32, freLen uint64, err error) {
-	offs = make([]uint32, len(s.FDEs))
-	last := -1 // the FDE laid out last
-	for _, i := range s.layoutOrder() {
-		if s.SharedFREs && last >= 0 && s.FDEs[i].FREOffset == s.FDEs[last].FREOffset && sizes[i] > 0 {
-			if !sameBlock(&s.FDEs[i], &s.FDEs[last], v2) {
-				return nil, 0, fmt.Errorf("encode: FDE %d shares FDE %d's FRE offset %#x but not its FRE data", i, last, s.FDEs[i].FREOffset)
-			}
-			offs[i] = offs[last]
-			continue
-		}
-		offs[i] = uint32(freLen)
-		freLen += uint64(sizes[i])
-		if sizes[i] > 0 {
-			last = i
-		}
-	}
-	return offs, freLen, nil
-}
-
-// sharePacked is ShareFREs of a packed section: an FRESharer when its
-// records follow each other in index order (as AppendPacked, MinWriter
-// and AppendPackedCopy append them), else the index walked in the order
-// of its offsets (shared already, or built otherwise), each record's
-// length read from its FREs.
-func (s *Section) sharePacked() (int, error) {
 	n := len(s.Index)
 	increasing := true
 	for i := 1; i < n && increasing; i++ {
 		increasing = s.Index[i].FREOffset > s.Index[i-1].FREOffset
 	}
+	// Version 2 writes FREs that repeat an earlier record's once, also
+	// under another info or rep size.
+	s.SharedV2 = s.SharedV2 || s.Header.Version == Version2
 	if increasing {
 		return NewFRESharer(n).Share(s)
 	}
+	return s.shareInOffsetOrder()
+}
+
+// shareInOffsetOrder is ShareFREs of a section whose records do not
+// follow each other in index order (shared already, sorted, or decoded):
+// the index walked in the order of its offsets, each record's length read
+// from its FREs. (Otherwise an FRESharer shares it.)
+func (s *Section) shareInOffsetOrder() (int, error) {
+	n := len(s.Index)
 	order, err := s.shareOrder()
 	if err != nil {
 		return 0, err
@@ -171,18 +53,14 @@ func (s *Section) sharePacked() (int, error) {
 	}
 	slices.SortStableFunc(walk, func(a, b int) int { return cmp.Compare(s.Index[a].FREOffset, s.Index[b].FREOffset) })
 	t := newShareTable(n)
-	t.packed, t.order = s.Packed, order
+	t.packed, t.order, t.v2 = s.FREData, order, s.Header.Version == Version2
 	w, shared := 0, 0 // the compacted records end at w
 	// The record before (by offset): where it was and went.
 	prevOff, prevEnd, prevAt := -1, 0, 0
 	for _, i := range walk {
 		e := &s.Index[i]
 		off := int(e.FREOffset)
-		f, err := s.PackedFunc(i)
-		if err != nil {
-			return 0, err
-		}
-		m, _, _, err := packedRecord(s.Packed, off, order, f.FREType())
+		m, _, _, err := recordLen(s.FREData, off, order)
 		if err != nil {
 			return 0, fmt.Errorf("share: FDE %d: %w", i, err)
 		}
@@ -196,39 +74,38 @@ func (s *Section) sharePacked() (int, error) {
 		case off < prevEnd:
 			return 0, fmt.Errorf("share: FDE %d: FRE offset %#x inside another record", i, off)
 		}
-		at := t.add(s.Packed[off:end], w)
+		at := t.add(s.FREData[off:end], w)
 		prevOff, prevEnd, prevAt = off, end, at
 		if at == w {
-			copy(s.Packed[w:], s.Packed[off:end])
+			copy(s.FREData[w:], s.FREData[off:end])
 			w += end - off
 		} else {
 			shared++
 		}
 		e.FREOffset = uint32(at)
 	}
-	s.Packed = s.Packed[:w]
+	s.FREData = s.FREData[:w]
 	return shared, nil
 }
 
-// shareOrder returns the byte order of a packed section that may be
-// shared.
+// shareOrder returns the byte order of a section that may be shared.
 func (s *Section) shareOrder() (binary.ByteOrder, error) {
 	order := s.Header.ABI.ByteOrder()
 	if order == nil {
 		return nil, fmt.Errorf("share: unknown ABI %d", uint8(s.Header.ABI))
 	}
-	if s.Header.Version != Version3 {
-		return nil, fmt.Errorf("share: a packed section is version 3")
+	if v := s.Header.Version; v != Version3 && v != Version2 {
+		return nil, fmt.Errorf("share: unsupported version %d", v)
 	}
 	return order, nil
 }
 
-// FRESharer is ShareFREs of a packed section done in steps, while
+// FRESharer is ShareFREs of a section done in steps, while
 // functions are appended to it: each call of Share shares the FRE data
 // of the functions appended since the last call (the first call: all of
 // them), whose records must follow each other in index order from the
-// end of the section's FRE data at the last call (as AppendPacked,
-// MinWriter and AppendPackedCopy append them). For a producer that has
+// end of the section's FRE data at the last call (as AppendFDE,
+// MinWriter and AppendCopy append them). For a producer that has
 // other work going on meanwhile: lower shares each part of a section as
 // it joins it, while the other parts are lowered.
 type FRESharer struct {
@@ -251,21 +128,21 @@ func (sh *FRESharer) Share(s *Section) (int, error) {
 		return 0, err
 	}
 	t := &sh.t
-	t.packed, t.order = s.Packed, order
+	t.packed, t.order, t.v2 = s.FREData, order, s.Header.Version == Version2
 	n := len(s.Index)
 	w, shared := t.end, 0 // the compacted records end at w
 	for i := sh.next; i < n; i++ {
 		e := &s.Index[i]
-		off, end := int(e.FREOffset), len(s.Packed)
+		off, end := int(e.FREOffset), len(s.FREData)
 		if i+1 < n {
 			end = int(s.Index[i+1].FREOffset)
 		}
-		if off < t.end || off+FDEAttrSize > end || end > len(s.Packed) {
+		if off < t.end || off+FDEAttrSize > end || end > len(s.FREData) {
 			return 0, fmt.Errorf("share: FDE %d: FRE offset %#x not after the records before it", i, off)
 		}
-		at := t.add(s.Packed[off:end], w)
+		at := t.add(s.FREData[off:end], w)
 		if at == w {
-			copy(s.Packed[w:], s.Packed[off:end])
+			copy(s.FREData[w:], s.FREData[off:end])
 			w += end - off
 		} else {
 			shared++
@@ -273,13 +150,13 @@ func (sh *FRESharer) Share(s *Section) (int, error) {
 		e.FREOffset = uint32(at)
 		t.end = end // of the records read (in the bytes before moving)
 	}
-	s.Packed = s.Packed[:w]
-	t.packed, t.end = s.Packed, w
+	s.FREData = s.FREData[:w]
+	t.packed, t.end = s.FREData, w
 	sh.next = n
 	return shared, nil
 }
 
-// shareTable finds the distinct records of sharePacked: an open-addressing
+// shareTable finds the distinct records of ShareFREs: an open-addressing
 // table whose slots hold 32 bits of a record's hash and its offset in the
 // compacted records (plus one; 0 is empty). A record's bytes say how long
 // it is (its FRE count, FRE type and info bytes), so a record that starts
@@ -290,7 +167,8 @@ type shareTable struct {
 	packed []byte // the compacted records, as far as they go
 	order  binary.ByteOrder
 	used   int
-	end    int // FRESharer: where the records shared so far end
+	end    int  // FRESharer: where the records shared so far end
+	v2     bool // a version 2 section: records without FREs are not shared
 }
 
 // newShareTable returns a table for about n records. About one record in
@@ -307,6 +185,9 @@ func newShareTable(n int) shareTable {
 // add returns where the record b is: at an earlier record with its
 // bytes, or at w, where the caller moves it.
 func (t *shareTable) add(b []byte, w int) int {
+	if t.v2 && len(b) == FDEAttrSize {
+		return w
+	}
 	h := maphash.Bytes(t.seed, b)
 	mask := uint64(len(t.slots) - 1)
 	for k := h & mask; ; k = (k + 1) & mask {
@@ -339,7 +220,7 @@ func (t *shareTable) grow() {
 		// The slot has 32 bits of the hash; the table's index needs
 		// its low bits: hash the record again.
 		at := int(uint32(s)) - 1
-		n, _, _, _ := packedRecord(t.packed, at, t.order, FDE{Info: t.packed[at+2]}.FREType())
+		n, _, _, _ := recordLen(t.packed, at, t.order)
 		h := maphash.Bytes(t.seed, t.packed[at:at+n])
 		k := h & mask
 		for t.slots[k] != 0 {

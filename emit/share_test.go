@@ -4,21 +4,22 @@ import (
 	"bytes"
 	"encoding/binary"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 )
 
-// repeatFDEs makes about half of the FDEs of s repeat an earlier FDE's
-// FRE data (its attribute fields and FREs, with a size that holds them),
-// so that ShareFREs has something to share.
-func repeatFDEs(r *rand.Rand, s *Section) {
-	for i := 1; i < len(s.FDEs); i++ {
+// repeatFDEs makes about half of fdes repeat an earlier FDE's FRE data
+// (its attribute fields and FREs, with a size that holds them), so that
+// ShareFREs has something to share.
+func repeatFDEs(r *rand.Rand, fdes []FDE) {
+	for i := 1; i < len(fdes); i++ {
 		if r.IntN(2) == 0 {
 			continue
 		}
-		g := s.FDEs[r.IntN(i)]
-		f := &s.FDEs[i]
+		g := fdes[r.IntN(i)]
+		f := &fdes[i]
 		f.Info, f.Info2, f.RepSize = g.Info, g.Info2, g.RepSize
 		f.FREs = slices.Clone(g.FREs)
 		f.Size = max(f.Size, g.Size)
@@ -28,50 +29,44 @@ func repeatFDEs(r *rand.Rand, s *Section) {
 	}
 }
 
-// blockBytes returns FDE i's FRE data as Encode wrote it in data.
-func blockBytes(t *testing.T, data []byte, s *Section, i int) []byte {
-	t.Helper()
-	bo := s.Header.ABI.ByteOrder()
-	freStart := HeaderSize + len(s.Header.AuxHeader) + int(bo.Uint32(data[24:]))
-	f := &s.FDEs[i]
-	n := 0
-	if s.Header.Version == Version3 {
-		n = FDEAttrSize
+// sansOffsets returns the functions of s without their FRE offsets.
+func sansOffsets(t *testing.T, s *Section) []FDE {
+	fdes := functionsOf(t, s)
+	for i := range fdes {
+		fdes[i].FREOffset = 0
 	}
-	m, err := fdeDataSize(f, s.Header.Version == Version2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	off := freStart + int(f.FREOffset)
-	return data[off : off+n+m]
+	return fdes
 }
 
 // TestShareFREs shares the repeated FRE data of random sections of every
-// ABI and both versions, unpacked and (version 3) packed, and checks that
-// every repeated block is written once, the section decodes to the same
-// functions and FREs, the header still counts every function's FREs, and
-// the bytes survive Decode and Encode.
+// ABI and both versions and checks that every repeated record is written
+// once, the section decodes to the same functions and FREs, the header
+// still counts every function's FREs, the bytes survive Decode and
+// Encode, sharing again changes nothing, and a section whose index is not
+// in the order of its records shares the same.
 func TestShareFREs(t *testing.T) {
 	r := rand.New(rand.NewPCG(22, 1))
 	sharedSome := false
 	for k := 0; k < 400; k++ {
 		abi := []ABI{ABIAMD64LittleEndian, ABIAArch64LittleEndian, ABIAArch64BigEndian, ABIS390XBigEndian}[k%4]
-		s := randomSection(r, abi)
+		draft, fdes := randomDraft(r, abi)
 		for range 3 {
-			s.FDEs = append(s.FDEs, randomSection(r, abi).FDEs...)
+			_, more := randomDraft(r, abi)
+			fdes = append(fdes, more...)
 		}
-		s.Header.Version = Version3
-		s.Header.Flags &^= FlagFramePointer
-		if k%5 == 0 {
-			s.Header.Version = Version2
-		}
-		for i := range s.FDEs {
-			if s.Header.Version == Version2 {
-				s.FDEs[i].Info2 = 0
-				s.FDEs[i].StartOffset = int64(int32(s.FDEs[i].StartOffset))
+		h := &draft.Header
+		h.Version = Version3
+		h.Flags &^= FlagFramePointer
+		v2 := k%5 == 0
+		if v2 {
+			h.Version = Version2
+			for i := range fdes {
+				fdes[i].Info2 = 0
+				fdes[i].StartOffset = int64(int32(fdes[i].StartOffset))
 			}
 		}
-		repeatFDEs(r, s)
+		repeatFDEs(r, fdes)
+		s := buildDraft(draft, fdes)
 		plain, err := s.Encode()
 		if err != nil {
 			t.Fatalf("section %d: Encode: %v", k, err)
@@ -94,87 +89,71 @@ func TestShareFREs(t *testing.T) {
 		if err != nil {
 			t.Fatalf("section %d: Decode shared: %v\n%x", k, err, shared)
 		}
-		if !equalIgnoringFREOffsets(sansShared(got), want) {
+		if !reflect.DeepEqual(sansOffsets(t, got), sansOffsets(t, want)) {
 			t.Fatalf("section %d: the shared section decodes to other functions", k)
 		}
 		bo := abi.ByteOrder()
 		if bo.Uint32(shared[12:]) != bo.Uint32(plain[12:]) {
 			t.Errorf("section %d: header FRE count %d, unshared %d", k, bo.Uint32(shared[12:]), bo.Uint32(plain[12:]))
 		}
-		// Each distinct block once; a function points at a copy of its
-		// own bytes, the first.
+		// Each distinct record once; a function points at the first
+		// copy of its own bytes. (Version 2 shares no record without
+		// FREs: each has its own offset.)
 		seen := map[string]uint32{}
 		saved := 0
-		for i := range got.FDEs {
-			b := string(blockBytes(t, shared, got, i))
-			if len(b) == 0 {
+		for i := range got.Index {
+			off := got.Index[i].FREOffset
+			n, nFREs, _, err := recordLen(got.FREData, int(off), bo)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v2 && nFREs == 0 {
 				continue
 			}
-			if off, ok := seen[b]; ok {
-				if off != got.FDEs[i].FREOffset {
-					t.Errorf("section %d: FDE %d repeats the block at %#x but points at %#x", k, i, off, got.FDEs[i].FREOffset)
+			b := string(got.FREData[off : int(off)+n])
+			if first, ok := seen[b]; ok {
+				if first != off {
+					t.Errorf("section %d: FDE %d repeats the record at %#x but points at %#x", k, i, first, off)
 				}
-				saved += len(b)
+				saved += n
+				if v2 {
+					saved -= FDEAttrSize
+				}
 				sharedSome = true
 				continue
 			}
-			seen[b] = got.FDEs[i].FREOffset
+			seen[b] = off
 		}
 		if len(shared) != len(plain)-saved {
 			t.Errorf("section %d: %d bytes shared, %d unshared, %d saved", k, len(shared), len(plain), saved)
 		}
-		if saved > 0 && !got.SharedFREs {
-			t.Errorf("section %d: Decode did not set SharedFREs", k)
+		if saved > 0 && !got.Shares() {
+			t.Errorf("section %d: Shares false after Decode", k)
 		}
-		again, err := got.Encode()
-		// (Version 2 keeps neither the padding nor the FRE offset of an
-		// FDE without FREs.)
-		if err != nil || s.Header.Version == Version3 && !bytes.Equal(again, shared) {
+		if again, err := got.Encode(); err != nil || !bytes.Equal(again, shared) {
 			t.Fatalf("section %d: Encode(Decode(shared)) differs (%v)", k, err)
 		}
-		if s.Header.Version == Version3 && len(s.Header.AuxHeader) == 0 {
-			// A packed section (its records in index order) gives the
-			// bytes of the unpacked one in that order.
-			p := &Section{Header: want.Header, Trailer: want.Trailer}
-			u := &Section{Header: want.Header, Trailer: want.Trailer, FDEs: slices.Clone(want.FDEs)}
-			for i := range want.FDEs {
-				if err := p.AppendPacked(want.FDEs[i]); err != nil {
-					t.Fatalf("section %d: AppendPacked: %v", k, err)
-				}
-				u.FDEs[i].FREOffset = uint32(i)
-			}
-			if _, err := p.ShareFREs(); err != nil {
-				t.Fatalf("section %d: packed ShareFREs: %v", k, err)
-			}
-			if _, err := u.ShareFREs(); err != nil {
-				t.Fatal(err)
-			}
-			shared, err := u.Encode()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if b, err := p.Encode(); err != nil || !bytes.Equal(b, shared) {
-				t.Fatalf("section %d: packed and shared (%v)\n got %x\nwant %x", k, err, b, shared)
-			}
-			// Sharing again changes nothing.
-			if _, err := p.ShareFREs(); err != nil {
-				t.Fatalf("section %d: packed ShareFREs again: %v", k, err)
-			}
-			if b, _ := p.Encode(); !bytes.Equal(b, shared) {
-				t.Fatalf("section %d: packed ShareFREs twice differs", k)
-			}
+		// Sharing again changes nothing.
+		if _, err := s.ShareFREs(); err != nil {
+			t.Fatalf("section %d: ShareFREs again: %v", k, err)
+		}
+		if b, _ := s.Encode(); !bytes.Equal(b, shared) {
+			t.Fatalf("section %d: ShareFREs twice differs", k)
+		}
+		// The index reversed (its records then in the other order)
+		// shares the same records.
+		slices.Reverse(want.Index)
+		if _, err := want.ShareFREs(); err != nil {
+			t.Fatalf("section %d: ShareFREs of the reversed index: %v", k, err)
+		}
+		slices.Reverse(want.Index)
+		if b, err := want.Encode(); err != nil || !bytes.Equal(b, shared) {
+			t.Fatalf("section %d: reversed and shared (%v)\n got %x\nwant %x", k, err, b, shared)
 		}
 	}
 	if !sharedSome {
 		t.Fatal("no section had a block to share")
 	}
-}
-
-// sansShared returns s without the SharedFREs mark, for comparisons.
-func sansShared(s *Section) *Section {
-	c := *s
-	c.SharedFREs = false
-	return &c
 }
 
 // TestDecodeSharedErrors checks what Decode still refuses of FDEs that
@@ -185,11 +164,10 @@ func TestDecodeSharedErrors(t *testing.T) {
 		{0, FREInfo(true, 1, DataWord1B, false), []int32{8}},
 		{4, FREInfo(true, 1, DataWord1B, false), []int32{16}},
 	}}
-	f1 := FDE{Size: 8, Info: f0.Info, FREOffset: 1, FREs: []FRE{{0, FREInfo(true, 1, DataWord1B, false), []int32{8}}}}
+	f1 := FDE{Size: 8, Info: f0.Info, FREs: []FRE{{0, FREInfo(true, 1, DataWord1B, false), []int32{8}}}}
 	f2 := f0
-	f2.FREOffset = 2
-	s := &Section{Header: Header{Version: Version3, Flags: FlagFDEFuncStartPCRel, ABI: ABIAMD64LittleEndian, CFAFixedRAOffset: -8},
-		FDEs: []FDE{f0, f1, f2}}
+	s := mustSection(t, Header{Version: Version3, Flags: FlagFDEFuncStartPCRel, ABI: ABIAMD64LittleEndian, CFAFixedRAOffset: -8},
+		[]FDE{f0, f1, f2})
 	if _, err := s.ShareFREs(); err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +176,7 @@ func TestDecodeSharedErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	// FRE data: FDE 0 (and 2) at 0 (5+3+3 bytes), FDE 1 at 0xb (5+3).
-	if s, err := Decode(good); err != nil || !s.SharedFREs || s.FDEs[2].FREOffset != 0 || len(s.FDEs[2].FREs) != 2 {
+	if s, err := Decode(good); err != nil || !s.Shares() || s.Index[2].FREOffset != 0 || s.NumFREsOf(2) != 2 {
 		t.Fatalf("Decode: %v %+v", err, s)
 	}
 	bo := binary.LittleEndian
@@ -226,9 +204,56 @@ func TestDecodeSharedErrors(t *testing.T) {
 			t.Errorf("%s: error %q, want %q", tt.name, err, tt.want)
 		}
 	}
-	// Encode refuses FDEs that share an offset but not their data.
-	s.FDEs[2].FREs = s.FDEs[2].FREs[:1]
-	if _, err := s.Encode(); err == nil || !strings.Contains(err.Error(), "shares FDE 0's FRE offset 0x0 but not its FRE data") {
-		t.Errorf("Encode: %v", err)
+}
+
+// TestDecodeV2SharedOtherInfo: version 2 FDEs that share FREs but not
+// their info (a PCMASK PLT function and a PCINC one with the same FREs, as
+// ShareFREs shares them in version 2) decode, each function with its own
+// info and the FREs, and encode as they were; unshared (SharedV2 false),
+// with a copy of the FREs each. ShareFREs of the unshared section gives
+// the shared bytes.
+func TestDecodeV2SharedOtherInfo(t *testing.T) {
+	one := []FRE{{0, FREInfo(true, 1, DataWord1B, false), []int32{8}}}
+	h := Header{Version: Version2, Flags: FlagFDEFuncStartPCRel, ABI: ABIAMD64LittleEndian, CFAFixedRAOffset: -8}
+	fdes := []FDE{
+		{Size: 16, Info: FuncInfo(PCInc, FREAddr1, false, false), FREs: one},
+		{Size: 16, Info: FuncInfo(PCMask, FREAddr1, false, false), RepSize: 8, FREs: one},
+	}
+	copies, err := mustSection(t, h, fdes).Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// FDE 1 pointing at FDE 0's FREs, its own copy left out.
+	bo := binary.LittleEndian
+	shared := slices.Clone(copies[:len(copies)-3])
+	bo.PutUint32(shared[16:], bo.Uint32(shared[16:])-3)
+	bo.PutUint32(shared[HeaderSize+FDEEntrySizeV2+8:], 0)
+	s, err := Decode(shared)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := functionsOf(t, s)
+	for i := range got {
+		got[i].FREOffset = 0
+		if !reflect.DeepEqual(got[i], fdes[i]) {
+			t.Errorf("FDE %d = %+v, want %+v", i, got[i], fdes[i])
+		}
+	}
+	if b, err := s.Encode(); err != nil || !bytes.Equal(b, shared) || !s.SharedV2 {
+		t.Errorf("Encode = %x, %v (SharedV2 %v); want %x", b, err, s.SharedV2, shared)
+	}
+	s.SharedV2 = false
+	if b, err := s.Encode(); err != nil || !bytes.Equal(b, copies) {
+		t.Errorf("Encode unshared = %x, %v; want %x", b, err, copies)
+	}
+	u := mustSection(t, h, fdes)
+	if _, err := u.ShareFREs(); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := u.Encode(); err != nil || !bytes.Equal(b, shared) {
+		t.Errorf("Encode of ShareFREs = %x, %v; want %x", b, err, shared)
+	}
+	if n, err := u.Size(); err != nil || n != len(shared) {
+		t.Errorf("Size of ShareFREs = %d, %v; want %d", n, err, len(shared))
 	}
 }

@@ -93,7 +93,9 @@ type Header struct {
 	AuxHeader        []byte // sfh_auxhdr_len bytes following the header
 }
 
-// FDE is one function: its index entry and its attribute record with FREs.
+// FDE is one function as Section.FDE gives it: its index entry and its
+// attribute record, with its FREs decoded. It is also what the builder
+// (Section.AppendFDE) takes.
 type FDE struct {
 	// StartOffset is the raw sfdi_func_start_offset as stored: relative to
 	// the field itself with FlagFDEFuncStartPCRel, else to the section start.
@@ -106,11 +108,8 @@ type FDE struct {
 	Info2 uint8
 	// RepSize is sfda_func_rep_size, the block size of PCMask FDEs.
 	RepSize uint8
-	// FREOffset is sfdi_func_start_fre_off, the offset of the attribute
-	// record in the FRE sub-section. Decode sets it. Encode lays out the
-	// functions' FRE data in increasing FREOffset order (ties in index
-	// order, or one copy for all with Section.SharedFREs) and rewrites
-	// the field, so on input it is only an ordering key.
+	// FREOffset is the offset of the function's attribute record in
+	// Section.FREData (Section.FDE sets it; AppendFDE ignores it).
 	FREOffset uint32
 	FREs      []FRE
 }
@@ -127,52 +126,44 @@ type FRE struct {
 	Words []int32
 }
 
-// Section is a whole SFrame section.
+// Section is a whole SFrame section, in the one form every part of the
+// program reads and writes: the FDE index (Index) and the FRE sub-section
+// already encoded in the version 3 layout (FREData), a few bytes per FRE.
+// Build one with AppendFDE (or an FDEWriter or MinWriter, FRE by FRE),
+// or Decode its bytes; read its functions with NumFDEs, FDE (a function
+// with its FREs decoded) and Func (without them). Encode writes it in the
+// version its Header says: version 3 as it is, version 2 with the
+// attribute records' fields moved into the 20-byte FDEs.
 type Section struct {
 	Header Header
-	// FDEs are in index order (a packed section's are in Index).
-	FDEs []FDE
+	// Index holds the functions in index order.
+	Index []IndexEntry
+	// FREData is the FRE sub-section in the version 3 layout: each
+	// function's attribute record directly followed by its FREs, the
+	// records one after the other (each reached from at least one index
+	// entry; several entries may share one, ShareFREs), in the byte
+	// order of the section's ABI.
+	FREData []byte
+	// FRECount counts the FREs of FREData, a record shared by several
+	// functions once for each, as the header counts them.
+	FRECount int
 	// Trailer holds bytes after the FRE sub-section (s390x gas pads the
 	// section to a multiple of 8); Encode writes them back verbatim.
 	Trailer []byte
-	// SharedFREs makes FDEs with the same FREOffset share one copy of
-	// their FRE data (attribute record and FREs), which must then be the
-	// same (ShareFREs sets it, with the offsets, for every function whose
-	// data repeats an earlier one's; Decode, for a section whose FDEs
-	// share data). Without it, FREOffset is only an ordering key.
-	SharedFREs bool
-
-	// Packed, when not nil, is the FRE sub-section already encoded, as
-	// AppendPacked builds it: each function's attribute record and FREs,
-	// in insertion order. The functions of a packed section are in Index,
-	// not FDEs: what its FDE index holds of each (16 bytes, where an FDE
-	// takes 48), the rest being in its record. PackedFREs counts the FREs
-	// in Packed. A packed section is for producers of big sections, a few
-	// bytes per FRE instead of an FRE struct and its words; it is read
-	// (Section.FDE, Dump, ReaderFor) as the section decoded from its
-	// bytes. Decode never packs.
-	// Functions may share a record (ShareFREs); PackedFREs then counts
-	// its FREs once per function, as the header does.
-	Packed     []byte
-	PackedFREs int
-	// Index holds the functions of a packed section, in index order.
-	Index []IndexEntry
+	// SharedV2 makes Encode, in version 2, write each block of FREs
+	// once: a record whose FREs (and FRE type) repeat an earlier
+	// record's points at that copy, also when its info or rep size
+	// differ (version 2 keeps those in the FDE, where a record holds
+	// them). ShareFREs sets it on a version 2 section; Decode, on a
+	// version 2 section whose FDEs share FREs. Version 3 ignores it.
+	SharedV2 bool
 }
 
-// IndexEntry is one function of a packed section, as the FDE index holds
-// it: its Info, Info2, RepSize and FRE count are in its attribute record
-// in Packed, at FREOffset (Section.PackedFunc gives them back).
+// IndexEntry is one function as the version 3 FDE index holds it: its
+// Info, Info2, RepSize and FRE count are in its attribute record in
+// FREData, at FREOffset (Section.Func gives them back).
 type IndexEntry struct {
 	StartOffset int64  // as FDE.StartOffset
 	Size        uint32 // as FDE.Size
-	FREOffset   uint32 // its attribute record's offset in Packed
-}
-
-// NumFDEs returns the number of functions in s: len(s.Index) if s is
-// packed, else len(s.FDEs).
-func (s *Section) NumFDEs() int {
-	if s.Packed != nil {
-		return len(s.Index)
-	}
-	return len(s.FDEs)
+	FREOffset   uint32 // its attribute record's offset in FREData
 }

@@ -25,14 +25,12 @@ func libLLVM(b *testing.B) *elf.File {
 }
 
 // BenchmarkLowerLibLLVM lowers every FDE of libLLVM.so's .eh_frame, in
-// each mode; "packed" packs the FREs as the command does, with the fast
-// path (fast.go), and "packed-translator" without it, every function
-// through the translator: what the fast path is worth
-// (docs/performance.md).
+// each mode; "default" as the command does, with the fast path
+// (fast.go), and "translator" without it, every function through the
+// translator: what the fast path is worth (docs/performance.md).
 func BenchmarkLowerLibLLVM(b *testing.B) {
 	b.Run("default", func(b *testing.B) { benchLower(b, Options{}) })
-	b.Run("packed", func(b *testing.B) { benchLower(b, Options{Pack: true}) })
-	b.Run("packed-translator", func(b *testing.B) { benchLower(b, Options{Pack: true, noFast: true}) })
+	b.Run("translator", func(b *testing.B) { benchLower(b, Options{noFast: true}) })
 	b.Run("gas-compat", func(b *testing.B) { benchLower(b, Options{GasCompat: true}) })
 }
 

@@ -44,9 +44,13 @@ type outcome struct {
 // res made of it.
 func outcomes(res *Result) map[uint64]outcome {
 	m := map[uint64]outcome{}
+	fdes, err := res.Section.Functions()
+	if err != nil {
+		panic(err) // a section lower made
+	}
 	for i, src := range res.Sources {
 		if src != nil {
-			m[src.Offset] = outcome{src: src, fde: &res.Section.FDEs[i]}
+			m[src.Offset] = outcome{src: src, fde: &fdes[i]}
 		}
 	}
 	for _, s := range res.Skipped {

@@ -37,7 +37,7 @@
 //   - The translator (translate.go, translate_ops.go, escape.go) is the
 //     reference: gas's translation op by op, both modes, every refusal.
 //     Change how FREs are chosen here first.
-//   - The fast path (fast.go; the correct mode, packed results) translates
+//   - The fast path (fast.go; the correct mode) translates
 //     a function whose CFI keeps to the common shapes straight from its
 //     instruction bytes, and gives up, having written nothing, at the first
 //     instruction it does not know: the function then goes through the
@@ -46,8 +46,8 @@
 //     type and instruction bytes repeat an earlier one's gets a copy of
 //     that one's FREs.
 //
-// With Options.Pack each function is encoded as soon as it is lowered
-// (emit's packed sections). With Options.Workers the functions are cut
+// Each function is encoded as soon as it is lowered (emit.Section's
+// FREData, appended to by emit's builder). With Options.Workers the functions are cut
 // into contiguous parts lowered on that many goroutines and joined in
 // order (parallel.go); LowerScan cuts the section itself (scan.go), and
 // each worker sorts the starts of the parts it lowered (runs.go), which

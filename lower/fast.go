@@ -23,7 +23,7 @@ import (
 // anything and the function goes through the translator: the fast path
 // makes the FREs the translator makes, or none. TestShortcuts,
 // TestFastOperands and FuzzLower compare the two on every input;
-// BenchmarkLowerLibLLVM/packed and packed-translator measure what it is
+// BenchmarkLowerLibLLVM/default and translator measure what it is
 // worth (docs/performance.md).
 
 // fastRow is the state of one FRE in the fast path (its start address
@@ -166,7 +166,7 @@ type fastRun struct {
 }
 
 // lowerFast translates f on the fast path and appends its SFrame FDE to
-// the packed section sec. ok is false when it cannot: then nothing has
+// the section sec. ok is false when it cannot: then nothing has
 // changed and the translator must.
 func (l *Lowerer) lowerFast(f *cfi.FDE, sec *emit.Section) (ok bool, err error) {
 	if f.CIE == nil || f.Size > math.MaxUint32 {
@@ -468,7 +468,7 @@ func fastIf(cond bool, flag fastFlags) fastFlags {
 }
 
 // packFast adds the FRE of row f at pc to w, as encode makes it of the
-// translator's row and AppendPacked packs it: data words for the CFA
+// translator's row and AppendFDE appends it: data words for the CFA
 // offset, RA's (when saved) and FP's (when saved). It returns false when
 // the translator must lower the function instead: FP saved without RA
 // (which it refuses) or more FREs than an FDE holds.

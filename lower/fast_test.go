@@ -86,7 +86,7 @@ func TestFastOperands(t *testing.T) {
 		}
 		var enc [2][]byte
 		for k, noFast := range []bool{true, false} {
-			r, err := Lower(frames, abi.target, Options{Pack: true, noMemo: true, noFast: noFast})
+			r, err := Lower(frames, abi.target, Options{noMemo: true, noFast: noFast})
 			if err != nil {
 				t.Fatal(err)
 			}

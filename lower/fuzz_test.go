@@ -48,7 +48,11 @@ func FuzzLower(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for i, fde := range res.Section.FDEs {
+		fdes, err := res.Section.Functions()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, fde := range fdes {
 			if len(fde.FREs) > emit.MaxFREsPerFDE {
 				t.Fatalf("FDE %d: %d FREs", i, len(fde.FREs))
 			}
@@ -89,7 +93,7 @@ func checkShortcuts(t *testing.T, frames *cfi.Frames, target Target, gas bool) {
 	var ref []byte
 	var refRes *Result
 	for k, off := range []struct{ noMemo, noFast bool }{{true, true}, {false, true}, {true, false}, {false, false}} {
-		r, err := Lower(&ext, target, Options{GasCompat: gas, Pack: true, noMemo: off.noMemo, noFast: off.noFast})
+		r, err := Lower(&ext, target, Options{GasCompat: gas, noMemo: off.noMemo, noFast: off.noFast})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -145,7 +149,7 @@ func FuzzScanELF(f *testing.F) {
 		if err != nil {
 			return
 		}
-		opt := Options{GasCompat: gas, Pack: true}
+		opt := Options{GasCompat: gas}
 		_, _, refErr := LowerFile(ef, frames, tg, opt)
 		for _, workers := range []int{1, 3} {
 			open, err := cfi.Open(ef, cfi.Auto)
@@ -163,7 +167,7 @@ func FuzzScanELF(f *testing.F) {
 			if fmt.Sprint(errs) != fmt.Sprint(frames.Errors) || got.FDEsRead != len(frames.FDEs) {
 				t.Fatalf("%d workers: errors %v, %d FDEs; Read: %v, %d", workers, errs, got.FDEsRead, frames.Errors, len(frames.FDEs))
 			}
-			again, _, _ := LowerFile(ef, frames, tg, Options{GasCompat: gas, Pack: true})
+			again, _, _ := LowerFile(ef, frames, tg, Options{GasCompat: gas})
 			if msg := compareScanned(again, got, tg); msg != "" {
 				t.Fatalf("%d workers: %s", workers, msg)
 			}

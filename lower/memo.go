@@ -9,7 +9,7 @@ import (
 	"github.com/sframe-gen/sframe-gen/emit"
 )
 
-// memo remembers the functions a packed lowering has translated, so that a
+// memo remembers the functions a lowering has translated, so that a
 // function with the same CIE, FRE type and instruction bytes as an earlier
 // one gets a copy of that one's SFrame FDE instead of a second translation.
 // On big C++ libraries two functions in three repeat an earlier one's CFI

@@ -18,17 +18,6 @@ type Options struct {
 	// committed FRE, one remembered state, ld's .plt.got FRE, zero-size
 	// FDEs kept in linked files, ...).
 	GasCompat bool
-	// Pack makes a packed section (emit.Section.Packed): each function's
-	// FREs are encoded as soon as it is lowered and the Result's FDEs
-	// carry none: a few bytes per FRE instead of an emit.FRE and its
-	// words (on libLLVM.so, 6 MB instead of 48 MB). The bytes Encode then
-	// writes are the same; the FREs are read back decoded, function by
-	// function (emit.Section.FDE). In
-	// the correct mode, the functions whose CFI keeps to the common
-	// shapes are translated on a fast path (fast.go); of the others, a
-	// function whose CIE, FRE type and instructions repeat an earlier
-	// one's gets a copy of its FREs without a second translation.
-	Pack bool
 	// Workers, when more than 1, lowers the functions on that many
 	// goroutines: they are cut into contiguous parts (4 per worker), each
 	// lowered with a Lowerer of its own by the first worker free, and
@@ -61,9 +50,8 @@ type Options struct {
 	// Version is the SFrame version to write: 0 or 3 (version 3), or 2
 	// for the readers deployed before binutils 2.46 (layout V2Layout):
 	// the functions version 2 cannot express (V2Refusal) are left out,
-	// with the reason, in Result.Skipped. Version 2 sections are not
-	// packed (Pack is ignored) and are made by Lower and LowerFile,
-	// not LowerScan.
+	// with the reason, in Result.Skipped. Version 2 sections are made
+	// by Lower and LowerFile, not LowerScan.
 	Version uint8
 	// V2Layout is the version 2 flavour written with Version 2.
 	V2Layout V2Layout
@@ -79,7 +67,7 @@ type Options struct {
 	// refuses it for big-endian files.
 	ShareFREs bool
 
-	// noMemo makes a packed lowering translate every function, even one
+	// noMemo makes the lowering translate every function, even one
 	// whose CFI repeats an earlier one's (tests compare both).
 	noMemo bool
 	// noFast sends every function through the translator, none through

@@ -12,48 +12,6 @@ import (
 	"github.com/sframe-gen/sframe-gen/cfi"
 )
 
-// TestPack checks that a packed result encodes to the same bytes as the
-// unpacked one, in both modes, for every linked file and object under
-// testdata (PLT FDEs, placement and the s390x padding included) and the
-// system's libc.
-func TestPack(t *testing.T) {
-	libc, _ := hostLibs(t)
-	files := append(testdataELFs(t), libc)
-	n := 0
-	for _, name := range files {
-		f, tg, frames, ok := openLowerable(name)
-		if !ok {
-			continue // the system file may be missing
-		}
-		for _, gas := range []bool{false, true} {
-			var enc [2][]byte
-			for k, pack := range []bool{false, true} {
-				res, _, err := LowerFile(f, frames, tg, Options{GasCompat: gas, Pack: pack})
-				if err != nil {
-					t.Fatalf("%s: %v", name, err)
-				}
-				if pack && (len(res.Section.FDEs) > 0 || len(res.Section.Index) > 0 && res.Section.Packed == nil) {
-					t.Fatalf("%s: Pack gave an unpacked section", name)
-				}
-				if !tg.Relocatable {
-					res.Place(0x10000)
-				}
-				if enc[k], err = res.Section.Encode(); err != nil {
-					t.Fatalf("%s: %v", name, err)
-				}
-			}
-			if !bytes.Equal(enc[0], enc[1]) {
-				t.Errorf("%s (gas-compat %v): packed section differs from the unpacked one", name, gas)
-			}
-		}
-		f.Close()
-		n++
-	}
-	if n < 20 {
-		t.Fatalf("only %d files could be lowered", n)
-	}
-}
-
 // TestShortcuts checks that the two shortcuts of a packed lowering change
 // nothing: the memo (functions whose CFI repeats an earlier one's get a
 // copy of its FREs) and the fast path (fast.go). With each, both and
@@ -98,7 +56,7 @@ func TestShortcuts(t *testing.T) {
 				var ref []byte
 				var refRes *Result
 				for _, v := range variants {
-					r, _, err := LowerFile(f, frames, tg, Options{GasCompat: gas, Pack: true, Workers: workers, noMemo: v.noMemo, noFast: v.noFast})
+					r, _, err := LowerFile(f, frames, tg, Options{GasCompat: gas, Workers: workers, noMemo: v.noMemo, noFast: v.noFast})
 					if err != nil {
 						t.Fatalf("%s: %v", name, err)
 					}

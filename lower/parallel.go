@@ -108,7 +108,7 @@ func newParallelLowering(res *Result, t Target, parts []part) *parallelLowering 
 		lowered: make([]atomic.Bool, len(parts)),
 		ok:      true,
 	}
-	if !t.Relocatable && sec.Packed != nil {
+	if !t.Relocatable && sec.Header.Version != emit.Version2 {
 		// A linked file's section is sorted by start: each worker
 		// sorts the parts it lowers.
 		pl.runs = newSortedRuns(len(parts), cap(res.Starts), emit.HeaderSize+len(sec.Header.AuxHeader), res.hugePages)
@@ -128,23 +128,16 @@ func newParallelLowering(res *Result, t Target, parts []part) *parallelLowering 
 		if res.Sources != nil {
 			p.Sources = res.Sources[lo:lo:hi]
 		}
-		if sec.Packed != nil {
-			p.Section.Packed = sec.Packed[packedAt : packedAt : packedAt+pt.packed]
-			p.Section.Index = sec.Index[lo:lo:hi]
-			packedAt += pt.packed
-		} else {
-			p.Section.FDEs = sec.FDEs[lo:lo:hi]
-		}
+		p.Section.FREData = sec.FREData[packedAt : packedAt : packedAt+pt.packed]
+		p.Section.Index = sec.Index[lo:lo:hi]
+		packedAt += pt.packed
 		lo = hi
 		pl.windows[k+1] = packedAt
 		pl.results[k] = p
 	}
-	sec.FDEs, sec.Index, res.Starts = sec.FDEs[:0], sec.Index[:0], res.Starts[:0]
+	sec.Index, sec.FREData, res.Starts = sec.Index[:0], sec.FREData[:0], res.Starts[:0]
 	if res.Sources != nil {
 		res.Sources = res.Sources[:0]
-	}
-	if sec.Packed != nil {
-		sec.Packed = sec.Packed[:0]
 	}
 	return pl
 }
@@ -208,14 +201,14 @@ func (pl *parallelLowering) join() {
 		// A part that outgrew its window (in an array of its own)
 		// moves down over the windows of the next ones: save what
 		// it covers, once they are lowered.
-		end := len(sec.Packed) + len(p.Section.Packed)
+		end := len(sec.FREData) + len(p.Section.FREData)
 		for j := k + 1; j < len(pl.results) && pl.windows[j] < end; j++ {
 			if !pl.lowered[j].Load() {
 				return
 			}
 		}
 		for j := k + 1; j < len(pl.results) && pl.windows[j] < end; j++ {
-			pl.results[j].Section.Packed = slices.Clone(pl.results[j].Section.Packed)
+			pl.results[j].Section.FREData = slices.Clone(pl.results[j].Section.FREData)
 		}
 		if pl.runs != nil {
 			if pl.sorted[k] {
@@ -256,16 +249,13 @@ func chunks(frames *cfi.Frames, t Target, opt Options, n int) []part {
 }
 
 // appendResult appends the functions of p, lowered after those of r, to
-// r (p's lists may lie in r's arrays past r's ends: they move down). FRE offsets (or, unpacked, ordering keys) and relocation offsets
+// r (p's lists may lie in r's arrays past r's ends: they move down). FRE offsets and relocation offsets
 // shift by what r holds. It reports false when the packed FRE data would
 // pass what a 32-bit offset can address.
 func (r *Result) appendResult(p *Result, t Target) bool {
 	sec, psec := r.Section, p.Section
-	base := uint64(len(sec.FDEs))
-	if sec.Packed != nil {
-		base = uint64(len(sec.Packed))
-	}
-	if base+uint64(len(psec.Packed)) > 1<<32-1 {
+	base := uint64(len(sec.FREData))
+	if base+uint64(len(psec.FREData)) > 1<<32-1 {
 		return false
 	}
 	if t.Relocatable {
@@ -275,19 +265,12 @@ func (r *Result) appendResult(p *Result, t Target) bool {
 			r.Relocs = append(r.Relocs, rel)
 		}
 	}
-	if sec.Packed != nil {
-		for _, e := range psec.Index {
-			e.FREOffset += uint32(base)
-			sec.Index = append(sec.Index, e)
-		}
-		sec.Packed = append(sec.Packed, psec.Packed...)
-		sec.PackedFREs += psec.PackedFREs
-	} else {
-		for _, f := range psec.FDEs {
-			f.FREOffset += uint32(base)
-			sec.FDEs = append(sec.FDEs, f)
-		}
+	for _, e := range psec.Index {
+		e.FREOffset += uint32(base)
+		sec.Index = append(sec.Index, e)
 	}
+	sec.FREData = append(sec.FREData, psec.FREData...)
+	sec.FRECount += psec.FRECount
 	r.Starts = append(r.Starts, p.Starts...)
 	if r.Sources != nil {
 		r.Sources = append(r.Sources, p.Sources...)

@@ -24,9 +24,8 @@ func TestWorkers(t *testing.T) {
 	n := 0
 	for _, name := range append(files, big...) {
 		workers := []int{2, 3, 7}
-		packs := []bool{false, true}
 		if len(big) > 1 && name == big[1] {
-			workers, packs = []int{2}, []bool{true} // big: as the CLI lowers it
+			workers = []int{2} // big: as the CLI lowers it
 		}
 		f, tg, frames, ok := openLowerable(name)
 		if !ok {
@@ -47,8 +46,8 @@ func TestWorkers(t *testing.T) {
 			return res, b
 		}
 		for _, gas := range []bool{false, true} {
-			for _, pack := range packs {
-				opt := Options{GasCompat: gas, Pack: pack}
+			{
+				opt := Options{GasCompat: gas}
 				want, wantBytes := lowerEncode(opt)
 				for _, w := range workers {
 					opt.Workers = w
@@ -95,7 +94,7 @@ func TestLowerParallelJoin(t *testing.T) {
 		}
 		return w.End()
 	}
-	want := newResult(tg, Options{Pack: true}, 100, 0, true)
+	want := newResult(tg, Options{}, 100, 0, true)
 	for k := range nparts {
 		for i := range k%4 + 1 {
 			if err := appendFunc(want.Section, k, i); err != nil {
@@ -110,7 +109,7 @@ func TestLowerParallelJoin(t *testing.T) {
 			if round%10 == 9 {
 				failing = round % nparts
 			}
-			res := newResult(tg, Options{Pack: true}, 100, 160, true) // the sum of the estimates
+			res := newResult(tg, Options{}, 100, 160, true) // the sum of the estimates
 			parts := make([]part, nparts)
 			for k := range parts {
 				parts[k] = part{fdes: k%4 + 1, packed: k % 2 * 40, run: func(p *Result) error {
@@ -135,9 +134,9 @@ func TestLowerParallelJoin(t *testing.T) {
 				}
 			case !ok:
 				t.Errorf("round %d, %d workers: lowerParallel failed", round, workers)
-			case !bytes.Equal(res.Section.Packed, want.Section.Packed):
+			case !bytes.Equal(res.Section.FREData, want.Section.FREData):
 				t.Errorf("round %d, %d workers: the joined FRE data differs", round, workers)
-			case !reflect.DeepEqual(res.Section.Index, want.Section.Index) || !reflect.DeepEqual(res.Section.FDEs, want.Section.FDEs) || !reflect.DeepEqual(res.Starts, want.Starts):
+			case !reflect.DeepEqual(res.Section.Index, want.Section.Index) || !reflect.DeepEqual(res.Starts, want.Starts):
 				t.Errorf("round %d, %d workers: the joined FDEs or starts differ", round, workers)
 			}
 		}

@@ -3,9 +3,11 @@ package lower
 import (
 	"bytes"
 	"cmp"
+	"debug/elf"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -28,19 +30,19 @@ func TestPermute(t *testing.T) {
 			}
 			r := &Result{Section: &emit.Section{}}
 			for i := range n {
-				r.Section.FDEs = append(r.Section.FDEs, emit.FDE{Size: uint32(i)})
+				r.Section.Index = append(r.Section.Index, emit.IndexEntry{Size: uint32(i)})
 				r.Starts = append(r.Starts, uint64(1000+i))
 				r.Sources = append(r.Sources, &cfi.FDE{Start: uint64(i)})
 			}
 			want := &Result{Section: &emit.Section{}}
 			for _, p := range perm {
-				want.Section.FDEs = append(want.Section.FDEs, r.Section.FDEs[p])
+				want.Section.Index = append(want.Section.Index, r.Section.Index[p])
 				want.Starts = append(want.Starts, r.Starts[p])
 				want.Sources = append(want.Sources, r.Sources[p])
 			}
 			r.permute(slices.Clone(perm))
-			if !slices.EqualFunc(r.Section.FDEs, want.Section.FDEs, func(a, b emit.FDE) bool { return a.Size == b.Size }) || !slices.Equal(r.Starts, want.Starts) || !slices.Equal(r.Sources, want.Sources) {
-				t.Errorf("n=%d seed=%d perm %v: FDEs %v, want %v", n, seed, perm, r.Section.FDEs, want.Section.FDEs)
+			if !slices.Equal(r.Section.Index, want.Section.Index) || !slices.Equal(r.Starts, want.Starts) || !slices.Equal(r.Sources, want.Sources) {
+				t.Errorf("n=%d seed=%d perm %v: FDEs %v, want %v", n, seed, perm, r.Section.Index, want.Section.Index)
 			}
 		}
 	}
@@ -111,21 +113,21 @@ func TestEncodePlaced(t *testing.T) {
 			}
 			continue
 		}
-		for _, pack := range []bool{false, true} {
-			opt := Options{Pack: pack}
+		{
+			opt := Options{}
 			for _, addr := range []uint64{0, 0x10000, frames.FDEs[len(frames.FDEs)/2].Start, 1 << 40} {
-				what := fmt.Sprintf("%s (packed %v, section at %#x)", name, pack, addr)
+				what := fmt.Sprintf("%s (section at %#x)", name, addr)
 				r, _, err := LowerFile(f, frames, tg, opt)
 				if err != nil {
 					t.Fatalf("%s: %v", what, err)
 				}
-				before, index := slices.Clone(r.Section.FDEs), slices.Clone(r.Section.Index)
+				index := slices.Clone(r.Section.Index)
 				starts := slices.Clone(r.Starts)
 				parts, err := r.EncodePlaced(addr)
 				if err != nil {
 					t.Fatalf("%s: %v", what, err)
 				}
-				if pack && (!slices.EqualFunc(before, r.Section.FDEs, fdeEqual) || !slices.Equal(index, r.Section.Index) || !slices.Equal(starts, r.Starts)) {
+				if !slices.Equal(index, r.Section.Index) || !slices.Equal(starts, r.Starts) {
 					t.Errorf("%s: EncodePlaced changed the result", what)
 				}
 				ref, _, err := LowerFile(f, frames, tg, opt)
@@ -156,7 +158,7 @@ func TestEncodePlaced(t *testing.T) {
 
 // comparePlaceAndEncode requires PlaceAndEncode(addr) of a result made by
 // lower to write want, the bytes of ref placed at addr, and to leave the
-// result as ref: index, FDEs, Starts, Sources and flags.
+// result as ref: index, FRE data, Starts, Sources and flags.
 func comparePlaceAndEncode(t *testing.T, what string, ref *Result, want [][]byte, lower func() (*Result, error), addr uint64) {
 	t.Helper()
 	r, err := lower()
@@ -171,14 +173,76 @@ func comparePlaceAndEncode(t *testing.T, what string, ref *Result, want [][]byte
 		t.Errorf("%s: PlaceAndEncode's bytes differ from Place and EncodeParts'", what)
 	}
 	got, ws := r.Section, ref.Section
-	if !slices.Equal(got.Index, ws.Index) || !slices.EqualFunc(got.FDEs, ws.FDEs, fdeEqual) || !slices.Equal(r.Starts, ref.Starts) ||
+	if !slices.Equal(got.Index, ws.Index) || !bytes.Equal(got.FREData, ws.FREData) || !slices.Equal(r.Starts, ref.Starts) ||
 		!slices.Equal(r.Sources, ref.Sources) || got.Header.Flags != ws.Header.Flags {
 		t.Errorf("%s: PlaceAndEncode left the result other than Place does", what)
 	}
 }
 
-// fdeEqual compares two FDEs field by field (FREs by length).
-func fdeEqual(a, b emit.FDE) bool {
-	return a.StartOffset == b.StartOffset && a.Size == b.Size && a.Info == b.Info && a.Info2 == b.Info2 &&
-		a.RepSize == b.RepSize && a.FREOffset == b.FREOffset && len(a.FREs) == len(b.FREs)
+// TestPlaceLinked undoes ld's sort of each linked golden section by
+// shuffling its FDE index, then checks that Place and Encode give ld's
+// bytes back: the same order (ties in the order of the FRE data, as ld
+// inserts the functions: its qsort is glibc's stable merge sort) and
+// start fields. (Place's sort is the one sort of function starts.)
+func TestPlaceLinked(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("..", "testdata", "link", "*", "*.gs.*"))
+	n, ties := 0, 0
+	for _, name := range files {
+		f, err := elf.Open(name)
+		if err != nil {
+			continue // the expected dumps and sections beside the files
+		}
+		sf := f.Section(".sframe")
+		if sf == nil || f.Type == elf.ET_REL {
+			f.Close()
+			continue
+		}
+		raw, err := sf.Data()
+		addr := sf.Addr
+		f.Close()
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		sec, err := emit.Decode(raw)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if sec.Header.Flags&emit.FlagFDESorted == 0 {
+			continue
+		}
+		n++
+		starts := make([]uint64, sec.NumFDEs())
+		for i := range starts {
+			starts[i] = sec.FuncStart(i, addr)
+		}
+		perm := rand.New(rand.NewPCG(1, uint64(len(raw)))).Perm(len(starts))
+		hasTies := false
+		for i := 1; i < len(starts); i++ {
+			hasTies = hasTies || starts[i] == starts[i-1]
+		}
+		if hasTies {
+			ties++
+			slices.SortFunc(perm, func(a, b int) int { return cmp.Compare(sec.Index[a].FREOffset, sec.Index[b].FREOffset) })
+		}
+		shuffled := *sec
+		shuffled.Header.Flags &^= emit.FlagFDESorted
+		shuffled.Index = make([]emit.IndexEntry, len(perm))
+		res := &Result{Section: &shuffled, Starts: make([]uint64, len(perm))}
+		for i, p := range perm {
+			shuffled.Index[i] = sec.Index[p]
+			res.Starts[i] = starts[p]
+		}
+		res.Place(addr)
+		enc, err := shuffled.Encode()
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if !bytes.Equal(enc, raw) {
+			t.Errorf("%s: Place of the shuffled index differs from ld's output (ties: %v)", name, hasTies)
+		}
+	}
+	if n == 0 {
+		t.Fatal("no sorted linked golden section")
+	}
+	t.Logf("%d sorted sections, %d with equal starts", n, ties)
 }

@@ -186,16 +186,11 @@ func pltFDE(size uint64, pc emit.PCType, rep uint8, ft emit.FREType, tab []pltFR
 
 // appendPLT adds PLT FDEs after the functions of a linked file's result,
 // as ld merges them after all input sections: their FRE data comes last.
-// Call Place afterwards. The error is AppendPacked's, for a packed result.
+// Call Place afterwards. The error is AppendFDE's.
 func (r *Result) appendPLT(plt []PLTFDE) error {
 	for _, p := range plt {
-		if r.Section.Packed != nil {
-			if err := r.Section.AppendPacked(p.FDE); err != nil {
-				return fmt.Errorf("PLT FDE at %#x: %w", p.Start, err)
-			}
-		} else {
-			p.FDE.FREOffset = uint32(len(r.Section.FDEs))
-			r.Section.FDEs = append(r.Section.FDEs, p.FDE)
+		if err := r.Section.AppendFDE(p.FDE); err != nil {
+			return fmt.Errorf("PLT FDE at %#x: %w", p.Start, err)
 		}
 		r.Starts = append(r.Starts, p.Start)
 		if r.Sources != nil {

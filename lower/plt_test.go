@@ -22,10 +22,11 @@ func unhex(t *testing.T, s string) []byte {
 // encodeFREData encodes the FRE sub-section bytes of a list of FDEs.
 func encodeFREData(t *testing.T, h emit.Header, fdes []emit.FDE) []byte {
 	t.Helper()
-	for i := range fdes {
-		fdes[i].FREOffset = uint32(i)
+	sec, err := emit.NewSection(h, fdes)
+	if err != nil {
+		t.Fatal(err)
 	}
-	b, err := (&emit.Section{Header: h, FDEs: fdes}).Encode()
+	b, err := sec.Encode()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,9 +116,10 @@ func TestLinkedSection(t *testing.T) {
 		}}
 	}
 	res := &Result{Section: &emit.Section{Header: x86.Header()}}
-	for i, f := range []emit.FDE{user(0x35, 0x34), user(0x25, 0x24)} {
-		f.FREOffset = uint32(i)
-		res.Section.FDEs = append(res.Section.FDEs, f)
+	for _, f := range []emit.FDE{user(0x35, 0x34), user(0x25, 0x24)} {
+		if err := res.Section.AppendFDE(f); err != nil {
+			t.Fatal(err)
+		}
 	}
 	res.Starts = []uint64{0x1020, 0x1055}
 	res.Sources = make([]*cfi.FDE, 2)

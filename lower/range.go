@@ -8,19 +8,16 @@ import (
 )
 
 // newResult returns an empty result with room for n FDEs (and their
-// Sources, unless scanned) and, packed, packed bytes of FRE data, so that
+// Sources, unless scanned) and packed bytes of FRE data, so that
 // lowering does not copy the lists as they grow.
 func newResult(t Target, opt Options, n, packed int, scanned bool) *Result {
 	huge := opt.HugePages
 	sec := &emit.Section{Header: t.Header()}
-	if opt.Pack {
-		sec.Packed = makeBig[byte](0, packed, huge)
-		sec.Index = makeBig[emit.IndexEntry](0, n, huge)
-	} else {
-		sec.FDEs = makeBig[emit.FDE](0, n, huge)
-	}
+	sec.FREData = makeBig[byte](0, packed, huge)
+	sec.Index = makeBig[emit.IndexEntry](0, n, huge)
 	r := &Result{Section: sec, Starts: makeBig[uint64](0, n, huge), hugePages: huge}
-	if opt.Pack && opt.ShareFREs {
+	if opt.ShareFREs && opt.Version != emit.Version2 {
+		// (A version 2 section is shared once converted.)
 		r.sharer = emit.NewFRESharer(n)
 	}
 	if !scanned {
@@ -51,7 +48,7 @@ func newRangeLowerer(res *Result, frames *cfi.Frames, n int, t Target, opt Optio
 		return nil, err
 	}
 	r := &rangeLowerer{res: res, l: l, t: t, opt: opt, fast: l.fastUsable(), scanned: scanned}
-	if opt.Pack && !opt.noMemo {
+	if !opt.noMemo {
 		// Two functions in three repeat an earlier one's CFI; with the
 		// fast path, the memo sees only the few it leaves (it grows if
 		// need be).
@@ -97,9 +94,7 @@ func (r *rangeLowerer) skip(s Skip) {
 func (r *rangeLowerer) lower(f *cfi.FDE) error {
 	res, l, t, opt := r.res, r.l, &r.t, &r.opt // (pointers: no copy of either at every function)
 	sec := res.Section
-	if opt.Pack {
-		l.recycle() // the FREs of the last function are packed
-	}
+	l.recycle() // the FREs of the last function are encoded
 	if t.Relocatable && f.Section <= 0 {
 		// Without the section of the function there is nothing for
 		// the start field's relocation to refer to.
@@ -110,7 +105,7 @@ func (r *rangeLowerer) lower(f *cfi.FDE) error {
 		return nil
 	}
 	i := sec.NumFDEs()
-	if opt.Pack && r.fast {
+	if r.fast {
 		if ok, err := l.lowerFast(f, sec); ok {
 			if err != nil {
 				return fmt.Errorf("function at %#x: %w", f.Start, err)
@@ -125,7 +120,7 @@ func (r *rangeLowerer) lower(f *cfi.FDE) error {
 	if m != nil && memoable(f) {
 		key = m.hash(f)
 		if j, ok := m.lookup(key, f); ok {
-			if err := sec.AppendPackedCopy(j, uint32(f.Size)); err != nil {
+			if err := sec.AppendCopy(j, uint32(f.Size)); err != nil {
 				return fmt.Errorf("function at %#x: %w", f.Start, err)
 			}
 			r.appendFunction(f, i)
@@ -140,16 +135,11 @@ func (r *rangeLowerer) lower(f *cfi.FDE) error {
 			return nil
 		}
 	}
-	if opt.Pack {
-		if err := sec.AppendPacked(fde); err != nil {
-			return fmt.Errorf("function at %#x: %w", f.Start, err)
-		}
-		if m != nil && memoable(f) && skip == nil && !l.x.setLoc {
-			m.add(key, f, i, l.x.pc)
-		}
-	} else {
-		fde.FREOffset = uint32(i)
-		sec.FDEs = append(sec.FDEs, fde)
+	if err := sec.AppendFDE(fde); err != nil {
+		return fmt.Errorf("function at %#x: %w", f.Start, err)
+	}
+	if m != nil && memoable(f) && skip == nil && !l.x.setLoc {
+		m.add(key, f, i, l.x.pc)
 	}
 	r.appendFunction(f, i)
 	return nil

@@ -129,7 +129,7 @@ func TestEncodePlacedRuns(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				res, _, _, err := LowerScan(f, frames, tg, Options{Pack: true, Workers: workers})
+				res, _, _, err := LowerScan(f, frames, tg, Options{Workers: workers})
 				if err != nil {
 					t.Fatal(err)
 				}

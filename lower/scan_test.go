@@ -44,12 +44,12 @@ func TestScanLower(t *testing.T) {
 		}
 		broken = broken || len(frames.Errors) > 100
 		for _, gas := range []bool{false, true} {
-			for _, pack := range []bool{false, true} {
+			{
 				for _, workers := range []int{1, 2, 3} {
 					// Huge pages on 2 workers (LLVM 15's lists are big
 					// enough to be advised).
-					opt := Options{GasCompat: gas, Pack: pack, Workers: workers, HugePages: workers == 2}
-					what := fmt.Sprintf("%s (gas-compat %v, packed %v, %d workers)", name, gas, pack, workers)
+					opt := Options{GasCompat: gas, Workers: workers, HugePages: workers == 2}
+					what := fmt.Sprintf("%s (gas-compat %v, %d workers)", name, gas, workers)
 					ref, refPLT, err := LowerFile(f, frames, tg, opt)
 					if err != nil {
 						t.Fatalf("%s: %v", what, err)
@@ -132,7 +132,7 @@ func compareScanned(ref, got *Result, tg Target) string {
 	// EncodePlaced first (from the parts' sorted runs, when lowered in
 	// parts), which leaves the result as it was.
 	var placed []byte
-	if !tg.Relocatable && got.Section.Packed != nil {
+	if !tg.Relocatable {
 		parts, err := got.EncodePlaced(0x10000)
 		if err != nil {
 			return fmt.Sprintf("EncodePlaced: %v", err)
@@ -202,7 +202,7 @@ func TestScanLowerMapped(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, _, errs, err := LowerScan(f, frames, tg, Options{Pack: true, Workers: workers, MappedCFI: true, afterCut: afterCut})
+		res, _, errs, err := LowerScan(f, frames, tg, Options{Workers: workers, MappedCFI: true, afterCut: afterCut})
 		return res, errs, err
 	}
 	for _, workers := range []int{1, 2} {
@@ -210,7 +210,7 @@ func TestScanLowerMapped(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ref, _, refErrs, err := LowerScan(f, frames, tg, Options{Pack: true, Workers: workers})
+		ref, _, refErrs, err := LowerScan(f, frames, tg, Options{Workers: workers})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -275,7 +275,7 @@ func TestScanParallel(t *testing.T) {
 				t.Fatal(err)
 			}
 			// Huge pages on 3 workers: the same bytes.
-			res, _, errs, err := LowerScan(f, frames, tg, Options{Pack: true, Workers: workers, HugePages: workers == 3})
+			res, _, errs, err := LowerScan(f, frames, tg, Options{Workers: workers, HugePages: workers == 3})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -309,7 +309,7 @@ func TestScanHold(t *testing.T) {
 		t.Fatal("libstdc++ cannot be lowered")
 	}
 	defer f.Close()
-	ref, _, err := LowerFile(f, frames, tg, Options{Pack: true})
+	ref, _, err := LowerFile(f, frames, tg, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -320,7 +320,7 @@ func TestScanHold(t *testing.T) {
 	for _, when := range []string{"never", "at once", "midway"} {
 		for _, scan := range []bool{false, true} {
 			hold := make(chan struct{})
-			opt := Options{Pack: true, Workers: 2, Hold: hold}
+			opt := Options{Workers: 2, Hold: hold}
 			switch when {
 			case "at once":
 				close(hold)

@@ -52,7 +52,7 @@ type Result struct {
 	copied    int             // functions whose FREs were copied from an earlier one's
 	fast      int             // functions translated on the fast path
 	hugePages bool            // Options.HugePages: for the lists of EncodePlaced
-	sharer    *emit.FRESharer // packed with Options.ShareFREs: shares the parts as they join
+	sharer    *emit.FRESharer // with Options.ShareFREs (version 3): shares the parts as they join
 	runs      *sortedRuns     // parts sorted by start, for EncodePlaced; nil without
 }
 
@@ -85,7 +85,7 @@ func Lower(frames *cfi.Frames, t Target, opt Options) (*Result, error) {
 		if err := checkV2(t, opt.V2Layout); err != nil {
 			return nil, err
 		}
-		v2, opt.Pack = true, false
+		v2 = true
 	default:
 		return nil, fmt.Errorf("unsupported SFrame version %d", opt.Version)
 	}
@@ -119,7 +119,7 @@ func Lower(frames *cfi.Frames, t Target, opt Options) (*Result, error) {
 }
 
 // share shares the result's repeated FRE data with opt.ShareFREs: what
-// its sharer has not shared yet (the functions of a packed result not
+// its sharer has not shared yet (the functions of a result not
 // joined in parts), or the whole section.
 func (r *Result) share(opt Options) error {
 	if !opt.ShareFREs {
@@ -153,7 +153,7 @@ func padObject(res *Result, t Target) {
 // usually takes (on x86_64 shared libraries: the attribute records plus
 // 1.05 to 1.17 bytes per byte of CFI instructions), so that the packed
 // section is allocated once instead of growing by copies (31 MB of
-// garbage for 6 MB of data on libLLVM.so). Only a guess: Packed grows
+// garbage for 6 MB of data on libLLVM.so). Only a guess: FREData grows
 // past it when needed.
 func packedEstimate(fdes []*cfi.FDE) int {
 	return packedSize(fdes) + 1024 // and the PLT FDEs
@@ -170,24 +170,11 @@ func packedSize(fdes []*cfi.FDE) int {
 
 // encodedSize is the size Encode will give sec, without its Trailer.
 func encodedSize(sec *emit.Section) int {
-	n := emit.HeaderSize + len(sec.Header.AuxHeader) + emit.FDEIndexEntrySize*sec.NumFDEs()
-	if sec.Packed != nil {
-		return n + len(sec.Packed)
+	size, err := sec.Size()
+	if err != nil {
+		return 0 // Encode says why
 	}
-	if sec.SharedFREs {
-		if size, err := sec.Size(); err == nil {
-			return size - len(sec.Trailer)
-		}
-	}
-	for i := range sec.FDEs {
-		f := &sec.FDEs[i]
-		addr := 1 << f.FREType() // 1, 2 or 4 bytes
-		n += emit.FDEAttrSize + len(f.FREs)*(addr+1)
-		for j := range f.FREs {
-			n += len(f.FREs[j].Words) * (1 << f.FREs[j].DataWordSize())
-		}
-	}
-	return n
+	return size - len(sec.Trailer)
 }
 
 // Place sets the start fields of a linked file's section at sectionAddr
@@ -206,18 +193,17 @@ func (r *Result) Place(sectionAddr uint64) {
 }
 
 // EncodePlaced encodes the section as Place(sectionAddr) followed by
-// Section.EncodeParts would, but a packed section without reordering r:
-// its FDE index is written in start order from where the FDEs are
-// (an emit.Placement), and r stays as it was. An unpacked section
-// is placed, then encoded.
+// Section.EncodeParts would, but without reordering r: the FDE index is
+// written in start order from where the FDEs are (an emit.Placement), and
+// r stays as it was. A version 2 section (a placement writes a version 3
+// index) is placed, then encoded.
 func (r *Result) EncodePlaced(sectionAddr uint64) ([][]byte, error) {
 	parts, _, err := r.encodePlaced(sectionAddr)
 	return parts, err
 }
 
 // PlaceAndEncode is Place(sectionAddr) followed by Section.EncodeParts, at
-// the cost of EncodePlaced and a reordering of r: a packed section's index
-// is written in start order as EncodePlaced writes it, then r is put in
+// the cost of EncodePlaced and a reordering of r: the index is written in start order as EncodePlaced writes it, then r is put in
 // that order (not sorted a second time) and its start fields set. For a
 // caller that reads the section in memory afterwards: it is what the bytes
 // hold.
@@ -227,7 +213,7 @@ func (r *Result) PlaceAndEncode(sectionAddr uint64) ([][]byte, error) {
 		return nil, err
 	}
 	sec := r.Section
-	if order != nil { // nil: in start order already, or placed (unpacked)
+	if order != nil { // nil: in start order already, or placed (version 2)
 		r.gather(order)
 	}
 	for i := range sec.NumFDEs() {
@@ -237,7 +223,7 @@ func (r *Result) PlaceAndEncode(sectionAddr uint64) ([][]byte, error) {
 	return parts, nil
 }
 
-// gather puts a packed section's index entries, Starts and Sources in
+// gather puts the section's index entries, Starts and Sources in
 // order (position j gets what was at order[j]) into new lists: sequential
 // writes, where permute follows cycles in place (on libLLVM.so's 160,806
 // functions 1.2-2.0 ms, permute 8-56 ms in the same runs), for the price of
@@ -260,11 +246,12 @@ func (r *Result) gather(order []int) {
 }
 
 // encodePlaced is EncodePlaced, also returning the order the index was
-// written in (emit.Placement.Order: nil for the FDEs' own order, or for an
-// unpacked section, which it places).
+// written in (emit.Placement.Order: nil for the FDEs' own order, or for a
+// version 2 section, which it places).
 func (r *Result) encodePlaced(sectionAddr uint64) ([][]byte, []int, error) {
 	sec := r.Section
-	if sec.Packed == nil {
+	if sec.Header.Version != emit.Version3 {
+		// A placement writes a version 3 index.
 		r.Place(sectionAddr)
 		parts, err := sec.EncodeParts(nil)
 		return parts, nil, err
@@ -275,7 +262,7 @@ func (r *Result) encodePlaced(sectionAddr uint64) ([][]byte, []int, error) {
 	// four (the index is written over the sort's first half, from the order
 	// in the last n words, past the index's end).
 	n := len(r.Starts)
-	headWords := (sec.PackedOffset() + 7) / 8
+	headWords := (sec.FREDataOffset() + 7) / 8
 	// The runs, once: the index is written over them.
 	runs := r.runs
 	r.runs = nil
@@ -405,17 +392,13 @@ func (r *Result) placeOrderCompare(sectionAddr uint64, mem []int) []int {
 	return perm
 }
 
-// permute reorders the FDEs (of a packed section, its index entries),
+// permute reorders the FDEs (the section's index entries),
 // Starts and Sources in place so that position i holds what was at
 // perm[i]: a big section is not copied. Sources are left alone when they
 // do not match the FDEs one to one (dropped by a caller done with them).
 func (r *Result) permute(perm []int) {
 	done := make([]bool, len(perm))
-	if sec := r.Section; sec.Packed != nil {
-		permuteList(sec.Index, perm, done)
-	} else {
-		permuteList(sec.FDEs, perm, done)
-	}
+	permuteList(r.Section.Index, perm, done)
 	permuteList(r.Starts, perm, done)
 	if len(r.Sources) == len(perm) {
 		permuteList(r.Sources, perm, done)

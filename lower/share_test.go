@@ -30,7 +30,7 @@ func TestShareFREsOption(t *testing.T) {
 			}
 			continue
 		}
-		plain, _, err := LowerFile(f, frames, tg, Options{Pack: true})
+		plain, _, err := LowerFile(f, frames, tg, Options{})
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -48,10 +48,10 @@ func TestShareFREsOption(t *testing.T) {
 		var ref []byte
 		var refRes *Result
 		for _, scan := range []bool{false, true} {
-			for _, pack := range []bool{false, true} {
+			{
 				for _, workers := range []int{1, 3} {
-					opt := Options{Pack: pack, Workers: workers, ShareFREs: true}
-					what := fmt.Sprintf("%s (scan %v, packed %v, %d workers)", name, scan, pack, workers)
+					opt := Options{Workers: workers, ShareFREs: true}
+					what := fmt.Sprintf("%s (scan %v, %d workers)", name, scan, workers)
 					var res *Result
 					if scan {
 						open, err := cfi.Open(f, cfi.Auto)
@@ -104,27 +104,32 @@ func TestShareFREsOption(t *testing.T) {
 // unshared one (plainEnc, decoded: want).
 func checkShared(t *testing.T, what string, enc, plainEnc []byte, got, want *emit.Section, shared int) {
 	t.Helper()
-	if len(got.FDEs) != len(want.FDEs) {
-		t.Fatalf("%s: %d FDEs, %d unshared", what, len(got.FDEs), len(want.FDEs))
+	gf, errG := got.Functions()
+	wf, errW := want.Functions()
+	if errG != nil || errW != nil {
+		t.Fatalf("%s: %v, unshared: %v", what, errG, errW)
+	}
+	if len(gf) != len(wf) {
+		t.Fatalf("%s: %d FDEs, %d unshared", what, len(gf), len(wf))
 	}
 	bo := got.Header.ABI.ByteOrder()
 	freStart := func(b []byte) int { return emit.HeaderSize + int(bo.Uint32(b[24:])) }
 	// The unshared section's blocks: each from its offset to the next.
-	offs := make([]int, 0, len(want.FDEs)+1)
-	for i := range want.FDEs {
-		offs = append(offs, int(want.FDEs[i].FREOffset))
+	offs := make([]int, 0, len(wf)+1)
+	for i := range wf {
+		offs = append(offs, int(wf[i].FREOffset))
 	}
 	offs = append(offs, int(bo.Uint32(plainEnc[16:])))
 	slices.Sort(offs)
 	block := func(i int) []byte {
-		off := int(want.FDEs[i].FREOffset)
+		off := int(wf[i].FREOffset)
 		k, _ := slices.BinarySearch(offs, off+1)
 		return plainEnc[freStart(plainEnc)+off : freStart(plainEnc)+offs[k]]
 	}
 	first := map[string]uint32{}
 	repeated, saved := 0, 0
-	for i := range want.FDEs {
-		g, w := got.FDEs[i], want.FDEs[i]
+	for i := range wf {
+		g, w := gf[i], wf[i]
 		g.FREOffset, w.FREOffset = 0, 0
 		if g.StartOffset != w.StartOffset || g.Size != w.Size || g.Info != w.Info || g.Info2 != w.Info2 || g.RepSize != w.RepSize ||
 			fmt.Sprint(g.FREs) != fmt.Sprint(w.FREs) {
@@ -134,13 +139,13 @@ func checkShared(t *testing.T, what string, enc, plainEnc []byte, got, want *emi
 		if off, ok := first[string(b)]; ok {
 			repeated++
 			saved += len(b)
-			if got.FDEs[i].FREOffset != off {
-				t.Errorf("%s: FDE %d repeats the block at %#x but points at %#x", what, i, off, got.FDEs[i].FREOffset)
+			if gf[i].FREOffset != off {
+				t.Errorf("%s: FDE %d repeats the block at %#x but points at %#x", what, i, off, gf[i].FREOffset)
 			}
 			continue
 		}
-		first[string(b)] = got.FDEs[i].FREOffset
-		if !bytes.Equal(enc[freStart(enc)+int(got.FDEs[i].FREOffset):][:len(b)], b) {
+		first[string(b)] = gf[i].FREOffset
+		if !bytes.Equal(enc[freStart(enc)+int(gf[i].FREOffset):][:len(b)], b) {
 			t.Errorf("%s: FDE %d points at other bytes", what, i)
 		}
 	}

@@ -70,20 +70,24 @@ func checkV2(t Target, l V2Layout) error {
 	return nil
 }
 
-// toVersion2 turns the unpacked version 3 result res, just lowered, into
-// version 2 in layout l: the functions version 2 cannot express (V2Refusal)
-// are left out and listed in res.Skipped, in CFI order, with the reason;
-// the others keep their FDE and FREs as they are (the two versions' FREs
-// are the same), with the 20-byte FDE's start field and relocation.
+// toVersion2 turns the version 3 result res, just lowered, into version
+// 2 in layout l: the functions version 2 cannot express (V2Refusal) are
+// left out and listed in res.Skipped, in CFI order, with the reason; the
+// others keep their FDE and FREs as they are (the two versions' FREs are
+// the same; emit writes the 20-byte FDE from the record), with the
+// version 2 start field's relocation. It is the one conversion from
+// version 3 to version 2.
 func toVersion2(res *Result, t Target, l V2Layout) error {
 	if err := checkV2(t, l); err != nil {
 		return err
 	}
-	sec := res.Section
-	if sec.Packed != nil {
-		return fmt.Errorf("SFrame version 2 is written from an unpacked section")
+	old := res.Section
+	sec := &emit.Section{
+		Header:  t.V2Header(l),
+		Index:   make([]emit.IndexEntry, 0, len(old.Index)),
+		FREData: make([]byte, 0, len(old.FREData)),
+		Trailer: old.Trailer,
 	}
-	sec.Header = t.V2Header(l)
 	emitted := make(map[*cfi.FDE]int) // signal frames kept without FREs, by source
 	for k, s := range res.Skipped {
 		if s.Emitted {
@@ -92,13 +96,16 @@ func toVersion2(res *Result, t Target, l V2Layout) error {
 	}
 	kept := 0
 	refused := false
-	for i := range sec.FDEs {
-		f := &sec.FDEs[i]
+	for i := range old.Index {
+		f, err := old.FDE(i)
+		if err != nil {
+			return fmt.Errorf("version 2: %w", err)
+		}
 		var src *cfi.FDE
 		if res.Sources != nil {
 			src = res.Sources[i]
 		}
-		if reason := V2Refusal(t, l, f); reason != "" {
+		if reason := V2Refusal(t, l, &f); reason != "" {
 			if k, ok := emitted[src]; ok && src != nil {
 				res.Skipped[k].Reason, res.Skipped[k].Emitted = reason, false
 			} else {
@@ -107,12 +114,13 @@ func toVersion2(res *Result, t Target, l V2Layout) error {
 			}
 			continue
 		}
-		if g, ok := s390xDefault(t, f); ok {
-			*f = g
+		if g, ok := s390xDefault(t, &f); ok {
+			f = g
 		}
-		sec.FDEs[kept] = *f
-		sec.FDEs[kept].FREOffset = uint32(kept)
-		dropPastEnd(&sec.FDEs[kept])
+		dropPastEnd(&f)
+		if err := sec.AppendFDE(f); err != nil {
+			return fmt.Errorf("version 2: FDE %d: %w", i, err)
+		}
 		res.Starts[kept] = res.Starts[i]
 		if res.Sources != nil {
 			res.Sources[kept] = src
@@ -124,7 +132,7 @@ func toVersion2(res *Result, t Target, l V2Layout) error {
 		}
 		kept++
 	}
-	sec.FDEs = sec.FDEs[:kept]
+	res.Section = sec
 	res.Starts = res.Starts[:kept]
 	if res.Sources != nil {
 		res.Sources = res.Sources[:kept]

@@ -219,24 +219,25 @@ func compareV2Subset(t *testing.T, got, want []byte, addrFile string) {
 	if g.Header.Version != w.Header.Version || g.Header.Flags != w.Header.Flags {
 		t.Errorf("header: version %d flags %#x, ld 2.44: %d %#x", g.Header.Version, g.Header.Flags, w.Header.Version, w.Header.Flags)
 	}
+	gf, wfs := functionsOf(t, g), functionsOf(t, w)
 	ours := map[uint64]*emit.FDE{}
-	for i := range g.FDEs {
-		ours[g.FuncStart(i, addr)] = &g.FDEs[i]
+	for i := range gf {
+		ours[g.FuncStart(i, addr)] = &gf[i]
 	}
-	for i := range w.FDEs {
+	for i := range wfs {
 		start := w.FuncStart(i, addr)
 		o, ok := ours[start]
 		if !ok {
 			t.Errorf("ld 2.44's function at %#x is not ours", start)
 			continue
 		}
-		wf := w.FDEs[i]
+		wf := wfs[i]
 		if o.Size != wf.Size || o.Info != wf.Info || o.RepSize != wf.RepSize || fmt.Sprint(o.FREs) != fmt.Sprint(wf.FREs) {
 			t.Errorf("function at %#x: ours %+v, ld 2.44 %+v", start, *o, wf)
 		}
 	}
-	if len(w.FDEs) < 2 {
-		t.Errorf("ld 2.44 wrote %d functions only", len(w.FDEs))
+	if len(wfs) < 2 {
+		t.Errorf("ld 2.44 wrote %d functions only", len(wfs))
 	}
 }
 
@@ -254,6 +255,7 @@ func compareV2ByReloc(t *testing.T, got, want []byte, gotRelocs, wantRelocsFile 
 		if err != nil {
 			t.Fatal(err)
 		}
+		fdes := functionsOf(t, s)
 		m := map[string]*emit.FDE{}
 		for _, line := range strings.Split(strings.TrimSpace(relocs), "\n") {
 			f := strings.Fields(line)
@@ -265,10 +267,10 @@ func compareV2ByReloc(t *testing.T, got, want []byte, gotRelocs, wantRelocsFile 
 				t.Fatal(err)
 			}
 			i := int(off-emit.HeaderSize) / emit.FDEEntrySizeV2
-			if i < 0 || i >= len(s.FDEs) || uint64(s.FieldOffset(i)) != off {
+			if i < 0 || i >= len(fdes) || uint64(s.FieldOffset(i)) != off {
 				t.Fatalf("relocation at %#x is at no FDE's start field", off)
 			}
-			m[f[2]+" "+f[3]] = &s.FDEs[i]
+			m[f[2]+" "+f[3]] = &fdes[i]
 		}
 		return m
 	}
@@ -334,4 +336,14 @@ func TestV2Workers(t *testing.T) {
 	if n < 20 {
 		t.Fatalf("only %d files lowered", n)
 	}
+}
+
+// functionsOf returns the functions of s with their FREs.
+func functionsOf(t *testing.T, s *emit.Section) []emit.FDE {
+	t.Helper()
+	fdes, err := s.Functions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fdes
 }

@@ -87,7 +87,7 @@ func loadBench(b *testing.B, upTo string) *benchState {
 	if upTo == "read" {
 		return s
 	}
-	if s.res, _, err = lower.LowerFile(s.ef, s.frames, s.target, lower.Options{Pack: true}); err != nil {
+	if s.res, _, err = lower.LowerFile(s.ef, s.frames, s.target, lower.Options{}); err != nil {
 		b.Fatal(err)
 	}
 	return s
@@ -171,7 +171,7 @@ func BenchmarkStageScanSerial(b *testing.B) {
 
 func benchScan(b *testing.B, workers int) {
 	s := loadBench(b, "read")
-	opt := lower.Options{Pack: true, Workers: workers}
+	opt := lower.Options{Workers: workers}
 	s.run(b, len(s.frames.FDEs), func() error {
 		frames, err := cfi.Open(s.ef, cfi.Auto)
 		if err != nil {
@@ -186,7 +186,7 @@ func benchScan(b *testing.B, workers int) {
 // FDE cfi.Read read to an SFrame FDE and its encoded FREs.
 func BenchmarkStageLower(b *testing.B) {
 	s := loadBench(b, "read")
-	opt := lower.Options{Pack: true, Workers: runtime.GOMAXPROCS(0)}
+	opt := lower.Options{Workers: runtime.GOMAXPROCS(0)}
 	s.run(b, len(s.frames.FDEs), func() error {
 		_, _, err := lower.LowerFile(s.ef, s.frames, s.target, opt)
 		return err
@@ -197,7 +197,7 @@ func BenchmarkStageLower(b *testing.B) {
 func BenchmarkStageLowerSerial(b *testing.B) {
 	s := loadBench(b, "read")
 	s.run(b, len(s.frames.FDEs), func() error {
-		_, _, err := lower.LowerFile(s.ef, s.frames, s.target, lower.Options{Pack: true})
+		_, _, err := lower.LowerFile(s.ef, s.frames, s.target, lower.Options{})
 		return err
 	})
 }
@@ -207,12 +207,10 @@ func BenchmarkStageLowerSerial(b *testing.B) {
 // is timed too (about 1 ms of memmove on libLLVM.so).
 func BenchmarkStageEncode(b *testing.B) {
 	s := loadBench(b, "lower")
-	fdes := slices.Clone(s.res.Section.FDEs)
 	index := slices.Clone(s.res.Section.Index)
 	starts := slices.Clone(s.res.Starts)
 	srcs := slices.Clone(s.res.Sources)
 	s.run(b, len(s.frames.FDEs), func() error {
-		copy(s.res.Section.FDEs, fdes)
 		copy(s.res.Section.Index, index)
 		copy(s.res.Starts, starts)
 		copy(s.res.Sources, srcs)
@@ -270,19 +268,19 @@ func BenchmarkGenerate(b *testing.B) {
 	}
 }
 
-// BenchmarkStageShare is emit.Section.ShareFREs on the packed section
+// BenchmarkStageShare is emit.Section.ShareFREs on the section
 // (--share-fres): each distinct block of FRE data kept once. The copy of
 // the section each run starts from is not timed (nor in cpu-ms/op).
 func BenchmarkStageShare(b *testing.B) {
 	s := loadBench(b, "lower")
 	sec := s.res.Section
-	packed, index := slices.Clone(sec.Packed), slices.Clone(sec.Index)
+	data, index := slices.Clone(sec.FREData), slices.Clone(sec.Index)
 	b.ReportAllocs()
 	b.ResetTimer()
 	var cpu time.Duration
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
-		sec.Packed = append(sec.Packed[:0], packed...)
+		sec.FREData = append(sec.FREData[:0], data...)
 		copy(sec.Index, index)
 		b.StartTimer()
 		cpu0 := cpuNow()

@@ -236,7 +236,11 @@ func sframeFDEs(t *testing.T, path string, gnu bool) (map[fdeKey]emit.FDE, *elf.
 	}
 	out := map[fdeKey]emit.FDE{}
 	var prev uint64
-	for i, fde := range sec.FDEs {
+	fdes, err := sec.Functions()
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	for i, fde := range fdes {
 		start := sec.FuncStart(i, s.Addr)
 		if gnu && fde.Size == 0 {
 			continue

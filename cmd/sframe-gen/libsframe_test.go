@@ -73,7 +73,7 @@ func lookupTextWith(s *emit.Section, find func(*emit.Section, int64) *emit.FRE) 
 	var b strings.Builder
 	h := &s.Header
 	fmt.Fprintf(&b, "header version %d flags 0x%02x abi %d fixed_fp %d fixed_ra %d fdes %d\n",
-		h.Version, uint8(h.Flags), uint8(h.ABI), h.CFAFixedFPOffset, h.CFAFixedRAOffset, len(s.FDEs))
+		h.Version, uint8(h.Flags), uint8(h.ABI), h.CFAFixedFPOffset, h.CFAFixedRAOffset, s.NumFDEs())
 	words := func(e *emit.FRE) string {
 		var w strings.Builder
 		w.WriteString(" words")
@@ -82,8 +82,12 @@ func lookupTextWith(s *emit.Section, find func(*emit.Section, int64) *emit.FRE) 
 		}
 		return w.String()
 	}
-	for i := range s.FDEs {
-		f := &s.FDEs[i]
+	fdes, err := s.Functions()
+	if err != nil {
+		fmt.Fprintf(&b, "error %v\n", err)
+	}
+	for i := range fdes {
+		f := &fdes[i]
 		start := int64(s.FuncStart(i, 0))
 		fmt.Fprintf(&b, "func %d start %d size %d fres %d info 0x%02x info2 0x%02x rep %d\n",
 			i, start, f.Size, len(f.FREs), f.Info, f.Info2, f.RepSize)
@@ -125,18 +129,22 @@ func lookupTextWith(s *emit.Section, find func(*emit.Section, int64) *emit.FRE) 
 // size), with libsframe's refusal of an index not flagged sorted. nil where
 // libsframe returns an error.
 func gnuFindFRE(s *emit.Section, pc int64) *emit.FRE {
-	if len(s.FDEs) == 0 || s.Header.Flags&emit.FlagFDESorted == 0 {
+	if s.NumFDEs() == 0 || s.Header.Flags&emit.FlagFDESorted == 0 {
 		return nil // libsframe refuses to search an unsorted index
 	}
 	r, err := emit.ReaderFor(s, 0)
 	if err != nil {
-		return nil // only a packed section's FRE data can be malformed
+		return nil // (a section built by hand with malformed FRE data)
 	}
 	i, j, ok := r.Find(uint64(pc))
 	if !ok {
 		return nil
 	}
-	return &s.FDEs[i].FREs[j]
+	f, err := s.FDE(i)
+	if err != nil {
+		return nil
+	}
+	return &f.FREs[j]
 }
 
 // gnuAccessors is what libsframe's accessors return for FRE e of a

@@ -177,5 +177,5 @@ func strictSFrameFDEs(t *testing.T, path string) int {
 	if err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
-	return len(sec.FDEs)
+	return sec.NumFDEs()
 }

@@ -84,8 +84,8 @@ func TestShareFREsConsumers(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", p, err)
 		}
-		if len(sb) > len(pb) || len(sb) < len(pb) && !s.SharedFREs {
-			t.Errorf("%s: %d bytes shared, %d not (SharedFREs %v)", p, len(sb), len(pb), s.SharedFREs)
+		if len(sb) > len(pb) || len(sb) < len(pb) && !s.Shares() {
+			t.Errorf("%s: %d bytes shared, %d not (Shares %v)", p, len(sb), len(pb), s.Shares())
 		}
 		saved += len(pb) - len(sb)
 

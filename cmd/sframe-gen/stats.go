@@ -293,18 +293,21 @@ func sortedSkips(byReason map[string]*statsSkip) []statsSkip {
 // sharingStats measures what sharing FRE data saves in s (emit's
 // ShareFREs on copies of it) and how many of its FDEs share already.
 func (st *statsJSON) sharingStats(s *emit.Section) error {
-	unshared := *s
-	unshared.SharedFREs = false
-	unshared.FDEs = slices.Clone(s.FDEs)
-	if s.SharedFREs {
-		// Each function its own block, in the order of the FDEs' data.
-		first := map[uint32]bool{}
-		for i := range unshared.FDEs {
-			off := &unshared.FDEs[i].FREOffset
-			if first[*off] {
-				st.SharedFDEs++
-			}
-			first[*off] = true
+	// Each function its own block, in the order of the FDEs.
+	unshared := emit.Section{Header: s.Header, Trailer: s.Trailer}
+	first := map[uint32]bool{}
+	for i := range s.Index {
+		off := s.Index[i].FREOffset
+		if first[off] {
+			st.SharedFDEs++
+		}
+		first[off] = true
+		f, err := s.FDE(i)
+		if err != nil {
+			return err
+		}
+		if err := unshared.AppendFDE(f); err != nil {
+			return err
 		}
 	}
 	var err error
@@ -312,7 +315,7 @@ func (st *statsJSON) sharingStats(s *emit.Section) error {
 		return err
 	}
 	shared := unshared
-	shared.FDEs = slices.Clone(s.FDEs)
+	shared.Index, shared.FREData = slices.Clone(unshared.Index), slices.Clone(unshared.FREData)
 	if st.RepeatedFDEs, err = shared.ShareFREs(); err != nil {
 		return err
 	}
@@ -326,9 +329,12 @@ func (st *statsJSON) sharingStats(s *emit.Section) error {
 // sectionStats counts the FDEs and FREs of s.
 func (st *statsJSON) sectionStats(s *emit.Section) {
 	st.ABI, st.Version = s.Header.ABI.String(), s.Header.Version
-	st.FDEs = len(s.FDEs)
-	for i := range s.FDEs {
-		fde := &s.FDEs[i]
+	st.FDEs = s.NumFDEs()
+	for i := range s.NumFDEs() {
+		fde, err := s.FDE(i)
+		if err != nil {
+			continue // (a section lower made)
+		}
 		if fde.PCType() == emit.PCMask {
 			st.PCMaskFDEs++
 		}
@@ -415,10 +421,13 @@ func writeStatsText(w io.Writer, st *statsJSON) {
 // s) that version 2 cannot express (in the 2.45 layout), by reason.
 func (st *statsJSON) v2Loss(gen *sframegen.Section, s *emit.Section) {
 	byReason := map[string]*statsSkip{}
-	for i := range s.FDEs {
-		f := &s.FDEs[i]
-		reason := gen.V2Refusal(i, f)
-		if reason == "" || f.Size == 0 {
+	for i := range s.NumFDEs() {
+		f, err := s.FDE(i)
+		if err != nil || f.Size == 0 {
+			continue
+		}
+		reason := gen.V2Refusal(i, &f)
+		if reason == "" {
 			continue
 		}
 		st.V2Lost++

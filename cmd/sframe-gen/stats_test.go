@@ -75,10 +75,7 @@ func TestStatsDryRunMatchesGNU(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		fres := 0
-		for _, fd := range s.FDEs {
-			fres += len(fd.FREs)
-		}
+		fres := s.NumFREs()
 		dry := statsOf(t, o)
 		gnu := statsOf(t, twin)
 		if !dry.DryRun || gnu.DryRun {
@@ -92,9 +89,9 @@ func TestStatsDryRunMatchesGNU(t *testing.T) {
 			if st.DryRun {
 				size = st.UnsharedBytes
 			}
-			if size != len(data) || st.FDEs != len(s.FDEs) || st.FREs != fres {
+			if size != len(data) || st.FDEs != s.NumFDEs() || st.FREs != fres {
 				t.Errorf("%s (dry run %v): %d bytes, %d FDEs, %d FREs; GNU's section: %d, %d, %d",
-					o, st.DryRun, size, st.FDEs, st.FREs, len(data), len(s.FDEs), fres)
+					o, st.DryRun, size, st.FDEs, st.FREs, len(data), s.NumFDEs(), fres)
 			}
 		}
 		raw := filepath.Join(t.TempDir(), "raw")

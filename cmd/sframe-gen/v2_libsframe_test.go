@@ -99,7 +99,7 @@ func TestLibsframeLookupV2(t *testing.T) {
 // function answers for the addresses just past its end too, and none of
 // its addresses when it lies before the section.
 func gnuFindFRE244(s *emit.Section, pc int64) *emit.FRE {
-	n := len(s.FDEs)
+	n := s.NumFDEs()
 	if n == 0 || s.Header.Flags&emit.FlagFDESorted == 0 {
 		return nil
 	}
@@ -124,7 +124,11 @@ func gnuFindFRE244(s *emit.Section, pc int64) *emit.FRE {
 	if i < 0 {
 		return nil
 	}
-	f := &s.FDEs[i]
+	fde, err := s.FDE(i)
+	if err != nil {
+		return nil
+	}
+	f := &fde
 	off := uint32(pc - int64(int32(s.FuncStart(i, 0))))
 	for j := range f.FREs {
 		e := &f.FREs[j]

@@ -24,17 +24,20 @@ func (s *stack) ReadAt(p []byte, addr int64) (int, error) {
 // from _start, in a module loaded at 0x400000 whose SFrame section is
 // built here by hand (a real one comes from emit.ReaderFromELF).
 func Example() {
-	sec := &emit.Section{Header: emit.Header{Version: emit.Version3, ABI: emit.ABIAMD64LittleEndian,
-		Flags: emit.FlagFDEFuncStartPCRel, CFAFixedRAOffset: -8}}
+	h := emit.Header{Version: emit.Version3, ABI: emit.ABIAMD64LittleEndian,
+		Flags: emit.FlagFDEFuncStartPCRel, CFAFixedRAOffset: -8}
 	word := func(start uint32, cfa int32, sp bool, more ...int32) emit.FRE {
 		w := append([]int32{cfa}, more...)
 		return emit.FRE{StartAddr: start, Info: emit.FREInfo(sp, len(w), emit.DataWord1B, false), Words: w}
 	}
 	info := emit.FuncInfo(emit.PCInc, emit.FREAddr1, false, false)
-	sec.FDEs = []emit.FDE{
+	sec, err := emit.NewSection(h, []emit.FDE{
 		{Size: 0x10, Info: info, FREs: []emit.FRE{{Info: emit.FREInfo(true, 0, emit.DataWord1B, false)}}},             // _start: outermost
 		{Size: 0x20, Info: info, FREs: []emit.FRE{word(0, 8, true), word(1, 16, true, -16), word(4, 16, false, -16)}}, // main
 		{Size: 0x10, Info: info, FREs: []emit.FRE{word(0, 8, true)}},                                                  // leaf
+	})
+	if err != nil {
+		log.Fatal(err)
 	}
 	for i, start := range []uint64{0x1000, 0x1100, 0x1200} {
 		sec.SetFuncStart(i, start, 0x2000)

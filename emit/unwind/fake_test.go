@@ -77,7 +77,9 @@ func reader(t *testing.T, abi emit.ABI, fns ...fn) *emit.Reader {
 		if info&0xf == 0 {
 			info |= uint8(emit.FRETypeFor(uint32(f.size)))
 		}
-		sec.FDEs = append(sec.FDEs, emit.FDE{Size: uint32(f.size), Info: info, Info2: f.info2, RepSize: f.rep, FREs: f.fres})
+		if err := sec.AppendFDE(emit.FDE{Size: uint32(f.size), Info: info, Info2: f.info2, RepSize: f.rep, FREs: f.fres}); err != nil {
+			t.Fatal(err)
+		}
 		sec.SetFuncStart(i, f.start, sframeAddr)
 	}
 	data, err := sec.Encode()

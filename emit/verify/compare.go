@@ -44,8 +44,8 @@ func (c *checker) compare(frames *cfi.Frames) {
 		c.r.CFIBytes += f.Size
 	}
 	var w walker
-	for i := range c.s.FDEs {
-		fde := &c.s.FDEs[i]
+	for i := range c.fdes {
+		fde := &c.fdes[i]
 		if !c.ok[i] || fde.Type() > emit.FDEFlex ||
 			fde.PCType() == emit.PCMask && fde.RepSize == 0 ||
 			len(fde.FREs) == 0 && fde.Signal() {
@@ -169,7 +169,7 @@ func (c *checker) cfiPieces(w *walker, frames *cfi.Frames, fdes []*cfi.FDE, side
 
 // compareFDE checks SFrame FDE i against the CFI at every address.
 func (c *checker) compareFDE(i int, frames *cfi.Frames, fdes []*cfi.FDE, side *cfiSide, w *walker) {
-	fde := &c.s.FDEs[i]
+	fde := &c.fdes[i]
 	h := &c.s.Header
 	key := c.starts[i]
 	S := key.addr
@@ -375,10 +375,10 @@ func (c *checker) coverage(fdes []*cfi.FDE) {
 		lo, hi uint64
 	}
 	var ivs []iv
-	for i := range c.s.FDEs {
-		if c.ok[i] && c.s.FDEs[i].Size > 0 {
+	for i := range c.fdes {
+		if c.ok[i] && c.fdes[i].Size > 0 {
 			s := c.starts[i]
-			ivs = append(ivs, iv{s.section, s.addr, s.addr + uint64(c.s.FDEs[i].Size)})
+			ivs = append(ivs, iv{s.section, s.addr, s.addr + uint64(c.fdes[i].Size)})
 		}
 	}
 	sort.Slice(ivs, func(i, j int) bool {

@@ -2,10 +2,12 @@ package verify
 
 import (
 	"bytes"
+	"cmp"
 	"debug/elf"
 	"encoding/binary"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -15,7 +17,7 @@ import (
 // mutateSection writes a copy of src into dir whose .sframe was decoded,
 // changed by fn and encoded again in place (the encoding must keep the
 // section's size). fn gets the section and its address.
-func mutateSection(t *testing.T, src, dir string, fn func(s *emit.Section, addr uint64)) string {
+func mutateSection(t *testing.T, src, dir string, fn func(s *draft, addr uint64)) string {
 	t.Helper()
 	raw, err := os.ReadFile(src)
 	if err != nil {
@@ -30,16 +32,13 @@ func mutateSection(t *testing.T, src, dir string, fn func(s *emit.Section, addr 
 		t.Fatalf("%s: no .sframe", src)
 	}
 	data := raw[sec.Offset : sec.Offset+sec.Size]
-	s, err := emit.Decode(data)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := decodeDraft(t, data)
 	addr := sec.Addr
 	if f.Type == elf.ET_REL {
 		addr = 0
 	}
 	fn(s, addr)
-	out, err := s.Encode()
+	out, err := s.build(t).Encode()
 	if err != nil {
 		t.Fatalf("encode: %v", err)
 	}
@@ -50,8 +49,76 @@ func mutateSection(t *testing.T, src, dir string, fn func(s *emit.Section, addr 
 	return writeCopy(t, dir, src, raw)
 }
 
+// draft is a decoded section whose functions a test changes: FDEs holds
+// them with their FREs, in index order; the start fields are the
+// Section's (FuncStart, SetFuncStart).
+type draft struct {
+	*emit.Section
+	FDEs []emit.FDE
+}
+
+// decodeDraft decodes the section data into a draft.
+func decodeDraft(t *testing.T, data []byte) *draft {
+	t.Helper()
+	s, err := emit.Decode(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fdes, err := s.Functions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &draft{s, fdes}
+}
+
+// build returns the section of d: its functions appended in the order of
+// their FRE data (the FRE offsets decoded), the index in d's order with
+// the start fields of d's Section.
+func (d *draft) build(t *testing.T) *emit.Section {
+	t.Helper()
+	order := make([]int, len(d.FDEs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(d.FDEs[a].FREOffset, d.FDEs[b].FREOffset) })
+	s := &emit.Section{Header: d.Header, Trailer: d.Trailer}
+	for _, i := range order {
+		if err := s.AppendFDE(d.FDEs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	index := make([]emit.IndexEntry, len(order))
+	for k, i := range order {
+		index[i] = s.Index[k]
+		index[i].StartOffset = d.Index[i].StartOffset
+	}
+	s.Index = index
+	return s
+}
+
+// sortByStart sorts d's functions by start as ld does (stable, starts
+// compared as signed offsets from the section at addr), their start
+// fields set for their new positions, and sets FDE_SORTED.
+func (d *draft) sortByStart(addr uint64) {
+	n := len(d.FDEs)
+	starts := make([]uint64, n)
+	order := make([]int, n)
+	for i := range order {
+		order[i], starts[i] = i, d.FuncStart(i, addr)
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(int64(starts[a]-addr), int64(starts[b]-addr)) })
+	fdes, index := slices.Clone(d.FDEs), slices.Clone(d.Index)
+	for j, i := range order {
+		d.FDEs[j], d.Index[j] = fdes[i], index[i]
+	}
+	for j, i := range order {
+		d.SetFuncStart(j, starts[i], addr)
+	}
+	d.Header.Flags |= emit.FlagFDESorted
+}
+
 // mutateRaw writes a copy of src whose .sframe bytes fn changed in place.
-func mutateRaw(t *testing.T, src, dir string, fn func(data []byte, s *emit.Section)) string {
+func mutateRaw(t *testing.T, src, dir string, fn func(data []byte, s *draft)) string {
 	t.Helper()
 	raw, err := os.ReadFile(src)
 	if err != nil {
@@ -63,11 +130,7 @@ func mutateRaw(t *testing.T, src, dir string, fn func(data []byte, s *emit.Secti
 	}
 	sec := FindSection(f)
 	data := raw[sec.Offset : sec.Offset+sec.Size]
-	s, err := emit.Decode(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fn(data, s)
+	fn(data, decodeDraft(t, data))
 	return writeCopy(t, dir, src, raw)
 }
 
@@ -93,7 +156,7 @@ func mutateRela(t *testing.T, src, dir string, fn func(ent []byte, bo binary.Byt
 
 // freStartPos is the section offset of the start address of FRE j of FDE
 // i (version 3 layout, no auxiliary header).
-func freStartPos(s *emit.Section, i, j int) int {
+func freStartPos(s *draft, i, j int) int {
 	p := emit.HeaderSize + len(s.FDEs)*emit.FDEIndexEntrySize + int(s.FDEs[i].FREOffset) + emit.FDEAttrSize
 	f := &s.FDEs[i]
 	for k := 0; k < j; k++ {
@@ -163,7 +226,7 @@ func mutateShdr(t *testing.T, src, dir, name string, fn func(sh []byte, bo binar
 
 // firstFDE returns the index of the first PCINC FDE with at least n FREs
 // whose data words are 1 byte, and of a default type.
-func firstFDE(t *testing.T, s *emit.Section, n int) int {
+func firstFDE(t *testing.T, s *draft, n int) int {
 	t.Helper()
 	for i, f := range s.FDEs {
 		if f.PCType() == emit.PCInc && f.Type() == emit.FDEDefault && len(f.FREs) >= n && f.FREs[1].DataWordSize() == emit.DataWord1B &&
@@ -186,19 +249,19 @@ func TestMutations(t *testing.T) {
 		kind   Kind
 		want   string
 	}
-	section := func(fn func(t *testing.T, s *emit.Section, addr uint64) int) func(t *testing.T, dir, src string) (string, int) {
+	section := func(fn func(t *testing.T, s *draft, addr uint64) int) func(t *testing.T, dir, src string) (string, int) {
 		return func(t *testing.T, dir, src string) (string, int) {
 			var fde int
-			p := mutateSection(t, src, dir, func(s *emit.Section, addr uint64) { fde = fn(t, s, addr) })
+			p := mutateSection(t, src, dir, func(s *draft, addr uint64) { fde = fn(t, s, addr) })
 			return p, fde
 		}
 	}
-	cfaChanged := section(func(t *testing.T, s *emit.Section, _ uint64) int {
+	cfaChanged := section(func(t *testing.T, s *draft, _ uint64) int {
 		i := firstFDE(t, s, 3)
 		s.FDEs[i].FREs[1].Words[0] += 8
 		return i
 	})
-	freMoved := section(func(t *testing.T, s *emit.Section, _ uint64) int {
+	freMoved := section(func(t *testing.T, s *draft, _ uint64) int {
 		i := firstFDE(t, s, 3)
 		s.FDEs[i].FREs[1].StartAddr++
 		return i
@@ -208,12 +271,12 @@ func TestMutations(t *testing.T) {
 		{"CFA offset changed, object", object, cfaChanged, KindMismatch, "CFA: SFrame says sp+"},
 		{"FRE start moved", linked, freMoved, KindMismatch, "CFA: SFrame says sp+"},
 		{"FRE start moved, object", object, freMoved, KindMismatch, ", CFI says sp+"},
-		{"FRE starts not increasing", linked, section(func(t *testing.T, s *emit.Section, _ uint64) int {
+		{"FRE starts not increasing", linked, section(func(t *testing.T, s *draft, _ uint64) int {
 			i := firstFDE(t, s, 3)
 			s.FDEs[i].FREs[2].StartAddr = s.FDEs[i].FREs[1].StartAddr
 			return i
 		}), KindConsumer, "FRE starts must be strictly increasing"},
-		{"first FRE not at 0", linked, section(func(t *testing.T, s *emit.Section, _ uint64) int {
+		{"first FRE not at 0", linked, section(func(t *testing.T, s *draft, _ uint64) int {
 			i := firstFDE(t, s, 3)
 			s.FDEs[i].FREs[0].StartAddr = 1
 			return i
@@ -221,7 +284,7 @@ func TestMutations(t *testing.T) {
 		{"FRE past the function", object, func(t *testing.T, dir, src string) (string, int) {
 			// emit.Encode refuses this: patch the bytes.
 			var fde int
-			p := mutateRaw(t, src, dir, func(data []byte, s *emit.Section) {
+			p := mutateRaw(t, src, dir, func(data []byte, s *draft) {
 				fde = firstFDE(t, s, 3)
 				f := &s.FDEs[fde]
 				if f.FREType() != emit.FREAddr1 || f.Size+1 > 0xff {
@@ -232,36 +295,36 @@ func TestMutations(t *testing.T) {
 			_ = fde
 			return p, -1 // emit.Decode refuses the section (naming FDE and FRE)
 		}, KindFormat, "past the function size"},
-		{"FDE_SORTED cleared", linked, section(func(t *testing.T, s *emit.Section, _ uint64) int {
+		{"FDE_SORTED cleared", linked, section(func(t *testing.T, s *draft, _ uint64) int {
 			s.Header.Flags &^= emit.FlagFDESorted
 			return -1
 		}), KindConsumer, "lack SFRAME_F_FDE_SORTED"},
-		{"PCREL cleared, object", object, section(func(t *testing.T, s *emit.Section, _ uint64) int {
+		{"PCREL cleared, object", object, section(func(t *testing.T, s *draft, _ uint64) int {
 			s.Header.Flags &^= emit.FlagFDEFuncStartPCRel
 			return -1
 		}), KindConsumer, "lack SFRAME_F_FDE_FUNC_START_PCREL"},
-		{"FDE start out of order", linked, section(func(t *testing.T, s *emit.Section, addr uint64) int {
+		{"FDE start out of order", linked, section(func(t *testing.T, s *draft, addr uint64) int {
 			a, b := s.FuncStart(3, addr), s.FuncStart(4, addr)
 			s.FDEs[3], s.FDEs[4] = s.FDEs[4], s.FDEs[3]
 			s.SetFuncStart(3, b, addr)
 			s.SetFuncStart(4, a, addr)
 			return 4
 		}), KindConsumer, "FDE starts must be strictly increasing"},
-		{"FDE moved outside the text", linked, section(func(t *testing.T, s *emit.Section, addr uint64) int {
+		{"FDE moved outside the text", linked, section(func(t *testing.T, s *draft, addr uint64) int {
 			s.SetFuncStart(4, 0x10, addr)
-			s.SortByStart(addr)
+			s.sortByStart(addr)
 			return 0
 		}), KindConsumer, "not inside an executable PT_LOAD"},
-		{"fixed RA offset changed", linked, section(func(t *testing.T, s *emit.Section, _ uint64) int {
+		{"fixed RA offset changed", linked, section(func(t *testing.T, s *draft, _ uint64) int {
 			s.Header.CFAFixedRAOffset = -16
 			return 0
 		}), KindMismatch, "RA: SFrame says *(CFA-16), CFI says *(CFA-8)"},
-		{"mangled RA on x86-64", linked, section(func(t *testing.T, s *emit.Section, _ uint64) int {
+		{"mangled RA on x86-64", linked, section(func(t *testing.T, s *draft, _ uint64) int {
 			i := firstFDE(t, s, 3)
 			s.FDEs[i].FREs[0].Info |= 0x80
 			return i
 		}), KindMismatch, "which only AArch64 defines"},
-		{"mangled RA cleared on aarch64", aarch, section(func(t *testing.T, s *emit.Section, _ uint64) int {
+		{"mangled RA cleared on aarch64", aarch, section(func(t *testing.T, s *draft, _ uint64) int {
 			for i := range s.FDEs {
 				for j := range s.FDEs[i].FREs {
 					if s.FDEs[i].FREs[j].MangledRA() {
@@ -272,19 +335,19 @@ func TestMutations(t *testing.T) {
 			s.FDEs[1].FREs[0].Info |= 0x80
 			return 1
 		}), KindMismatch, "RA signing: SFrame says signed, CFI says not signed"},
-		{"PLT FRE changed", linked, section(func(t *testing.T, s *emit.Section, _ uint64) int {
+		{"PLT FRE changed", linked, section(func(t *testing.T, s *draft, _ uint64) int {
 			s.FDEs[1].FREs[1].Words[0] = 24
 			return 1
 		}), KindMismatch, "CFA: SFrame says sp+24, CFI says sp+16"},
-		{"PLT FRE start moved", linked, section(func(t *testing.T, s *emit.Section, _ uint64) int {
+		{"PLT FRE start moved", linked, section(func(t *testing.T, s *draft, _ uint64) int {
 			s.FDEs[1].FREs[1].StartAddr = 10
 			return 1
 		}), KindMismatch, "CFA: SFrame says sp+16, CFI says sp+8"},
-		{"PCMASK rep_size 0", linked, section(func(t *testing.T, s *emit.Section, _ uint64) int {
+		{"PCMASK rep_size 0", linked, section(func(t *testing.T, s *draft, _ uint64) int {
 			s.FDEs[1].RepSize = 0
 			return 1
 		}), KindConsumer, "rep_size 0"},
-		{"leftover data word", linked, section(func(t *testing.T, s *emit.Section, _ uint64) int {
+		{"leftover data word", linked, section(func(t *testing.T, s *draft, _ uint64) int {
 			// [CFA, FP] -> [CFA, FP, 0]: 3 words on AMD64, one too many; a
 			// later [CFA, FP] loses its FP word to keep the size.
 			i := firstFDE(t, s, 3)
@@ -308,7 +371,7 @@ func TestMutations(t *testing.T) {
 			t.Fatal("no FREs to change")
 			return i
 		}), KindConsumer, "left over for a default FDE"},
-		{"function shortened", object, section(func(t *testing.T, s *emit.Section, _ uint64) int {
+		{"function shortened", object, section(func(t *testing.T, s *draft, _ uint64) int {
 			for i := range s.FDEs {
 				f := &s.FDEs[i]
 				if len(f.FREs) > 0 && f.FREs[len(f.FREs)-1].StartAddr+1 < f.Size {
@@ -319,15 +382,15 @@ func TestMutations(t *testing.T) {
 			t.Fatal("no FDE to shorten")
 			return -1
 		}), KindCoverage, "SFrame covers"},
-		{"signal bit set", linked, section(func(t *testing.T, s *emit.Section, _ uint64) int {
+		{"signal bit set", linked, section(func(t *testing.T, s *draft, _ uint64) int {
 			s.FDEs[3].Info |= 0x80
 			return 3
 		}), KindMismatch, "signal frame: SFrame says true, CFI (CIE augmentation \"S\") says false"},
-		{"B key on aarch64", aarch, section(func(t *testing.T, s *emit.Section, _ uint64) int {
+		{"B key on aarch64", aarch, section(func(t *testing.T, s *draft, _ uint64) int {
 			s.FDEs[1].Info |= 0x20
 			return 1
 		}), KindMismatch, "pointer authentication key: SFrame says B, CFI says A"},
-		{"PCMASK FRE beyond the block", linked, section(func(t *testing.T, s *emit.Section, _ uint64) int {
+		{"PCMASK FRE beyond the block", linked, section(func(t *testing.T, s *draft, _ uint64) int {
 			s.FDEs[1].FREs[1].StartAddr = 20
 			return 1
 		}), KindFormat, "not within the 16-byte repeated block"},

@@ -12,11 +12,11 @@ import (
 // expects exactly one relocation per FDE, at its start field, in FDE
 // order).
 func (c *checker) functionStarts() {
-	n := len(c.s.FDEs)
+	n := len(c.fdes)
 	c.starts = make([]funcKey, n)
 	c.ok = make([]bool, n)
 	if !c.rel {
-		for i := range c.s.FDEs {
+		for i := range c.fdes {
 			c.starts[i] = funcKey{0, c.s.FuncStart(i, c.sec.Addr)}
 			c.ok[i] = true
 		}
@@ -129,11 +129,11 @@ func (c *checker) checkHeader() {
 	if len(h.AuxHeader) != 0 {
 		c.problem(KindConsumer, -1, "auxiliary header of %d bytes (the Linux kernel requires sfh_auxhdr_len 0)", len(h.AuxHeader))
 	}
-	if c.s.SharedFREs && h.ABI.ByteOrder() == binary.BigEndian {
+	if c.s.Shares() && h.ABI.ByteOrder() == binary.BigEndian {
 		c.problem(KindConsumer, -1, "big-endian section whose functions share FRE data: GNU libsframe on a little-endian host (cross ld, objdump) converts the byte order function by function and rejects it")
 	}
-	if !c.rel && (len(c.s.FDEs) == 0 || c.r.FREs == 0) {
-		c.problem(KindConsumer, -1, "empty section (%d FDEs, %d FREs): the Linux kernel rejects it", len(c.s.FDEs), c.r.FREs)
+	if !c.rel && (len(c.fdes) == 0 || c.r.FREs == 0) {
+		c.problem(KindConsumer, -1, "empty section (%d FDEs, %d FREs): the Linux kernel rejects it", len(c.fdes), c.r.FREs)
 	}
 	if len(c.data) >= emit.HeaderSize {
 		if off := c.order().Uint32(c.data[20:]); off != 0 {
@@ -248,8 +248,8 @@ func (c *checker) checkFDEs() {
 	}
 	h := &c.s.Header
 	var prev uint64
-	for i := range c.s.FDEs {
-		fde := &c.s.FDEs[i]
+	for i := range c.fdes {
+		fde := &c.fdes[i]
 		start := c.starts[i].addr
 		if fde.Type() > emit.FDEFlex {
 			c.problem(KindFormat, i, "unknown FDE type %d", fde.Type())

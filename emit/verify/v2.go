@@ -19,8 +19,8 @@ func (c *checker) checkV2Header() {
 	if h.Flags&emit.FlagFramePointer != 0 {
 		c.note(-1, "version 2 flag SFRAME_F_FRAME_POINTER set (no reader uses it)")
 	}
-	for i := range c.s.FDEs {
-		if info := c.s.FDEs[i].Info; info&0xc0 != 0 {
+	for i := range c.fdes {
+		if info := c.fdes[i].Info; info&0xc0 != 0 {
 			c.problem(KindFormat, i, "FDE info %#02x sets bits 6-7, unused in version 2 (version 3's signal bit is lost)", info)
 		}
 	}

@@ -172,6 +172,8 @@ type checker struct {
 	rel  bool
 	r    *Report
 	s    *emit.Section
+	// fdes are the section's functions with their FREs (Section.Functions).
+	fdes []emit.FDE
 	// starts[i] is FDE i's function: section index (ET_REL) and start;
 	// ok[i] false when it is unknown (no relocation).
 	starts []funcKey
@@ -218,12 +220,17 @@ func (c *checker) run(opt Options) {
 		c.problem(KindFormat, -1, "section %s cannot be decoded: %v", c.sec.Name, err)
 		return
 	}
-	c.s = s
+	fdes, err := s.Functions()
+	if err != nil {
+		c.problem(KindFormat, -1, "section %s cannot be read: %v", c.sec.Name, err)
+		return
+	}
+	c.s, c.fdes = s, fdes
 	c.r.ABI, c.r.Version, c.r.Flags = s.Header.ABI, s.Header.Version, s.Header.Flags
-	c.r.Functions = len(s.FDEs)
-	for i := range s.FDEs {
-		c.r.FREs += len(s.FDEs[i].FREs)
-		c.r.Addresses += uint64(s.FDEs[i].Size)
+	c.r.Functions = len(fdes)
+	for i := range fdes {
+		c.r.FREs += len(fdes[i].FREs)
+		c.r.Addresses += uint64(fdes[i].Size)
 	}
 	c.functionStarts()
 	c.checkHeader()

@@ -2,6 +2,7 @@ package emit
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -15,10 +16,10 @@ import (
 	"testing"
 )
 
-// TestPacked packs every section ld made under testdata/link (and the
-// spec's example) function by function and checks that Encode and Size
-// give the bytes of the unpacked section.
-func TestPacked(t *testing.T) {
+// TestBuild builds every section ld made under testdata/link (and the
+// spec's example) again function by function (AppendFDE) and checks that
+// Encode and Size give its bytes and that it reads as the decoded one.
+func TestBuild(t *testing.T) {
 	files, _ := filepath.Glob(filepath.Join("..", "testdata", "link", "*", "*.sframe"))
 	if len(files) < 3 {
 		t.Fatalf("found %d .sframe files under testdata/link", len(files))
@@ -41,14 +42,15 @@ func TestPacked(t *testing.T) {
 			t.Fatal(err)
 		}
 		// Append in FRE data order, then put the index back in order.
-		byData := make([]int, len(sec.FDEs))
+		fdes := functionsOf(t, sec)
+		byData := make([]int, len(fdes))
 		for i := range byData {
 			byData[i] = i
 		}
-		slices.SortStableFunc(byData, func(a, b int) int { return cmpU32(sec.FDEs[a].FREOffset, sec.FDEs[b].FREOffset) })
+		slices.SortStableFunc(byData, func(a, b int) int { return cmp.Compare(fdes[a].FREOffset, fdes[b].FREOffset) })
 		p := &Section{Header: sec.Header, Trailer: sec.Trailer}
 		for _, i := range byData {
-			if err := p.AppendPacked(sec.FDEs[i]); err != nil {
+			if err := p.AppendFDE(fdes[i]); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -57,13 +59,13 @@ func TestPacked(t *testing.T) {
 			index[i] = p.Index[k]
 		}
 		p.Index = index
-		// PackedFunc gives each function back but its FREs.
-		for i := range sec.FDEs {
-			f, err := p.PackedFunc(i)
-			want := sec.FDEs[i]
+		// Func gives each function back but its FREs.
+		for i := range fdes {
+			f, err := p.Func(i)
+			want := fdes[i]
 			want.FREs = nil
 			if want.FREOffset = f.FREOffset; err != nil || !reflect.DeepEqual(f, want) {
-				t.Errorf("section %d: PackedFunc(%d) = %+v, %v; want %+v", n, i, f, err, want)
+				t.Errorf("section %d: Func(%d) = %+v, %v; want %+v", n, i, f, err, want)
 			}
 		}
 		got, err := p.Encode()
@@ -71,7 +73,7 @@ func TestPacked(t *testing.T) {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(got, want) {
-			t.Errorf("section %d: packed encoding differs from the unpacked one", n)
+			t.Errorf("section %d: the section built encodes otherwise than the one decoded", n)
 		}
 		// EncodeParts: the same bytes in pieces, the FRE data not copied.
 		for _, sec := range []*Section{sec, p} {
@@ -80,31 +82,32 @@ func TestPacked(t *testing.T) {
 				t.Fatal(err)
 			}
 			if joined := bytes.Join(parts, nil); !bytes.Equal(joined, want) {
-				t.Errorf("section %d (packed %v): EncodeParts differs from Encode", n, sec.Packed != nil)
+				t.Errorf("section %d: EncodeParts differs from Encode", n)
 			}
-			if sec.Packed != nil && len(sec.Packed) > 0 && (len(parts) < 2 || &parts[1][0] != &sec.Packed[0]) {
-				t.Errorf("section %d: EncodeParts copied the packed FRE data", n)
+			if len(sec.FREData) > 0 && (len(parts) < 2 || &parts[1][0] != &sec.FREData[0]) {
+				t.Errorf("section %d: EncodeParts copied the FRE data", n)
 			}
 		}
 		if size, err := p.Size(); err != nil || size != len(want) {
-			t.Errorf("section %d: packed Size() = %d, %v; want %d", n, size, err, len(want))
+			t.Errorf("section %d: Size() = %d, %v; want %d", n, size, err, len(want))
 		}
-		comparePackedReads(t, fmt.Sprintf("section %d", n), p, sec)
+		compareReads(t, fmt.Sprintf("section %d", n), p, sec)
 	}
 }
 
-// comparePackedReads requires the packed section p to read as sec, the
-// same section unpacked: FDE (FREs included), NumFREs, Dump and DumpJSON.
-func comparePackedReads(t *testing.T, name string, p, sec *Section) {
+// compareReads requires the section p to read as sec, the same section
+// made otherwise: FDE (FREs included), NumFREs, Dump and DumpJSON.
+func compareReads(t *testing.T, name string, p, sec *Section) {
 	t.Helper()
-	for i := range sec.FDEs {
+	fdes := functionsOf(t, sec)
+	for i := range fdes {
 		f, err := p.FDE(i)
-		if err != nil || !reflect.DeepEqual(f.FREs, sec.FDEs[i].FREs) {
-			t.Errorf("%s: FDE(%d) FREs = %+v, %v; want %+v", name, i, f.FREs, err, sec.FDEs[i].FREs)
+		if err != nil || !reflect.DeepEqual(f.FREs, fdes[i].FREs) {
+			t.Errorf("%s: FDE(%d) FREs = %+v, %v; want %+v", name, i, f.FREs, err, fdes[i].FREs)
 		}
 	}
 	if p.NumFREs() != sec.NumFREs() {
-		t.Errorf("%s: packed NumFREs %d, unpacked %d", name, p.NumFREs(), sec.NumFREs())
+		t.Errorf("%s: NumFREs %d, want %d", name, p.NumFREs(), sec.NumFREs())
 	}
 	for _, dump := range []func(io.Writer, *Section, uint64, string) error{Dump, DumpJSON} {
 		var got, want bytes.Buffer
@@ -112,62 +115,58 @@ func comparePackedReads(t *testing.T, name string, p, sec *Section) {
 			t.Errorf("%s: %v", name, err)
 		}
 		if err := dump(&want, sec, 0x1000, ".sframe"); err != nil {
-			t.Errorf("%s: unpacked: %v", name, err)
+			t.Errorf("%s: %v", name, err)
 		}
 		if got.String() != want.String() {
-			t.Errorf("%s: the packed section dumps otherwise:\n%s\nwant\n%s", name, got.String(), want.String())
+			t.Errorf("%s: the section dumps otherwise:\n%s\nwant\n%s", name, got.String(), want.String())
 		}
 	}
 }
 
-func TestPackedErrors(t *testing.T) {
+func TestAppendErrors(t *testing.T) {
 	sec, err := Decode(example61(t))
 	if err != nil {
 		t.Fatal(err)
 	}
+	fdes := functionsOf(t, sec)
 	check := func(name string, err error, want string) {
 		t.Helper()
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: error %v, want %q", name, err, want)
 		}
 	}
-	check("unpacked FDEs", sec.AppendPacked(sec.FDEs[0]), "unpacked FDEs")
-
 	p := &Section{Header: sec.Header}
-	bad := sec.FDEs[1]
+	bad := fdes[1]
 	bad.FREs = slices.Clone(bad.FREs)
 	bad.FREs[0].Info = 0x65
-	check("bad FRE", p.AppendPacked(bad), "FDE 0: FRE 0: invalid data-word size code 3")
+	check("bad FRE", p.AppendFDE(bad), "FDE 0: FRE 0: invalid data-word size code 3")
 
 	p = &Section{Header: sec.Header}
-	if err := p.AppendPacked(sec.FDEs[0]); err != nil {
+	if err := p.AppendFDE(fdes[0]); err != nil {
 		t.Fatal(err)
 	}
 	p.Index[0].FREOffset = 1000
 	_, err = p.Encode()
-	check("offset", err, "FRE offset 0x3e8 past the packed FRE data")
-	_, err = p.PackedFunc(0)
-	check("PackedFunc offset", err, "FRE offset 0x3e8 past the packed FRE data")
-	_, err = p.PackedFunc(1)
-	check("PackedFunc index", err, "no packed FDE 1 (1 FDEs)")
-	p.Index[0].FREOffset = 0
-	p.FDEs = sec.FDEs[:1]
-	_, err = p.Encode()
-	check("FDEs", err, "a packed section has 1 FDEs (its functions are in Index)")
+	check("offset", err, "FRE offset 0x3e8 past the FRE data")
+	_, err = p.Func(0)
+	check("Func offset", err, "FRE offset 0x3e8 past the FRE data")
+	_, err = p.Func(1)
+	check("Func index", err, "no FDE 1 (1 FDEs)")
 
-	v2 := &Section{Header: sec.Header}
-	v2.Header.Version = Version2
-	check("version 2", v2.AppendPacked(sec.FDEs[0]), "version 2 (only 3)")
+	v1 := &Section{Header: sec.Header}
+	v1.Header.Version = Version1
+	check("version 1", v1.AppendFDE(fdes[0]), "unsupported version 1")
 }
 
-// TestAppendPackedCopy checks that a copied function encodes as if its FREs
-// had been packed again with the new size, and the copy's errors.
-func TestAppendPackedCopy(t *testing.T) {
+// TestAppendCopy checks that a copied function encodes as if its FREs
+// had been appended again with the new size, and the copy's errors.
+func TestAppendCopy(t *testing.T) {
 	sec, err := Decode(example61(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, f := range sec.FDEs {
+	fdes := functionsOf(t, sec)
+	for i, f := range fdes {
 		if len(f.FREs) == 0 {
 			continue
 		}
@@ -175,20 +174,20 @@ func TestAppendPackedCopy(t *testing.T) {
 		for _, size := range []uint32{last, last + 1, f.Size + 100} {
 			packed := &Section{Header: sec.Header}
 			again := &Section{Header: sec.Header}
-			for _, g := range []FDE{sec.FDEs[0], f} {
-				if err := packed.AppendPacked(g); err != nil {
+			for _, g := range []FDE{fdes[0], f} {
+				if err := packed.AppendFDE(g); err != nil {
 					t.Fatal(err)
 				}
-				if err := again.AppendPacked(g); err != nil {
+				if err := again.AppendFDE(g); err != nil {
 					t.Fatal(err)
 				}
 			}
-			if err := packed.AppendPackedCopy(1, size); err != nil {
+			if err := packed.AppendCopy(1, size); err != nil {
 				t.Fatalf("FDE %d, size %#x: %v", i, size, err)
 			}
 			g := f
 			g.Size, g.StartOffset = size, 0
-			if err := again.AppendPacked(g); err != nil {
+			if err := again.AppendFDE(g); err != nil {
 				t.Fatal(err)
 			}
 			a, errA := packed.Encode()
@@ -196,27 +195,24 @@ func TestAppendPackedCopy(t *testing.T) {
 			if errA != nil || errB != nil || !bytes.Equal(a, b) {
 				t.Errorf("FDE %d, size %#x: copy encodes differently (%v, %v)", i, size, errA, errB)
 			}
-			if packed.PackedFREs != again.PackedFREs {
-				t.Errorf("FDE %d: PackedFREs %d, want %d", i, packed.PackedFREs, again.PackedFREs)
+			if packed.FRECount != again.FRECount {
+				t.Errorf("FDE %d: FRECount %d, want %d", i, packed.FRECount, again.FRECount)
 			}
 		}
 		if last > 0 {
 			packed := &Section{Header: sec.Header}
-			if err := packed.AppendPacked(f); err != nil {
+			if err := packed.AppendFDE(f); err != nil {
 				t.Fatal(err)
 			}
-			err := packed.AppendPackedCopy(0, last-1)
+			err := packed.AppendCopy(0, last-1)
 			if err == nil || !strings.Contains(err.Error(), "past the size") {
 				t.Errorf("FDE %d: copy to a size before its last FRE: %v", i, err)
 			}
 		}
 	}
 	p := &Section{Header: sec.Header}
-	if err := p.AppendPackedCopy(0, 10); err == nil || !strings.Contains(err.Error(), "no packed FDE 0") {
+	if err := p.AppendCopy(0, 10); err == nil || !strings.Contains(err.Error(), "no FDE 0") {
 		t.Errorf("copy from an empty section: %v", err)
-	}
-	if err := sec.AppendPackedCopy(0, 10); err == nil || !strings.Contains(err.Error(), "no packed FDE 0") {
-		t.Errorf("copy in an unpacked section: %v", err)
 	}
 }
 
@@ -236,7 +232,7 @@ func appendMin(s *Section, f FDE, fres []FRE) error {
 	return w.End()
 }
 
-// TestMinWriter checks that a MinWriter writes what AppendPacked writes
+// TestMinWriter checks that a MinWriter writes what AppendFDE writes
 // of the same FREs with the smallest data-word size DataWordSizeFor gives
 // their words: at every boundary of the three sizes, with one to three
 // words, for each width of start addresses, in both byte orders; words
@@ -278,18 +274,18 @@ func TestMinWriter(t *testing.T) {
 					t.Fatal(err)
 				}
 				f.FREs = ref
-				if err := want.AppendPacked(f); err != nil {
+				if err := want.AppendFDE(f); err != nil {
 					t.Fatal(err)
 				}
 			}
-			if !bytes.Equal(got.Packed, want.Packed) {
-				t.Errorf("%v, %v: a MinWriter wrote other bytes than AppendPacked", abi, ft)
+			if !bytes.Equal(got.FREData, want.FREData) {
+				t.Errorf("%v, %v: a MinWriter wrote other bytes than AppendFDE", abi, ft)
 			}
-			if !slices.Equal(got.Index, want.Index) || len(got.FDEs) != 0 {
+			if !slices.Equal(got.Index, want.Index) {
 				t.Errorf("%v, %v: index %+v, want %+v", abi, ft, got.Index[0], want.Index[0])
 			}
-			if got.PackedFREs != want.PackedFREs {
-				t.Errorf("%v, %v: %d FREs counted, want %d", abi, ft, got.PackedFREs, want.PackedFREs)
+			if got.FRECount != want.FRECount {
+				t.Errorf("%v, %v: %d FREs counted, want %d", abi, ft, got.FRECount, want.FRECount)
 			}
 		}
 	}
@@ -359,7 +355,7 @@ func TestMinWriterSmall(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if !bytes.Equal(got.Packed, want.Packed) || !slices.Equal(got.Index, want.Index) || got.PackedFREs != want.PackedFREs {
+		if !bytes.Equal(got.FREData, want.FREData) || !slices.Equal(got.Index, want.Index) || got.FRECount != want.FRECount {
 			t.Errorf("%v: AddSmall and Add wrote other bytes than Add", abi)
 		}
 		if little := abi.ByteOrder() == binary.LittleEndian; little != (small > 1000) {
@@ -382,7 +378,7 @@ func TestMinWriterSmall(t *testing.T) {
 		if err := w.End(); err == nil || !strings.Contains(err.Error(), "more than 65535 FREs") {
 			t.Errorf("%d FREs: End: %v", MaxFREsPerFDE+1, err)
 		}
-		if len(s.Index) != 0 || len(s.Packed) != 0 {
+		if len(s.Index) != 0 || len(s.FREData) != 0 {
 			t.Errorf("%d FREs: the section changed", MaxFREsPerFDE+1)
 		}
 	}
@@ -409,7 +405,7 @@ func TestMinWriterSmall(t *testing.T) {
 	}
 }
 
-// TestMinWriterErrors checks that a MinWriter refuses what AppendPacked
+// TestMinWriterErrors checks that a MinWriter refuses what AppendFDE
 // refuses, with its error, and leaves the section as it was, also when it
 // is dropped without End.
 func TestMinWriterErrors(t *testing.T) {
@@ -433,7 +429,7 @@ func TestMinWriterErrors(t *testing.T) {
 		{"too many FREs", v3, FDE{Size: 0x10, Info: info}, make([]fre, MaxFREsPerFDE+1), "more than 65535 FREs"},
 		{"invalid FRE type", v3, FDE{Size: 0x10, Info: 0xf}, []fre{{0, 1}}, "invalid FRE type"},
 		{"unknown ABI", Header{Version: Version3, ABI: 9}, FDE{Size: 0x10, Info: info}, []fre{{0, 1}}, "unknown ABI 9"},
-		{"version 2", Header{Version: Version2, ABI: ABIAMD64LittleEndian}, FDE{Size: 0x10, Info: info}, []fre{{0, 1}}, "version 2"},
+		{"version 1", Header{Version: Version1, ABI: ABIAMD64LittleEndian}, FDE{Size: 0x10, Info: info}, []fre{{0, 1}}, "unsupported version 1"},
 		{"dropped", v3, FDE{Size: 0x10, Info: info}, []fre{{0, 1}}, ""},
 	} {
 		s := Section{Header: tc.hdr}
@@ -444,7 +440,7 @@ func TestMinWriterErrors(t *testing.T) {
 			}
 		}
 		before := s
-		before.Packed = slices.Clone(s.Packed)
+		before.FREData = slices.Clone(s.FREData)
 		var w MinWriter
 		err := w.Begin(&s, tc.f)
 		if err == nil {
@@ -465,7 +461,7 @@ func TestMinWriterErrors(t *testing.T) {
 		} else if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want %q", tc.name, err, tc.want)
 		}
-		if !bytes.Equal(s.Packed, before.Packed) || len(s.Index) != len(before.Index) || s.PackedFREs != before.PackedFREs {
+		if !bytes.Equal(s.FREData, before.FREData) || len(s.Index) != len(before.Index) || s.FRECount != before.FRECount {
 			t.Errorf("%s: the section changed", tc.name)
 		}
 	}
