@@ -103,6 +103,7 @@ func (g *Generator) GenerateFile(path string, addr *uint64) (*Section, error) {
 
 // generate is Generate (addr nil) and GenerateAt.
 func (g *Generator) generate(r io.ReaderAt, size int64, addr *uint64) (*Section, error) {
+	defer g.begin()()
 	in, err := g.openInput(r, size)
 	if err != nil {
 		return nil, err

@@ -13,12 +13,16 @@ import (
 // parallelCFIBytes is the size of a CFI section from which lowering runs
 // on every CPU (about 4096 FDEs): below it, starting goroutines costs
 // about what they save. The bytes are the same either way. It is also the
-// size from which lowering asks for huge pages (lower.Options.HugePages):
-// the lowering of a big section is mostly faulting in fresh memory
-// (libLLVM.so, alternated runs: --raw 37 -> 45 ms median without, 21 runs
-// on a machine where a fresh page cost 1.5-5 us; -o 83 -> 112 ms, 31
-// runs, on one where it cost 13 us), and a small one's allocations are
-// too small to be backed by huge pages anyway.
+// size from which lowering a file the Generator processes alone asks for
+// huge pages (lower.Options.HugePages): such a run is mostly faulting in
+// fresh memory (libLLVM.so, alternated runs: --raw 37 -> 45 ms median
+// without, 21 runs on a machine where a fresh page cost 1.5-5 us; -o 83 ->
+// 112 ms, 31 runs, on one where it cost 13 us), and a small section's
+// allocations are too small to be backed by huge pages anyway. Files
+// processed at once (a tree on several workers) do without: their memory
+// is reused from file to file, and huge pages would add what a worker
+// holds (/usr/lib/x86_64-linux-gnu with -j 2: 69 MB peak with them, 40
+// without).
 const parallelCFIBytes = 192 << 10
 
 // lowerFile reads and lowers the CFI of in. A linked file's CFI is lowered
@@ -52,13 +56,14 @@ func (g *Generator) lowerFile(in *input, hold <-chan struct{}) (*Section, error)
 	return sec, nil
 }
 
-// tune sets the scheduling of lowering a CFI section of n bytes.
-func tune(lo *lower.Options, n int, hold <-chan struct{}) {
+// tune sets the scheduling of lowering a CFI section of n bytes, for a
+// file processed alone or not.
+func tune(lo *lower.Options, n int, alone bool, hold <-chan struct{}) {
 	if n < parallelCFIBytes {
 		return
 	}
 	lo.Workers = runtime.GOMAXPROCS(0)
-	lo.HugePages = true
+	lo.HugePages = alone
 	if lo.Workers > 1 {
 		lo.Hold = hold
 	}
@@ -75,7 +80,7 @@ func (g *Generator) lowerRead(f *elf.File, target lower.Target, lo lower.Options
 		return nil, nil, err
 	}
 	if lo.Version == 2 {
-		tune(&lo, len(frames.Data), hold)
+		tune(&lo, len(frames.Data), g.files.Load() <= 1, hold)
 	}
 	res, _, err := lower.LowerFile(f, frames, target, lo)
 	if err != nil {
@@ -106,7 +111,7 @@ func (g *Generator) lowerScan(r io.ReaderAt, size int64, f *elf.File, target low
 	if err != nil {
 		return nil, nil, err
 	}
-	tune(&lo, len(frames.Data), hold)
+	tune(&lo, len(frames.Data), g.files.Load() <= 1, hold)
 	res, _, errs, err := lower.LowerScan(f, frames, target, lo)
 	if err != nil {
 		// As when the section is read first: without FDEs and broken

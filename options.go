@@ -3,6 +3,7 @@ package sframegen
 import (
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/sframe-gen/sframe-gen/lower"
 )
@@ -12,9 +13,10 @@ import (
 // command runs for every file it is given, in either of its forms. Its
 // methods may be called from several goroutines at once.
 type Generator struct {
-	opt  Options
-	want *lower.Target // Options.Arch, when given
-	res  Resources
+	opt   Options
+	want  *lower.Target // Options.Arch, when given
+	res   Resources
+	files atomic.Int32 // files being generated for at this moment
 }
 
 // Resources are what a Generator shares between the files it processes
@@ -109,3 +111,10 @@ const (
 	// V2Binutils244 is binutils 2.41-2.44's layout.
 	V2Binutils244 = lower.V2Binutils244
 )
+
+// begin counts a file being generated for until the function it returns
+// is called.
+func (g *Generator) begin() (end func()) {
+	g.files.Add(1)
+	return func() { g.files.Add(-1) }
+}

@@ -98,6 +98,7 @@ type Report struct {
 // failure it is as before. A file whose SFrame is already what would be
 // written is not touched. Errors do not name the file.
 func (g *Generator) Process(j Job) (out Outcome, err error) {
+	defer g.begin()()
 	defer func() {
 		if err != nil {
 			out.Status, out.Reason = Failed, err.Error()
