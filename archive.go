@@ -15,9 +15,12 @@ import (
 // SFrame are kept as they are (with Options.Arch, another architecture
 // is an error). Each object generated for is one Report.
 func (g *Generator) processArchive(w *writer, out *Outcome) error {
-	data, err := readAll(w.src.File, w.size)
-	if err != nil {
-		return err
+	data := w.data
+	if data == nil {
+		var err error
+		if data, err = readAll(w.src.File, w.size); err != nil {
+			return err
+		}
 	}
 	withCFI := 0
 	arches := map[string]bool{}

@@ -10,11 +10,14 @@ import (
 
 // processObject gives a relocatable object its .sframe and .rela.sframe.
 func (g *Generator) processObject(w *writer, in *input, out *Outcome) error {
-	data, err := readAll(w.src.File, w.size)
-	if err != nil {
-		return err
+	data := w.data
+	if data == nil {
+		var err error
+		if data, err = readAll(w.src.File, w.size); err != nil {
+			return err
+		}
+		in.r = bytes.NewReader(data)
 	}
-	in.r = bytes.NewReader(data)
 	patched, rep, err := g.patchObject(in, data)
 	if rep.Section != nil || err == nil || err == ErrNoCFI {
 		out.Reports = append(out.Reports, rep)

@@ -1,6 +1,7 @@
 package sframegen
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -133,7 +134,14 @@ func (g *Generator) Process(j Job) (out Outcome, err error) {
 		defer release()
 		return out, g.processArchive(w, &out)
 	}
-	ef, err := ReadELF(src.File, src.Size())
+	var r io.ReaderAt = src.File
+	if src.Size() <= wholeReadBytes {
+		if w.data, err = readAll(src.File, src.Size()); err != nil {
+			return out, err
+		}
+		r = bytes.NewReader(w.data)
+	}
+	ef, err := ReadELF(r, src.Size())
 	if err != nil {
 		if named || n >= 4 && string(magic[:4]) == "\x7fELF" {
 			return out, err
@@ -142,7 +150,7 @@ func (g *Generator) Process(j Job) (out Outcome, err error) {
 		return out, w.unchanged()
 	}
 	out.Kind = Kind(ef)
-	in, err := g.inputOf(src.File, src.Size(), ef)
+	in, err := g.inputOf(r, src.Size(), ef)
 	var unsupported *UnsupportedError
 	switch {
 	case errors.As(err, &unsupported) && !named:
@@ -170,6 +178,12 @@ func (g *Generator) Process(j Job) (out Outcome, err error) {
 	}
 	return out, g.processLinked(w, in, &out)
 }
+
+// wholeReadBytes is the size up to which a file is read whole, in one
+// read, before anything is parsed: its ELF headers, CFI and symbols are
+// then read from memory, not by a dozen reads of a few bytes each (a
+// small shared library: 17 preads). Most files of a tree are that small.
+const wholeReadBytes = 128 << 10
 
 // unwrapPath drops the path of an *fs.PathError: messages name the file
 // already.

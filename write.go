@@ -16,6 +16,7 @@ type writer struct {
 	j    Job
 	src  *elfpatch.Source
 	size int64
+	data []byte // the file's bytes, when it was read whole
 }
 
 // replace writes the file's new contents through a temporary file (see
