@@ -56,6 +56,9 @@ type stackProgram struct {
 	sources []string // under testdata/stack; "ASM" and "SIGTRAMP" are the ABI's assembly files
 	flags   []string
 	libs    bool // links the libchain libraries
+	// real prepares an installed (or Go-built) program instead of
+	// building sources: x86-64 only (stack_real_test.go).
+	real func(t testing.TB, abi stackABI, dir, libdir string) stackRun
 }
 
 var stackPrograms = []stackProgram{
@@ -123,19 +126,26 @@ func TestStackAgainstGDB(t *testing.T) {
 			libdir := patchedLibs(t, abi, dir)
 			var total stackTally
 			only := os.Getenv("SFRAME_STACK_ONLY") // a program's name: only that one
-			for _, prog := range stackPrograms {
-				if only != "" && prog.name != only {
+			programs := 0
+			for _, prog := range append(stackPrograms, realStackPrograms...) {
+				if only != "" && prog.name != only || prog.real != nil && abi.qemu != "" {
 					continue
 				}
-				bin := buildStackProgram(t, abi, prog, dir, libdir)
-				cores := stopProgram(t, abi, bin, filepath.Join(dir, "stops-"+prog.name), stops)
-				tally := compareWithGDB(t, abi, bin, cores)
+				programs++
+				run := stackRun{bin: ""}
+				if prog.real != nil {
+					run = prog.real(t, abi, dir, libdir)
+				} else {
+					run.bin = buildStackProgram(t, abi, prog, dir, libdir)
+				}
+				cores := stopProgram(t, abi, run, filepath.Join(dir, "stops-"+prog.name), stops)
+				tally := compareWithGDB(t, abi, run.bin, cores)
 				t.Logf("%s %s: %d stops, %d threads, %d frames (%d signal), %d disagreements, %d ended earlier, %d gdb ended earlier",
 					abi.name, prog.name, len(cores), tally.threads, tally.frames, tally.signals, len(tally.disagree), len(tally.earlier), len(tally.gdbEarlier))
 				total.add(tally)
 			}
 			t.Logf("%s: %d stops across %d programs, %d threads, %d frames (%d signal): %d disagreements, %d walks ended before gdb's, %d where gdb ended first",
-				abi.name, total.stops, len(stackPrograms), total.threads, total.frames, total.signals, len(total.disagree), len(total.earlier), len(total.gdbEarlier))
+				abi.name, total.stops, programs, total.threads, total.frames, total.signals, len(total.disagree), len(total.earlier), len(total.gdbEarlier))
 			for _, e := range total.earlier {
 				t.Logf("ended earlier: %s", e)
 			}
@@ -228,9 +238,9 @@ func buildStackProgram(t testing.TB, abi stackABI, prog stackProgram, dir, libdi
 	return bin
 }
 
-// stopProgram runs bin n times, each time sending SIGABRT at a random
-// moment, and returns the cores written.
-func stopProgram(t testing.TB, abi stackABI, bin, dir string, n int) []string {
+// stopProgram runs the program n times, each time sending SIGABRT (or
+// taking a gcore) at a random moment, and returns the cores written.
+func stopProgram(t testing.TB, abi stackABI, run stackRun, dir string, n int) []string {
 	t.Helper()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
@@ -243,24 +253,43 @@ func stopProgram(t testing.TB, abi stackABI, bin, dir string, n int) []string {
 			t.Fatal(err)
 		}
 	}
+	startup, span := abi.startup, abi.stopSpan
+	if run.startup != 0 {
+		startup, span = run.startup, run.span
+	}
 	var cores []string
 	for i := 0; len(cores) < n && i < 3*n; i++ {
-		cmd := exec.Command(bin)
+		cmd := exec.Command(run.bin, run.args...)
 		if abi.qemu != "" {
-			cmd = exec.Command(abi.qemu, "-singlestep", bin)
+			cmd = exec.Command(abi.qemu, append([]string{"-singlestep", run.bin}, run.args...)...)
 		}
 		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), run.env...)
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(abi.startup + time.Duration(rand.Int64N(int64(abi.stopSpan))))
-		cmd.Process.Signal(syscall.SIGABRT)
-		cmd.Wait()
+		time.Sleep(startup + time.Duration(rand.Int64N(int64(span))))
 		core := ""
-		if abi.qemu == "" {
+		if run.gcore {
+			c, err := gcoreStop(cmd.Process.Pid, dir)
+			if err != nil {
+				t.Log(err)
+			}
+			cmd.Process.Kill()
+			cmd.Wait()
+			core = c
+		} else {
+			cmd.Process.Signal(syscall.SIGABRT)
+			cmd.Wait()
+		}
+		switch {
+		case run.gcore:
+		case abi.qemu == "":
 			core = filepath.Join(dir, "core")
-		} else if m, _ := filepath.Glob(filepath.Join(dir, "qemu_*.core")); len(m) == 1 {
-			core = m[0]
+		default:
+			if m, _ := filepath.Glob(filepath.Join(dir, "qemu_*.core")); len(m) == 1 {
+				core = m[0]
+			}
 		}
 		if core == "" {
 			continue
@@ -272,7 +301,7 @@ func stopProgram(t testing.TB, abi stackABI, bin, dir string, n int) []string {
 		cores = append(cores, dst)
 	}
 	if len(cores) < n {
-		t.Fatalf("%s: %d cores of %d stops", bin, len(cores), n)
+		t.Fatalf("%s: %d cores of %d stops", run.bin, len(cores), n)
 	}
 	return cores
 }
@@ -387,14 +416,17 @@ func compareWithGDB(t *testing.T, abi stackABI, bin string, cores []string) stac
 					tally.signals++
 				}
 			}
-			compareThread(&tally, fmt.Sprintf("%s %s thread %d", abi.name, filepath.Base(bin), th.TID), core, th, gdb[i][th.TID])
+			compareThread(&tally, fmt.Sprintf("%s %s thread %d", abi.name, filepath.Base(bin), th.TID), bin, core, th, gdb[i][th.TID])
 		}
 	}
 	return tally
 }
 
 // compareThread compares one thread's SFrame walk with gdb's frames.
-func compareThread(tally *stackTally, where, core string, th threadStack, g []gdbFrame) {
+// A frame gdb prints as "?? ()" without a library is in a module gdb does
+// not know, unless it is in bin, the program gdb was given (a stripped
+// program's function that no symbol names).
+func compareThread(tally *stackTally, where, bin, core string, th threadStack, g []gdbFrame) {
 	if len(g) == 0 {
 		// gdb could not walk even frame #0 (on qemu's s390x cores,
 		// "PC not saved" for some stops in the dynamic linker's start).
@@ -409,7 +441,7 @@ func compareThread(tally *stackTally, where, core string, th threadStack, g []gd
 				where, core, k, f.PC, f.Function, f.Signal, g[k].text, describeWalk(th, g)))
 			return
 		}
-		if g[k].unknown && f.Module != "" && k+1 < len(th.Frames) {
+		if g[k].unknown && f.Module != "" && f.Module != bin && k+1 < len(th.Frames) {
 			// gdb's frames past this one are guesses: compared up to here.
 			tally.gdbUnknown = append(tally.gdbUnknown, fmt.Sprintf("%s (%s): gdb knows no module at frame #%d %#x (%s; not yet in r_debug), compared %d of our %d frames",
 				where, core, k, f.PC, f.Module, k+1, len(th.Frames)))
