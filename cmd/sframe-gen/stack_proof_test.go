@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -155,6 +156,11 @@ func TestStackAgainstGDB(t *testing.T) {
 			}
 			for _, e := range total.gdbEarlier {
 				t.Logf("gdb ended first: %s", e)
+			}
+			t.Logf("%s: past gdb's last frame, %d frames equal to a DWARF CFI walk's, %d walks DWARF ended first; s390x caller's %%r15: %d by the CFI equal to CFA-160 (%d not), %d taken as CFA-160 (the CFI puts it in a register the core lacks), %d (no rule)",
+				abi.name, total.pastChecked, len(total.pastDwarfEarlier), total.spChecked-total.spDiffer, total.spDiffer, total.spFromCFA, total.spNoRule)
+			for _, e := range total.pastDwarfEarlier {
+				t.Logf("DWARF ended first: %s", e)
 			}
 			for _, d := range total.disagree {
 				t.Errorf("disagreement: %s", d)
@@ -313,6 +319,13 @@ type stackTally struct {
 	disagree, earlier      []string
 	gdbEarlier             []string
 	gdbUnknown             []string // stacks compared up to a PC gdb knows no module of
+	// Past gdb's last frame, the frames checked against a DWARF CFI walk
+	// (checkPastGDB), the walks that DWARF ended first, and on s390x the
+	// callers' %r15 (dwarfWalker.callerSP).
+	pastChecked                    int
+	pastDwarfEarlier               []string
+	spChecked, spDiffer, spFromCFA int
+	spNoRule                       int
 }
 
 func (a *stackTally) add(b stackTally) {
@@ -324,6 +337,12 @@ func (a *stackTally) add(b stackTally) {
 	a.earlier = append(a.earlier, b.earlier...)
 	a.gdbEarlier = append(a.gdbEarlier, b.gdbEarlier...)
 	a.gdbUnknown = append(a.gdbUnknown, b.gdbUnknown...)
+	a.pastChecked += b.pastChecked
+	a.pastDwarfEarlier = append(a.pastDwarfEarlier, b.pastDwarfEarlier...)
+	a.spChecked += b.spChecked
+	a.spDiffer += b.spDiffer
+	a.spFromCFA += b.spFromCFA
+	a.spNoRule += b.spNoRule
 }
 
 // gdbFrame is one frame of gdb's bt: its PC, or a signal frame.
@@ -408,6 +427,7 @@ func compareWithGDB(t *testing.T, abi stackABI, bin string, cores []string) stac
 			tally.disagree = append(tally.disagree, fmt.Sprintf("%s: no output from gdb", core))
 			continue
 		}
+		var past *pastGDB
 		for _, th := range res.Threads {
 			tally.threads++
 			tally.frames += len(th.Frames)
@@ -416,10 +436,94 @@ func compareWithGDB(t *testing.T, abi stackABI, bin string, cores []string) stac
 					tally.signals++
 				}
 			}
-			compareThread(&tally, fmt.Sprintf("%s %s thread %d", abi.name, filepath.Base(bin), th.TID), bin, core, th, gdb[i][th.TID])
+			where := fmt.Sprintf("%s %s thread %d", abi.name, filepath.Base(bin), th.TID)
+			g := gdb[i][th.TID]
+			compareThread(&tally, where, bin, core, th, g)
+			if len(th.Frames) > len(g) {
+				if past == nil {
+					past = openPastGDB(t, core)
+					defer past.close()
+				}
+				past.check(&tally, where, core, th, len(g))
+			}
+		}
+		if past != nil {
+			tally.spChecked += past.dw.spChecked
+			tally.spDiffer += past.dw.spDiffer
+			tally.spFromCFA += past.dw.spFromCFA
+			tally.spNoRule += past.dw.spNoRule
 		}
 	}
 	return tally
+}
+
+// pastGDB checks the frames of a core past gdb's last one with the DWARF
+// CFI walk of dwarfWalker (.eh_frame, not .sframe), from the same
+// registers and memory.
+type pastGDB struct {
+	proc   *process
+	closer io.Closer
+	dw     *dwarfWalker
+}
+
+func openPastGDB(t *testing.T, core string) *pastGDB {
+	t.Helper()
+	p, closer, err := openCore(core)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mods := modulesFromMappings(p.Mappings, "")
+	if len(p.Mappings) == 0 {
+		if mods, err = modulesFromLinkMap(p, ""); err != nil {
+			t.Fatalf("%s: %v", core, err)
+		}
+	}
+	return &pastGDB{proc: p, closer: closer, dw: newDwarfWalker(t, p.ABI, p.Mem, mods)}
+}
+
+func (p *pastGDB) close() { p.closer.Close() }
+
+// check compares thread th's SFrame frames from frame from on with the
+// DWARF walk's: a different PC is a disagreement; a DWARF walk that ends
+// first is listed.
+func (p *pastGDB) check(tally *stackTally, where, core string, th threadStack, from int) {
+	var regs *unwind.Regs
+	for i := range p.proc.Threads {
+		if p.proc.Threads[i].TID == th.TID {
+			regs = &p.proc.Threads[i].Regs
+		}
+	}
+	if regs == nil {
+		tally.disagree = append(tally.disagree, fmt.Sprintf("%s (%s): no registers for the DWARF walk", where, core))
+		return
+	}
+	pcs := p.dw.walk(regs, nil)
+	for k := from; k < len(th.Frames); k++ {
+		if k >= len(pcs) {
+			last := th.Frames[len(pcs)-1]
+			tally.pastDwarfEarlier = append(tally.pastDwarfEarlier, fmt.Sprintf("%s (%s): %d frames, gdb %d, DWARF %d, at %#x %s+%#x (%s)",
+				where, core, len(th.Frames), from, len(pcs), last.PC, last.Function, last.Offset, last.Module))
+			return
+		}
+		if pcs[k] != th.Frames[k].PC {
+			var b strings.Builder
+			for j := range max(len(pcs), len(th.Frames)) {
+				ours, theirs := "", ""
+				if j < len(th.Frames) {
+					f := th.Frames[j]
+					ours = fmt.Sprintf("%#x sp %#x %s+%#x (%s)", f.PC, f.SP, f.Function, f.Offset, f.Module)
+				}
+				if j < len(pcs) {
+					theirs = fmt.Sprintf("%#x", pcs[j])
+				}
+				fmt.Fprintf(&b, "    #%-2d %-70s | %s\n", j, ours, theirs)
+			}
+			tally.disagree = append(tally.disagree, fmt.Sprintf("%s (%s): frame #%d past gdb's last (#%d): SFrame %#x %s, DWARF CFI walk %#x\n%s    end: %s",
+				where, core, k, from-1, th.Frames[k].PC, th.Frames[k].Function, pcs[k], b.String(), th.End.Detail))
+			return
+		}
+		tally.pastChecked++
+	}
 }
 
 // compareThread compares one thread's SFrame walk with gdb's frames.
