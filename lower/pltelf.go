@@ -90,8 +90,10 @@ func sectionHead(s *elf.Section, n int) ([]byte, error) {
 // LowerFile is Lower for a whole ELF file as GNU ld would lay its SFrame
 // out: for a linked file, the FDEs that .eh_frame has for the PLT sections
 // ld describes are replaced by ld's fixed PLT FDEs, added after the
-// functions (pltWith: in the correct mode with .plt.got's true CFA). It
-// returns the PLT sections so callers can tell those FDEs apart in reports.
+// functions (pltWith: in the correct mode with .plt.got's true CFA); on
+// AArch64, in the correct mode, the .plt stubs get FDEs read from their
+// code (aarch64PLT). It returns the PLT sections so callers can tell those
+// FDEs apart in reports.
 func LowerFile(f *elf.File, frames *cfi.Frames, t Target, opt Options) (*Result, []PLTSection, error) {
 	pltFDEs, plt, err := filePLT(f, t, opt)
 	if err != nil {
