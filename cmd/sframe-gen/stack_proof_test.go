@@ -467,13 +467,12 @@ func compareWithGDB(t *testing.T, abi stackABI, bin string, cores []string) stac
 			}
 			where := fmt.Sprintf("%s %s thread %d", abi.name, filepath.Base(bin), th.TID)
 			g := gdb[i][th.TID]
-			compareThread(&tally, where, bin, core, th, g)
-			if len(th.Frames) > len(g) {
+			if checked := compareThread(&tally, where, bin, core, th, g); checked < len(th.Frames) {
 				if past == nil {
 					past = openPastGDB(t, core)
 					defer past.close()
 				}
-				past.check(&tally, where, core, th, len(g))
+				past.check(&tally, where, core, th, checked)
 			}
 		}
 		if past != nil {
@@ -559,12 +558,16 @@ func (p *pastGDB) check(tally *stackTally, where, core string, th threadStack, f
 // A frame gdb prints as "?? ()" without a library is in a module gdb does
 // not know, unless it is in bin, the program gdb was given (a stripped
 // program's function that no symbol names).
-func compareThread(tally *stackTally, where, bin, core string, th threadStack, g []gdbFrame) {
+//
+// It returns how many of our frames gdb's check: the frames after those
+// are for the DWARF walk (pastGDB), unless they disagree with gdb's
+// (then all are taken as checked: the disagreement is the finding).
+func compareThread(tally *stackTally, where, bin, core string, th threadStack, g []gdbFrame) (checked int) {
 	if len(g) == 0 {
 		// gdb could not walk even frame #0 (on qemu's s390x cores,
 		// "PC not saved" for some stops in the dynamic linker's start).
 		tally.gdbEarlier = append(tally.gdbEarlier, fmt.Sprintf("%s (%s): %d frames, gdb printed none", where, core, len(th.Frames)))
-		return
+		return 0
 	}
 	n := min(len(g), len(th.Frames))
 	for k := range n {
@@ -572,13 +575,14 @@ func compareThread(tally *stackTally, where, bin, core string, th threadStack, g
 		if g[k].signal != f.Signal || !g[k].signal && g[k].pc != f.PC {
 			tally.disagree = append(tally.disagree, fmt.Sprintf("%s (%s): frame #%d: SFrame %#x %s (signal %v), gdb %q\n%s",
 				where, core, k, f.PC, f.Function, f.Signal, g[k].text, describeWalk(th, g)))
-			return
+			return len(th.Frames)
 		}
 		if g[k].unknown && f.Module != "" && f.Module != bin && k+1 < len(th.Frames) {
-			// gdb's frames past this one are guesses: compared up to here.
-			tally.gdbUnknown = append(tally.gdbUnknown, fmt.Sprintf("%s (%s): gdb knows no module at frame #%d %#x (%s; not yet in r_debug), compared %d of our %d frames",
+			// gdb's frames past this one are guesses: compared with gdb
+			// up to here, the rest with the DWARF walk.
+			tally.gdbUnknown = append(tally.gdbUnknown, fmt.Sprintf("%s (%s): gdb knows no module at frame #%d %#x (%s; not yet in r_debug), compared %d of our %d frames with gdb's",
 				where, core, k, f.PC, f.Module, k+1, len(th.Frames)))
-			return
+			return k + 1
 		}
 	}
 	switch {
@@ -596,6 +600,7 @@ func compareThread(tally *stackTally, where, bin, core string, th threadStack, g
 		tally.gdbEarlier = append(tally.gdbEarlier, fmt.Sprintf("%s (%s): %d frames, gdb %d (%s); our next: %#x %s",
 			where, core, len(th.Frames), len(g), note, th.Frames[len(g)].PC, th.Frames[len(g)].Function))
 	}
+	return n
 }
 
 // describeWalk prints both walks of a thread for a failure message.
