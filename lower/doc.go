@@ -27,7 +27,8 @@
 // Lower handles a whole .eh_frame; LowerFile a whole ELF file
 // as GNU ld lays it out, and LowerScan the same from a section it reads as
 // it lowers (cfi.Scanner); the FDEs GNU ld synthesizes for the
-// procedure linkage table are built in plt.go.
+// procedure linkage table are built in plt.go, and, in the default mode,
+// those of AArch64 PLT stubs, for which ld writes none, in pltaarch64.go.
 //
 // # Paths
 //

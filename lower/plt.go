@@ -50,10 +50,12 @@ type PLTFDE struct {
 }
 
 // pltFRE is one entry of ld's fixed FRE tables: SP-based CFA, one
-// one-byte data word (info 0x03).
+// one-byte data word (info 0x03); and of the AArch64 PLT FREs, which may
+// add the RA's offset from the CFA as a second word.
 type pltFRE struct {
 	start uint32
 	cfa   int32 // stored value (s390x: encoded)
+	ra    int32 // AArch64: RA at CFA+ra; 0: no RA word (RA in x30)
 }
 
 // pltLayout is ld's struct elf_x86_sframe_plt (and the s390x equivalent).
@@ -71,15 +73,15 @@ type pltLayout struct {
 }
 
 var (
-	x86PLT0    = []pltFRE{{0, 16}, {6, 24}}
-	x86PLTn    = []pltFRE{{0, 8}, {11, 16}}
-	x86IBTPLTn = []pltFRE{{0, 8}, {9, 16}}
-	x86SecPLTn = []pltFRE{{0, 8}}
-	x86PLTGot  = []pltFRE{{0, 16}} // ld's value; .eh_frame says rsp+8
+	x86PLT0    = []pltFRE{{start: 0, cfa: 16}, {start: 6, cfa: 24}}
+	x86PLTn    = []pltFRE{{start: 0, cfa: 8}, {start: 11, cfa: 16}}
+	x86IBTPLTn = []pltFRE{{start: 0, cfa: 8}, {start: 9, cfa: 16}}
+	x86SecPLTn = []pltFRE{{start: 0, cfa: 8}}
+	x86PLTGot  = []pltFRE{{start: 0, cfa: 16}} // ld's value; .eh_frame says rsp+8
 	// x86PLTGotCFI is what a .plt.got entry (a bare "jmp *GOT(%rip)",
 	// reached by call) means, and what ld's own .eh_frame says.
-	x86PLTGotCFI = []pltFRE{{0, 8}}
-	s390xPLTFRE  = []pltFRE{{0, int32(emit.S390XCFAOffsetEncode(160))}}
+	x86PLTGotCFI = []pltFRE{{start: 0, cfa: 8}}
+	s390xPLTFRE  = []pltFRE{{start: 0, cfa: int32(emit.S390XCFAOffsetEncode(160))}}
 )
 
 func pltLayoutFor(t Target, v PLTVariant, opt Options) (pltLayout, error) {
@@ -175,10 +177,14 @@ func pltFDE(size uint64, pc emit.PCType, rep uint8, ft emit.FREType, tab []pltFR
 		FREs:    make([]emit.FRE, len(tab)),
 	}
 	for i, e := range tab {
+		words := []int32{e.cfa}
+		if e.ra != 0 {
+			words = append(words, e.ra)
+		}
 		f.FREs[i] = emit.FRE{
 			StartAddr: e.start,
-			Info:      emit.FREInfo(true, 1, emit.DataWord1B, false),
-			Words:     []int32{e.cfa},
+			Info:      emit.FREInfo(true, len(words), emit.DataWord1B, false),
+			Words:     words,
 		}
 	}
 	return f

@@ -16,8 +16,8 @@ var endbr64 = [4]byte{0xf3, 0x0f, 0x1e, 0xfa}
 
 // pltForELF finds the PLT sections of a linked file for which GNU ld makes
 // SFrame FDEs, and the x86-64 layout ld used for them, so PLT can rebuild
-// ld's FDEs. AArch64 (ld makes none) and relocatable objects give no
-// sections.
+// ld's FDEs. AArch64 (ld makes none: aarch64PLT reads its stubs) and
+// relocatable objects give no sections.
 //
 // The layout is read from the code, as ld chose it: a .plt.sec section or an
 // IBT landing pad at the start of .plt.got means IBT; a .plt beginning with
@@ -90,10 +90,12 @@ func sectionHead(s *elf.Section, n int) ([]byte, error) {
 // LowerFile is Lower for a whole ELF file as GNU ld would lay its SFrame
 // out: for a linked file, the FDEs that .eh_frame has for the PLT sections
 // ld describes are replaced by ld's fixed PLT FDEs, added after the
-// functions (pltWith: in the correct mode with .plt.got's true CFA). It
-// returns the PLT sections so callers can tell those FDEs apart in reports.
+// functions (pltWith: in the correct mode with .plt.got's true CFA); on
+// AArch64, in the correct mode, the .plt stubs get FDEs read from their
+// code (aarch64PLT). It returns the PLT sections so callers can tell those
+// FDEs apart in reports.
 func LowerFile(f *elf.File, frames *cfi.Frames, t Target, opt Options) (*Result, []PLTSection, error) {
-	variant, plt, err := pltForELF(f, t)
+	pltFDEs, plt, err := filePLT(f, t, opt)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -130,16 +132,33 @@ func LowerFile(f *elf.File, frames *cfi.Frames, t Target, opt Options) (*Result,
 		res.Skipped = append(res.Skipped, outside...)
 		sort.SliceStable(res.Skipped, func(i, j int) bool { return res.Skipped[i].FDE.Offset < res.Skipped[j].FDE.Offset })
 	}
-	return finishFile(res, t, variant, plt, opt)
+	return finishFile(res, t, pltFDEs, plt, opt)
+}
+
+// filePLT returns the PLT FDEs of a linked file and its PLT sections: ld's
+// (pltForELF, pltWith) on x86-64 and s390x; on AArch64, where ld writes
+// none, those of the stubs aarch64PLT recognizes, unless opt.GasCompat.
+func filePLT(f *elf.File, t Target, opt Options) ([]PLTFDE, []PLTSection, error) {
+	if t.Arch == AArch64 {
+		if t.Relocatable || opt.GasCompat {
+			return nil, nil, nil
+		}
+		return aarch64PLT(f)
+	}
+	variant, plt, err := pltForELF(f, t)
+	if err != nil || len(plt) == 0 {
+		return nil, nil, err
+	}
+	fdes, err := pltWith(t, variant, plt, opt)
+	if err != nil {
+		return nil, nil, err
+	}
+	return fdes, plt, nil
 }
 
 // finishFile appends the PLT FDEs of a file to its result.
-func finishFile(res *Result, t Target, variant PLTVariant, plt []PLTSection, opt Options) (*Result, []PLTSection, error) {
-	if len(plt) > 0 {
-		fdes, err := pltWith(t, variant, plt, opt)
-		if err != nil {
-			return nil, nil, err
-		}
+func finishFile(res *Result, t Target, fdes []PLTFDE, plt []PLTSection, opt Options) (*Result, []PLTSection, error) {
+	if len(fdes) > 0 {
 		if err := res.appendPLT(fdes); err != nil {
 			return nil, nil, err
 		}

@@ -31,7 +31,7 @@ func LowerScan(f *elf.File, frames *cfi.Frames, t Target, opt Options) (res *Res
 	if err := checkScan(frames, t, opt); err != nil {
 		return nil, nil, nil, err
 	}
-	variant, plt, err := pltForELF(f, t)
+	pltFDEs, plt, err := filePLT(f, t, opt)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -69,7 +69,7 @@ func LowerScan(f *elf.File, frames *cfi.Frames, t Target, opt Options) (res *Res
 		}
 	}
 	padObject(res, t)
-	res, plt, err = finishFile(res, t, variant, plt, opt)
+	res, plt, err = finishFile(res, t, pltFDEs, plt, opt)
 	return res, plt, errs, err
 }
 

@@ -4,6 +4,7 @@ import (
 	"debug/elf"
 	"encoding/binary"
 	"errors"
+	"io"
 	"slices"
 	"testing"
 	"time"
@@ -110,7 +111,7 @@ func BenchmarkStackWalk(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		ws[i] = walkers{w, newDwarfWalker(b, s.mem, kept)}
+		ws[i] = walkers{w, newDwarfWalker(b, emit.ABIAMD64LittleEndian, s.mem, kept)}
 	}
 	// The two agree, frame for frame.
 	total := 0
@@ -150,15 +151,25 @@ func BenchmarkStackWalk(b *testing.B) {
 	})
 }
 
-// dwarfWalker is the DWARF CFI baseline of BenchmarkStackWalk: an x86-64
-// unwinder that, at each frame, finds the PC's FDE and executes its CIE's
-// and its own instructions up to the PC (cfi.RowIterator), then applies
-// the row's CFA and register rules, as libgcc's and libunwind's DWARF
-// unwinders do (without their caches).
+// dwarfWalker is the DWARF CFI baseline of BenchmarkStackWalk, and the
+// independent check of the s390x frames past gdb's last one in
+// TestStackAgainstGDB: an unwinder that, at each frame, finds the PC's FDE
+// and executes its CIE's and its own instructions up to the PC
+// (cfi.RowIterator), then applies the row's CFA and register rules, as
+// libgcc's and libunwind's DWARF unwinders do (without their caches). It
+// reads .eh_frame, not .sframe.
 type dwarfWalker struct {
-	mem  *memSnapshot
-	mods []dwarfModule
-	buf  [8]byte
+	abi   emit.ABI
+	order binary.ByteOrder
+	mem   io.ReaderAt
+	mods  []dwarfModule
+	buf   [8]byte
+	// s390x: the caller's %r15 by the CFI's rule, compared with CFA-160
+	// (spChecked, spDiffer), or taken as CFA-160, the ABI's definition of
+	// the CFA (the caller's %r15 + 160), where the rule names a register
+	// the core does not hold (spFromCFA: %f0, qemu's cores have no
+	// NT_FPREGSET) or there is no rule (spNoRule).
+	spChecked, spDiffer, spFromCFA, spNoRule int
 }
 
 // dwarfModule is one module's CFI, its FDEs in address order.
@@ -169,9 +180,17 @@ type dwarfModule struct {
 	rows             *cfi.RowIterator
 }
 
-func newDwarfWalker(tb testing.TB, mem *memSnapshot, mods []*stackModule) *dwarfWalker {
-	w := &dwarfWalker{mem: mem}
+func newDwarfWalker(tb testing.TB, abi emit.ABI, mem io.ReaderAt, mods []*stackModule) *dwarfWalker {
+	w := &dwarfWalker{abi: abi, order: binary.LittleEndian, mem: mem}
+	if abi == emit.ABIS390XBigEndian || abi == emit.ABIAArch64BigEndian {
+		w.order = binary.BigEndian
+	}
+	mods = slices.Clone(mods)
+	slices.SortStableFunc(mods, func(a, b *stackModule) int { return cmpU64(a.Start, b.Start) })
 	for _, m := range mods {
+		if n := len(w.mods); n > 0 && m.Start < w.mods[n-1].end {
+			continue
+		}
 		f, err := elf.Open(m.Path)
 		if err != nil {
 			tb.Fatal(err)
@@ -249,6 +268,12 @@ func (w *dwarfWalker) walk(regs *unwind.Regs, pcs []uint64) []uint64 {
 		next.R = cur.R
 		raCol := fde.CIE.RAColumn
 		ra, raOK := uint64(0), false
+		if raCol < unwind.NumRegs && w.abi != emit.ABIAMD64LittleEndian {
+			// No rule: the return address is still in its register
+			// (AArch64's x30, s390x's r14), known in the innermost frame
+			// and after a signal frame.
+			ra, raOK = cur.Get(uint32(raCol))
+		}
 		for _, rr := range r.Regs {
 			if rr.Rule.Kind == cfi.RuleSameValue || rr.Rule.Kind == cfi.RuleUnset {
 				continue
@@ -269,7 +294,12 @@ func (w *dwarfWalker) walk(regs *unwind.Regs, pcs []uint64) []uint64 {
 		if !raOK || ra == 0 {
 			return pcs
 		}
-		next.Set(7, cfa) // the caller's %rsp is the CFA
+		if raCol < unwind.NumRegs && w.abi != emit.ABIAMD64LittleEndian {
+			// The caller's x30/r14 is not known from here: only the
+			// innermost frame and a signal frame have it.
+			next.Known &^= 1 << raCol
+		}
+		w.callerSP(&cur, &next, r, cfa, fde.CIE.Signal)
 		next.PC = ra
 		exact = fde.CIE.Signal
 		cur = next
@@ -328,7 +358,7 @@ func (w *dwarfWalker) eval(cur *unwind.Regs, expr []byte, cfa uint64, push bool)
 			off, k := sleb(expr[i:])
 			i += k
 			var v uint64
-			if op-0x70 == 16 {
+			if op-0x70 == 16 && w.abi == emit.ABIAMD64LittleEndian {
 				v = cur.PC
 			} else {
 				var ok bool
@@ -415,7 +445,47 @@ func (w *dwarfWalker) word(addr uint64) (uint64, bool) {
 	if _, err := w.mem.ReadAt(w.buf[:], int64(addr)); err != nil {
 		return 0, false
 	}
-	return binary.LittleEndian.Uint64(w.buf[:]), true
+	return w.order.Uint64(w.buf[:]), true
+}
+
+// callerSP sets the caller's stack pointer in next: the CFA on x86-64 and
+// AArch64; on s390x, where the CFA is the caller's %r15 + 160, %r15 by the
+// CFI's rule, or CFA-160 where there is none or it names a register that
+// is not known. A signal frame's %r15 is the CFI's (the interrupted
+// frame's, from the signal frame).
+func (w *dwarfWalker) callerSP(cur, next *unwind.Regs, r *cfi.Row, cfa uint64, signal bool) {
+	switch w.abi {
+	case emit.ABIAMD64LittleEndian:
+		next.Set(7, cfa)
+		return
+	case emit.ABIS390XBigEndian:
+	default:
+		next.Set(31, cfa)
+		return
+	}
+	for _, rr := range r.Regs {
+		if rr.Column != 15 || rr.Rule.Kind == cfi.RuleSameValue || rr.Rule.Kind == cfi.RuleUnset {
+			continue
+		}
+		if v, known := w.apply(cur, rr.Rule, cfa); known {
+			if !signal { // a signal frame's %r15 is the interrupted one
+				w.spChecked++
+				if v != cfa-160 {
+					w.spDiffer++
+				}
+			}
+			next.Set(15, v)
+			return
+		}
+		w.spFromCFA++
+		next.Set(15, cfa-160)
+		return
+	}
+	// No rule: GCC writes none for a function that never restores %r15
+	// (one that does not return); "same value" would be the callee's
+	// %r15, below the CFA the caller's frame was entered with.
+	w.spNoRule++
+	next.Set(15, cfa-160)
 }
 
 func (w *dwarfWalker) module(pc uint64) *dwarfModule {

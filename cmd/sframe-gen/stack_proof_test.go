@@ -4,12 +4,14 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -56,6 +58,9 @@ type stackProgram struct {
 	sources []string // under testdata/stack; "ASM" and "SIGTRAMP" are the ABI's assembly files
 	flags   []string
 	libs    bool // links the libchain libraries
+	// real prepares an installed (or Go-built) program instead of
+	// building sources: x86-64 only (stack_real_test.go).
+	real func(t testing.TB, abi stackABI, dir, libdir string) stackRun
 }
 
 var stackPrograms = []stackProgram{
@@ -70,8 +75,8 @@ var stackPrograms = []stackProgram{
 }
 
 // stopsPerProgram is how many stops each program gets per ABI:
-// SFRAME_STACK_STOPS, or 2 (make test). SFRAME_STACK_ONLY=NAME runs only
-// the program NAME.
+// SFRAME_STACK_STOPS, or 2 (make test). SFRAME_STACK_ONLY=NAME[,NAME...]
+// runs only the programs named.
 func stopsPerProgram(t *testing.T) int {
 	if s := os.Getenv("SFRAME_STACK_STOPS"); s != "" {
 		n, err := strconv.Atoi(s)
@@ -122,20 +127,40 @@ func TestStackAgainstGDB(t *testing.T) {
 			dir := t.TempDir()
 			libdir := patchedLibs(t, abi, dir)
 			var total stackTally
-			only := os.Getenv("SFRAME_STACK_ONLY") // a program's name: only that one
-			for _, prog := range stackPrograms {
-				if only != "" && prog.name != only {
+			// SFRAME_STACK_ONLY: programs' names, comma-separated: only those.
+			only := strings.Split(os.Getenv("SFRAME_STACK_ONLY"), ",")
+			programs := 0
+			for _, prog := range append(stackPrograms, realStackPrograms...) {
+				if only[0] != "" && !slices.Contains(only, prog.name) || prog.real != nil && abi.qemu != "" {
 					continue
 				}
-				bin := buildStackProgram(t, abi, prog, dir, libdir)
-				cores := stopProgram(t, abi, bin, filepath.Join(dir, "stops-"+prog.name), stops)
-				tally := compareWithGDB(t, abi, bin, cores)
+				programs++
+				run := stackRun{bin: ""}
+				if prog.real != nil {
+					run = prog.real(t, abi, dir, libdir)
+				} else {
+					run.bin = buildStackProgram(t, abi, prog, dir, libdir)
+				}
+				// The cores of a batch are removed once compared: gcore's of
+				// the Go program take a gigabyte each (its reserved heap).
+				batch := stops
+				if run.gcore {
+					batch = 5
+				}
+				var tally stackTally
+				for done := 0; done < stops; done += batch {
+					cores := stopProgram(t, abi, run, filepath.Join(dir, fmt.Sprintf("stops-%s-%d", prog.name, done)), min(batch, stops-done))
+					tally.add(compareWithGDB(t, abi, run.bin, cores))
+					for _, c := range cores {
+						os.Remove(c)
+					}
+				}
 				t.Logf("%s %s: %d stops, %d threads, %d frames (%d signal), %d disagreements, %d ended earlier, %d gdb ended earlier",
-					abi.name, prog.name, len(cores), tally.threads, tally.frames, tally.signals, len(tally.disagree), len(tally.earlier), len(tally.gdbEarlier))
+					abi.name, prog.name, tally.stops, tally.threads, tally.frames, tally.signals, len(tally.disagree), len(tally.earlier), len(tally.gdbEarlier))
 				total.add(tally)
 			}
 			t.Logf("%s: %d stops across %d programs, %d threads, %d frames (%d signal): %d disagreements, %d walks ended before gdb's, %d where gdb ended first",
-				abi.name, total.stops, len(stackPrograms), total.threads, total.frames, total.signals, len(total.disagree), len(total.earlier), len(total.gdbEarlier))
+				abi.name, total.stops, programs, total.threads, total.frames, total.signals, len(total.disagree), len(total.earlier), len(total.gdbEarlier))
 			for _, e := range total.earlier {
 				t.Logf("ended earlier: %s", e)
 			}
@@ -145,6 +170,11 @@ func TestStackAgainstGDB(t *testing.T) {
 			}
 			for _, e := range total.gdbEarlier {
 				t.Logf("gdb ended first: %s", e)
+			}
+			t.Logf("%s: past gdb's last frame, %d frames equal to a DWARF CFI walk's, %d walks DWARF ended first; s390x caller's %%r15: %d by the CFI equal to CFA-160 (%d not), %d taken as CFA-160 (the CFI puts it in a register the core lacks), %d (no rule)",
+				abi.name, total.pastChecked, len(total.pastDwarfEarlier), total.spChecked-total.spDiffer, total.spDiffer, total.spFromCFA, total.spNoRule)
+			for _, e := range total.pastDwarfEarlier {
+				t.Logf("DWARF ended first: %s", e)
 			}
 			for _, d := range total.disagree {
 				t.Errorf("disagreement: %s", d)
@@ -228,9 +258,9 @@ func buildStackProgram(t testing.TB, abi stackABI, prog stackProgram, dir, libdi
 	return bin
 }
 
-// stopProgram runs bin n times, each time sending SIGABRT at a random
-// moment, and returns the cores written.
-func stopProgram(t testing.TB, abi stackABI, bin, dir string, n int) []string {
+// stopProgram runs the program n times, each time sending SIGABRT (or
+// taking a gcore) at a random moment, and returns the cores written.
+func stopProgram(t testing.TB, abi stackABI, run stackRun, dir string, n int) []string {
 	t.Helper()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
@@ -243,24 +273,43 @@ func stopProgram(t testing.TB, abi stackABI, bin, dir string, n int) []string {
 			t.Fatal(err)
 		}
 	}
+	startup, span := abi.startup, abi.stopSpan
+	if run.startup != 0 {
+		startup, span = run.startup, run.span
+	}
 	var cores []string
 	for i := 0; len(cores) < n && i < 3*n; i++ {
-		cmd := exec.Command(bin)
+		cmd := exec.Command(run.bin, run.args...)
 		if abi.qemu != "" {
-			cmd = exec.Command(abi.qemu, "-singlestep", bin)
+			cmd = exec.Command(abi.qemu, append([]string{"-singlestep", run.bin}, run.args...)...)
 		}
 		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), run.env...)
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(abi.startup + time.Duration(rand.Int64N(int64(abi.stopSpan))))
-		cmd.Process.Signal(syscall.SIGABRT)
-		cmd.Wait()
+		time.Sleep(startup + time.Duration(rand.Int64N(int64(span))))
 		core := ""
-		if abi.qemu == "" {
+		if run.gcore {
+			c, err := gcoreStop(cmd.Process.Pid, dir)
+			if err != nil {
+				t.Log(err)
+			}
+			cmd.Process.Kill()
+			cmd.Wait()
+			core = c
+		} else {
+			cmd.Process.Signal(syscall.SIGABRT)
+			cmd.Wait()
+		}
+		switch {
+		case run.gcore:
+		case abi.qemu == "":
 			core = filepath.Join(dir, "core")
-		} else if m, _ := filepath.Glob(filepath.Join(dir, "qemu_*.core")); len(m) == 1 {
-			core = m[0]
+		default:
+			if m, _ := filepath.Glob(filepath.Join(dir, "qemu_*.core")); len(m) == 1 {
+				core = m[0]
+			}
 		}
 		if core == "" {
 			continue
@@ -269,12 +318,27 @@ func stopProgram(t testing.TB, abi stackABI, bin, dir string, n int) []string {
 		if err := os.Rename(core, dst); err != nil {
 			continue
 		}
+		if err := coreComplete(dst); err != nil {
+			// qemu, on a loaded machine, sometimes leaves a core it has
+			// not finished writing: not a stop, another run is made.
+			t.Logf("%s: core discarded: %v", dst, err)
+			continue
+		}
 		cores = append(cores, dst)
 	}
 	if len(cores) < n {
-		t.Fatalf("%s: %d cores of %d stops", bin, len(cores), n)
+		t.Fatalf("%s: %d cores of %d stops", run.bin, len(cores), n)
 	}
 	return cores
+}
+
+// coreComplete reports why the core at path cannot be read, if it cannot.
+func coreComplete(path string) error {
+	_, closer, err := openCore(path)
+	if err != nil {
+		return err
+	}
+	return closer.Close()
 }
 
 // stackTally counts what a comparison found.
@@ -284,6 +348,13 @@ type stackTally struct {
 	disagree, earlier      []string
 	gdbEarlier             []string
 	gdbUnknown             []string // stacks compared up to a PC gdb knows no module of
+	// Past gdb's last frame, the frames checked against a DWARF CFI walk
+	// (checkPastGDB), the walks that DWARF ended first, and on s390x the
+	// callers' %r15 (dwarfWalker.callerSP).
+	pastChecked                    int
+	pastDwarfEarlier               []string
+	spChecked, spDiffer, spFromCFA int
+	spNoRule                       int
 }
 
 func (a *stackTally) add(b stackTally) {
@@ -295,6 +366,12 @@ func (a *stackTally) add(b stackTally) {
 	a.earlier = append(a.earlier, b.earlier...)
 	a.gdbEarlier = append(a.gdbEarlier, b.gdbEarlier...)
 	a.gdbUnknown = append(a.gdbUnknown, b.gdbUnknown...)
+	a.pastChecked += b.pastChecked
+	a.pastDwarfEarlier = append(a.pastDwarfEarlier, b.pastDwarfEarlier...)
+	a.spChecked += b.spChecked
+	a.spDiffer += b.spDiffer
+	a.spFromCFA += b.spFromCFA
+	a.spNoRule += b.spNoRule
 }
 
 // gdbFrame is one frame of gdb's bt: its PC, or a signal frame.
@@ -379,6 +456,7 @@ func compareWithGDB(t *testing.T, abi stackABI, bin string, cores []string) stac
 			tally.disagree = append(tally.disagree, fmt.Sprintf("%s: no output from gdb", core))
 			continue
 		}
+		var past *pastGDB
 		for _, th := range res.Threads {
 			tally.threads++
 			tally.frames += len(th.Frames)
@@ -387,19 +465,109 @@ func compareWithGDB(t *testing.T, abi stackABI, bin string, cores []string) stac
 					tally.signals++
 				}
 			}
-			compareThread(&tally, fmt.Sprintf("%s %s thread %d", abi.name, filepath.Base(bin), th.TID), core, th, gdb[i][th.TID])
+			where := fmt.Sprintf("%s %s thread %d", abi.name, filepath.Base(bin), th.TID)
+			g := gdb[i][th.TID]
+			if checked := compareThread(&tally, where, bin, core, th, g); checked < len(th.Frames) {
+				if past == nil {
+					past = openPastGDB(t, core)
+					defer past.close()
+				}
+				past.check(&tally, where, core, th, checked)
+			}
+		}
+		if past != nil {
+			tally.spChecked += past.dw.spChecked
+			tally.spDiffer += past.dw.spDiffer
+			tally.spFromCFA += past.dw.spFromCFA
+			tally.spNoRule += past.dw.spNoRule
 		}
 	}
 	return tally
 }
 
+// pastGDB checks the frames of a core past gdb's last one with the DWARF
+// CFI walk of dwarfWalker (.eh_frame, not .sframe), from the same
+// registers and memory.
+type pastGDB struct {
+	proc   *process
+	closer io.Closer
+	dw     *dwarfWalker
+}
+
+func openPastGDB(t *testing.T, core string) *pastGDB {
+	t.Helper()
+	p, closer, err := openCore(core)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mods := modulesFromMappings(p.Mappings, "")
+	if len(p.Mappings) == 0 {
+		if mods, err = modulesFromLinkMap(p, ""); err != nil {
+			t.Fatalf("%s: %v", core, err)
+		}
+	}
+	return &pastGDB{proc: p, closer: closer, dw: newDwarfWalker(t, p.ABI, p.Mem, mods)}
+}
+
+func (p *pastGDB) close() { p.closer.Close() }
+
+// check compares thread th's SFrame frames from frame from on with the
+// DWARF walk's: a different PC is a disagreement; a DWARF walk that ends
+// first is listed.
+func (p *pastGDB) check(tally *stackTally, where, core string, th threadStack, from int) {
+	var regs *unwind.Regs
+	for i := range p.proc.Threads {
+		if p.proc.Threads[i].TID == th.TID {
+			regs = &p.proc.Threads[i].Regs
+		}
+	}
+	if regs == nil {
+		tally.disagree = append(tally.disagree, fmt.Sprintf("%s (%s): no registers for the DWARF walk", where, core))
+		return
+	}
+	pcs := p.dw.walk(regs, nil)
+	for k := from; k < len(th.Frames); k++ {
+		if k >= len(pcs) {
+			last := th.Frames[len(pcs)-1]
+			tally.pastDwarfEarlier = append(tally.pastDwarfEarlier, fmt.Sprintf("%s (%s): %d frames, gdb %d, DWARF %d, at %#x %s+%#x (%s)",
+				where, core, len(th.Frames), from, len(pcs), last.PC, last.Function, last.Offset, last.Module))
+			return
+		}
+		if pcs[k] != th.Frames[k].PC {
+			var b strings.Builder
+			for j := range max(len(pcs), len(th.Frames)) {
+				ours, theirs := "", ""
+				if j < len(th.Frames) {
+					f := th.Frames[j]
+					ours = fmt.Sprintf("%#x sp %#x %s+%#x (%s)", f.PC, f.SP, f.Function, f.Offset, f.Module)
+				}
+				if j < len(pcs) {
+					theirs = fmt.Sprintf("%#x", pcs[j])
+				}
+				fmt.Fprintf(&b, "    #%-2d %-70s | %s\n", j, ours, theirs)
+			}
+			tally.disagree = append(tally.disagree, fmt.Sprintf("%s (%s): frame #%d past gdb's last (#%d): SFrame %#x %s, DWARF CFI walk %#x\n%s    end: %s",
+				where, core, k, from-1, th.Frames[k].PC, th.Frames[k].Function, pcs[k], b.String(), th.End.Detail))
+			return
+		}
+		tally.pastChecked++
+	}
+}
+
 // compareThread compares one thread's SFrame walk with gdb's frames.
-func compareThread(tally *stackTally, where, core string, th threadStack, g []gdbFrame) {
+// A frame gdb prints as "?? ()" without a library is in a module gdb does
+// not know, unless it is in bin, the program gdb was given (a stripped
+// program's function that no symbol names).
+//
+// It returns how many of our frames gdb's check: the frames after those
+// are for the DWARF walk (pastGDB), unless they disagree with gdb's
+// (then all are taken as checked: the disagreement is the finding).
+func compareThread(tally *stackTally, where, bin, core string, th threadStack, g []gdbFrame) (checked int) {
 	if len(g) == 0 {
 		// gdb could not walk even frame #0 (on qemu's s390x cores,
 		// "PC not saved" for some stops in the dynamic linker's start).
 		tally.gdbEarlier = append(tally.gdbEarlier, fmt.Sprintf("%s (%s): %d frames, gdb printed none", where, core, len(th.Frames)))
-		return
+		return 0
 	}
 	n := min(len(g), len(th.Frames))
 	for k := range n {
@@ -407,13 +575,14 @@ func compareThread(tally *stackTally, where, core string, th threadStack, g []gd
 		if g[k].signal != f.Signal || !g[k].signal && g[k].pc != f.PC {
 			tally.disagree = append(tally.disagree, fmt.Sprintf("%s (%s): frame #%d: SFrame %#x %s (signal %v), gdb %q\n%s",
 				where, core, k, f.PC, f.Function, f.Signal, g[k].text, describeWalk(th, g)))
-			return
+			return len(th.Frames)
 		}
-		if g[k].unknown && f.Module != "" && k+1 < len(th.Frames) {
-			// gdb's frames past this one are guesses: compared up to here.
-			tally.gdbUnknown = append(tally.gdbUnknown, fmt.Sprintf("%s (%s): gdb knows no module at frame #%d %#x (%s; not yet in r_debug), compared %d of our %d frames",
+		if g[k].unknown && f.Module != "" && f.Module != bin && k+1 < len(th.Frames) {
+			// gdb's frames past this one are guesses: compared with gdb
+			// up to here, the rest with the DWARF walk.
+			tally.gdbUnknown = append(tally.gdbUnknown, fmt.Sprintf("%s (%s): gdb knows no module at frame #%d %#x (%s; not yet in r_debug), compared %d of our %d frames with gdb's",
 				where, core, k, f.PC, f.Module, k+1, len(th.Frames)))
-			return
+			return k + 1
 		}
 	}
 	switch {
@@ -431,6 +600,7 @@ func compareThread(tally *stackTally, where, core string, th threadStack, g []gd
 		tally.gdbEarlier = append(tally.gdbEarlier, fmt.Sprintf("%s (%s): %d frames, gdb %d (%s); our next: %#x %s",
 			where, core, len(th.Frames), len(g), note, th.Frames[len(g)].PC, th.Frames[len(g)].Function))
 	}
+	return n
 }
 
 // describeWalk prints both walks of a thread for a failure message.

@@ -38,7 +38,7 @@ func nativeCore(t testing.TB, prog stackProgram) (core, bin, libdir string) {
 	dir := t.TempDir()
 	libdir = patchedLibs(t, abi, dir)
 	bin = buildStackProgram(t, abi, prog, dir, libdir)
-	cores := stopProgram(t, abi, bin, filepath.Join(dir, "stops"), 1)
+	cores := stopProgram(t, abi, stackRun{bin: bin}, filepath.Join(dir, "stops"), 1)
 	return cores[0], bin, libdir
 }
 

@@ -233,6 +233,8 @@ func (c *checker) compareFDE(i int, frames *cfi.Frames, fdes []*cfi.FDE, side *c
 		case sp.fre < 0 || w.bad[sp.fre]:
 			// no FRE (first FRE not at 0) or broken data words: reported
 			// by checkFDEs
+		case cp.row == nil && c.inPLT(cur) && abi.IsAArch64():
+			c.compareA64PLT(w, w.frames[sp.fre], w.undef[sp.fre], cur, hi)
 		case cp.row == nil && c.inPLT(cur):
 			w.add(KindNote, "SFrame describes these PLT addresses, no CFI FDE does: not compared", cur, hi)
 		case cp.row == nil:

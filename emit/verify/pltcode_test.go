@@ -2,6 +2,7 @@ package verify
 
 import (
 	"encoding/binary"
+	"fmt"
 	"testing"
 
 	"github.com/sframe-gen/sframe-gen/emit"
@@ -56,5 +57,120 @@ func TestPLTBoundary(t *testing.T) {
 				t.Errorf("CFA %+v corrected %v, want rsp+%d corrected %v", l, corrected, tc.wantOff, tc.corrected)
 			}
 		})
+	}
+}
+
+// TestA64PLTCode: the reading of AArch64 .plt code gives, at each
+// instruction of ld's stubs, the frame the code has there, and refuses
+// what it cannot follow.
+func TestA64PLTCode(t *testing.T) {
+	const (
+		nop       = 0xd503201f
+		btiC      = 0xd503245f
+		autia1716 = 0xd503219f
+		stpX16X30 = 0xa9bf7bf0 // stp x16, x30, [sp, #-16]!
+		adrpX16   = 0xf00000f0 // adrp x16, ...
+		ldrX17    = 0xf947fe11 // ldr x17, [x16, #4088]
+		addX16    = 0x913fe210 // add x16, x16, #0xff8
+		brX17     = 0xd61f0220
+		stpX2X3   = 0xa9bf0fe2 // stp x2, x3, [sp, #-16]!
+		adrpX2    = 0x90000002
+		adrpX3    = 0x90000003
+		ldrX2     = 0xf9400042
+		addX3     = 0x91000063
+		brX2      = 0xd61f0040
+		stpX29X30 = 0xa9be7bfd // stp x29, x30, [sp, #-32]!
+		subSP     = 0xd10083ff // sub sp, sp, #0x20
+		movX30    = 0xaa0003fe // mov x30, x0
+		ldrX30    = 0xf940021e // ldr x30, [x16]
+		addSPX16  = 0x9100021f // add sp, x16, #0
+	)
+	entry := a64State{}
+	plt0Saved := a64State{cfa: 16, raSaved: true, raOff: -8}
+	tls := a64State{cfa: 16}
+	unreach := a64State{kind: a64Unreachable}
+	frame := a64State{cfa: 32, raSaved: true, raOff: -24, fpSaved: true, fpOff: -32}
+	cases := []struct {
+		name  string
+		code  []uint32
+		wants []a64State
+	}{
+		{"PLT0, PLTn", []uint32{stpX16X30, adrpX16, ldrX17, addX16, brX17, nop, nop, nop, adrpX16, ldrX17, nop, brX17},
+			[]a64State{entry, plt0Saved, plt0Saved, plt0Saved, plt0Saved, unreach, unreach, unreach, entry, entry, entry, entry}},
+		{"BTI PLT0, BTI and PAC PLTn", []uint32{btiC, stpX16X30, adrpX16, ldrX17, addX16, brX17, nop, nop, btiC, adrpX16, ldrX17, addX16, autia1716, brX17},
+			[]a64State{entry, entry, plt0Saved, plt0Saved, plt0Saved, plt0Saved, unreach, unreach, entry, entry, entry, entry, entry, entry}},
+		{"PAC PLTn", []uint32{adrpX16, ldrX17, addX16, autia1716, brX17, nop, adrpX16},
+			[]a64State{entry, entry, entry, entry, entry, unreach, entry}},
+		{"TLSDESC", []uint32{stpX2X3, adrpX2, adrpX3, ldrX2, addX3, brX2, nop, nop},
+			[]a64State{entry, tls, tls, tls, tls, tls, unreach, unreach}},
+		{"a frame record and sub sp", []uint32{stpX29X30, subSP, brX17},
+			[]a64State{entry, frame, {cfa: 64, raSaved: true, raOff: -24, fpSaved: true, fpOff: -32}}},
+		{"x30 written", []uint32{movX30, adrpX16, brX17, adrpX16},
+			[]a64State{entry, {kind: a64Unknown, word: movX30}, {kind: a64Unknown, word: movX30}, entry}},
+		{"x30 loaded", []uint32{ldrX30, brX17},
+			[]a64State{entry, {kind: a64Unknown, word: ldrX30}}},
+		{"sp from another register", []uint32{addSPX16, brX17},
+			[]a64State{entry, {kind: a64Unknown, word: addSPX16}}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			code := make([]byte, 4*len(tc.code))
+			for i, w := range tc.code {
+				binary.LittleEndian.PutUint32(code[4*i:], w)
+			}
+			got := readA64PLT(code)
+			for i := range tc.wants {
+				if got[i] != tc.wants[i] {
+					t.Errorf("instruction %d (%08x): %+v, want %+v", i, tc.code[i], got[i], tc.wants[i])
+				}
+			}
+		})
+	}
+}
+
+// TestCompareA64PLT: SFrame for AArch64 .plt code is compared with what
+// the instructions do, in either byte order (the code is little-endian in
+// both), and a wrong FRE is a mismatch.
+func TestCompareA64PLT(t *testing.T) {
+	// PLT0: stp x16, x30, [sp, #-16]!; adrp; ldr; add; br x17; nop x3
+	plt0 := []uint32{0xa9bf7bf0, 0xf00000f0, 0xf947fe11, 0x913fe210, 0xd61f0220, 0xd503201f, 0xd503201f, 0xd503201f}
+	code := make([]byte, 4*len(plt0))
+	for i, w := range plt0 {
+		binary.LittleEndian.PutUint32(code[4*i:], w)
+	}
+	sp := func(off int64) loc { return loc{kind: locRule, regP: true, reg: 31, off: off} }
+	entry := frame{cfa: sp(0)}
+	saved := frame{cfa: sp(16), ra: loc{kind: locRule, off: -8, deref: true}}
+	cases := []struct {
+		name     string
+		sf       frame
+		lo, hi   uint64
+		mismatch bool
+	}{
+		{"entry", entry, 0x1000, 0x1004, false},
+		{"after the stp", saved, 0x1004, 0x1014, false},
+		{"after the stp, RA said in x30", frame{cfa: sp(16)}, 0x1004, 0x1014, true},
+		{"after the stp, CFA sp+8", frame{cfa: sp(8), ra: saved.ra}, 0x1004, 0x1014, true},
+		{"the stp said done at its own address", saved, 0x1000, 0x1004, true},
+		{"padding: not compared", entry, 0x1014, 0x1020, false},
+	}
+	for _, abi := range []emit.ABI{emit.ABIAArch64LittleEndian, emit.ABIAArch64BigEndian} {
+		for _, tc := range cases {
+			t.Run(fmt.Sprintf("%v %s", abi, tc.name), func(t *testing.T) {
+				c := &checker{s: &emit.Section{Header: emit.Header{ABI: abi}},
+					plt: pltCode{read: true, addr: 0x1000, a64: readA64PLT(code)}}
+				var w walker
+				c.compareA64PLT(&w, tc.sf, false, tc.lo, tc.hi)
+				var got bool
+				for _, f := range w.acc {
+					if f.Kind == KindMismatch {
+						got = true
+					}
+				}
+				if got != tc.mismatch {
+					t.Errorf("findings %+v, want a mismatch: %v", w.acc, tc.mismatch)
+				}
+			})
+		}
 	}
 }
