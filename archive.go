@@ -56,7 +56,7 @@ func (g *Generator) processArchive(w *writer, out *Outcome) error {
 			return nil, err
 		}
 		withCFI++
-		out.FDEs += rep.Section.Result.Section.NumFDEs()
+		out.FDEs += rep.Section.NumFDEs()
 		return object, nil
 	})
 	if err != nil {

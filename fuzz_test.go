@@ -43,7 +43,7 @@ func FuzzGenerate(f *testing.F) {
 		if err != nil {
 			t.Fatalf("Generate's section does not decode: %v", err)
 		}
-		if n := sec.Result.Section.NumFDEs(); r.NumFuncs() != n {
+		if n := sec.Result().Section.NumFDEs(); r.NumFuncs() != n {
 			t.Fatalf("%d functions read, %d lowered", r.NumFuncs(), n)
 		}
 		if sec.Target.Relocatable {

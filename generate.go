@@ -121,13 +121,13 @@ func (g *Generator) generate(r io.ReaderAt, size int64, addr *uint64) (*Section,
 	defer release()
 	sec, err := g.section(in, nil)
 	if err != nil {
-		if sec != nil && sec.Result != nil {
+		if sec != nil && sec.result != nil {
 			return sec, err // a *StrictError or ErrNoFunctions: its report
 		}
 		return nil, err
 	}
 	if in.target.Relocatable {
-		data, err := sec.Result.Section.Encode()
+		data, err := sec.result.Section.Encode()
 		if err != nil {
 			return nil, fmt.Errorf("encoding .sframe: %w", err)
 		}
@@ -153,22 +153,23 @@ func (g *Generator) generate(r io.ReaderAt, size int64, addr *uint64) (*Section,
 
 // encodedSize is the size of the section once encoded.
 func (s *Section) encodedSize() (int, error) {
-	n, err := s.Result.Section.Size()
+	n, err := s.result.Section.Size()
 	if err != nil {
 		return 0, fmt.Errorf("encoding .sframe: %w", err)
 	}
 	return n, nil
 }
 
-// encodeAt places a linked file's section at addr and encodes it
-// (lower.Result.PlaceAndEncode: the FDE index sorted by start, the start
-// fields set), so that Result.Section is what the bytes hold: read in
-// memory (emit.Dump, emit.ReaderFor) it answers as the bytes decoded do.
+// encodeAt encodes a linked file's section placed at addr (the FDE index
+// sorted by start, the start fields set: lower.Result.EncodeThenPlace),
+// the lowered section put in the same order when Result is called, so
+// that read in memory (emit.Dump, emit.ReaderFor) it answers as the bytes
+// decoded do.
 func (s *Section) encodeAt(addr uint64) ([][]byte, error) {
-	parts, err := s.Result.PlaceAndEncode(addr)
+	parts, place, err := s.result.EncodeThenPlace(addr)
 	if err != nil {
 		return nil, fmt.Errorf("encoding .sframe: %w", err)
 	}
-	s.Addr, s.parts = addr, parts
+	s.Addr, s.parts, s.place = addr, parts, place
 	return parts, nil
 }

@@ -44,7 +44,7 @@ func (g *Generator) processLinked(w *writer, in *input, out *Outcome) error {
 	case err != nil:
 		return err
 	}
-	out.FDEs = rep.Section.Result.Section.NumFDEs()
+	out.FDEs = rep.Section.NumFDEs()
 	if rep.UpToDate {
 		out.Status = UpToDate
 		return nil

@@ -48,7 +48,7 @@ func (g *Generator) lowerFile(in *input, hold <-chan struct{}) (*Section, error)
 	if err != nil {
 		return nil, err
 	}
-	sec := &Section{Target: in.target, Result: res, EntryErrors: errs}
+	sec := &Section{Target: in.target, result: res, EntryErrors: errs}
 	sec.Shared, sec.Unshared, _ = SharingFor(in.target, g.opt)
 	for _, r := range res.Relocs {
 		sec.Relocs = append(sec.Relocs, Reloc{Offset: r.Offset, Type: r.Type, Section: uint32(r.Section), Addend: r.Addend})

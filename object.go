@@ -29,7 +29,7 @@ func (g *Generator) processObject(w *writer, in *input, out *Outcome) error {
 	case err != nil:
 		return err
 	}
-	out.FDEs = rep.Section.Result.Section.NumFDEs()
+	out.FDEs = rep.Section.NumFDEs()
 	if rep.UpToDate {
 		out.Status = UpToDate
 		return w.unchanged()
@@ -53,7 +53,7 @@ func (g *Generator) patchObject(in *input, data []byte) ([]byte, Report, error) 
 	if err != nil {
 		return nil, rep, err
 	}
-	enc, err := sec.Result.Section.Encode()
+	enc, err := sec.result.Section.Encode()
 	if err != nil {
 		return nil, rep, fmt.Errorf("encoding .sframe: %w", err)
 	}

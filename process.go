@@ -204,7 +204,7 @@ func (g *Generator) section(in *input, hold <-chan struct{}) (*Section, error) {
 	if err != nil {
 		return nil, err
 	}
-	if g.res.Names && (len(sec.Result.Skipped) > 0 || len(sec.EntryErrors) > 0) {
+	if g.res.Names && (len(sec.result.Skipped) > 0 || len(sec.EntryErrors) > 0) {
 		sec.names = NewSymbols(in.ef)
 	}
 	if g.opt.Strict {
@@ -212,7 +212,7 @@ func (g *Generator) section(in *input, hold <-chan struct{}) (*Section, error) {
 			return sec, &StrictError{Skipped: sk, EntryErrors: sec.EntryErrors}
 		}
 	}
-	if !in.target.Relocatable && sec.Result.Section.NumFDEs() == 0 {
+	if !in.target.Relocatable && sec.NumFDEs() == 0 {
 		return sec, ErrNoFunctions
 	}
 	return sec, nil

@@ -67,7 +67,7 @@ func goldenELFFiles(t *testing.T) []string {
 }
 
 // TestSectionReadsAsItsBytes: the section the library returns
-// (Section.Result.Section) is the one Decode makes of the bytes it writes
+// (Section.Result().Section) is the one Decode makes of the bytes it writes
 // (Section.Data), encodes to them, and reads as they do: Dump, DumpJSON,
 // NumFDEs, NumFREs, FDE and Reader.Lookup (at each function's start,
 // middle and end and each FRE's start) give the same answers on both, for
@@ -91,7 +91,7 @@ func TestSectionReadsAsItsBytes(t *testing.T) {
 				continue
 			}
 			generated++
-			compareSectionWithBytes(t, file+" "+set.name, sec.Result.Section, sec.Bytes(), sec.Addr)
+			compareSectionWithBytes(t, file+" "+set.name, sec.Result().Section, sec.Bytes(), sec.Addr)
 		}
 	}
 	t.Logf("%d sections generated and compared", generated)

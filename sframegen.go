@@ -65,10 +65,6 @@ type Section struct {
 	Relocs []elfpatch.Reloc
 	// Target is the file's ABI.
 	Target lower.Target
-	// Result is the lowered section: its functions (Result.Section, what
-	// the bytes hold once encoded), and in Result.Skipped those left out
-	// (or kept without FREs) with the reason.
-	Result *lower.Result
 	// EntryErrors are the CFI entries that could not be read.
 	EntryErrors []*cfi.EntryError
 	// Shared says whether functions with the same FRE data share one
@@ -79,9 +75,40 @@ type Section struct {
 	// what the patch changed besides.
 	Layout elfpatch.Layout
 
-	parts [][]byte // the encoded bytes, in pieces (nil: not encoded)
-	names *Symbols // the file's function symbols (Resources.Names), or nil
+	result *lower.Result
+	place  func()   // puts result in the order of the bytes (nil: done)
+	parts  [][]byte // the encoded bytes, in pieces (nil: not encoded)
+	names  *Symbols // the file's function symbols (Resources.Names), or nil
 }
+
+// Result returns the lowered section: its functions (Result().Section,
+// what the bytes hold once encoded: a linked file's placed at Addr, its
+// index sorted), and in Result().Skipped those left out (or kept without
+// FREs) with the reason. A linked file's functions are put in the order
+// of the bytes on the first call, not before: a caller that only writes
+// the bytes does without it.
+func (s *Section) Result() *lower.Result {
+	if s.place != nil {
+		s.place()
+		s.place = nil
+	}
+	return s.result
+}
+
+// NumFDEs is the number of functions with an SFrame FDE in the section.
+func (s *Section) NumFDEs() int { return s.result.Section.NumFDEs() }
+
+// NumFREs is the number of FREs of the section.
+func (s *Section) NumFREs() int { return s.result.Section.NumFREs() }
+
+// SharedFDEs is the number of functions whose FRE data repeats an earlier
+// one's, shared with it (Shared).
+func (s *Section) SharedFDEs() int { return s.result.Shared }
+
+// Omitted returns, in CFI order, the functions left without an SFrame FDE
+// and those kept without FREs (signal frames: Skip.Emitted), each with
+// the reason.
+func (s *Section) Omitted() []Skip { return s.result.Skipped }
 
 // Bytes returns the section's bytes, encoded for Addr (nil before it is
 // encoded: [Generate] and [Generator.Process] encode it).
@@ -126,7 +153,7 @@ func (s *Section) WriteTo(w io.Writer) (int64, error) {
 // the function of f, the FDE at index i of the version 3 section, as
 // decoded from its bytes; "" when it can, or f is a PLT stub's.
 func (s *Section) V2Refusal(i int, f *emit.FDE) string {
-	if i < len(s.Result.Sources) && s.Result.Sources[i] == nil {
+	if res := s.Result(); i < len(res.Sources) && res.Sources[i] == nil {
 		return "" // a PLT stub's
 	}
 	return lower.V2Refusal(s.Target, lower.V2PCRel, f)
@@ -150,7 +177,7 @@ type Skip = lower.Skip
 // reason (not the signal frames kept without FREs).
 func (s *Section) Skipped() []lower.Skip {
 	var out []lower.Skip
-	for _, k := range s.Result.Skipped {
+	for _, k := range s.result.Skipped {
 		if !k.Emitted {
 			out = append(out, k)
 		}

@@ -283,7 +283,7 @@ func (c *cli) printOutcome(file, dst string, o generateOptions, out *sframegen.O
 		for _, e := range sec.EntryErrors {
 			fmt.Fprintf(w, "sframe-gen: %s: %v\n", label, e)
 		}
-		for _, s := range sec.Result.Skipped {
+		for _, s := range sec.Omitted() {
 			switch {
 			case s.Emitted && o.verbose:
 				fmt.Fprintf(w, "sframe-gen: %s: %s: SFrame FDE without FREs (signal frame): %s\n", label, displayName(sec.FunctionName(s.FDE)), s.Reason)
@@ -335,10 +335,9 @@ func linkedWhere(l sframegen.Layout) string {
 // printSummary prints, with -v, what was written to dst, and whether FRE
 // blocks are shared (or why not).
 func printSummary(w io.Writer, dst string, sec *sframegen.Section, where string) {
-	res := sec.Result
-	shared := fmt.Sprintf(", %d FDEs sharing an earlier one's FREs", res.Shared)
+	shared := fmt.Sprintf(", %d FDEs sharing an earlier one's FREs", sec.SharedFDEs())
 	if !sec.Shared {
 		shared = ", one block of FREs per function: " + sec.Unshared
 	}
-	fmt.Fprintf(w, "sframe-gen: %s: wrote .sframe (%d bytes, %d FDEs, %d FREs%s) %s\n", dst, sec.Size(), res.Section.NumFDEs(), res.Section.NumFREs(), shared, where)
+	fmt.Fprintf(w, "sframe-gen: %s: wrote .sframe (%d bytes, %d FDEs, %d FREs%s) %s\n", dst, sec.Size(), sec.NumFDEs(), sec.NumFREs(), shared, where)
 }

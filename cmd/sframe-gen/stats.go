@@ -231,12 +231,13 @@ func computeStats(in elfInput, g *sframegen.Generator, dry bool) (*statsJSON, er
 			st.CFIBytes += fde.Size
 		}
 	}
-	st.uncovered(gen.Result.Skipped)
+	st.uncovered(gen.Omitted())
 	st.CoveredFunctions = st.CFIFunctions - st.UncoveredFunctions
 	st.CoveredBytes = st.CFIBytes - st.UncoveredBytes
 	st.Shared, st.Unshared = gen.Shared, gen.Unshared
 	if err != nil {
-		st.ABI, st.Version = gen.Result.Section.Header.ABI.String(), gen.Result.Section.Header.Version
+		h := gen.Result().Section.Header
+		st.ABI, st.Version = h.ABI.String(), h.Version
 		return st, nil
 	}
 	s, err := emit.Decode(gen.Bytes())
