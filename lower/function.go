@@ -60,9 +60,15 @@ type Lowerer struct {
 
 const arenaChunk = 4096
 
+// nextChunk is the capacity of an arena's next chunk after one of
+// capacity last: 64 first, doubling up to limit, so that a small file's
+// few functions do not each cost a zeroed chunk of limit entries (a
+// 4096-FRE chunk and its words: 192 KiB per file).
+func nextChunk(last, limit int) int { return min(max(2*last, 64), limit) }
+
 func (l *Lowerer) allocFREs(n int) []emit.FRE {
 	if n > cap(l.freArena)-len(l.freArena) {
-		l.freArena = make([]emit.FRE, 0, max(n, arenaChunk))
+		l.freArena = make([]emit.FRE, 0, max(n, nextChunk(cap(l.freArena), arenaChunk)))
 	}
 	s := l.freArena[len(l.freArena) : len(l.freArena)+n : len(l.freArena)+n]
 	l.freArena = l.freArena[:len(l.freArena)+n]
@@ -83,7 +89,7 @@ func (l *Lowerer) recycle() {
 // caller appends to it and stores it back.
 func (l *Lowerer) wordsFor(n int) []int32 {
 	if n > cap(l.wordArena)-len(l.wordArena) {
-		l.wordArena = make([]int32, 0, max(n, 4*arenaChunk))
+		l.wordArena = make([]int32, 0, max(n, nextChunk(cap(l.wordArena), 4*arenaChunk)))
 	}
 	return l.wordArena
 }
