@@ -334,22 +334,36 @@ func (f *file) check() error {
 // symbol tables in place, and bytes two sections claim would change under
 // the other one.
 func (f *file) checkOverlaps() error {
+	// An extent is a section (its index), or one of the tables (what
+	// names them, below 0); the message is made only for an overlap.
+	const ehdr, phdrs, shdrs = -1, -2, -3
 	type extent struct {
 		start, end uint64
-		what       string
+		what       int
 	}
 	var xs []extent
-	xs = append(xs, extent{0, ehdrSize, "the ELF header"})
+	xs = append(xs, extent{0, ehdrSize, ehdr})
 	if n := uint64(len(f.progs)); n > 0 {
-		xs = append(xs, extent{f.hdr.phoff, f.hdr.phoff + n*phdrSize, "the program header table"})
+		xs = append(xs, extent{f.hdr.phoff, f.hdr.phoff + n*phdrSize, phdrs})
 	}
 	if n := uint64(len(f.sects)); n > 0 && f.hdr.shoff != 0 {
-		xs = append(xs, extent{f.hdr.shoff, f.hdr.shoff + n*shdrSize, "the section header table"})
+		xs = append(xs, extent{f.hdr.shoff, f.hdr.shoff + n*shdrSize, shdrs})
 	}
 	for i := range f.sects {
 		if s := &f.sects[i]; s.hasContent() {
-			xs = append(xs, extent{s.Off, s.Off + s.Size, fmt.Sprintf("section %d (%s)", i, f.name(s))})
+			xs = append(xs, extent{s.Off, s.Off + s.Size, i})
 		}
+	}
+	name := func(what int) string {
+		switch what {
+		case ehdr:
+			return "the ELF header"
+		case phdrs:
+			return "the program header table"
+		case shdrs:
+			return "the section header table"
+		}
+		return fmt.Sprintf("section %d (%s)", what, f.name(&f.sects[what]))
 	}
 	sort.SliceStable(xs, func(a, b int) bool { return xs[a].start < xs[b].start })
 	// Sorted by start, an extent overlaps an earlier one exactly when it
@@ -357,7 +371,7 @@ func (f *file) checkOverlaps() error {
 	far := 0
 	for k := 1; k < len(xs); k++ {
 		if xs[k].start < xs[far].end {
-			return fmt.Errorf("%s (file offsets %#x-%#x) overlaps %s (%#x-%#x)", xs[k].what, xs[k].start, xs[k].end, xs[far].what, xs[far].start, xs[far].end)
+			return fmt.Errorf("%s (file offsets %#x-%#x) overlaps %s (%#x-%#x)", name(xs[k].what), xs[k].start, xs[k].end, name(xs[far].what), xs[far].start, xs[far].end)
 		}
 		if xs[k].end > xs[far].end {
 			far = k
