@@ -74,7 +74,7 @@ func (g *Generator) linkedPlanned(w *writer, in *input) (Report, error) {
 	if err != nil {
 		return rep, err
 	}
-	patch, err := elfpatch.PlanLinked(w.src.File, size, sec.encodeAt)
+	patch, err := elfpatch.PlanLinked(w.src.File, w.data, size, sec.encodeAt)
 	if err != nil {
 		return rep, err
 	}

@@ -108,7 +108,11 @@ func whole(encode func(addr uint64) ([]byte, error)) func(addr uint64) ([][]byte
 // copied nil, out is written whole; otherwise copied is called before out
 // is written, which then holds a copy of in: only what differs is written.
 func patchLinked(in, out *os.File, size int, encode func(addr uint64) ([][]byte, error), copied func() error) (Layout, error) {
-	p, err := planPatch(in, size, encode)
+	st, err := in.Stat()
+	if err != nil {
+		return Layout{}, err
+	}
+	p, err := planPatch(in, st.Size(), size, encode)
 	if err != nil {
 		return Layout{}, err
 	}
@@ -125,14 +129,11 @@ func patchLinked(in, out *os.File, size int, encode func(addr uint64) ([][]byte,
 	return p.layout, nil
 }
 
-// planPatch lays out the output of patchLinked and encodes the section
-// into its chunks, without writing anything.
-func planPatch(in *os.File, size int, encode func(addr uint64) ([][]byte, error)) (*linkedPlan, error) {
-	st, err := in.Stat()
-	if err != nil {
-		return nil, err
-	}
-	f, err := parse(in, st.Size())
+// planPatch lays out the output of patchLinked for the input in (inSize
+// bytes) and encodes the section into its chunks, without writing
+// anything.
+func planPatch(in io.ReaderAt, inSize int64, size int, encode func(addr uint64) ([][]byte, error)) (*linkedPlan, error) {
+	f, err := parse(in, inSize)
 	if err != nil {
 		return nil, err
 	}

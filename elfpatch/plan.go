@@ -13,22 +13,32 @@ import (
 // leave an up-to-date file untouched.
 type LinkedPatch struct {
 	in     *os.File
+	data   io.ReaderAt // in's bytes, where they are read from
 	inSize int64
 	plan   *linkedPlan
 }
 
 // PlanLinked plans PatchLinked of in with a section of size bytes, which
-// encode gives (in pieces) for the section's final address.
-func PlanLinked(in *os.File, size int, encode func(addr uint64) ([][]byte, error)) (*LinkedPatch, error) {
+// encode gives (in pieces) for the section's final address. data, when
+// not nil, holds in's bytes already read (the whole file): the headers
+// are parsed from it, not read again.
+func PlanLinked(in *os.File, data []byte, size int, encode func(addr uint64) ([][]byte, error)) (*LinkedPatch, error) {
 	st, err := in.Stat()
 	if err != nil {
 		return nil, err
 	}
-	p, err := planPatch(in, size, encode)
+	var r io.ReaderAt = in
+	if data != nil {
+		if int64(len(data)) != st.Size() {
+			return nil, fmt.Errorf("%d bytes given for a file of %d", len(data), st.Size())
+		}
+		r = bytes.NewReader(data)
+	}
+	p, err := planPatch(r, st.Size(), size, encode)
 	if err != nil {
 		return nil, err
 	}
-	return &LinkedPatch{in: in, inSize: st.Size(), plan: p}, nil
+	return &LinkedPatch{in: in, data: r, inSize: st.Size(), plan: p}, nil
 }
 
 // Layout is where the section goes and what the patch changes.
@@ -48,7 +58,7 @@ func (p *LinkedPatch) Unchanged() (bool, error) {
 			buf = make([]byte, len(c.data))
 		}
 		b := buf[:len(c.data)]
-		if n, err := p.in.ReadAt(b, int64(c.off)); n != len(b) {
+		if n, err := p.data.ReadAt(b, int64(c.off)); n != len(b) {
 			return false, fmt.Errorf("reading input at offset %#x: %w", c.off, err)
 		}
 		if !bytes.Equal(b, c.data) {

@@ -99,7 +99,8 @@ func TestReplaceOptions(t *testing.T) {
 
 // TestPlanLinkedUnchanged: a file patched with a section is unchanged by a
 // plan with the same section, changed by one with other bytes, and Write
-// gives what PatchLinked gives.
+// gives what PatchLinked gives; the same when the plan is given the
+// file's bytes already read, and bytes of another size are refused.
 func TestPlanLinkedUnchanged(t *testing.T) {
 	for _, bo := range []binary.ByteOrder{binary.LittleEndian, binary.BigEndian} {
 		in := synthExec(bo)
@@ -111,33 +112,55 @@ func TestPlanLinkedUnchanged(t *testing.T) {
 		dir := t.TempDir()
 		check := func(data, section []byte, want bool) {
 			t.Helper()
-			p := filepath.Join(dir, "f")
-			os.WriteFile(p, data, 0o755)
-			f, err := os.Open(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			plan, err := PlanLinked(f, len(section), func(uint64) ([][]byte, error) { return [][]byte{section}, nil })
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got, err := plan.Unchanged(); err != nil || got != want {
-				t.Errorf("Unchanged: %v, %v; want %v", got, err, want)
-			}
-			w, _ := os.Create(filepath.Join(dir, "w"))
-			defer w.Close()
-			if err := plan.Write(w); err != nil {
-				t.Fatal(err)
-			}
-			written, _ := os.ReadFile(w.Name())
-			if patched, _, _ := patchBytes(t, data, section); !bytes.Equal(written, patched) {
-				t.Errorf("Write differs from PatchLinked")
+			for _, read := range []bool{false, true} {
+				checkPlan(t, dir, data, section, want, read)
 			}
 		}
 		check(in, sf, false)
 		check(out, sf, true)
 		check(out, bytes.Repeat([]byte{0x5b}, 120), false)
 		check(out, bytes.Repeat([]byte{0x5a}, 112), false)
+		f, err := os.Open(filepath.Join(dir, "f"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := PlanLinked(f, out[:len(out)-1], len(sf), func(uint64) ([][]byte, error) { return [][]byte{sf}, nil }); err == nil {
+			t.Errorf("PlanLinked took bytes of another size than the file's")
+		}
+		f.Close()
+	}
+}
+
+// checkPlan is TestPlanLinkedUnchanged's check of one plan: the file data
+// planned with section (given its bytes read when read) is unchanged when
+// want says so, and written as PatchLinked writes it.
+func checkPlan(t *testing.T, dir string, data, section []byte, want, read bool) {
+	t.Helper()
+	p := filepath.Join(dir, "f")
+	os.WriteFile(p, data, 0o755)
+	f, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var given []byte
+	if read {
+		given = data
+	}
+	plan, err := PlanLinked(f, given, len(section), func(uint64) ([][]byte, error) { return [][]byte{section}, nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := plan.Unchanged(); err != nil || got != want {
+		t.Errorf("Unchanged: %v, %v; want %v", got, err, want)
+	}
+	w, _ := os.Create(filepath.Join(dir, "w"))
+	defer w.Close()
+	if err := plan.Write(w); err != nil {
+		t.Fatal(err)
+	}
+	written, _ := os.ReadFile(w.Name())
+	if patched, _, _ := patchBytes(t, data, section); !bytes.Equal(written, patched) {
+		t.Errorf("Write differs from PatchLinked (bytes given: %v)", read)
 	}
 }
