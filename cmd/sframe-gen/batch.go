@@ -34,6 +34,9 @@ func defaultJobs() int { return runtime.GOMAXPROCS(0) }
 // order of the walk, then a summary, and writes the report. Exit status 1
 // when any file failed.
 func (c *cli) runBatch(g *sframegen.Generator, paths []string, o generateOptions, b batchOptions) int {
+	if c.batchGC != nil {
+		c.batchGC()
+	}
 	var outRoot *sframegen.Dir
 	if b.outputDir != "" {
 		if err := os.MkdirAll(b.outputDir, 0o755); err != nil {

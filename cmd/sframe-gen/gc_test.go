@@ -50,6 +50,34 @@ func TestTuneGC(t *testing.T) {
 	}
 }
 
+// TestTuneBatchGC checks the collector setting of the batch form:
+// batchGCPercent, unless GOGC is set; and that the batch form applies it.
+func TestTuneBatchGC(t *testing.T) {
+	percent := debug.SetGCPercent(100)
+	t.Cleanup(func() { debug.SetGCPercent(percent) })
+	for _, tt := range []struct {
+		gogc string
+		want int
+	}{
+		{"", batchGCPercent},
+		{"50", 100},
+	} {
+		t.Setenv("GOGC", tt.gogc)
+		debug.SetGCPercent(100)
+		tuneBatchGC()
+		if got := debug.SetGCPercent(100); got != tt.want {
+			t.Errorf("GOGC=%q: GC percent %d, want %d", tt.gogc, got, tt.want)
+		}
+	}
+	called := 0
+	var out, errs bytes.Buffer
+	c := &cli{stdout: &out, stderr: &errs, batchGC: func() { called++ }}
+	dir := t.TempDir()
+	if code := c.main([]string{"-q", dir}); code != exitOK || called != 1 {
+		t.Errorf("batch form on an empty directory: exit %d, batchGC called %d times; want 0, 1 (%s)", code, called, errs.String())
+	}
+}
+
 // TestHeapFor checks that generate gives its collector hook the size of
 // the CFI section before it reads it.
 func TestHeapFor(t *testing.T) {
