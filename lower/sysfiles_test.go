@@ -1,72 +1,32 @@
 package lower
 
 import (
-	"bytes"
-	"debug/elf"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"sort"
-	"strings"
 	"testing"
+
+	"github.com/sframe-gen/sframe-gen/testdata/sysfiles"
 )
 
-// The tests find the system's libraries by asking the tools that use
-// them, not at fixed paths: a compiler driver says where it links a
-// library from (gcc -print-file-name=libc.so.6, and the cross compilers
-// for their sysroot's), the dynamic linker's cache lists the others
-// (ldconfig -p). A library that cannot be found skips the test, saying
-// why, except under CI=true (.ci/run installs everything), where it fails.
+// The tests find the system's libraries through testdata/sysfiles: by
+// asking the tools that use them, not at fixed paths. A library that
+// cannot be found skips the test, saying why, except under CI=true
+// (.ci/run installs everything), where it fails.
 
 // needInput skips t (fails it under CI=true) because an input is missing.
 func needInput(t testing.TB, format string, args ...any) {
 	t.Helper()
-	if os.Getenv("CI") == "true" {
-		t.Fatalf(format+" (CI=true: no test may skip)", args...)
-	}
-	t.Skipf(format, args...)
+	sysfiles.NeedInput(t, format, args...)
 }
 
-// compilerLib returns the path of the library name that compiler cc links
-// ("gcc": the host's; "aarch64-linux-gnu-gcc": its sysroot's), with
-// symbolic links resolved; it skips t (fails it under CI=true) when cc or
-// the library is missing.
+// compilerLib is sysfiles.CompilerLib.
 func compilerLib(t testing.TB, cc, name string) string {
 	t.Helper()
-	out, err := exec.Command(cc, "-print-file-name="+name).Output()
-	if err != nil {
-		needInput(t, "%s -print-file-name=%s: %v", cc, name, err)
-	}
-	p := strings.TrimSpace(string(out))
-	// gcc prints the name alone when it finds no such file.
-	if !filepath.IsAbs(p) {
-		needInput(t, "%s does not find %s", cc, name)
-	}
-	real, err := filepath.EvalSymlinks(p)
-	if err != nil {
-		needInput(t, "%s: %v", name, err)
-	}
-	return real
+	return sysfiles.CompilerLib(t, cc, name)
 }
 
-// pathProgram returns the first ELF file called name in $PATH (a script
-// of that name, such as a version manager's shim, is passed over), with
-// symbolic links resolved; it skips t (fails it under CI=true) when there
-// is none.
+// pathProgram is sysfiles.PathProgram.
 func pathProgram(t testing.TB, name string) string {
 	t.Helper()
-	for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
-		p, err := filepath.EvalSymlinks(filepath.Join(dir, name))
-		if err != nil {
-			continue
-		}
-		if f, err := elf.Open(p); err == nil {
-			f.Close()
-			return p
-		}
-	}
-	needInput(t, "no ELF program %s in $PATH", name)
-	return ""
+	return sysfiles.PathProgram(t, name)
 }
 
 // hostLibs returns the host's libc and libstdc++, as gcc links them.
@@ -75,49 +35,16 @@ func hostLibs(t testing.TB) (libc, libstdcxx string) {
 	return compilerLib(t, "gcc", "libc.so.6"), compilerLib(t, "gcc", "libstdc++.so.6")
 }
 
-// ldconfigLibs returns the libraries of the dynamic linker's cache whose
-// file name starts with prefix, each file once, the biggest last.
-func ldconfigLibs(prefix string) []string {
-	out, err := exec.Command("ldconfig", "-p").Output()
-	if err != nil {
-		out, err = exec.Command("/sbin/ldconfig", "-p").Output()
-	}
-	if err != nil {
-		return nil
-	}
-	seen := map[string]bool{}
-	var libs []string
-	for _, line := range bytes.Split(out, []byte("\n")) {
-		name, path, ok := strings.Cut(strings.TrimSpace(string(line)), " => ")
-		if !ok || !strings.HasPrefix(name, prefix) {
-			continue
-		}
-		real, err := filepath.EvalSymlinks(path)
-		if err != nil || seen[real] {
-			continue
-		}
-		seen[real] = true
-		libs = append(libs, real)
-	}
-	size := func(p string) int64 {
-		if fi, err := os.Stat(p); err == nil {
-			return fi.Size()
-		}
-		return 0
-	}
-	sort.SliceStable(libs, func(i, j int) bool { return size(libs[i]) < size(libs[j]) })
-	return libs
-}
+// ldconfigLibs is sysfiles.LdconfigLibs.
+func ldconfigLibs(prefix string) []string { return sysfiles.LdconfigLibs(prefix) }
 
-// bigLib returns the biggest libLLVM of the system (the biggest .eh_frame
-// at hand), or "" when it has none: tests add it to their inputs where it
-// is and say so when it is not. CI does not install LLVM.
+// bigLib returns the biggest libLLVM of the system (sysfiles.BigLib), or
+// "" when it has none, saying so.
 func bigLib(t testing.TB) string {
 	t.Helper()
-	libs := ldconfigLibs("libLLVM")
-	if len(libs) == 0 {
+	lib := sysfiles.BigLib()
+	if lib == "" {
 		t.Log("no libLLVM in ldconfig -p: the big-library case is not run")
-		return ""
 	}
-	return libs[len(libs)-1]
+	return lib
 }

@@ -1,14 +1,12 @@
 package main
 
 import (
-	"bytes"
-	"debug/elf"
-	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
+
+	"github.com/sframe-gen/sframe-gen/testdata/sysfiles"
 )
 
 // The tests find the system's files by asking the tools that use them,
@@ -22,32 +20,13 @@ import (
 // needInput skips t (fails it under CI=true) because an input is missing.
 func needInput(t testing.TB, format string, args ...any) {
 	t.Helper()
-	if os.Getenv("CI") == "true" {
-		t.Fatalf(format+" (CI=true: no test may skip)", args...)
-	}
-	t.Skipf(format, args...)
+	sysfiles.NeedInput(t, format, args...)
 }
 
-// compilerLib returns the path of the library name that compiler cc links
-// ("gcc": the host's; "aarch64-linux-gnu-gcc": its sysroot's), with
-// symbolic links resolved; it skips t (fails it under CI=true) when cc or
-// the library is missing.
+// compilerLib is sysfiles.CompilerLib.
 func compilerLib(t testing.TB, cc, name string) string {
 	t.Helper()
-	out, err := exec.Command(cc, "-print-file-name="+name).Output()
-	if err != nil {
-		needInput(t, "%s -print-file-name=%s: %v", cc, name, err)
-	}
-	p := strings.TrimSpace(string(out))
-	// gcc prints the name alone when it finds no such file.
-	if !filepath.IsAbs(p) {
-		needInput(t, "%s does not find %s", cc, name)
-	}
-	real, err := filepath.EvalSymlinks(p)
-	if err != nil {
-		needInput(t, "%s: %v", name, err)
-	}
-	return real
+	return sysfiles.CompilerLib(t, cc, name)
 }
 
 // archLib returns the library name of arch ("x86_64", "aarch64",
@@ -69,24 +48,10 @@ func qemuPrefix(t testing.TB, arch string) string {
 	return filepath.Dir(filepath.Dir(compilerLib(t, arch+"-linux-gnu-gcc", "libc.so.6")))
 }
 
-// pathProgram returns the first ELF file called name in $PATH (a script
-// of that name, such as a version manager's shim, is passed over), with
-// symbolic links resolved; it skips t (fails it under CI=true) when there
-// is none.
+// pathProgram is sysfiles.PathProgram.
 func pathProgram(t testing.TB, name string) string {
 	t.Helper()
-	for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
-		p, err := filepath.EvalSymlinks(filepath.Join(dir, name))
-		if err != nil {
-			continue
-		}
-		if f, err := elf.Open(p); err == nil {
-			f.Close()
-			return p
-		}
-	}
-	needInput(t, "no ELF program %s in $PATH", name)
-	return ""
+	return sysfiles.PathProgram(t, name)
 }
 
 // hostBinutils returns the directory of the objdump in $PATH (with
@@ -106,35 +71,8 @@ func hostBinutils(t testing.TB, release string) string {
 	return filepath.Dir(objdump)
 }
 
-// bigLib returns the biggest libLLVM in the dynamic linker's cache
-// (ldconfig -p), or "" when there is none: tests add it to their inputs
-// where it is. CI does not install LLVM.
-func bigLib() string {
-	out, err := exec.Command("ldconfig", "-p").Output()
-	if err != nil {
-		out, _ = exec.Command("/sbin/ldconfig", "-p").Output()
-	}
-	var libs []string
-	for _, line := range bytes.Split(out, []byte("\n")) {
-		name, path, ok := strings.Cut(strings.TrimSpace(string(line)), " => ")
-		if ok && strings.HasPrefix(name, "libLLVM") {
-			if real, err := filepath.EvalSymlinks(path); err == nil {
-				libs = append(libs, real)
-			}
-		}
-	}
-	if len(libs) == 0 {
-		return ""
-	}
-	size := func(p string) int64 {
-		if fi, err := os.Stat(p); err == nil {
-			return fi.Size()
-		}
-		return 0
-	}
-	sort.SliceStable(libs, func(i, j int) bool { return size(libs[i]) < size(libs[j]) })
-	return libs[len(libs)-1]
-}
+// bigLib is sysfiles.BigLib: the biggest libLLVM of the system, or "".
+func bigLib() string { return sysfiles.BigLib() }
 
 // prefixLib returns the library name under an installed prefix root
 // (root/usr/lib/<multiarch>/name, root/usr/lib*/name or root/lib*/name);

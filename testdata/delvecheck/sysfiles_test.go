@@ -1,12 +1,9 @@
 package delvecheck
 
 import (
-	"debug/elf"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
 	"testing"
+
+	"github.com/sframe-gen/sframe-gen/testdata/sysfiles"
 )
 
 // The test finds the system's files by asking the tools that use them,
@@ -18,44 +15,17 @@ import (
 // needInput skips t (fails it under CI=true) because an input is missing.
 func needInput(t testing.TB, format string, args ...any) {
 	t.Helper()
-	if os.Getenv("CI") == "true" {
-		t.Fatalf(format+" (CI=true: no test may skip)", args...)
-	}
-	t.Skipf(format, args...)
+	sysfiles.NeedInput(t, format, args...)
 }
 
-// pathProgram returns the first ELF file called name in $PATH (a script
-// of that name, such as a version manager's shim, is passed over), with
-// symbolic links resolved, or skips t (fails it under CI=true).
+// pathProgram is sysfiles.PathProgram.
 func pathProgram(t testing.TB, name string) string {
 	t.Helper()
-	for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
-		p, err := filepath.EvalSymlinks(filepath.Join(dir, name))
-		if err != nil {
-			continue
-		}
-		if f, err := elf.Open(p); err == nil {
-			f.Close()
-			return p
-		}
-	}
-	needInput(t, "no ELF program %s in $PATH", name)
-	return ""
+	return sysfiles.PathProgram(t, name)
 }
 
-// gccLib returns the path of the library name gcc links, with symbolic
-// links resolved, or skips t (fails it under CI=true).
+// gccLib is the library name as gcc links it (sysfiles.CompilerLib).
 func gccLib(t testing.TB, name string) string {
 	t.Helper()
-	out, err := exec.Command("gcc", "-print-file-name="+name).Output()
-	if err != nil {
-		needInput(t, "gcc -print-file-name=%s: %v", name, err)
-	}
-	p := strings.TrimSpace(string(out))
-	real, errLink := filepath.EvalSymlinks(p)
-	// gcc prints the name alone when it finds no such file.
-	if !filepath.IsAbs(p) || errLink != nil {
-		needInput(t, "gcc does not find %s", name)
-	}
-	return real
+	return sysfiles.CompilerLib(t, "gcc", name)
 }
