@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sframe-gen/sframe-gen/testdata/sysfiles"
 )
 
 // refTool returns the path of a GNU reference tool wrapper (ARCH-NAME), or
@@ -130,27 +132,14 @@ func runCmd(name string, args ...string) ([]byte, error) {
 // The tests find the system's files by asking the tools that use them,
 // not at fixed paths: $PATH holds the programs, a cross compiler says
 // where its C library lies (qemu-user's -L is the directory above), the
-// dynamic linker's cache lists the big libraries (ldconfig -p). A file
-// that cannot be found skips the test, saying why (need), except under
-// CI=true (.ci/run installs everything), where it fails.
+// dynamic linker's cache lists the big libraries (ldconfig -p)
+// (testdata/sysfiles). A file that cannot be found skips the test, saying
+// why, except under CI=true (.ci/run installs everything), where it fails.
 
-// pathProgram returns the first ELF file called name in $PATH (a script
-// of that name, such as a version manager's shim, is passed over), with
-// symbolic links resolved, or skips t (fails it under CI=true).
+// pathProgram is sysfiles.PathProgram.
 func pathProgram(t *testing.T, name string) string {
 	t.Helper()
-	for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
-		p, err := filepath.EvalSymlinks(filepath.Join(dir, name))
-		if err != nil {
-			continue
-		}
-		if f, err := elf.Open(p); err == nil {
-			f.Close()
-			return p
-		}
-	}
-	need(t, "an ELF program "+name+" in $PATH")
-	return ""
+	return sysfiles.PathProgram(t, name)
 }
 
 // qemuPrefix returns the directory qemu-user's -L takes for the programs
@@ -169,29 +158,5 @@ func qemuPrefix(t *testing.T, cc string) string {
 	return filepath.Dir(filepath.Dir(real))
 }
 
-// bigLib returns the biggest libLLVM in the dynamic linker's cache
-// (ldconfig -p), or "" when there is none.
-func bigLib() string {
-	out, err := exec.Command("ldconfig", "-p").Output()
-	if err != nil {
-		out, _ = exec.Command("/sbin/ldconfig", "-p").Output()
-	}
-	best, bestSize := "", int64(0)
-	for _, line := range bytes.Split(out, []byte("\n")) {
-		name, path, ok := strings.Cut(strings.TrimSpace(string(line)), " => ")
-		if !ok || !strings.HasPrefix(name, "libLLVM") {
-			continue
-		}
-		if fi, err := os.Stat(path); err == nil && fi.Size() > bestSize {
-			best, bestSize = path, fi.Size()
-		}
-	}
-	if best == "" {
-		return ""
-	}
-	real, err := filepath.EvalSymlinks(best)
-	if err != nil {
-		return best
-	}
-	return real
-}
+// bigLib is sysfiles.BigLib: the biggest libLLVM of the system, or "".
+func bigLib() string { return sysfiles.BigLib() }
