@@ -3,6 +3,7 @@ package sframegen
 import (
 	"errors"
 	"fmt"
+	"os"
 	"sync/atomic"
 
 	"github.com/sframe-gen/sframe-gen/lower"
@@ -33,6 +34,14 @@ type Resources struct {
 	// Names names the functions of the reports from the file's symbol
 	// table (Section.FunctionName), read when a function was left out.
 	Names bool
+	// CloseInput, when not nil, is given each input file Process opened,
+	// to close once Process is done with it, instead of Process closing
+	// it before it returns. The last close of a file that was replaced
+	// frees its blocks, and where the file system discards freed blocks
+	// as it frees them (ext4 without a journal, mounted with discard)
+	// that close waits for the device: the batch form closes the files on
+	// goroutines of its own while it goes on with the next ones.
+	CloseInput func(*os.File)
 }
 
 // NewGenerator checks opt and returns a Generator for it.

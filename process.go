@@ -114,7 +114,7 @@ func (g *Generator) Process(j Job) (out Outcome, err error) {
 	case err != nil:
 		return out, unwrapPath(err)
 	}
-	defer src.Close()
+	defer g.closeInput(src)
 	named := j.Seen == [2]uint64{}
 	if !named && src.ID() != j.Seen {
 		return out, fmt.Errorf("%w (since the walk)", ErrChanged)
@@ -123,8 +123,15 @@ func (g *Generator) Process(j Job) (out Outcome, err error) {
 		j.Replace.InPlace = src.Links() > 1
 	}
 	w := &writer{g: g, j: j, src: src, size: src.Size()}
+	var r io.ReaderAt = src.File
+	if src.Size() <= wholeReadBytes {
+		if w.data, err = readAll(src.File, src.Size()); err != nil {
+			return out, err
+		}
+		r = bytes.NewReader(w.data)
+	}
 	var magic [8]byte
-	n, _ := src.File.ReadAt(magic[:], 0)
+	n, _ := r.ReadAt(magic[:], 0)
 	if n == len(magic) && string(magic[:]) == ArchiveMagic {
 		out.Kind = "archive"
 		release, err := g.admit(archiveCost(src.File, src.Size(), g.opt.Source))
@@ -133,13 +140,6 @@ func (g *Generator) Process(j Job) (out Outcome, err error) {
 		}
 		defer release()
 		return out, g.processArchive(w, &out)
-	}
-	var r io.ReaderAt = src.File
-	if src.Size() <= wholeReadBytes {
-		if w.data, err = readAll(src.File, src.Size()); err != nil {
-			return out, err
-		}
-		r = bytes.NewReader(w.data)
 	}
 	ef, err := ReadELF(r, src.Size())
 	if err != nil {
@@ -177,6 +177,16 @@ func (g *Generator) Process(j Job) (out Outcome, err error) {
 		return out, g.processObject(w, in, &out)
 	}
 	return out, g.processLinked(w, in, &out)
+}
+
+// closeInput closes the input file src, or gives it to
+// Resources.CloseInput to close.
+func (g *Generator) closeInput(src *elfpatch.Source) {
+	if g.res.CloseInput == nil {
+		src.Close()
+		return
+	}
+	g.res.CloseInput(src.File)
 }
 
 // wholeReadBytes is the size up to which a file is read whole, in one

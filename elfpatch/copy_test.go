@@ -6,11 +6,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 )
 
 // TestPatchLinkedCopy checks that PatchLinkedCopy, given an output that
-// already holds a copy of the input, writes the same bytes as PatchLinked,
+// already holds a copy of the input, and PlanLinked given the input's
+// bytes (patched in memory) write the same bytes as PatchLinked,
 // for sections that fit in place, in a gap, or need a new PT_LOAD (the
 // section header table then moves and the copy is cut).
 func TestPatchLinkedCopy(t *testing.T) {
@@ -21,6 +23,7 @@ func TestPatchLinkedCopy(t *testing.T) {
 		t.Fatalf("found %d linked files under testdata/link", len(files))
 	}
 	dir := t.TempDir()
+	fromMemory := 0
 	for _, name := range files {
 		for _, size := range []int{8, 200, 5000, 300000} {
 			in, err := os.Open(name)
@@ -62,6 +65,40 @@ func TestPatchLinkedCopy(t *testing.T) {
 					return err
 				})
 			})
+			// Planned with the input's bytes given: patched in memory
+			// and written at once (LinkedPatch.Write's writeFrom).
+			inMemory, memErr := patchTo(t, filepath.Join(dir, "memory"), func(out *os.File) (Layout, error) {
+				data, err := os.ReadFile(name)
+				if err != nil {
+					t.Fatal(err)
+				}
+				p, err := PlanLinked(in, data, size, func(addr uint64) ([][]byte, error) {
+					b, err := encode(addr)
+					return [][]byte{b}, err
+				})
+				if err != nil {
+					return Layout{}, err
+				}
+				// A sparse input is copied, its holes kept.
+				st, err := os.Stat(name)
+				if err != nil {
+					t.Fatal(err)
+				}
+				sparse := st.Sys().(*syscall.Stat_t).Blocks*512 < st.Size()
+				if (p.bytes == nil) != sparse {
+					t.Errorf("%s (sparse: %v): written from the bytes given: %v", name, sparse, p.bytes != nil)
+				}
+				if p.bytes != nil {
+					fromMemory++
+				}
+				return p.Layout(), p.Write(out)
+			})
+			if (wantErr == nil) != (memErr == nil) {
+				t.Fatalf("%s, %d bytes: PatchLinked error %v, PlanLinked with the bytes error %v", name, size, wantErr, memErr)
+			}
+			if !bytes.Equal(inMemory, want) {
+				t.Errorf("%s, %d bytes: written from memory (%d bytes), differs from PatchLinked's (%d bytes)", name, size, len(inMemory), len(want))
+			}
 			if partsErr == nil && waits != 1 {
 				t.Errorf("%s, %d bytes: PatchLinkedCopyParts waited %d times", name, size, waits)
 			}
@@ -76,6 +113,9 @@ func TestPatchLinkedCopy(t *testing.T) {
 				t.Errorf("%s, %d bytes: PatchLinkedCopyParts output (%d bytes) differs from PatchLinked's (%d bytes)", name, size, len(parts), len(want))
 			}
 		}
+	}
+	if fromMemory == 0 {
+		t.Errorf("no file was written from memory: every file under testdata/link is sparse here")
 	}
 }
 

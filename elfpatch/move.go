@@ -226,6 +226,8 @@ func (p *linkedPlan) fixSymbols(f *file, in io.ReaderAt) error {
 		return nil
 	}
 	o := f.hdr.order
+	const step = 4096 * symSize
+	var buf []byte // up to step bytes of a table, read at a time
 	for i := range f.sects {
 		s := &f.sects[i]
 		if (s.Type != shtSymtab && s.Type != 11 /* SHT_DYNSYM */) || s.Size == 0 {
@@ -234,8 +236,9 @@ func (p *linkedPlan) fixSymbols(f *file, in io.ReaderAt) error {
 		if s.Entsize != symSize || s.Size%symSize != 0 {
 			return fmt.Errorf("symbol table (section %d): entry size %d and size %#x, want entries of %d bytes", i, s.Entsize, s.Size, symSize)
 		}
-		const step = 4096 * symSize
-		buf := make([]byte, step)
+		if uint64(len(buf)) < min(step, s.Size) {
+			buf = make([]byte, min(step, s.Size))
+		}
 		for off := uint64(0); off < s.Size; off += step {
 			n := min(step, s.Size-off)
 			if _, err := in.ReadAt(buf[:n], int64(s.Off+off)); err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"syscall"
 )
 
 // LinkedPatch is a [PatchLinked] planned but not written: the layout is
@@ -14,6 +15,7 @@ import (
 type LinkedPatch struct {
 	in     *os.File
 	data   io.ReaderAt // in's bytes, where they are read from
+	bytes  []byte      // in's bytes when they were given, and in has no holes
 	inSize int64
 	plan   *linkedPlan
 }
@@ -38,7 +40,11 @@ func PlanLinked(in *os.File, data []byte, size int, encode func(addr uint64) ([]
 	if err != nil {
 		return nil, err
 	}
-	return &LinkedPatch{in: in, data: r, inSize: st.Size(), plan: p}, nil
+	lp := &LinkedPatch{in: in, data: r, inSize: st.Size(), plan: p}
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok && sys.Blocks*512 >= st.Size() {
+		lp.bytes = data // no holes to keep
+	}
+	return lp, nil
 }
 
 // Layout is where the section goes and what the patch changes.
@@ -69,8 +75,13 @@ func (p *LinkedPatch) Unchanged() (bool, error) {
 }
 
 // Write writes the patched file to out (truncated first), copying the
-// unchanged byte ranges of the input file to file.
+// unchanged byte ranges of the input file to file; an input given in
+// memory to PlanLinked (without holes) is patched in memory and written
+// at once.
 func (p *LinkedPatch) Write(out *os.File) error {
+	if p.bytes != nil {
+		return p.plan.writeFrom(p.bytes, out)
+	}
 	return p.plan.write(p.in, out)
 }
 

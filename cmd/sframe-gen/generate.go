@@ -110,14 +110,10 @@ func (c *cli) runGenerate(args []string) int {
 		if err := batchUsage(fs, o, b); err != nil {
 			return c.fail("", err)
 		}
-		g, err := c.generator(o, false)
-		if err != nil {
-			return c.fail("", err)
-		}
-		return c.runBatch(g, fs.Args(), o, b)
+		return c.runBatch(fs.Args(), o, b)
 	}
 	o.keepTimes = b.preserveDates
-	g, err := c.generator(o, true)
+	g, err := c.generator(o, true, nil)
 	if err != nil {
 		return c.fail("", err)
 	}
@@ -146,8 +142,9 @@ func generateFlagsAgree(fs *pflag.FlagSet, o generateOptions) error {
 // generator returns the library's Generator for the run's options: its
 // temporary files those a signal removes, the files admitted by the
 // run's memory budget (single: the one FILE, whose garbage collection
-// tuneGC also sets), functions named in messages with -v and --strict.
-func (c *cli) generator(o generateOptions, single bool) (*sframegen.Generator, error) {
+// tuneGC also sets), functions named in messages with -v and --strict,
+// the input files closed by closeInput when not nil.
+func (c *cli) generator(o generateOptions, single bool, closeInput func(*os.File)) (*sframegen.Generator, error) {
 	admit := o.charge
 	if single && c.heapFor != nil {
 		admit = func(cost sframegen.Cost) (func(), error) {
@@ -158,7 +155,7 @@ func (c *cli) generator(o generateOptions, single bool) (*sframegen.Generator, e
 			return release, err
 		}
 	}
-	g, err := sframegen.NewGenerator(o.library(), sframegen.Resources{Temps: c.temps, Admit: admit, Names: o.verbose || o.strict})
+	g, err := sframegen.NewGenerator(o.library(), sframegen.Resources{Temps: c.temps, Admit: admit, Names: o.verbose || o.strict, CloseInput: closeInput})
 	if err != nil && o.arch != "" {
 		if _, aerr := sframegen.NewGenerator(sframegen.Options{Arch: o.arch}, sframegen.Resources{}); aerr != nil {
 			return nil, usageError{"--arch: " + aerr.Error()}
