@@ -53,7 +53,7 @@ func (s *Section) shareInOffsetOrder() (int, error) {
 	}
 	slices.SortStableFunc(walk, func(a, b int) int { return cmp.Compare(s.Index[a].FREOffset, s.Index[b].FREOffset) })
 	t := newShareTable(n)
-	t.packed, t.order, t.v2 = s.FREData, order, s.Header.Version == Version2
+	t.packed, t.v2 = s.FREData, s.Header.Version == Version2
 	w, shared := 0, 0 // the compacted records end at w
 	// The record before (by offset): where it was and went.
 	prevOff, prevEnd, prevAt := -1, 0, 0
@@ -123,12 +123,11 @@ func NewFRESharer(n int) *FRESharer {
 // out, its function pointing at the earlier copy, and the others move
 // down over those left out. It returns how many were left out.
 func (sh *FRESharer) Share(s *Section) (int, error) {
-	order, err := s.shareOrder()
-	if err != nil {
+	if _, err := s.shareOrder(); err != nil {
 		return 0, err
 	}
 	t := &sh.t
-	t.packed, t.order, t.v2 = s.FREData, order, s.Header.Version == Version2
+	t.packed, t.v2 = s.FREData, s.Header.Version == Version2
 	n := len(s.Index)
 	w, shared := t.end, 0 // the compacted records end at w
 	for i := sh.next; i < n; i++ {
@@ -157,15 +156,16 @@ func (sh *FRESharer) Share(s *Section) (int, error) {
 }
 
 // shareTable finds the distinct records of ShareFREs: an open-addressing
-// table whose slots hold 32 bits of a record's hash and its offset in the
-// compacted records (plus one; 0 is empty). A record's bytes say how long
+// table whose slots hold the high 32 bits of a record's hash, which also
+// give its place in the table, and its offset in the compacted records
+// (plus one; 0 is empty). Growing the table moves each slot by the bits it
+// holds, without reading its record again. A record's bytes say how long
 // it is (its FRE count, FRE type and info bytes), so a record that starts
 // with b's bytes is b.
 type shareTable struct {
 	seed   maphash.Seed
 	slots  []uint64
 	packed []byte // the compacted records, as far as they go
-	order  binary.ByteOrder
 	used   int
 	end    int  // FRESharer: where the records shared so far end
 	v2     bool // a version 2 section: records without FREs are not shared
@@ -190,7 +190,7 @@ func (t *shareTable) add(b []byte, w int) int {
 	}
 	h := maphash.Bytes(t.seed, b)
 	mask := uint64(len(t.slots) - 1)
-	for k := h & mask; ; k = (k + 1) & mask {
+	for k := h >> 32 & mask; ; k = (k + 1) & mask {
 		s := t.slots[k]
 		if s == 0 {
 			t.slots[k] = h>>32<<32 | uint64(w+1)
@@ -208,7 +208,8 @@ func (t *shareTable) add(b []byte, w int) int {
 	}
 }
 
-// grow doubles the table, rehashing each record from its bytes.
+// grow doubles the table, each slot moved to the place its hash bits
+// give in the bigger one.
 func (t *shareTable) grow() {
 	old := t.slots
 	t.slots = make([]uint64, 2*len(old))
@@ -217,12 +218,7 @@ func (t *shareTable) grow() {
 		if s == 0 {
 			continue
 		}
-		// The slot has 32 bits of the hash; the table's index needs
-		// its low bits: hash the record again.
-		at := int(uint32(s)) - 1
-		n, _, _, _ := recordLen(t.packed, at, t.order)
-		h := maphash.Bytes(t.seed, t.packed[at:at+n])
-		k := h & mask
+		k := s >> 32 & mask
 		for t.slots[k] != 0 {
 			k = (k + 1) & mask
 		}

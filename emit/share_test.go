@@ -3,6 +3,7 @@ package emit
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"math/rand/v2"
 	"reflect"
 	"slices"
@@ -18,14 +19,18 @@ func repeatFDEs(r *rand.Rand, fdes []FDE) {
 		if r.IntN(2) == 0 {
 			continue
 		}
-		g := fdes[r.IntN(i)]
-		f := &fdes[i]
-		f.Info, f.Info2, f.RepSize = g.Info, g.Info2, g.RepSize
-		f.FREs = slices.Clone(g.FREs)
-		f.Size = max(f.Size, g.Size)
-		if uint64(f.Size) >= g.FREType().Limit() {
-			f.Size = g.Size
-		}
+		copyRecord(&fdes[i], fdes[r.IntN(i)])
+	}
+}
+
+// copyRecord gives f g's FRE data (its attribute fields and FREs, with a
+// size that holds them).
+func copyRecord(f *FDE, g FDE) {
+	f.Info, f.Info2, f.RepSize = g.Info, g.Info2, g.RepSize
+	f.FREs = slices.Clone(g.FREs)
+	f.Size = max(f.Size, g.Size)
+	if uint64(f.Size) >= g.FREType().Limit() {
+		f.Size = g.Size
 	}
 }
 
@@ -96,34 +101,8 @@ func TestShareFREs(t *testing.T) {
 		if bo.Uint32(shared[12:]) != bo.Uint32(plain[12:]) {
 			t.Errorf("section %d: header FRE count %d, unshared %d", k, bo.Uint32(shared[12:]), bo.Uint32(plain[12:]))
 		}
-		// Each distinct record once; a function points at the first
-		// copy of its own bytes. (Version 2 shares no record without
-		// FREs: each has its own offset.)
-		seen := map[string]uint32{}
-		saved := 0
-		for i := range got.Index {
-			off := got.Index[i].FREOffset
-			n, nFREs, _, err := recordLen(got.FREData, int(off), bo)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if v2 && nFREs == 0 {
-				continue
-			}
-			b := string(got.FREData[off : int(off)+n])
-			if first, ok := seen[b]; ok {
-				if first != off {
-					t.Errorf("section %d: FDE %d repeats the record at %#x but points at %#x", k, i, first, off)
-				}
-				saved += n
-				if v2 {
-					saved -= FDEAttrSize
-				}
-				sharedSome = true
-				continue
-			}
-			seen[b] = off
-		}
+		saved := checkSharedOnce(t, k, got, bo, v2)
+		sharedSome = sharedSome || saved > 0
 		if len(shared) != len(plain)-saved {
 			t.Errorf("section %d: %d bytes shared, %d unshared, %d saved", k, len(shared), len(plain), saved)
 		}
@@ -153,6 +132,125 @@ func TestShareFREs(t *testing.T) {
 	}
 	if !sharedSome {
 		t.Fatal("no section had a block to share")
+	}
+}
+
+// checkSharedOnce checks that the shared section got holds each distinct
+// record once, every function pointing at the first copy of its own
+// bytes (version 2 shares no record without FREs: each has its own
+// offset), and returns the bytes the copies left out would take.
+func checkSharedOnce(t *testing.T, k int, got *Section, bo binary.ByteOrder, v2 bool) (saved int) {
+	t.Helper()
+	seen := map[string]uint32{}
+	for i := range got.Index {
+		off := got.Index[i].FREOffset
+		n, nFREs, _, err := recordLen(got.FREData, int(off), bo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v2 && nFREs == 0 {
+			continue
+		}
+		b := string(got.FREData[off : int(off)+n])
+		if first, ok := seen[b]; ok {
+			if first != off {
+				t.Errorf("section %d: FDE %d repeats the record at %#x but points at %#x", k, i, first, off)
+			}
+			saved += n
+			if v2 {
+				saved -= FDEAttrSize
+			}
+			continue
+		}
+		seen[b] = off
+	}
+	return saved
+}
+
+// TestShareFREsGrows shares sections big enough for the table of
+// distinct records to grow several times (from 1024 slots, at half
+// full), in one go and in steps (FRESharer, as lower shares the parts of
+// a section): a record is found again after any growth, so each is kept
+// once.
+func TestShareFREsGrows(t *testing.T) {
+	r := rand.New(rand.NewPCG(30, 2))
+	for k, abi := range []ABI{ABIAMD64LittleEndian, ABIS390XBigEndian} {
+		draft, fdes := randomDraft(r, abi)
+		for len(fdes) < 6000 {
+			_, more := randomDraft(r, abi)
+			fdes = append(fdes, more...)
+		}
+		draft.Header.Version = Version3
+		draft.Header.Flags &^= FlagFramePointer
+		// Distinct records d, then: d[0] twice (so that the records
+		// after it move down as they are shared), every other one once,
+		// and each of them again: the record whose insertion grows the
+		// table is met again too.
+		var d []FDE
+		keys := map[string]bool{}
+		for _, f := range fdes {
+			key := fmt.Sprint(f.Info, f.Info2, f.RepSize, f.FREs)
+			if !keys[key] && 2*len(d)+1 < len(fdes) {
+				keys[key] = true
+				d = append(d, f)
+			}
+		}
+		fdes = fdes[:2*len(d)+1]
+		copyRecord(&fdes[0], d[0])
+		copyRecord(&fdes[1], d[0])
+		for i := 1; i < len(d); i++ {
+			copyRecord(&fdes[1+i], d[i])
+		}
+		for i := range d {
+			copyRecord(&fdes[1+len(d)+i], d[i])
+		}
+		if len(d) < 2048 {
+			t.Fatalf("section %d: %d distinct records, want enough to grow the table twice", k, len(d))
+		}
+		for _, steps := range []int{1, 7} {
+			s := buildDraft(draft, fdes)
+			plain, err := s.Encode()
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The section in steps: the functions appended a part at
+			// a time, each part shared as it joins.
+			all := s.Index
+			sh := NewFRESharer(len(all))
+			for p := 1; p <= steps; p++ {
+				s.Index = all[:len(all)*p/steps]
+				end := len(s.FREData)
+				if len(s.Index) < len(all) {
+					end = int(all[len(s.Index)].FREOffset)
+				}
+				fre := s.FREData
+				s.FREData = fre[:end]
+				if _, err := sh.Share(s); err != nil {
+					t.Fatalf("section %d, part %d of %d: %v", k, p, steps, err)
+				}
+				if len(s.Index) < len(all) {
+					// The next part's records follow the shared ones.
+					next := fre[end:]
+					at := len(s.FREData)
+					s.FREData = append(s.FREData, next...)
+					for i := len(s.Index); i < len(all); i++ {
+						all[i].FREOffset = all[i].FREOffset - uint32(end) + uint32(at)
+					}
+				}
+			}
+			shared, err := s.Encode()
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := Decode(shared)
+			if err != nil {
+				t.Fatal(err)
+			}
+			saved := checkSharedOnce(t, k, got, abi.ByteOrder(), false)
+			if saved == 0 || len(shared) != len(plain)-saved {
+				t.Errorf("section %d in %d steps: %d bytes shared, %d unshared, %d saved", k, steps, len(shared), len(plain), saved)
+			}
+		}
 	}
 }
 

@@ -17,7 +17,7 @@
 # second run over the patched tree (everything up to date: nothing written),
 # and the wall time added per small file (< 100 FDEs: SMALL copies of the
 # small linked files of testdata/link/x86_64), batch minus cp -a, divided by
-# the number of files (target < 1 ms).
+# the number of files (target <= 0.25 ms).
 set -euo pipefail
 export LC_NUMERIC=C
 cd "$(dirname "$0")/.."

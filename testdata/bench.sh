@@ -15,13 +15,13 @@
 # Timing table, per file (wall = elapsed, cpu = user+system of the process):
 #   readelf      readelf --debug-dump=frames-interp FILE >/dev/null
 #   raw          sframe-gen --raw -o OUT FILE (the section only, written to a file)
-#                target: raw/re <= 0.033 (readelf 30x slower)
+#                target: raw/re <= 0.030 (readelf 33x slower)
 #   raw0         sframe-gen --raw FILE >/dev/null (the section to /dev/null, as
 #                readelf's output): raw0/re
 #   cp           cp FILE OUT (OUT removed before each run)
 #   patch        sframe-gen -o OUT FILE (the whole patched file; OUT removed
 #                before each run, so no fsync, as cp)
-#                target: pat/cp <= 1.3
+#                target: pat/cp <= 1.2
 #   replace      sframe-gen -o OUT FILE over an existing OUT (what an in-place
 #                run costs: the output is synced before it replaces the file)
 #   RSS          peak resident memory of the patch run (target <= 64 MiB)
