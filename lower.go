@@ -10,9 +10,9 @@ import (
 	"github.com/sframe-gen/sframe-gen/lower"
 )
 
-// parallelCFIBytes is the size of a CFI section from which lowering runs
-// on every CPU (about 4096 FDEs): below it, starting goroutines costs
-// about what they save. The bytes are the same either way. It is also the
+// ParallelCFIBytes is the size of a CFI section (Cost.CFIBytes) from
+// which Process lowers it on every CPU (about 4096 FDEs): below it,
+// starting goroutines costs about what they save. The bytes are the same either way. It is also the
 // size from which lowering a file the Generator processes alone asks for
 // huge pages (lower.Options.HugePages): such a run is mostly faulting in
 // fresh memory (libLLVM.so, alternated runs: --raw 37 -> 45 ms median
@@ -23,7 +23,7 @@ import (
 // is reused from file to file, and huge pages would add what a worker
 // holds (/usr/lib/x86_64-linux-gnu with -j 2: 69 MB peak with them, 40
 // without).
-const parallelCFIBytes = 192 << 10
+const ParallelCFIBytes = 192 << 10
 
 // lowerFile reads and lowers the CFI of in. A linked file's CFI is lowered
 // as it is read (lower.LowerScan, on every CPU for a big section, read
@@ -59,7 +59,7 @@ func (g *Generator) lowerFile(in *input, hold <-chan struct{}) (*Section, error)
 // tune sets the scheduling of lowering a CFI section of n bytes, for a
 // file processed alone or not.
 func tune(lo *lower.Options, n int, alone bool, hold <-chan struct{}) {
-	if n < parallelCFIBytes {
+	if n < ParallelCFIBytes {
 		return
 	}
 	lo.Workers = runtime.GOMAXPROCS(0)

@@ -58,17 +58,23 @@ func (p *LinkedPatch) Unchanged() (bool, error) {
 	if pl.end != uint64(p.inSize) || pl.copyEnd < pl.end {
 		return false, nil
 	}
+	// Read and compared a piece at a time: a section of megabytes needs
+	// no buffer of its size.
+	const piece = 64 << 10
 	var buf []byte
 	for _, c := range pl.chunks {
-		if uint64(cap(buf)) < uint64(len(c.data)) {
-			buf = make([]byte, len(c.data))
-		}
-		b := buf[:len(c.data)]
-		if n, err := p.data.ReadAt(b, int64(c.off)); n != len(b) {
-			return false, fmt.Errorf("reading input at offset %#x: %w", c.off, err)
-		}
-		if !bytes.Equal(b, c.data) {
-			return false, nil
+		for at := 0; at < len(c.data); at += piece {
+			want := c.data[at:min(at+piece, len(c.data))]
+			if cap(buf) < len(want) {
+				buf = make([]byte, min(piece, len(c.data)))
+			}
+			b := buf[:len(want)]
+			if n, err := p.data.ReadAt(b, int64(c.off)+int64(at)); n != len(b) {
+				return false, fmt.Errorf("reading input at offset %#x: %w", c.off+uint64(at), err)
+			}
+			if !bytes.Equal(b, want) {
+				return false, nil
+			}
 		}
 	}
 	return true, nil

@@ -38,12 +38,13 @@ func defaultJobs() int { return runtime.GOMAXPROCS(0) }
 func (c *cli) runBatch(paths []string, o generateOptions, b batchOptions) int {
 	closer := newInputCloser()
 	defer closer.wait()
-	g, err := c.generator(o, false, closer.close)
+	var gc *batchCollector
+	if c.batchGC != nil {
+		gc = c.batchGC()
+	}
+	g, err := c.generator(o, false, &batchRun{closeInput: closer.close, gc: gc})
 	if err != nil {
 		return c.fail("", err)
-	}
-	if c.batchGC != nil {
-		c.batchGC()
 	}
 	var outRoot *sframegen.Dir
 	if b.outputDir != "" {

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"testing"
+
+	sframegen "github.com/sframe-gen/sframe-gen"
 )
 
 // TestTuneGC checks the collector settings of a generate run: off up to
@@ -51,7 +53,9 @@ func TestTuneGC(t *testing.T) {
 }
 
 // TestTuneBatchGC checks the collector setting of the batch form:
-// batchGCPercent, unless GOGC is set; and that the batch form applies it.
+// batchGCPercent, 100 while a file whose CFI is lowered on every CPU is
+// admitted (however many), unless GOGC is set; and that the batch form
+// applies it.
 func TestTuneBatchGC(t *testing.T) {
 	percent := debug.SetGCPercent(100)
 	t.Cleanup(func() { debug.SetGCPercent(percent) })
@@ -64,14 +68,37 @@ func TestTuneBatchGC(t *testing.T) {
 	} {
 		t.Setenv("GOGC", tt.gogc)
 		debug.SetGCPercent(100)
-		tuneBatchGC()
-		if got := debug.SetGCPercent(100); got != tt.want {
+		gc := tuneBatchGC()
+		if got := debug.SetGCPercent(tt.want); got != tt.want {
 			t.Errorf("GOGC=%q: GC percent %d, want %d", tt.gogc, got, tt.want)
 		}
+		if (gc == nil) != (tt.gogc != "") {
+			t.Errorf("GOGC=%q: collector %v", tt.gogc, gc)
+		}
+		// Files admitted and done, in turn: the GC percent after each.
+		small := gc.admit(sframegen.Cost{CFIBytes: sframegen.ParallelCFIBytes - 1})
+		wide1 := gc.admit(sframegen.Cost{CFIBytes: sframegen.ParallelCFIBytes})
+		check := func(when string, want int) {
+			t.Helper()
+			if tt.gogc != "" {
+				want = tt.want // left alone
+			}
+			if got := debug.SetGCPercent(want); got != want {
+				t.Errorf("GOGC=%q, %s: GC percent %d, want %d", tt.gogc, when, got, want)
+			}
+		}
+		check("a wide file admitted", 100)
+		wide2 := gc.admit(sframegen.Cost{CFIBytes: 5 << 20})
+		wide1()
+		check("one of two wide files done", 100)
+		small()
+		check("a small file done", 100)
+		wide2()
+		check("every wide file done", batchGCPercent)
 	}
 	called := 0
 	var out, errs bytes.Buffer
-	c := &cli{stdout: &out, stderr: &errs, batchGC: func() { called++ }}
+	c := &cli{stdout: &out, stderr: &errs, batchGC: func() *batchCollector { called++; return nil }}
 	dir := t.TempDir()
 	if code := c.main([]string{"-q", dir}); code != exitOK || called != 1 {
 		t.Errorf("batch form on an empty directory: exit %d, batchGC called %d times; want 0, 1 (%s)", code, called, errs.String())

@@ -139,20 +139,41 @@ func generateFlagsAgree(fs *pflag.FlagSet, o generateOptions) error {
 	return nil
 }
 
+// batchRun is what the batch form gives the library beyond the single
+// file's: the closer of its input files, and its collector (nil: left as
+// it is).
+type batchRun struct {
+	closeInput func(*os.File)
+	gc         *batchCollector
+}
+
 // generator returns the library's Generator for the run's options: its
 // temporary files those a signal removes, the files admitted by the
 // run's memory budget (single: the one FILE, whose garbage collection
-// tuneGC also sets), functions named in messages with -v and --strict,
-// the input files closed by closeInput when not nil.
-func (c *cli) generator(o generateOptions, single bool, closeInput func(*os.File)) (*sframegen.Generator, error) {
+// tuneGC also sets; batch, when not nil: the batch's collector told of
+// each file, the input files closed by its closer), functions named in
+// messages with -v and --strict.
+func (c *cli) generator(o generateOptions, single bool, batch *batchRun) (*sframegen.Generator, error) {
 	admit := o.charge
-	if single && c.heapFor != nil {
+	var closeInput func(*os.File)
+	switch {
+	case single && c.heapFor != nil:
 		admit = func(cost sframegen.Cost) (func(), error) {
 			release, err := o.charge(cost)
 			if err == nil {
 				c.heapFor(uint64(cost.CFIBytes))
 			}
 			return release, err
+		}
+	case batch != nil:
+		closeInput = batch.closeInput
+		admit = func(cost sframegen.Cost) (func(), error) {
+			release, err := o.charge(cost)
+			if err != nil {
+				return nil, err
+			}
+			done := batch.gc.admit(cost)
+			return func() { done(); release() }, nil
 		}
 	}
 	g, err := sframegen.NewGenerator(o.library(), sframegen.Resources{Temps: c.temps, Admit: admit, Names: o.verbose || o.strict, CloseInput: closeInput})

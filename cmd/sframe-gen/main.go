@@ -26,6 +26,7 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"syscall"
 
 	sframegen "github.com/sframe-gen/sframe-gen"
@@ -51,8 +52,9 @@ type cli struct {
 	// file's generate is about to read, before it reads it (main: tuneGC).
 	heapFor func(cfiSize uint64)
 	// batchGC, when set, is called once before the batch form starts
-	// (main: tuneBatchGC).
-	batchGC func()
+	// (main: tuneBatchGC); what it returns, when not nil, is told of each
+	// file admitted.
+	batchGC func() *batchCollector
 	// memoryLimit, when set, is given the run's --memory-limit (main:
 	// the Go runtime's memory limit, so that garbage is collected before
 	// the process outgrows it).
@@ -116,20 +118,53 @@ func tuneGC(cfiSize uint64) {
 	debug.SetMemoryLimit(min(int64(limit), debug.SetMemoryLimit(-1))) // within --memory-limit
 }
 
-// batchGCPercent is the collector's GOGC in the batch form: a collection
-// when the heap has grown by twice what was live, not once. On 420 small
-// libraries (-j 2, 15 alternated runs) 82.8 -> 71.0 ms median wall, 131.8
-// -> 120.6 ms CPU; the tree of docs/performance.md peaks at 46 MiB
-// against 38 (the bound is 64), and the run's memory limit still makes it
-// collect earlier when needed.
+// batchGCPercent is the collector's GOGC in the batch form while it
+// processes small files: a collection when the heap has grown by twice
+// what was live, not once. On 420 small libraries (-j 2, 15 alternated
+// runs) 82.8 -> 71.0 ms median wall, 131.8 -> 120.6 ms CPU. While a file
+// whose CFI is lowered on every CPU is processed, the collector is back at
+// 100 (batchCollector): there most of the heap is live lists, and twice
+// them on top raised the peak of /usr/lib/x86_64-linux-gnu (-j 2, two
+// libraries of 5 MB of CFI) to 53-90 MiB (bound 64).
 const batchGCPercent = 200
 
-// tuneBatchGC sets the collector of the batch form (batchGCPercent),
-// unless GOGC in the environment says otherwise.
-func tuneBatchGC() {
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(batchGCPercent)
+// batchCollector sets the collector of the batch form: batchGCPercent
+// while only small files are processed, 100 while a file with
+// sframegen.ParallelCFIBytes of CFI or more is. admit is told of each file
+// the library admits (sframegen.Resources.Admit) and returns what to call
+// when the file is done.
+type batchCollector struct {
+	mu   sync.Mutex
+	wide int // files in flight with a section lowered on every CPU
+}
+
+func (b *batchCollector) admit(cost sframegen.Cost) (done func()) {
+	if b == nil || cost.CFIBytes < sframegen.ParallelCFIBytes {
+		return func() {}
 	}
+	b.mu.Lock()
+	if b.wide++; b.wide == 1 {
+		debug.SetGCPercent(100)
+	}
+	b.mu.Unlock()
+	return func() {
+		b.mu.Lock()
+		if b.wide--; b.wide == 0 {
+			debug.SetGCPercent(batchGCPercent)
+		}
+		b.mu.Unlock()
+	}
+}
+
+// tuneBatchGC sets the collector of the batch form (batchGCPercent) and
+// returns what changes it file by file (batchCollector), unless GOGC in
+// the environment says otherwise (nil then).
+func tuneBatchGC() *batchCollector {
+	if os.Getenv("GOGC") != "" {
+		return nil
+	}
+	debug.SetGCPercent(batchGCPercent)
+	return &batchCollector{}
 }
 
 // setMemoryLimit makes the Go runtime collect garbage before the heap
