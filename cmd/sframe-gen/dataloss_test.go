@@ -191,20 +191,44 @@ func TestKilled(t *testing.T) {
 
 // TestConcurrentWriter appends to a file while sframe-gen patches it:
 // sframe-gen must notice and leave the file, with what was appended,
-// alone.
+// alone. (Stopped before it took the file's size, it reads the line with
+// the file, which it then keeps.) sframe-gen checks the file just before
+// it renames the new one over it: a line appended after that check (a
+// writer that came too late) is beyond what it can see. The writer stops sframe-gen once it has the
+// file open, and a run where it had already named its new file (the
+// check done) or replaced the file is made again, up to 5 times.
 func TestConcurrentWriter(t *testing.T) {
 	bin := buildCommand(t)
+	for attempt := 1; ; attempt++ {
+		if !concurrentWriter(t, bin) {
+			return
+		}
+		t.Logf("attempt %d: the writer came after sframe-gen's check", attempt)
+		if attempt == 5 {
+			t.Fatal("in 5 runs the writer never came before sframe-gen's check")
+		}
+	}
+}
+
+// concurrentWriter is one run of TestConcurrentWriter; it reports whether
+// the writer came too late to be seen.
+func concurrentWriter(t *testing.T, bin string) (late bool) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "prog")
 	bigELF(t, file, 64<<20)
 	old := readFile(t, file)
+	var before syscall.Stat_t
+	if err := syscall.Stat(file, &before); err != nil {
+		t.Fatal(err)
+	}
 	cmd := exec.Command(bin, file)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	// Once sframe-gen has the file open, a writer appends a line.
+	// Once sframe-gen has the file open, stop it, and a writer appends a
+	// line.
 	for deadline := time.Now().Add(time.Minute); !hasOpen(cmd.Process.Pid, file); {
 		if time.Now().After(deadline) {
 			cmd.Process.Kill()
@@ -212,6 +236,13 @@ func TestConcurrentWriter(t *testing.T) {
 		}
 		time.Sleep(100 * time.Microsecond)
 	}
+	cmd.Process.Signal(syscall.SIGSTOP)
+	for !stopped(cmd.Process.Pid) {
+		time.Sleep(100 * time.Microsecond)
+	}
+	var now syscall.Stat_t
+	ents, _ := os.ReadDir(dir)
+	late = len(ents) != 1 || syscall.Stat(file, &now) != nil || now.Ino != before.Ino
 	appended := []byte("a line a logger appended\n")
 	f, err := os.OpenFile(file, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
@@ -219,8 +250,30 @@ func TestConcurrentWriter(t *testing.T) {
 	}
 	f.Write(appended)
 	f.Close()
+	cmd.Process.Signal(syscall.SIGCONT)
 	err = cmd.Wait()
+	if late {
+		return true
+	}
 	got := readFile(t, file)
+	if err == nil {
+		// Stopped before it took the file's size: the line was part of
+		// the file read, and is in the patched file as sframe-gen
+		// patches the file with it.
+		with := filepath.Join(t.TempDir(), "with")
+		if err := os.WriteFile(with, append(old, appended...), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if out, err := exec.Command(bin, "-o", with+".out", with).CombinedOutput(); err != nil {
+			t.Fatalf("patching the file with the line: %v\n%s", err, out)
+		}
+		if !bytes.Equal(got, readFile(t, with+".out")) {
+			t.Fatalf("the run succeeded, but its file (%d bytes) is not the file with the appended line patched: the line is lost", len(got))
+		}
+		t.Logf("sframe-gen read the file with the line (stopped before it took the file's size)")
+		leftTemps(t, dir)
+		return false
+	}
 	if !bytes.Equal(got, append(old, appended...)) {
 		t.Fatalf("the appended data is lost (exit %v, %d bytes, want %d)\n%s", err, len(got), len(old)+len(appended), stderr.String())
 	}
@@ -228,6 +281,18 @@ func TestConcurrentWriter(t *testing.T) {
 		t.Errorf("exit %v, stderr %q: want a failure saying the file changed", err, stderr.String())
 	}
 	leftTemps(t, dir)
+	return false
+}
+
+// stopped reports whether process pid is stopped (by a signal).
+func stopped(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true // gone: nothing to wait for
+	}
+	// pid (comm) state ...: the state follows the last ')'.
+	i := bytes.LastIndexByte(b, ')')
+	return i >= 0 && i+2 < len(b) && b[i+2] == 'T'
 }
 
 // hasOpen reports whether process pid has the file path open.
