@@ -225,7 +225,7 @@ func copySymlink(j *job) error {
 }
 
 // inputCloser closes the input files of the batch (given by the library:
-// sframegen.Resources.CloseInput) on closers goroutines of its own, while
+// sframegen.Resources.CloseInput) on goroutines of its own (closers), while
 // the workers go on: the last close of a file replaced frees its blocks,
 // which on a file system that discards them as it frees them waits for
 // the device (about 1 ms per MiB here; docs/performance.md). At most

@@ -125,7 +125,8 @@ func tuneGC(cfiSize uint64) {
 // whose CFI is lowered on every CPU is processed, the collector is back at
 // 100 (batchCollector): there most of the heap is live lists, and twice
 // them on top raised the peak of /usr/lib/x86_64-linux-gnu (-j 2, two
-// libraries of 5 MB of CFI) to 53-90 MiB (bound 64).
+// libraries of 5 MB of CFI, taken together) to 65-92 MiB in some runs
+// (bound 64).
 const batchGCPercent = 200
 
 // batchCollector sets the collector of the batch form: batchGCPercent
