@@ -53,6 +53,9 @@ func FuzzPatchLinked(f *testing.F) {
 		if err != nil || !bytes.Equal(overCopy, out) {
 			t.Fatalf("PatchLinkedCopyParts (error %v) differs from PatchLinked", err)
 		}
+		if planned, err := plannedFromMemory(t, in, sf); err != nil || !bytes.Equal(planned, out) {
+			t.Fatalf("PlanLinked given the bytes, then Write (error %v), differs from PatchLinked", err)
+		}
 		again, lay, err := patchBytes(t, out, sf)
 		if err != nil {
 			t.Fatalf("second patch: %v", err)
@@ -61,6 +64,34 @@ func FuzzPatchLinked(f *testing.F) {
 			t.Fatalf("second patch not identical: %+v", lay)
 		}
 	})
+}
+
+// plannedFromMemory patches in with PlanLinked given its bytes (patched in
+// memory unless the file written from them has holes), then Write.
+func plannedFromMemory(t *testing.T, in, sf []byte) ([]byte, error) {
+	dir := t.TempDir()
+	name := filepath.Join(dir, "in")
+	if err := os.WriteFile(name, in, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	p, err := PlanLinked(f, in, len(sf), func(uint64) ([][]byte, error) { return [][]byte{sf}, nil })
+	if err != nil {
+		return nil, err
+	}
+	out, err := os.Create(filepath.Join(dir, "out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	if err := p.Write(out); err != nil {
+		return nil, err
+	}
+	return os.ReadFile(out.Name())
 }
 
 // FuzzPatchObject: no panic on any input; a successful patch has the new
