@@ -47,6 +47,7 @@ files=$(find "$TMP/tree" -type f | wc -l)
 links=$(find "$TMP/tree" -type l | wc -l)
 bytes=$(du -sb "$TMP/tree" | cut -f1)
 echo "tree: $DIR/*.so*: $files files, $links symbolic links, $((bytes >> 20)) MiB; sframe-gen -j $JOBS $FLAGS; $RUNS rounds; $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
+go run ./testdata/pagecost
 
 # wall CMD...: "WALL CPU" seconds of one run of CMD, after a sync (CPU:
 # user+system from /usr/bin/time, 10 ms resolution; steadier than the wall

@@ -93,6 +93,7 @@ echo "load average: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) CPUs, RUNS=$RUNS,
 for ((i = 0; i < RUNS; i++)); do one /bin/true >>"$TMP/t.true"; done
 read -r harness _ < <(pick "$TMP/t.true")
 awk -v h="$harness" 'BEGIN { printf "harness: %.1f ms of wall time per run (/bin/true timed alike)\n", h / 1e6 }'
+go run ./testdata/pagecost # what a fresh page costs here (docs/performance.md)
 printf '%-40s %7s %8s %8s %7s %7s %7s %7s %7s %7s %7s %7s %7s %7s %7s %6s %7s %7s\n' \
   file FDEs re_wall re_cpu raw_wal raw_cpu raw/re rawc/re raw0/re cp_wall cp_cpu pat_wal pat_cpu pat/cp rep_wal RSS_Mi ns/FDE cns/FDE
 for f in "$@"; do
