@@ -69,29 +69,13 @@ func FuzzPatchLinked(f *testing.F) {
 // plannedFromMemory patches in with PlanLinked given its bytes (patched in
 // memory unless the file written from them has holes), then Write.
 func plannedFromMemory(t *testing.T, in, sf []byte) ([]byte, error) {
-	dir := t.TempDir()
-	name := filepath.Join(dir, "in")
-	if err := os.WriteFile(name, in, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	p, err := PlanLinked(f, in, len(sf), func(uint64) ([][]byte, error) { return [][]byte{sf}, nil })
-	if err != nil {
-		return nil, err
-	}
-	out, err := os.Create(filepath.Join(dir, "out"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer out.Close()
-	if err := p.Write(out); err != nil {
-		return nil, err
-	}
-	return os.ReadFile(out.Name())
+	return patchFiles(t, in, func(fi, fo *os.File) error {
+		p, err := PlanLinked(fi, in, len(sf), func(uint64) ([][]byte, error) { return [][]byte{sf}, nil })
+		if err != nil {
+			return err
+		}
+		return p.Write(fo)
+	})
 }
 
 // FuzzPatchObject: no panic on any input; a successful patch has the new
