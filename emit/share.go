@@ -118,6 +118,27 @@ func NewFRESharer(n int) *FRESharer {
 	return &FRESharer{t: newShareTable(n)}
 }
 
+// ShareTableSize is the length of the table of an FRESharer for a section
+// of about n functions: a power of two, at least 1024.
+func ShareTableSize(n int) int {
+	size := 1024
+	for size < n/2 {
+		size *= 2
+	}
+	return size
+}
+
+// NewFRESharerIn is NewFRESharer with the table in slots, which the caller
+// allocated its own way (lower advises it as huge pages, as its other big
+// lists): ShareTableSize(n) elements, all zero. It panics on a length that
+// is not a power of two of at least 1024.
+func NewFRESharerIn(slots []uint64) *FRESharer {
+	if len(slots) < 1024 || len(slots)&(len(slots)-1) != 0 {
+		panic(fmt.Sprintf("emit: NewFRESharerIn: %d slots, not a power of two of at least 1024", len(slots)))
+	}
+	return &FRESharer{t: shareTable{seed: maphash.MakeSeed(), slots: slots}}
+}
+
 // Share shares the FRE data of the functions appended to s since the
 // last call: each record that repeats an earlier one's bytes is left
 // out, its function pointing at the earlier copy, and the others move
@@ -175,11 +196,7 @@ type shareTable struct {
 // three is distinct on big C++ libraries: the table stays in the
 // processor's caches, and grows when it must.
 func newShareTable(n int) shareTable {
-	size := 1024
-	for size < n/2 {
-		size *= 2
-	}
-	return shareTable{seed: maphash.MakeSeed(), slots: make([]uint64, size)}
+	return shareTable{seed: maphash.MakeSeed(), slots: make([]uint64, ShareTableSize(n))}
 }
 
 // add returns where the record b is: at an earlier record with its

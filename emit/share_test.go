@@ -207,7 +207,11 @@ func TestShareFREsGrows(t *testing.T) {
 		if len(d) < 2048 {
 			t.Fatalf("section %d: %d distinct records, want enough to grow the table twice", k, len(d))
 		}
-		for _, steps := range []int{1, 7} {
+		for _, c := range []struct {
+			steps int
+			in    bool // the table given (NewFRESharerIn)
+		}{{1, false}, {7, false}, {7, true}} {
+			steps := c.steps
 			s := buildDraft(draft, fdes)
 			plain, err := s.Encode()
 			if err != nil {
@@ -217,6 +221,9 @@ func TestShareFREsGrows(t *testing.T) {
 			// a time, each part shared as it joins.
 			all := s.Index
 			sh := NewFRESharer(len(all))
+			if c.in {
+				sh = NewFRESharerIn(make([]uint64, ShareTableSize(len(all))))
+			}
 			for p := 1; p <= steps; p++ {
 				s.Index = all[:len(all)*p/steps]
 				end := len(s.FREData)
@@ -248,8 +255,28 @@ func TestShareFREsGrows(t *testing.T) {
 			}
 			saved := checkSharedOnce(t, k, got, abi.ByteOrder(), false)
 			if saved == 0 || len(shared) != len(plain)-saved {
-				t.Errorf("section %d in %d steps: %d bytes shared, %d unshared, %d saved", k, steps, len(shared), len(plain), saved)
+				t.Errorf("section %d in %d steps (table given: %v): %d bytes shared, %d unshared, %d saved", k, steps, c.in, len(shared), len(plain), saved)
 			}
+		}
+	}
+}
+
+// TestNewFRESharerIn checks the table lengths NewFRESharerIn refuses,
+// and ShareTableSize's.
+func TestNewFRESharerIn(t *testing.T) {
+	for _, n := range []int{0, 512, 1000, 1536, 3000} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("NewFRESharerIn of %d slots: no panic", n)
+				}
+			}()
+			NewFRESharerIn(make([]uint64, n))
+		}()
+	}
+	for _, c := range []struct{ n, want int }{{0, 1024}, {2048, 1024}, {2050, 2048}, {160805, 131072}} {
+		if got := ShareTableSize(c.n); got != c.want {
+			t.Errorf("ShareTableSize(%d) = %d, want %d", c.n, got, c.want)
 		}
 	}
 }

@@ -25,11 +25,14 @@ func libLLVM(b *testing.B) *elf.File {
 }
 
 // BenchmarkLowerLibLLVM lowers every FDE of libLLVM.so's .eh_frame, in
-// each mode; "default" as the command does, with the fast path
-// (fast.go), and "translator" without it, every function through the
-// translator: what the fast path is worth (docs/performance.md).
+// each mode, on one goroutine: "default" with the fast path (fast.go),
+// one FRE block per function; "shared" the same with shared FRE blocks
+// (the command's default: what sharing costs); "translator" without the
+// fast path, every function through the translator: what the fast path
+// is worth (docs/performance.md).
 func BenchmarkLowerLibLLVM(b *testing.B) {
 	b.Run("default", func(b *testing.B) { benchLower(b, Options{}) })
+	b.Run("shared", func(b *testing.B) { benchLower(b, Options{ShareFREs: true}) })
 	b.Run("translator", func(b *testing.B) { benchLower(b, Options{noFast: true}) })
 	b.Run("gas-compat", func(b *testing.B) { benchLower(b, Options{GasCompat: true}) })
 }
@@ -53,6 +56,9 @@ func benchLower(b *testing.B, opt Options) {
 		}
 	}
 	b.ReportMetric(float64(len(frames.FDEs)), "FDEs")
+	if opt.ShareFREs {
+		b.ReportMetric(float64(len(res.Section.FREData)), "FRE-bytes")
+	}
 	b.ReportMetric(float64(len(res.Skipped)), "skipped")
 }
 

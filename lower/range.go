@@ -18,7 +18,11 @@ func newResult(t Target, opt Options, n, packed int, scanned bool) *Result {
 	r := &Result{Section: sec, Starts: makeBig[uint64](0, n, huge), hugePages: huge}
 	if opt.ShareFREs && opt.Version != emit.Version2 {
 		// (A version 2 section is shared once converted.)
-		r.sharer = emit.NewFRESharer(n)
+		// Its table, read before it is written, would take two page
+		// faults per page (the zero page, then a copy of it: 512 for
+		// libLLVM.so's 1 MiB) in pages of 4 KiB.
+		size := emit.ShareTableSize(n)
+		r.sharer = emit.NewFRESharerIn(makeBig[uint64](size, size, huge))
 	}
 	if !scanned {
 		r.Sources = make([]*cfi.FDE, 0, n)
