@@ -119,7 +119,9 @@ func NewFRESharer(n int) *FRESharer {
 }
 
 // ShareTableSize is the length of the table of an FRESharer for a section
-// of about n functions: a power of two, at least 1024.
+// of about n functions: a power of two, at least 1024. About one record in
+// three is distinct on big C++ libraries: the table is kept small (it
+// grows when it must).
 func ShareTableSize(n int) int {
 	size := 1024
 	for size < n/2 {
@@ -192,9 +194,7 @@ type shareTable struct {
 	v2     bool // a version 2 section: records without FREs are not shared
 }
 
-// newShareTable returns a table for about n records. About one record in
-// three is distinct on big C++ libraries: the table stays in the
-// processor's caches, and grows when it must.
+// newShareTable returns a table for about n records.
 func newShareTable(n int) shareTable {
 	return shareTable{seed: maphash.MakeSeed(), slots: make([]uint64, ShareTableSize(n))}
 }
