@@ -118,25 +118,15 @@ func NewFRESharer(n int) *FRESharer {
 	return &FRESharer{t: newShareTable(n)}
 }
 
-// ShareTableSize is the length of the table of an FRESharer for a section
-// of about n functions: a power of two, at least 1024. About one record in
-// three is distinct on big C++ libraries: the table is kept small (it
-// grows when it must).
-func ShareTableSize(n int) int {
-	size := 1024
-	for size < n/2 {
-		size *= 2
-	}
-	return size
-}
-
-// NewFRESharerIn is NewFRESharer with the table in slots, which the caller
-// allocated its own way (lower advises it as huge pages, as its other big
-// lists): ShareTableSize(n) elements, all zero. It panics on a length that
-// is not a power of two of at least 1024.
-func NewFRESharerIn(slots []uint64) *FRESharer {
-	if len(slots) < 1024 || len(slots)&(len(slots)-1) != 0 {
-		panic(fmt.Sprintf("emit: NewFRESharerIn: %d slots, not a power of two of at least 1024", len(slots)))
+// NewFRESharerIn is NewFRESharer with its table allocated by alloc, for a
+// caller that allocates big lists its own way (lower: in huge pages, as
+// its other lists): alloc(size) must return size zero elements; the
+// table is made as by NewFRESharer if it returns another length.
+func NewFRESharerIn(n int, alloc func(size int) []uint64) *FRESharer {
+	size := tableSize(n)
+	slots := alloc(size)
+	if len(slots) != size {
+		slots = make([]uint64, size)
 	}
 	return &FRESharer{t: shareTable{seed: maphash.MakeSeed(), slots: slots}}
 }
@@ -196,7 +186,18 @@ type shareTable struct {
 
 // newShareTable returns a table for about n records.
 func newShareTable(n int) shareTable {
-	return shareTable{seed: maphash.MakeSeed(), slots: make([]uint64, ShareTableSize(n))}
+	return shareTable{seed: maphash.MakeSeed(), slots: make([]uint64, tableSize(n))}
+}
+
+// tableSize is the number of slots of a table for about n records: a
+// power of two, at least 1024. About one record in three is distinct on
+// big C++ libraries: the table is kept small (it grows when it must).
+func tableSize(n int) int {
+	size := 1024
+	for size < n/2 {
+		size *= 2
+	}
+	return size
 }
 
 // add returns where the record b is: at an earlier record with its

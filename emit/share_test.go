@@ -222,7 +222,7 @@ func TestShareFREsGrows(t *testing.T) {
 			all := s.Index
 			sh := NewFRESharer(len(all))
 			if c.in {
-				sh = NewFRESharerIn(make([]uint64, ShareTableSize(len(all))))
+				sh = NewFRESharerIn(len(all), func(size int) []uint64 { return make([]uint64, size) })
 			}
 			for p := 1; p <= steps; p++ {
 				s.Index = all[:len(all)*p/steps]
@@ -261,22 +261,20 @@ func TestShareFREsGrows(t *testing.T) {
 	}
 }
 
-// TestNewFRESharerIn checks the table lengths NewFRESharerIn refuses,
-// and ShareTableSize's.
+// TestNewFRESharerIn checks that NewFRESharerIn asks for the table of
+// NewFRESharer's size, and makes its own when given another length.
 func TestNewFRESharerIn(t *testing.T) {
-	for _, n := range []int{0, 512, 1000, 1536, 3000} {
-		func() {
-			defer func() {
-				if recover() == nil {
-					t.Errorf("NewFRESharerIn of %d slots: no panic", n)
-				}
-			}()
-			NewFRESharerIn(make([]uint64, n))
-		}()
-	}
 	for _, c := range []struct{ n, want int }{{0, 1024}, {2048, 1024}, {2050, 2048}, {160805, 131072}} {
-		if got := ShareTableSize(c.n); got != c.want {
-			t.Errorf("ShareTableSize(%d) = %d, want %d", c.n, got, c.want)
+		asked := 0
+		sh := NewFRESharerIn(c.n, func(size int) []uint64 { asked = size; return make([]uint64, size) })
+		if asked != c.want || len(sh.t.slots) != c.want {
+			t.Errorf("NewFRESharerIn(%d): asked for %d slots, table of %d, want %d", c.n, asked, len(sh.t.slots), c.want)
+		}
+	}
+	for _, got := range []int{0, 512, 1000} {
+		sh := NewFRESharerIn(3000, func(int) []uint64 { return make([]uint64, got) })
+		if len(sh.t.slots) != 2048 {
+			t.Errorf("NewFRESharerIn given %d slots: table of %d, want its own of 2048", got, len(sh.t.slots))
 		}
 	}
 }

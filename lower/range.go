@@ -21,8 +21,7 @@ func newResult(t Target, opt Options, n, packed int, scanned bool) *Result {
 		// Its table, read before it is written, would take two page
 		// faults per page (the zero page, then a copy of it: 512 for
 		// libLLVM.so's 1 MiB) in pages of 4 KiB.
-		size := emit.ShareTableSize(n)
-		r.sharer = emit.NewFRESharerIn(makeBig[uint64](size, size, huge))
+		r.sharer = emit.NewFRESharerIn(n, func(size int) []uint64 { return makeBig[uint64](size, size, huge) })
 	}
 	if !scanned {
 		r.Sources = make([]*cfi.FDE, 0, n)
