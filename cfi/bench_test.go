@@ -163,3 +163,29 @@ func BenchmarkRead(b *testing.B) {
 	}
 	reportCPU(b, cpu0, int64(len(data)))
 }
+
+// BenchmarkCutWeighted cuts libLLVM.so's .eh_frame as LowerScan does for
+// two workers: the walk of the entry headers that runs before any worker
+// starts (docs/performance.md, "Where the time goes").
+func BenchmarkCutWeighted(b *testing.B) {
+	f, err := elf.Open(largestEHFrame(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	fr, err := Open(f, EHFrame)
+	if err != nil {
+		b.Fatal(err)
+	}
+	weights := []int{4, 4, 3, 3, 2, 2, 1, 1}
+	b.SetBytes(int64(len(fr.Data)))
+	var fdes []int
+	for b.Loop() {
+		_, fdes = fr.CutWeighted(weights)
+	}
+	n := 0
+	for _, k := range fdes {
+		n += k
+	}
+	b.ReportMetric(float64(n), "FDEs")
+}
