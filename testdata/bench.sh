@@ -25,6 +25,10 @@
 #   replace      sframe-gen -o OUT FILE over an existing OUT (what an in-place
 #                run costs: the output is synced before it replaces the file)
 #   RSS          peak resident memory of the patch run (target <= 64 MiB)
+#   raw_PF pat_PF  page faults of a raw and a patch run (minor faults, one run
+#                each: a fresh page's cost times these is what a host where
+#                fresh memory is dear adds; pagecost, printed first, says
+#                what a page costs here)
 #   ns/FDE       wall time of the raw run per CFI FDE (should be flat);
 #   cns/FDE      the same in CPU time (10 ms resolution: meaningful from ~10k FDEs)
 #
@@ -94,8 +98,8 @@ for ((i = 0; i < RUNS; i++)); do one /bin/true >>"$TMP/t.true"; done
 read -r harness _ < <(pick "$TMP/t.true")
 awk -v h="$harness" 'BEGIN { printf "harness: %.1f ms of wall time per run (/bin/true timed alike)\n", h / 1e6 }'
 go run ./testdata/pagecost # what a fresh page costs here (docs/performance.md)
-printf '%-40s %7s %8s %8s %7s %7s %7s %7s %7s %7s %7s %7s %7s %7s %7s %6s %7s %7s\n' \
-  file FDEs re_wall re_cpu raw_wal raw_cpu raw/re rawc/re raw0/re cp_wall cp_cpu pat_wal pat_cpu pat/cp rep_wal RSS_Mi ns/FDE cns/FDE
+printf '%-40s %7s %8s %8s %7s %7s %7s %7s %7s %7s %7s %7s %7s %7s %7s %6s %7s %7s %6s %6s\n' \
+  file FDEs re_wall re_cpu raw_wal raw_cpu raw/re rawc/re raw0/re cp_wall cp_cpu pat_wal pat_cpu pat/cp rep_wal RSS_Mi ns/FDE cns/FDE raw_PF pat_PF
 for f in "$@"; do
   fdes=$("$BIN" stats --json "$f" 2>/dev/null | sed -n 's/.*"cfi_functions": *\([0-9]*\).*/\1/p' | head -n1)
   fdes=${fdes:-0}
@@ -129,13 +133,16 @@ for f in "$@"; do
   read -r cpt cpc < <(pick "$TMP/t.cp")
   read -r pat patc < <(pick "$TMP/t.pat")
   read -r rep repc < <(pick "$TMP/t.rep")
-  /usr/bin/time -o "$TMP/time" -f '%M' "$BIN" -o "$TMP/out2" "$TMP/in" >/dev/null 2>&1
-  rss=$(tail -n1 "$TMP/time")
+  /usr/bin/time -o "$TMP/time" -f '%M %R' "$BIN" -o "$TMP/out2" "$TMP/in" >/dev/null 2>&1
+  read -r rss patpf < <(tail -n1 "$TMP/time")
+  rm -f "$TMP/raw"
+  /usr/bin/time -o "$TMP/time" -f '%R' "$BIN" --raw -o "$TMP/raw" "$TMP/in" >/dev/null 2>&1
+  rawpf=$(tail -n1 "$TMP/time")
   awk -v n="$(basename "$f")" -v fd="$fdes" -v re="$re" -v rec="$rec" -v raw="$raw" -v rawc="$rawc" -v raw0="$raw0" \
-      -v cp="$cpt" -v cpc="$cpc" -v pat="$pat" -v patc="$patc" -v rep="$rep" -v rss="$rss" 'BEGIN {
-    printf "%-40s %7d %8.0f %8.0f %7.0f %7.0f %7.3f %7.3f %7.3f %7.0f %7.0f %7.0f %7.0f %7.2f %7.0f %6.1f %7.0f %7.0f\n",
+      -v cp="$cpt" -v cpc="$cpc" -v pat="$pat" -v patc="$patc" -v rep="$rep" -v rss="$rss" -v rawpf="$rawpf" -v patpf="$patpf" 'BEGIN {
+    printf "%-40s %7d %8.0f %8.0f %7.0f %7.0f %7.3f %7.3f %7.3f %7.0f %7.0f %7.0f %7.0f %7.2f %7.0f %6.1f %7.0f %7.0f %6d %6d\n",
       substr(n, 1, 40), fd, re/1e6, rec/1e6, raw/1e6, rawc/1e6, raw/re, (rec > 0 ? rawc/rec : 0), raw0/re,
-      cp/1e6, cpc/1e6, pat/1e6, patc/1e6, pat/cp, rep/1e6, rss/1024, (fd > 0 ? raw/fd : 0), (fd > 0 ? rawc/fd : 0)
+      cp/1e6, cpc/1e6, pat/1e6, patc/1e6, pat/cp, rep/1e6, rss/1024, (fd > 0 ? raw/fd : 0), (fd > 0 ? rawc/fd : 0), rawpf, patpf
   }'
   rm -f "$TMP"/in "$TMP"/raw "$TMP"/copy "$TMP"/out "$TMP"/out2
 done
