@@ -12,8 +12,8 @@ import (
 
 // ParallelCFIBytes is the size of a CFI section (Cost.CFIBytes) from
 // which Process lowers it on every CPU (about 4096 FDEs): below it,
-// starting goroutines costs about what they save. The bytes are the same either way. It is also the
-// size from which lowering a file the Generator processes alone asks for
+// starting goroutines costs about what they save. The bytes are the same
+// either way. It is also the size from which lowering a file the Generator processes alone asks for
 // huge pages (lower.Options.HugePages): such a run is mostly faulting in
 // fresh memory (libLLVM.so, alternated runs: --raw 37 -> 45 ms median
 // without, 21 runs on a machine where a fresh page cost 1.5-5 us; -o 83 ->
