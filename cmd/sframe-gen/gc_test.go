@@ -5,7 +5,9 @@ import (
 	"debug/elf"
 	"math"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"testing"
 
 	sframegen "github.com/sframe-gen/sframe-gen"
@@ -102,6 +104,36 @@ func TestTuneBatchGC(t *testing.T) {
 	dir := t.TempDir()
 	if code := c.main([]string{"-q", dir}); code != exitOK || called != 1 {
 		t.Errorf("batch form on an empty directory: exit %d, batchGC called %d times; want 0, 1 (%s)", code, called, errs.String())
+	}
+}
+
+// TestBatchCollectorGoal checks that once the last wide file is done the
+// collector's goal is set from the heap live after it, not from the heap
+// its last collection found while the file's lists were live: three
+// times those (GOGC=200) is what raised the second run over a tree to
+// 80-108 MiB.
+func TestBatchCollectorGoal(t *testing.T) {
+	percent := debug.SetGCPercent(100)
+	t.Cleanup(func() { debug.SetGCPercent(percent) })
+	t.Setenv("GOGC", "")
+	gc := tuneBatchGC()
+	done := gc.admit(sframegen.Cost{CFIBytes: sframegen.ParallelCFIBytes})
+	const listBytes = 64 << 20
+	lists := make([]byte, listBytes)
+	for i := range lists {
+		lists[i] = byte(i)
+	}
+	runtime.GC() // a collection while the wide file's lists are live
+	runtime.KeepAlive(lists)
+	lists = nil
+	done()
+	goal := []metrics.Sample{{Name: "/gc/heap/goal:bytes"}}
+	metrics.Read(goal)
+	if got := goal[0].Value.Uint64(); got >= listBytes {
+		t.Errorf("heap goal after the last wide file: %d MiB, want less than the %d MiB of its dead lists", got>>20, listBytes>>20)
+	}
+	if got := debug.SetGCPercent(100); got != batchGCPercent {
+		t.Errorf("GC percent after the last wide file: %d, want %d", got, batchGCPercent)
 	}
 }
 
