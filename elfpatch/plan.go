@@ -80,7 +80,7 @@ func (p *LinkedPatch) Unchanged() (bool, error) {
 	return true, nil
 }
 
-// Write writes the patched file to out (truncated first), copying the
+// Write writes the patched file to out (emptied first), copying the
 // unchanged byte ranges of the input file to file; an input given in
 // memory to PlanLinked (without holes) is patched in memory and written
 // at once.

@@ -164,3 +164,53 @@ func checkPlan(t *testing.T, dir string, data, section []byte, want, read bool) 
 		t.Errorf("Write differs from PatchLinked (bytes given: %v)", read)
 	}
 }
+
+// TestEmptyOutput: an output is emptied before it is written, but an empty
+// one is not truncated (ext4 writes a file truncated to size 0 out at its
+// last close). /dev/null refuses a truncation, so a write to it fails if
+// one is made; a file with bytes is emptied.
+func TestEmptyOutput(t *testing.T) {
+	null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer null.Close()
+	if err := empty(null); err != nil {
+		t.Errorf("empty(%s): %v", os.DevNull, err)
+	}
+	in := synthExec(binary.LittleEndian)
+	sf := bytes.Repeat([]byte{0x5a}, 120)
+	dir := t.TempDir()
+	p := filepath.Join(dir, "in")
+	if err := os.WriteFile(p, in, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	plan, err := PlanLinked(f, in, len(sf), func(uint64) ([][]byte, error) { return [][]byte{sf}, nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := plan.Write(null); err != nil {
+		t.Errorf("Write to %s (empty, cannot be truncated): %v", os.DevNull, err)
+	}
+	// An output with more bytes than the patched file: emptied first.
+	w, err := os.Create(filepath.Join(dir, "w"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if _, err := w.Write(bytes.Repeat([]byte{0xee}, 2*len(in))); err != nil {
+		t.Fatal(err)
+	}
+	if err := plan.Write(w); err != nil {
+		t.Fatal(err)
+	}
+	written, _ := os.ReadFile(w.Name())
+	if patched, _, _ := patchBytes(t, in, sf); !bytes.Equal(written, patched) {
+		t.Errorf("Write over a longer file: %d bytes, differs from PatchLinked's %d", len(written), len(patched))
+	}
+}
