@@ -10,16 +10,26 @@
 #   FLAGS="--sync": more flags for the timed sframe-gen runs.
 #
 # Tree: a copy (cp -a: symbolic links kept) of DIR's *.so* files, made once.
-# Each round: two fresh copies A and B (untimed, then sync); then, in turns
-# (the order swapped every round), `cp -a TREE B2` and `sframe-gen -q -j JOBS A`
-# (in place: every file read, patched, renamed; synced too with FLAGS=--sync),
-# each after a sync.
+# Each round: a fresh copy of it for each in-place run (untimed, then
+# sync); then, in an order rotated every round, each after a sync:
+#   cp -a TREE B                   the copy, the reference of the target;
+#   sframe-gen -q -j JOBS A        in place: every file read, patched,
+#                                  renamed (synced too with FLAGS=--sync);
+#   sframe-gen -q -j JOBS --output-dir O TREE
+#                                  a new patched tree, as cp -a makes a copy;
+#   replacecopy -j JOBS R          every file replaced by a copy of itself
+#                                  the same way (testdata/replacecopy): what
+#                                  replacing the files costs the file system,
+#                                  whatever the program;
+#   BASE -q -j JOBS C              with BASE=.
 # The file system's state moves these times: on ext4 without a journal a
 # new inode is sought past those freed in the last minute, so cp -a itself
 # takes 0.3 s in one run and 1 s in the next (docs/performance.md); each
 # round's ratio compares runs made in the same state.
 # Printed: the median wall times, the median of the per-round ratios
-# (target <= 1.5), the peak RSS of the batch run (target <= 64 MiB), a
+# (target <= 1.5), the same for --output-dir, replacecopy and sframe-gen /
+# replacecopy,
+# the peak RSS of the batch run (target <= 64 MiB), a
 # second run over the patched tree (everything up to date: nothing written),
 # and the wall time added per small file (< 100 FDEs: SMALL copies of the
 # small linked files of testdata/link/x86_64), batch minus cp -a, divided by
@@ -62,41 +72,55 @@ wall() {
 }
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
-: >"$TMP/cp" ; : >"$TMP/sfg" ; : >"$TMP/ratio" ; : >"$TMP/base" ; : >"$TMP/bratio"
 BASEBIN=${BASE:+$(readlink -f "$BASE")}
+go build -o "$TMP/replacecopy" ./testdata/replacecopy
+# timed NAME: one timed run of the command NAME stands for, appended to
+# $TMP/NAME.
+timed() {
+  case $1 in
+  cp) wall cp -a "$TMP/tree" "$TMP/b" ;;
+  sfg) wall "$BIN" -q -j "$JOBS" $FLAGS "$TMP/a" ;;
+  out) wall "$BIN" -q -j "$JOBS" $FLAGS --output-dir "$TMP/o" "$TMP/tree" ;;
+  rc) wall "$TMP/replacecopy" -j "$JOBS" "$TMP/r" ;;
+  base) wall "$BASEBIN" -q -j "$JOBS" $FLAGS "$TMP/c" ;;
+  esac >>"$TMP/$1"
+}
+cmds=(cp sfg out rc ${BASEBIN:+base})
+for c in "${cmds[@]}"; do : >"$TMP/$c"; done
 for r in $(seq "$RUNS"); do
-  rm -rf "$TMP/a" "$TMP/b" "$TMP/c"
+  rm -rf "$TMP/a" "$TMP/b" "$TMP/c" "$TMP/r" "$TMP/o"
   cp -a "$TMP/tree" "$TMP/a"
+  cp -a "$TMP/tree" "$TMP/r"
   [ -n "$BASEBIN" ] && cp -a "$TMP/tree" "$TMP/c"
-  b=
-  if [ $((r % 2)) -eq 1 ]; then
-    c=$(wall cp -a "$TMP/tree" "$TMP/b"); s=$(wall "$BIN" -q -j "$JOBS" $FLAGS "$TMP/a")
-    [ -n "$BASEBIN" ] && b=$(wall "$BASEBIN" -q -j "$JOBS" $FLAGS "$TMP/c")
-  else
-    [ -n "$BASEBIN" ] && b=$(wall "$BASEBIN" -q -j "$JOBS" $FLAGS "$TMP/c")
-    s=$(wall "$BIN" -q -j "$JOBS" $FLAGS "$TMP/a"); c=$(wall cp -a "$TMP/tree" "$TMP/b")
-  fi
-  echo "$c" >>"$TMP/cp"; echo "$s" >>"$TMP/sfg"
-  awk -v s="${s% *}" -v c="${c% *}" 'BEGIN { printf "%.3f\n", s / c }' >>"$TMP/ratio"
-  if [ -n "$b" ]; then
-    echo "$b" >>"$TMP/base"
-    awk -v s="${b% *}" -v c="${c% *}" 'BEGIN { printf "%.3f\n", s / c }' >>"$TMP/bratio"
-  fi
+  n=${#cmds[@]}
+  for k in $(seq 0 $((n - 1))); do
+    timed "${cmds[$(( (k + r) % n ))]}"
+  done
 done
-printf 'cp -a %.3f s (CPU %.2f s)   sframe-gen -j %s %.3f s (CPU %.2f s)   wall ratio %.3f (median of the rounds; min %.3f, max %.3f; of the medians %.3f)\n' \
-  "$(cut -d' ' -f1 "$TMP/cp" | median)" "$(cut -d' ' -f2 "$TMP/cp" | median)" "$JOBS" \
-  "$(cut -d' ' -f1 "$TMP/sfg" | median)" "$(cut -d' ' -f2 "$TMP/sfg" | median)" \
-  "$(median <"$TMP/ratio")" "$(sort -g "$TMP/ratio" | head -1)" "$(sort -g "$TMP/ratio" | tail -1)" \
-  "$(awk -v s="$(cut -d' ' -f1 "$TMP/sfg" | median)" -v c="$(cut -d' ' -f1 "$TMP/cp" | median)" 'BEGIN { print s / c }')"
+# ratio A B: the per-round ratios of A's wall times to B's.
+ratio() { paste -d' ' "$TMP/$1" "$TMP/$2" | awk '{ printf "%.3f\n", $1 / $3 }'; }
+# summary A B: the median of A/B over the rounds, min and max.
+summary() { local f; f=$(ratio "$1" "$2"); printf '%.3f (median of the rounds; min %.3f, max %.3f)' "$(median <<<"$f")" "$(sort -g <<<"$f" | head -1)" "$(sort -g <<<"$f" | tail -1)"; }
+med() { cut -d' ' -f"$2" "$TMP/$1" | median; }
+printf 'cp -a %.3f s (CPU %.2f s)   sframe-gen -j %s %.3f s (CPU %.2f s)   wall ratio %s\n' \
+  "$(med cp 1)" "$(med cp 2)" "$JOBS" "$(med sfg 1)" "$(med sfg 2)" "$(summary sfg cp)"
+printf 'sframe-gen -j %s --output-dir (a new tree) %.3f s (CPU %.2f s): / cp -a %s\n' \
+  "$JOBS" "$(med out 1)" "$(med out 2)" "$(summary out cp)"
+printf 'replacecopy -j %s (every file replaced by a copy of itself) %.3f s (CPU %.2f s): / cp -a %s; sframe-gen / replacecopy %s\n' \
+  "$JOBS" "$(med rc 1)" "$(med rc 2)" "$(summary rc cp)" "$(summary sfg rc)"
 if [ -n "$BASEBIN" ]; then
-  printf 'BASE %s: %.3f s (CPU %.2f s)   wall ratio %.3f (median of the rounds; min %.3f, max %.3f)\n' "$BASE" \
-    "$(cut -d' ' -f1 "$TMP/base" | median)" "$(cut -d' ' -f2 "$TMP/base" | median)" \
-    "$(median <"$TMP/bratio")" "$(sort -g "$TMP/bratio" | head -1)" "$(sort -g "$TMP/bratio" | tail -1)"
+  printf 'BASE %s: %.3f s (CPU %.2f s)   wall ratio %s\n' "$BASE" "$(med base 1)" "$(med base 2)" "$(summary base cp)"
 fi
-printf 'per round (cp -a wall, sframe-gen/cp -a%s):' "${BASEBIN:+, BASE/cp -a}"
-paste -d' ' <(cut -d' ' -f1 "$TMP/cp") "$TMP/ratio" ${BASEBIN:+"$TMP/bratio"} | awk '{ printf " %.2f:%s", $1, $2; if (NF > 2) printf "/%s", $3 } END { print "" }'
+printf 'per round (cp -a wall, sframe-gen/cp -a, replacecopy/cp -a%s):' "${BASEBIN:+, BASE/cp -a}"
+{
+  if [ -n "$BASEBIN" ]; then
+    paste -d' ' <(cut -d' ' -f1 "$TMP/cp") <(ratio sfg cp) <(ratio rc cp) <(ratio base cp)
+  else
+    paste -d' ' <(cut -d' ' -f1 "$TMP/cp") <(ratio sfg cp) <(ratio rc cp)
+  fi
+} | awk '{ printf " %.2f:%s/%s", $1, $2, $3; if (NF > 3) printf "/%s", $4 } END { print "" }'
 
-rm -rf "$TMP/a" "$TMP/b" "$TMP/c"
+rm -rf "$TMP/a" "$TMP/b" "$TMP/c" "$TMP/r" "$TMP/o"
 cp -a "$TMP/tree" "$TMP/a"
 sync
 /usr/bin/time -o "$TMP/time" -f '%e %M' "$BIN" -j "$JOBS" "$TMP/a" 2>"$TMP/summary" || true
