@@ -28,12 +28,12 @@
 # round's ratio compares runs made in the same state.
 # Printed: the median wall times, the median of the per-round ratios
 # (target <= 1.5), the same for --output-dir, replacecopy and sframe-gen /
-# replacecopy,
-# the peak RSS of the batch run (target <= 64 MiB), a
-# second run over the patched tree (everything up to date: nothing written),
-# and the wall time added per small file (< 100 FDEs: SMALL copies of the
-# small linked files of testdata/link/x86_64), batch minus cp -a, divided by
-# the number of files (target <= 0.25 ms).
+# replacecopy, the peak RSS of the batch run (target <= 64 MiB), a second
+# run over the patched tree (everything up to date: nothing written), and
+# the same rounds over SMALL small files (< 100 FDEs: copies of the small
+# linked files of testdata/link/x86_64): the wall time each command adds
+# per file, its time minus cp -a's divided by the number of files (target
+# for the batch in place <= 0.25 ms).
 set -euo pipefail
 export LC_NUMERIC=C
 cd "$(dirname "$0")/.."
@@ -78,25 +78,31 @@ go build -o "$TMP/replacecopy" ./testdata/replacecopy
 # $TMP/NAME.
 timed() {
   case $1 in
-  cp) wall cp -a "$TMP/tree" "$TMP/b" ;;
+  cp) wall cp -a "$SRC" "$TMP/b" ;;
   sfg) wall "$BIN" -q -j "$JOBS" $FLAGS "$TMP/a" ;;
-  out) wall "$BIN" -q -j "$JOBS" $FLAGS --output-dir "$TMP/o" "$TMP/tree" ;;
+  out) wall "$BIN" -q -j "$JOBS" $FLAGS --output-dir "$TMP/o" "$SRC" ;;
   rc) wall "$TMP/replacecopy" -j "$JOBS" "$TMP/r" ;;
   base) wall "$BASEBIN" -q -j "$JOBS" $FLAGS "$TMP/c" ;;
   esac >>"$TMP/$1"
 }
 cmds=(cp sfg out rc ${BASEBIN:+base})
-for c in "${cmds[@]}"; do : >"$TMP/$c"; done
-for r in $(seq "$RUNS"); do
-  rm -rf "$TMP/a" "$TMP/b" "$TMP/c" "$TMP/r" "$TMP/o"
-  cp -a "$TMP/tree" "$TMP/a"
-  cp -a "$TMP/tree" "$TMP/r"
-  [ -n "$BASEBIN" ] && cp -a "$TMP/tree" "$TMP/c"
-  n=${#cmds[@]}
-  for k in $(seq 0 $((n - 1))); do
-    timed "${cmds[$(( (k + r) % n ))]}"
+# rounds SRC: RUNS rounds of every command on SRC, each in-place run on a
+# fresh copy of it, in an order rotated every round.
+rounds() {
+  SRC=$1
+  for c in "${cmds[@]}"; do : >"$TMP/$c"; done
+  for r in $(seq "$RUNS"); do
+    rm -rf "$TMP/a" "$TMP/b" "$TMP/c" "$TMP/r" "$TMP/o"
+    cp -a "$SRC" "$TMP/a"
+    cp -a "$SRC" "$TMP/r"
+    [ -n "$BASEBIN" ] && cp -a "$SRC" "$TMP/c"
+    n=${#cmds[@]}
+    for k in $(seq 0 $((n - 1))); do
+      timed "${cmds[$(( (k + r) % n ))]}"
+    done
   done
-done
+}
+rounds "$TMP/tree"
 # ratio A B: the per-round ratios of A's wall times to B's.
 ratio() { paste -d' ' "$TMP/$1" "$TMP/$2" | awk '{ printf "%.3f\n", $1 / $3 }'; }
 # summary A B: the median of A/B over the rounds, min and max.
@@ -141,32 +147,18 @@ for i in $(seq "$SMALL"); do
   f=${*:$(( (i - 1) % $# + 1 )):1}
   cp "$f" "$TMP/small/$i-$(basename "$f")"
 done
-: >"$TMP/cp" ; : >"$TMP/sfg" ; : >"$TMP/added" ; : >"$TMP/base" ; : >"$TMP/badded"
-for r in $(seq "$RUNS"); do
-  rm -rf "$TMP/a" "$TMP/b" "$TMP/c"
-  cp -a "$TMP/small" "$TMP/a"
-  [ -n "$BASEBIN" ] && cp -a "$TMP/small" "$TMP/c"
-  b=
-  if [ $((r % 2)) -eq 1 ]; then
-    c=$(wall cp -a "$TMP/small" "$TMP/b"); s=$(wall "$BIN" -q -j "$JOBS" $FLAGS "$TMP/a")
-    [ -n "$BASEBIN" ] && b=$(wall "$BASEBIN" -q -j "$JOBS" $FLAGS "$TMP/c")
-  else
-    [ -n "$BASEBIN" ] && b=$(wall "$BASEBIN" -q -j "$JOBS" $FLAGS "$TMP/c")
-    s=$(wall "$BIN" -q -j "$JOBS" $FLAGS "$TMP/a"); c=$(wall cp -a "$TMP/small" "$TMP/b")
-  fi
-  echo "$c" >>"$TMP/cp"; echo "$s" >>"$TMP/sfg"
-  awk -v s="${s% *}" -v c="${c% *}" -v n="$SMALL" 'BEGIN { printf "%.4f\n", (s - c) * 1000 / n }' >>"$TMP/added"
-  if [ -n "$b" ]; then
-    echo "$b" >>"$TMP/base"
-    awk -v s="${b% *}" -v c="${c% *}" -v n="$SMALL" 'BEGIN { printf "%.4f\n", (s - c) * 1000 / n }' >>"$TMP/badded"
-  fi
-done
-printf 'small files (%d, < 100 FDEs): cp -a %.3f s (CPU %.2f s), sframe-gen %.3f s (CPU %.2f s): %.3f ms added per file (median of the rounds; min %.3f, max %.3f)\n' \
-  "$SMALL" "$(cut -d' ' -f1 "$TMP/cp" | median)" "$(cut -d' ' -f2 "$TMP/cp" | median)" \
-  "$(cut -d' ' -f1 "$TMP/sfg" | median)" "$(cut -d' ' -f2 "$TMP/sfg" | median)" \
-  "$(median <"$TMP/added")" "$(sort -g "$TMP/added" | head -1)" "$(sort -g "$TMP/added" | tail -1)"
-if [ -n "$BASEBIN" ]; then
-  printf 'small files, BASE %s: %.3f s (CPU %.2f s): %.3f ms added per file (median of the rounds; min %.3f, max %.3f)\n' "$BASE" \
-    "$(cut -d' ' -f1 "$TMP/base" | median)" "$(cut -d' ' -f2 "$TMP/base" | median)" \
-    "$(median <"$TMP/badded")" "$(sort -g "$TMP/badded" | head -1)" "$(sort -g "$TMP/badded" | tail -1)"
-fi
+rounds "$TMP/small"
+# added NAME: NAME's wall time minus cp -a's, per file, in each round.
+added() { paste -d' ' "$TMP/$1" "$TMP/cp" | awk -v n="$SMALL" '{ printf "%.4f\n", ($1 - $3) * 1000 / n }'; }
+# per NAME LABEL: NAME's line of the small files' figures.
+per() {
+  local f; f=$(added "$1")
+  printf '  %s %.3f s (CPU %.2f s): %.3f ms added per file (median of the rounds; min %.3f, max %.3f)\n' "$2" \
+    "$(med "$1" 1)" "$(med "$1" 2)" "$(median <<<"$f")" "$(sort -g <<<"$f" | head -1)" "$(sort -g <<<"$f" | tail -1)"
+}
+printf 'small files (%d, < 100 FDEs): cp -a %.3f s (CPU %.2f s); against it:\n' "$SMALL" "$(med cp 1)" "$(med cp 2)"
+per sfg "sframe-gen in place"
+per out "sframe-gen --output-dir"
+per rc "replacecopy"
+[ -n "$BASEBIN" ] && per base "BASE $BASE"
+true
