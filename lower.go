@@ -10,19 +10,18 @@ import (
 	"github.com/sframe-gen/sframe-gen/lower"
 )
 
-// ParallelCFIBytes is the size of a CFI section (Cost.CFIBytes) from
-// which Process lowers it on every CPU (about 4096 FDEs): below it,
-// starting goroutines costs about what they save. The bytes are the same
-// either way. It is also the size from which lowering a file the Generator processes alone asks for
-// huge pages (lower.Options.HugePages): such a run is mostly faulting in
-// fresh memory (libLLVM.so, alternated runs: --raw 37 -> 45 ms median
-// without, 21 runs on a machine where a fresh page cost 1.5-5 us; -o 83 ->
-// 112 ms, 31 runs, on one where it cost 13 us), and a small section's
+// ParallelCFIBytes is the size of a CFI section (Cost.CFIBytes) from which
+// Process lowers it on every CPU (about 4096 FDEs): below it, starting
+// goroutines costs about what they save. The bytes are the same either way.
+// It is also the size from which lowering a file the Generator processes
+// alone asks for huge pages (lower.Options.HugePages): such a run is mostly
+// faulting in fresh memory (libLLVM.so, alternated runs: --raw 37 -> 45 ms
+// median without, 21 runs on a machine where a fresh page cost 1.5-5 us; -o
+// 83 -> 112 ms, 31 runs, on one where it cost 13 us), and a small section's
 // allocations are too small to be backed by huge pages anyway. Files
-// processed at once (a tree on several workers) do without: their memory
-// is reused from file to file, and huge pages would add what a worker
-// holds (/usr/lib/x86_64-linux-gnu with -j 2: 69 MB peak with them, 40
-// without).
+// processed at once (a tree on several workers) do without: their memory is
+// reused from file to file, and huge pages would add what a worker holds
+// (/usr/lib/x86_64-linux-gnu with -j 2: 69 MB peak with them, 40 without).
 const ParallelCFIBytes = 192 << 10
 
 // lowerFile reads and lowers the CFI of in. A linked file's CFI is lowered

@@ -52,7 +52,7 @@ func (s *Section) shareInOffsetOrder() (int, error) {
 		walk[k] = k
 	}
 	slices.SortStableFunc(walk, func(a, b int) int { return cmp.Compare(s.Index[a].FREOffset, s.Index[b].FREOffset) })
-	t := newShareTable(n)
+	t := newShareTable(make([]uint64, tableSize(n)))
 	t.packed, t.v2 = s.FREData, s.Header.Version == Version2
 	w, shared := 0, 0 // the compacted records end at w
 	// The record before (by offset): where it was and went.
@@ -115,7 +115,7 @@ type FRESharer struct {
 
 // NewFRESharer returns an FRESharer for a section of about n functions.
 func NewFRESharer(n int) *FRESharer {
-	return &FRESharer{t: newShareTable(n)}
+	return &FRESharer{t: newShareTable(make([]uint64, tableSize(n)))}
 }
 
 // NewFRESharerIn is NewFRESharer with its table allocated by alloc, for a
@@ -128,7 +128,7 @@ func NewFRESharerIn(n int, alloc func(size int) []uint64) *FRESharer {
 	if len(slots) != size {
 		slots = make([]uint64, size)
 	}
-	return &FRESharer{t: shareTable{seed: maphash.MakeSeed(), slots: slots}}
+	return &FRESharer{t: newShareTable(slots)}
 }
 
 // Share shares the FRE data of the functions appended to s since the
@@ -184,9 +184,10 @@ type shareTable struct {
 	v2     bool // a version 2 section: records without FREs are not shared
 }
 
-// newShareTable returns a table for about n records.
-func newShareTable(n int) shareTable {
-	return shareTable{seed: maphash.MakeSeed(), slots: make([]uint64, tableSize(n))}
+// newShareTable returns an empty table in slots (zero, a power of two
+// long: tableSize).
+func newShareTable(slots []uint64) shareTable {
+	return shareTable{seed: maphash.MakeSeed(), slots: slots}
 }
 
 // tableSize is the number of slots of a table for about n records: a
