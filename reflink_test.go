@@ -15,7 +15,9 @@ import (
 // file system that shares blocks between files (XFS with reflink, made
 // on a loop device): the bytes the patch leaves as they are must share
 // the input's blocks (the copy is copy_file_range's, which the kernel
-// makes a reflink there), not be copied. It needs root, mkfs.xfs
+// makes a reflink there), not be copied; and the new bytes must be left
+// for the kernel to write back, not written out by a change of size. It
+// needs root, mkfs.xfs
 // (xfsprogs) and a loop device: without them it skips, or fails under
 // CI=true.
 func TestReflinkSharesUnchanged(t *testing.T) {
@@ -94,6 +96,19 @@ func TestReflinkSharesUnchanged(t *testing.T) {
 	if o, err := g.Process(Job{In: in, Out: out}); err != nil || o.Status != Patched {
 		t.Fatalf("Process: %v, %v", o.Status, err)
 	}
+	// The new bytes are left for the kernel to write back, as cp leaves
+	// its copy: the output's size is set only where it changes (XFS
+	// writes a file out and waits for it at every size change, to the
+	// same size too).
+	pending := false
+	for _, e := range fileExtentsFlags(t, outPath, 0) {
+		if e.logical+e.length > uint64(len(src)) && e.flags&(fiemapExtentDelalloc|fiemapExtentUnwritten) != 0 {
+			pending = true
+		}
+	}
+	if !pending {
+		t.Errorf("the output's new bytes were written to the disk before Process returned (extents: %+v)", fileExtentsFlags(t, outPath, 0))
+	}
 	syscall.Sync() // extents on the disk, for FIEMAP
 
 	inExt, outExt := fileExtents(t, inPath), fileExtents(t, outPath)
@@ -134,17 +149,27 @@ type extent struct {
 }
 
 const (
-	fsIOCFiemap         = 0xc020660b // _IOWR('f', 11, struct fiemap)
-	fiemapFlagSync      = 1
-	fiemapExtentShared  = 0x2000
-	fiemapExtentLast    = 1
-	fiemapHeaderSize    = 32
-	fiemapExtentSize    = 56
-	fiemapExtentsAtOnce = 64
+	fsIOCFiemap           = 0xc020660b // _IOWR('f', 11, struct fiemap)
+	fiemapFlagSync        = 1
+	fiemapExtentShared    = 0x2000
+	fiemapExtentDelalloc  = 0x4
+	fiemapExtentUnwritten = 0x800
+	fiemapExtentLast      = 1
+	fiemapHeaderSize      = 32
+	fiemapExtentSize      = 56
+	fiemapExtentsAtOnce   = 64
 )
 
-// fileExtents returns the extents of the file at path (FS_IOC_FIEMAP).
+// fileExtents returns the extents of the file at path (FS_IOC_FIEMAP),
+// its data written first.
 func fileExtents(t *testing.T, path string) []extent {
+	t.Helper()
+	return fileExtentsFlags(t, path, fiemapFlagSync)
+}
+
+// fileExtentsFlags is fileExtents with FIEMAP's flags: without
+// fiemapFlagSync, data not written yet shows as such.
+func fileExtentsFlags(t *testing.T, path string, flags uint64) []extent {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
@@ -155,7 +180,7 @@ func fileExtents(t *testing.T, path string) []extent {
 	for start := uint64(0); ; {
 		buf := make([]uint64, (fiemapHeaderSize+fiemapExtentsAtOnce*fiemapExtentSize)/8)
 		buf[0], buf[1] = start, ^uint64(0)-start // fm_start, fm_length
-		buf[2] = fiemapFlagSync                  // fm_flags (fm_mapped_extents 0)
+		buf[2] = flags                           // fm_flags (fm_mapped_extents 0)
 		buf[3] = fiemapExtentsAtOnce             // fm_extent_count
 		if _, _, errno := syscall.Syscall(syscall.SYS_IOCTL, f.Fd(), fsIOCFiemap, uintptr(unsafe.Pointer(&buf[0]))); errno != 0 {
 			t.Fatalf("FIEMAP %s: %v", path, errors.New(errno.Error()))
