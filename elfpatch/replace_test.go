@@ -214,3 +214,48 @@ func TestEmptyOutput(t *testing.T) {
 		t.Errorf("Write over a longer file: %d bytes, differs from PatchLinked's %d", len(written), len(patched))
 	}
 }
+
+// TestWriteChunksSize checks the output's size after writeChunks: cut to
+// the end when longer, made up with zeros when shorter, and not set when
+// it is the end already (XFS writes a file out at every size change; on
+// /dev/null, which refuses a size, the call would fail).
+func TestWriteChunksSize(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name   string
+		before []byte
+		plan   linkedPlan
+		want   []byte
+	}{
+		{"extended", nil, linkedPlan{end: 8, chunks: []chunk{{0, []byte("ab")}, {3, []byte("c")}}}, []byte("ab\x00c\x00\x00\x00\x00")},
+		{"cut", []byte("0123456789"), linkedPlan{end: 4, chunks: []chunk{{1, []byte("xy")}}}, []byte("0xy3")},
+		{"already its size", []byte("0123"), linkedPlan{end: 4, chunks: []chunk{{3, []byte("z")}}}, []byte("012z")},
+		{"ends with a chunk", []byte("01"), linkedPlan{end: 5, chunks: []chunk{{2, []byte("abc")}}}, []byte("01abc")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := filepath.Join(dir, tc.name)
+			if err := os.WriteFile(p, tc.before, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			f, err := os.OpenFile(p, os.O_RDWR, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			if err := tc.plan.writeChunks(f); err != nil {
+				t.Fatal(err)
+			}
+			if got, _ := os.ReadFile(p); !bytes.Equal(got, tc.want) {
+				t.Errorf("got %q, want %q", got, tc.want)
+			}
+		})
+	}
+	null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer null.Close()
+	if err := (&linkedPlan{}).writeChunks(null); err != nil {
+		t.Errorf("writeChunks to %s, of its size already: %v", os.DevNull, err)
+	}
+}
