@@ -270,9 +270,10 @@ func (p *linkedPlan) writeChunks(out *os.File) error {
 }
 
 // truncate sets the size of out, size bytes long, to n: unless it is n
-// already. XFS writes a file's data out and waits for it at every change
-// of size, even to the size it has (the batch on a tree: 52 ms of its
-// threads' time blocked there, 91 waits).
+// already. At every call that sets a file's size, even to the size it
+// has, XFS writes out the data past what its disk holds of the file and
+// waits for it (the batch on a tree: 52 ms of its threads' time blocked
+// there, 91 waits).
 func truncate(out *os.File, size, n int64) error {
 	if size == n {
 		return nil
