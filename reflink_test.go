@@ -2,7 +2,7 @@ package sframegen
 
 import (
 	"bytes"
-	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,9 +17,8 @@ import (
 // the input's blocks (the copy is copy_file_range's, which the kernel
 // makes a reflink there), not be copied; and the new bytes must be left
 // for the kernel to write back, not written out by a change of size. It
-// needs root, mkfs.xfs
-// (xfsprogs) and a loop device: without them it skips, or fails under
-// CI=true.
+// needs root, mkfs.xfs (xfsprogs) and a loop device: without them it
+// skips, or fails under CI=true.
 func TestReflinkSharesUnchanged(t *testing.T) {
 	if testing.Short() {
 		t.Skip("makes and mounts a file system")
@@ -31,16 +30,10 @@ func TestReflinkSharesUnchanged(t *testing.T) {
 		}
 	}
 	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("mkfs.xfs not available (Debian's xfsprogs)")
-		}
-		t.Skip("mkfs.xfs not available (Debian's xfsprogs)")
+		skipOrFailInCI(t, "mkfs.xfs not available (Debian's xfsprogs)")
 	}
 	if os.Geteuid() != 0 {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("not root: cannot mount a loop device")
-		}
-		t.Skip("not root: cannot mount a loop device")
+		skipOrFailInCI(t, "not root: cannot mount a loop device")
 	}
 	dir := t.TempDir()
 	img, mnt := filepath.Join(dir, "xfs.img"), filepath.Join(dir, "mnt")
@@ -57,10 +50,7 @@ func TestReflinkSharesUnchanged(t *testing.T) {
 		t.Fatalf("mkfs.xfs: %v\n%s", err, out)
 	}
 	if out, err := exec.Command("mount", "-o", "loop", img, mnt).CombinedOutput(); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("mount -o loop: %v: %s", err, bytes.TrimSpace(out))
-		}
-		t.Skipf("mount -o loop refused here: %v: %s", err, bytes.TrimSpace(out))
+		skipOrFailInCI(t, fmt.Sprintf("mount -o loop: %v: %s", err, bytes.TrimSpace(out)))
 	}
 	t.Cleanup(func() {
 		if out, err := exec.Command("umount", mnt).CombinedOutput(); err != nil {
@@ -141,6 +131,16 @@ func TestReflinkSharesUnchanged(t *testing.T) {
 	}
 }
 
+// skipOrFailInCI skips the test for what the machine lacks, or fails it
+// under CI=true, where nothing may be missing.
+func skipOrFailInCI(t *testing.T, why string) {
+	t.Helper()
+	if os.Getenv("CI") == "true" {
+		t.Fatal(why)
+	}
+	t.Skip(why)
+}
+
 // extent is one extent of FIEMAP: where a piece of a file is on the
 // device.
 type extent struct {
@@ -183,7 +183,7 @@ func fileExtentsFlags(t *testing.T, path string, flags uint64) []extent {
 		buf[2] = flags                           // fm_flags (fm_mapped_extents 0)
 		buf[3] = fiemapExtentsAtOnce             // fm_extent_count
 		if _, _, errno := syscall.Syscall(syscall.SYS_IOCTL, f.Fd(), fsIOCFiemap, uintptr(unsafe.Pointer(&buf[0]))); errno != 0 {
-			t.Fatalf("FIEMAP %s: %v", path, errors.New(errno.Error()))
+			t.Fatalf("FIEMAP %s: %v", path, errno)
 		}
 		n := int(uint32(buf[2] >> 32)) // fm_mapped_extents
 		if n == 0 {
