@@ -24,9 +24,12 @@ func TestReflinkSharesUnchanged(t *testing.T) {
 		t.Skip("makes and mounts a file system")
 	}
 	mkfs, err := exec.LookPath("mkfs.xfs")
-	for _, p := range []string{"/usr/sbin/mkfs.xfs", "/sbin/mkfs.xfs"} { // a PATH without sbin
-		if _, serr := os.Stat(p); err != nil && serr == nil {
-			mkfs, err = p, nil
+	if err != nil { // a PATH without sbin
+		for _, p := range []string{"/usr/sbin/mkfs.xfs", "/sbin/mkfs.xfs"} {
+			if _, serr := os.Stat(p); serr == nil {
+				mkfs, err = p, nil
+				break
+			}
 		}
 	}
 	if err != nil {
