@@ -371,10 +371,23 @@ func (d *Dir) Chmod(m fs.FileMode) error {
 }
 
 // Symlink makes name in d a symbolic link to target, replacing what name
-// was (never following it).
+// was (never following it). A symbolic link already there to the same
+// target is left as it is.
+//
+// The link is first made as if name were free: an unlink before each one
+// takes the directory's lock for writing even when there is nothing to
+// remove, and two workers making links in one directory then wait for
+// each other (docs/performance.md).
 func (d *Dir) Symlink(target, name string) error {
-	unix.Unlinkat(d.fd, name, 0)
-	if err := unix.Symlinkat(target, d.fd, name); err != nil {
+	err := unix.Symlinkat(target, d.fd, name)
+	if errors.Is(err, unix.EEXIST) {
+		if old, rerr := (Place{Dir: d, Name: name}).Readlink(); rerr == nil && old == target {
+			return nil
+		}
+		unix.Unlinkat(d.fd, name, 0)
+		err = unix.Symlinkat(target, d.fd, name)
+	}
+	if err != nil {
 		return &fs.PathError{Op: "symlink", Path: d.join(name), Err: err}
 	}
 	return nil
@@ -383,8 +396,12 @@ func (d *Dir) Symlink(target, name string) error {
 // Link makes to a hard link of the file at from, replacing what to was
 // (never following a symbolic link at either place).
 func Link(from, to Place) error {
-	unix.Unlinkat(to.Dir.fd, to.Name, 0)
-	if err := unix.Linkat(from.Dir.fd, from.Name, to.Dir.fd, to.Name, 0); err != nil {
+	err := unix.Linkat(from.Dir.fd, from.Name, to.Dir.fd, to.Name, 0)
+	if errors.Is(err, unix.EEXIST) {
+		unix.Unlinkat(to.Dir.fd, to.Name, 0)
+		err = unix.Linkat(from.Dir.fd, from.Name, to.Dir.fd, to.Name, 0)
+	}
+	if err != nil {
 		return &fs.PathError{Op: "link", Path: to.Path(), Err: err}
 	}
 	return nil
