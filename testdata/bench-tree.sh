@@ -10,8 +10,8 @@
 #   FLAGS="--sync": more flags for the timed sframe-gen runs.
 #
 # Tree: a copy (cp -a: symbolic links kept) of DIR's *.so* files, made once.
-# Each round: a fresh copy of it for each in-place run (untimed, then
-# sync); then, in an order rotated every round, each after a sync:
+# Each round, in an order rotated every round, each after a sync (an
+# in-place run right after its own fresh copy of the tree, untimed):
 #   cp -a TREE B                   the copy, the reference of the target;
 #   sframe-gen -q -j JOBS A        in place: every file read, patched,
 #                                  renamed (synced too with FLAGS=--sync);
@@ -76,26 +76,28 @@ BASEBIN=${BASE:+$(readlink -f "$BASE")}
 go build -o "$TMP/replacecopy" ./testdata/replacecopy
 # timed NAME: one timed run of the command NAME stands for, appended to
 # $TMP/NAME.
+# An in-place command's fresh copy is made just before it (untimed), so
+# that each one meets the file system in the same state: made first in
+# a round, a copy met a slower search for free inodes (the same binary in
+# two places of the round: CPU 1.65 s in one, 1.18 s in the other).
 timed() {
   case $1 in
   cp) wall cp -a "$SRC" "$TMP/b" ;;
-  sfg) wall "$BIN" -q -j "$JOBS" $FLAGS "$TMP/a" ;;
+  sfg) fresh a && wall "$BIN" -q -j "$JOBS" $FLAGS "$TMP/a" ;;
   out) wall "$BIN" -q -j "$JOBS" $FLAGS --output-dir "$TMP/o" "$SRC" ;;
-  rc) wall "$TMP/replacecopy" -j "$JOBS" "$TMP/r" ;;
-  base) wall "$BASEBIN" -q -j "$JOBS" $FLAGS "$TMP/c" ;;
+  rc) fresh r && wall "$TMP/replacecopy" -j "$JOBS" "$TMP/r" ;;
+  base) fresh c && wall "$BASEBIN" -q -j "$JOBS" $FLAGS "$TMP/c" ;;
   esac >>"$TMP/$1"
 }
+fresh() { cp -a "$SRC" "$TMP/$1"; }
 cmds=(cp sfg out rc ${BASEBIN:+base})
-# rounds SRC: RUNS rounds of every command on SRC, each in-place run on a
-# fresh copy of it, in an order rotated every round.
+# rounds SRC: RUNS rounds of every command on SRC, in an order rotated
+# every round.
 rounds() {
   SRC=$1
   for c in "${cmds[@]}"; do : >"$TMP/$c"; done
   for r in $(seq "$RUNS"); do
     rm -rf "$TMP/a" "$TMP/b" "$TMP/c" "$TMP/r" "$TMP/o"
-    cp -a "$SRC" "$TMP/a"
-    cp -a "$SRC" "$TMP/r"
-    [ -n "$BASEBIN" ] && cp -a "$SRC" "$TMP/c"
     n=${#cmds[@]}
     for k in $(seq 0 $((n - 1))); do
       timed "${cmds[$(( (k + r) % n ))]}"
