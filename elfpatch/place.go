@@ -374,10 +374,9 @@ func (d *Dir) Chmod(m fs.FileMode) error {
 // was (never following it). A symbolic link already there to the same
 // target is left as it is.
 //
-// The link is first made as if name were free: an unlink before each one
-// takes the directory's lock for writing even when there is nothing to
-// remove, and two workers making links in one directory then wait for
-// each other (docs/performance.md).
+// The link is first made as if name were free: what is there is
+// unlinked only when that fails (an unlink takes the directory's lock for
+// writing, even when there is nothing to remove).
 func (d *Dir) Symlink(target, name string) error {
 	err := unix.Symlinkat(target, d.fd, name)
 	if errors.Is(err, unix.EEXIST) {
