@@ -281,7 +281,8 @@ func (b *builder) writeSections(t *sectTable, h *header, pos uint64) uint64 {
 // the plan.
 func (b *builder) writeHeaders(h *header, newLoad prog) {
 	f, pl, plan := b.f, b.pl, b.plan
-	progs := append([]prog(nil), f.progs...)
+	// Room for the new PT_LOAD and PT_GNU_SFRAME: no copy as they go in.
+	progs := append(make([]prog, 0, len(f.progs)+2), f.progs...)
 	for i, d := range b.movedProgs {
 		progs[i].Off += d
 		progs[i].Vaddr += d
@@ -315,7 +316,7 @@ func (b *builder) writeHeaders(h *header, newLoad prog) {
 		}
 	}
 	// Drop merged notes; insert the new load after the last one.
-	kept := progs[:0:0]
+	kept := make([]prog, 0, len(progs)+2)
 	for i := range progs {
 		if !b.dropProgs[i] {
 			kept = append(kept, progs[i])

@@ -1,11 +1,12 @@
 package elfpatch
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
-	"sort"
+	"slices"
 )
 
 // ELF constants used by this package (from the gABI and GNU extensions).
@@ -260,9 +261,9 @@ func (f *file) readSections(r io.ReaderAt) error {
 	if st.Type != shtStrtab {
 		return fmt.Errorf("section-name table (section %d) has type %#x, want SHT_STRTAB", idx, st.Type)
 	}
-	f.shstrtab, err = readFull(r, f.size, st.Off, st.Size, fmt.Sprintf("section-name table (section %d)", idx))
+	f.shstrtab, err = readFull(r, f.size, st.Off, st.Size, "section-name table")
 	if err != nil {
-		return err
+		return fmt.Errorf("section %d: %w", idx, err)
 	}
 	f.shstrndx = int(idx)
 	return nil
@@ -313,17 +314,17 @@ func (f *file) check() error {
 		// The SFrame section we replace must look like one by name, type
 		// and flags alike: never overwrite code or data that only one of
 		// them points at.
-		name := f.name(s)
+		named := f.nameIs(s, nameSFrame)
 		switch {
 		case f.shstrtab == nil:
 			// No section-name table (e_shstrndx 0): nothing has a name,
 			// the type alone says which section is SFrame.
-		case s.Type == shtGNUSFrame && name != nameSFrame:
-			return fmt.Errorf("section %d (%s) has type SHT_GNU_SFRAME but is not named %s", i, name, nameSFrame)
-		case name == nameSFrame && s.Type != shtGNUSFrame && s.Type != shtProgbits:
-			return fmt.Errorf("section %d (%s) has type %#x, not SHT_GNU_SFRAME or SHT_PROGBITS", i, name, s.Type)
-		case name == nameSFrame && s.Flags&(shfWrite|shfExecinstr) != 0:
-			return fmt.Errorf("section %d (%s) is writable or executable (sh_flags %#x)", i, name, s.Flags)
+		case s.Type == shtGNUSFrame && !named:
+			return fmt.Errorf("section %d (%s) has type SHT_GNU_SFRAME but is not named %s", i, f.name(s), nameSFrame)
+		case named && s.Type != shtGNUSFrame && s.Type != shtProgbits:
+			return fmt.Errorf("section %d (%s) has type %#x, not SHT_GNU_SFRAME or SHT_PROGBITS", i, nameSFrame, s.Type)
+		case named && s.Flags&(shfWrite|shfExecinstr) != 0:
+			return fmt.Errorf("section %d (%s) is writable or executable (sh_flags %#x)", i, nameSFrame, s.Flags)
 		}
 	}
 	return f.checkOverlaps()
@@ -341,7 +342,7 @@ func (f *file) checkOverlaps() error {
 		start, end uint64
 		what       int
 	}
-	var xs []extent
+	xs := make([]extent, 0, len(f.sects)+3)
 	xs = append(xs, extent{0, ehdrSize, ehdr})
 	if n := uint64(len(f.progs)); n > 0 {
 		xs = append(xs, extent{f.hdr.phoff, f.hdr.phoff + n*phdrSize, phdrs})
@@ -365,7 +366,7 @@ func (f *file) checkOverlaps() error {
 		}
 		return fmt.Sprintf("section %d (%s)", what, f.name(&f.sects[what]))
 	}
-	sort.SliceStable(xs, func(a, b int) bool { return xs[a].start < xs[b].start })
+	slices.SortStableFunc(xs, func(a, b extent) int { return cmp.Compare(a.start, b.start) })
 	// Sorted by start, an extent overlaps an earlier one exactly when it
 	// starts before the furthest end seen so far.
 	far := 0
@@ -404,6 +405,16 @@ func (f *file) name(s *sect) string {
 		}
 	}
 	return "?"
+}
+
+// nameIs reports whether s is named name, a name without NUL (f.name(s)
+// == name, without making a string of every section's name).
+func (f *file) nameIs(s *sect, name string) bool {
+	if uint64(s.Name) >= uint64(len(f.shstrtab)) {
+		return false
+	}
+	b := f.shstrtab[s.Name:]
+	return len(b) > len(name) && string(b[:len(name)]) == name && b[len(name)] == 0
 }
 
 // findName returns the offset in the section-name table of a NUL-terminated

@@ -191,10 +191,11 @@ func newShareTable(slots []uint64) shareTable {
 }
 
 // tableSize is the number of slots of a table for about n records: a
-// power of two, at least 1024. About one record in three is distinct on
-// big C++ libraries: the table is kept small (it grows when it must).
+// power of two, at least 64. About one record in three is distinct on
+// big C++ libraries: the table is kept small (it grows when it must); a
+// small library's is 512 bytes, not a page or two to clear.
 func tableSize(n int) int {
-	size := 1024
+	size := 64
 	for size < n/2 {
 		size *= 2
 	}

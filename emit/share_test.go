@@ -168,7 +168,7 @@ func checkSharedOnce(t *testing.T, k int, got *Section, bo binary.ByteOrder, v2 
 }
 
 // TestShareFREsGrows shares sections big enough for the table of
-// distinct records to grow several times (from 1024 slots, at half
+// distinct records to grow several times (from 64 slots, at half
 // full), in one go and in steps (FRESharer, as lower shares the parts of
 // a section): a record is found again after any growth, so each is kept
 // once.
@@ -264,7 +264,7 @@ func TestShareFREsGrows(t *testing.T) {
 // TestNewFRESharerIn checks that NewFRESharerIn asks for the table of
 // NewFRESharer's size, and makes its own when given another length.
 func TestNewFRESharerIn(t *testing.T) {
-	for _, c := range []struct{ n, want int }{{0, 1024}, {2048, 1024}, {2050, 2048}, {160805, 131072}} {
+	for _, c := range []struct{ n, want int }{{0, 64}, {100, 64}, {130, 128}, {2048, 1024}, {2050, 2048}, {160805, 131072}} {
 		asked := 0
 		sh := NewFRESharerIn(c.n, func(size int) []uint64 { asked = size; return make([]uint64, size) })
 		if asked != c.want || len(sh.t.slots) != c.want {

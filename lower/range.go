@@ -37,8 +37,13 @@ type rangeLowerer struct {
 	l    *Lowerer
 	t    Target
 	opt  Options
-	fast bool  // the fast path may translate
-	m    *memo // nil without memo
+	fast bool // the fast path may translate
+	// m is the memo, nil until the first function the fast path
+	// leaves (most files have none: a small library made no table at
+	// all); memoHint sizes it, -1 without memo.
+	m        *memo
+	memoHint int
+	frames   *cfi.Frames
 	// scanned is true when each FDE is the caller's variable, reused for
 	// the next one: a Skip gets a copy, Sources stay empty.
 	scanned bool
@@ -50,18 +55,28 @@ func newRangeLowerer(res *Result, frames *cfi.Frames, n int, t Target, opt Optio
 	if err != nil {
 		return nil, err
 	}
-	r := &rangeLowerer{res: res, l: l, t: t, opt: opt, fast: l.fastUsable(), scanned: scanned}
+	r := &rangeLowerer{res: res, l: l, t: t, opt: opt, fast: l.fastUsable(), scanned: scanned, frames: frames, memoHint: -1}
 	if !opt.noMemo {
 		// Two functions in three repeat an earlier one's CFI; with the
 		// fast path, the memo sees only the few it leaves (it grows if
 		// need be).
-		hint := n / 2
+		r.memoHint = n / 2
 		if r.fast {
-			hint = n / 32
+			r.memoHint = n / 32
 		}
-		r.m = newMemo(frames, hint)
 	}
 	return r, nil
+}
+
+// memo returns r's memo, made at its first call, or nil without one.
+func (r *rangeLowerer) memo() *memo {
+	if r.m == nil && r.memoHint >= 0 {
+		r.m = newMemo(r.frames, r.memoHint)
+		if r.m == nil {
+			r.memoHint = -1 // the section is too big for a memo
+		}
+	}
+	return r.m
 }
 
 // lowerRange lowers fdes, in order, with a Lowerer of its own and appends
@@ -118,7 +133,7 @@ func (r *rangeLowerer) lower(f *cfi.FDE) error {
 			return nil
 		}
 	}
-	m := r.m
+	m := r.memo()
 	var key uint64
 	if m != nil && memoable(f) {
 		key = m.hash(f)

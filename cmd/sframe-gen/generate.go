@@ -1,7 +1,7 @@
 package main
 
 import (
-	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -284,8 +284,13 @@ func describeError(err error, o generateOptions, output string, outLinks []strin
 // functions left without an SFrame FDE, with the reason; the warnings;
 // with -v what was written, or why nothing was. err is Process's.
 func (c *cli) printOutcome(file, dst string, o generateOptions, out *sframegen.Outcome, err error) {
-	w := bufio.NewWriter(c.stderr)
-	defer w.Flush()
+	// Gathered and written at once; nothing made for a quiet file.
+	w := new(bytes.Buffer)
+	defer func() {
+		if w.Len() > 0 {
+			c.stderr.Write(w.Bytes())
+		}
+	}()
 	for _, rep := range out.Reports {
 		label := displayName(file)
 		if rep.Member != "" {
