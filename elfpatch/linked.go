@@ -198,9 +198,11 @@ func (p *linkedPlan) write(in, out *os.File) error {
 
 // writeFrom is write for an input held in memory (data): the output's
 // pieces (the input's bytes between the chunks, and the chunks) are
-// written in one system call, not copied, patched in pieces and cut (a
+// written with one system call, not copied, patched in pieces and cut (a
 // small shared library: 2 system calls instead of 17), and not put
-// together in a buffer first.
+// together in a buffer first. A run of zeros of holeBytes or more (before
+// a PT_LOAD aligned to 2 MiB, say) is left as a hole, as writeOverCopy
+// leaves it: one more call on each side, no megabytes of zeros.
 func (p *linkedPlan) writeFrom(data []byte, out *os.File) error {
 	if uint64(len(data)) < p.copyEnd {
 		return fmt.Errorf("copying input: it has %d bytes, want %d", len(data), p.copyEnd)
@@ -213,17 +215,38 @@ func (p *linkedPlan) writeFrom(data []byte, out *os.File) error {
 	if err := empty(out); err != nil {
 		return err
 	}
-	if err := writeAllAt(out, p.pieces(data), 0); err != nil {
-		return fmt.Errorf("writing output: %w", err)
+	written := uint64(0) // where the last run ends
+	for _, r := range p.runs(data) {
+		if err := writeAllAt(out, r.pieces, int64(r.off)); err != nil {
+			return fmt.Errorf("writing output: %w", err)
+		}
+		written = r.end
+	}
+	if written < p.end {
+		if err := out.Truncate(int64(p.end)); err != nil {
+			return fmt.Errorf("writing output: %w", err)
+		}
 	}
 	return nil
 }
 
-// pieces returns the output as slices to write one after the other: the
-// input's bytes (zeros past copyEnd) and the chunks, each chunk over the
-// input and over the chunks before it (the program header table over the
-// end of a section moved away, say).
-func (p *linkedPlan) pieces(data []byte) [][]byte {
+// holeBytes is the shortest run of zeros writeFrom leaves as a hole
+// rather than writes.
+const holeBytes = 4096
+
+// outputRun is a part of the output written at once: pieces from off to
+// end, one after the other.
+type outputRun struct {
+	off, end uint64
+	pieces   [][]byte
+}
+
+// runs returns the output as runs to write, each of pieces: the input's
+// bytes (zeros past copyEnd) and the chunks, each chunk over the input
+// and over the chunks before it (the program header table over the end of
+// a section moved away, say). Between two runs, and after the last, are
+// zeros left to the file system.
+func (p *linkedPlan) runs(data []byte) []outputRun {
 	// The output's pieces are the spans between any two of these offsets.
 	bounds := make([]uint64, 0, 2*len(p.chunks)+3)
 	bounds = append(bounds, 0, min(p.copyEnd, p.end), p.end)
@@ -259,19 +282,33 @@ func (p *linkedPlan) pieces(data []byte) [][]byte {
 		}
 		spans = append(spans, span{src, from, to})
 	}
-	out := make([][]byte, 0, len(spans))
+	var runs []outputRun
+	var cur outputRun
 	for _, s := range spans {
+		var b []byte
 		switch s.src {
 		case fromInput:
-			out = append(out, data[s.from:s.to])
+			b = data[s.from:s.to]
 		case fromZeros:
-			out = append(out, make([]byte, s.to-s.from))
+			if s.to-s.from >= holeBytes {
+				if len(cur.pieces) > 0 {
+					runs = append(runs, cur)
+				}
+				cur = outputRun{off: s.to, end: s.to}
+				continue
+			}
+			b = make([]byte, s.to-s.from)
 		default:
 			c := p.chunks[s.src]
-			out = append(out, c.data[s.from-c.off:s.to-c.off])
+			b = c.data[s.from-c.off : s.to-c.off]
 		}
+		cur.pieces = append(cur.pieces, b)
+		cur.end = s.to
 	}
-	return out
+	if len(cur.pieces) > 0 {
+		runs = append(runs, cur)
+	}
+	return runs
 }
 
 // writeAllAt writes pieces one after the other into f from offset off,
