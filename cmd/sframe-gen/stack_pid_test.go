@@ -2,8 +2,11 @@ package main
 
 import (
 	"bufio"
+	"fmt"
 	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"runtime"
 	"slices"
@@ -43,8 +46,8 @@ func TestStackPIDAgainstEuStack(t *testing.T) {
 	if line, err := out.ReadString('\n'); err != nil || line != "ready\n" {
 		t.Fatalf("program said %q, %v", line, err)
 	}
-	time.Sleep(200 * time.Millisecond) // the workers reach their read
 	pid := cmd.Process.Pid
+	waitInRead(t, pid, 4) // main and the three workers: stacks that hold still
 
 	res, err := stackOfPID(pid, "")
 	if err != nil {
@@ -79,6 +82,27 @@ func TestStackPIDAgainstEuStack(t *testing.T) {
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("after the walk: %v", err)
 	}
+}
+
+// waitInRead waits until the n threads of process pid are all in read(2)
+// (their /proc/PID/task/TID/syscall starts with its number, 0 on x86-64):
+// a fixed wait was too short on a loaded machine, where a worker still
+// descending made the two walks differ.
+func waitInRead(t *testing.T, pid, n int) {
+	t.Helper()
+	var states []string
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/syscall", pid))
+		states = states[:0]
+		for _, task := range tasks {
+			b, _ := os.ReadFile(task)
+			states = append(states, strings.Fields(string(b) + " ?")[0])
+		}
+		if len(states) == n && !slices.ContainsFunc(states, func(s string) bool { return s != "0" }) {
+			return
+		}
+	}
+	t.Fatalf("after 20 s the program's threads are in system calls %q, want %d in read (0)", states, n)
 }
 
 // parseEuStack returns eu-stack's frame PCs by thread.
