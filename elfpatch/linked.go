@@ -202,7 +202,8 @@ func (p *linkedPlan) write(in, out *os.File) error {
 // small shared library: 2 system calls instead of 17), and not put
 // together in a buffer first. A run of zeros of holeBytes or more (before
 // a PT_LOAD aligned to 2 MiB, say) is left as a hole, as writeOverCopy
-// leaves it: one more call on each side, no megabytes of zeros.
+// leaves it: a call more after it (or a Truncate at the end), no
+// megabytes of zeros.
 func (p *linkedPlan) writeFrom(data []byte, out *os.File) error {
 	if uint64(len(data)) < p.copyEnd {
 		return fmt.Errorf("copying input: it has %d bytes, want %d", len(data), p.copyEnd)

@@ -60,7 +60,7 @@ func newMemo(frames *cfi.Frames, n int) *memo {
 	if uint64(len(frames.Data)) > math.MaxUint32 {
 		return nil
 	}
-	size := 64 // a small library's memo is 1.5 KiB, not 20
+	size := 64 // 1.3 KiB with its entries for a small library, not 20
 	for size < n {
 		size *= 2
 	}

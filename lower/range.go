@@ -39,8 +39,8 @@ type rangeLowerer struct {
 	opt  Options
 	fast bool // the fast path may translate
 	// m is the memo, nil until the first function the fast path
-	// leaves (most files have none: a small library made no table at
-	// all); memoHint sizes it, -1 without memo.
+	// leaves (libLLVM.so has none: no table made); memoHint sizes
+	// it, -1 without memo.
 	m        *memo
 	memoHint int
 	frames   *cfi.Frames
