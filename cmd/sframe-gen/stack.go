@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strconv"
 
 	"github.com/spf13/pflag"
@@ -108,7 +109,7 @@ func stackOfCore(path, sysroot string) (*stackResult, error) {
 	var mods []*stackModule
 	if len(p.Mappings) > 0 {
 		mods = modulesFromMappings(p.Mappings, sysroot)
-	} else if mods, err = modulesFromLinkMap(p, sysroot); err != nil {
+	} else if mods, err = modulesFromLinkMap(p, sysroot, filepath.Dir(path)); err != nil {
 		return nil, err
 	}
 	return walkProcess(p, mods)

@@ -170,6 +170,9 @@ type dwarfWalker struct {
 	// the core does not hold (spFromCFA: %f0, qemu's cores have no
 	// NT_FPREGSET) or there is no rule (spNoRule).
 	spChecked, spDiffer, spFromCFA, spNoRule int
+	// spDifferAt: in the last walk, the frames whose caller's %r15 by the
+	// CFI's rule was not CFA-160.
+	spDifferAt []int
 }
 
 // dwarfModule is one module's CFI, its FDEs in address order.
@@ -236,7 +239,8 @@ func (m *dwarfModule) row(pc uint64) (*cfi.Row, *cfi.FDE, error) {
 func (w *dwarfWalker) walk(regs *unwind.Regs, pcs []uint64) []uint64 {
 	cur := *regs
 	exact := true
-	for len(pcs) < 4096 {
+	w.spDifferAt = w.spDifferAt[:0]
+	for frame := 0; len(pcs) < 4096; frame++ {
 		pcs = append(pcs, cur.PC)
 		look := cur.PC
 		if !exact {
@@ -299,7 +303,9 @@ func (w *dwarfWalker) walk(regs *unwind.Regs, pcs []uint64) []uint64 {
 			// innermost frame and a signal frame have it.
 			next.Known &^= 1 << raCol
 		}
-		w.callerSP(&cur, &next, r, cfa, fde.CIE.Signal)
+		if w.callerSP(&cur, &next, r, cfa, fde.CIE.Signal) {
+			w.spDifferAt = append(w.spDifferAt, frame)
+		}
 		next.PC = ra
 		exact = fde.CIE.Signal
 		cur = next
@@ -452,16 +458,17 @@ func (w *dwarfWalker) word(addr uint64) (uint64, bool) {
 // AArch64; on s390x, where the CFA is the caller's %r15 + 160, %r15 by the
 // CFI's rule, or CFA-160 where there is none or it names a register that
 // is not known. A signal frame's %r15 is the CFI's (the interrupted
-// frame's, from the signal frame).
-func (w *dwarfWalker) callerSP(cur, next *unwind.Regs, r *cfi.Row, cfa uint64, signal bool) {
+// frame's, from the signal frame). It reports whether the CFI's rule gave
+// a %r15 that is not CFA-160 (signal frames aside).
+func (w *dwarfWalker) callerSP(cur, next *unwind.Regs, r *cfi.Row, cfa uint64, signal bool) (differs bool) {
 	switch w.abi {
 	case emit.ABIAMD64LittleEndian:
 		next.Set(7, cfa)
-		return
+		return false
 	case emit.ABIS390XBigEndian:
 	default:
 		next.Set(31, cfa)
-		return
+		return false
 	}
 	for _, rr := range r.Regs {
 		if rr.Column != 15 || rr.Rule.Kind == cfi.RuleSameValue || rr.Rule.Kind == cfi.RuleUnset {
@@ -472,20 +479,22 @@ func (w *dwarfWalker) callerSP(cur, next *unwind.Regs, r *cfi.Row, cfa uint64, s
 				w.spChecked++
 				if v != cfa-160 {
 					w.spDiffer++
+					differs = true
 				}
 			}
 			next.Set(15, v)
-			return
+			return differs
 		}
 		w.spFromCFA++
 		next.Set(15, cfa-160)
-		return
+		return false
 	}
 	// No rule: GCC writes none for a function that never restores %r15
 	// (one that does not return); "same value" would be the callee's
 	// %r15, below the CFA the caller's frame was entered with.
 	w.spNoRule++
 	next.Set(15, cfa-160)
+	return false
 }
 
 func (w *dwarfWalker) module(pc uint64) *dwarfModule {

@@ -47,6 +47,19 @@ func resolve(sysroot, name string) string {
 	return name
 }
 
+// fromDir returns a relative name as a path in dir when dir holds it;
+// other names as they are.
+func fromDir(dir, name string) string {
+	if filepath.IsAbs(name) || dir == "" {
+		return name
+	}
+	p := filepath.Join(dir, name)
+	if _, err := os.Stat(p); err != nil {
+		return name
+	}
+	return p
+}
+
 // openModule reads the module name of the process at bias (the ELF file
 // at its path or under sysroot); nil for a file that is not ELF.
 func openModule(sysroot, name string, bias uint64) (*stackModule, error) {
@@ -189,8 +202,10 @@ const (
 // modulesFromLinkMap finds the modules of a process whose core has no
 // NT_FILE (qemu-user's): the program from the auxiliary vector
 // (AT_EXECFN, AT_PHDR), the libraries from the dynamic linker's r_debug
-// list in memory (DT_DEBUG), as gdb does.
-func modulesFromLinkMap(p *process, sysroot string) ([]*stackModule, error) {
+// list in memory (DT_DEBUG), as gdb does. A relative path (a program
+// started as ../prog) is looked up in coreDir first: the core is written
+// in the process's working directory, which the core does not record.
+func modulesFromLinkMap(p *process, sysroot, coreDir string) ([]*stackModule, error) {
 	rd := memReader{mem: p.Mem, order: p.ABI.ByteOrder()}
 	execfn, ok := p.Auxv[atEXECFN]
 	if !ok {
@@ -200,6 +215,7 @@ func modulesFromLinkMap(p *process, sysroot string) ([]*stackModule, error) {
 	if err != nil {
 		return nil, fmt.Errorf("AT_EXECFN: %w", err)
 	}
+	name = fromDir(coreDir, name)
 	path := resolve(sysroot, name)
 	bias, dyn, err := programBias(path, p.Auxv[atPHDR])
 	if err != nil {
@@ -244,7 +260,7 @@ func modulesFromLinkMap(p *process, sysroot string) ([]*stackModule, error) {
 		namep, _ := rd.word(lm + 8)
 		next, _ := rd.word(lm + 24)
 		if lib, err := rd.cstring(namep); err == nil && lib != "" {
-			if m, err := openModule(sysroot, lib, addr); err == nil {
+			if m, err := openModule(sysroot, fromDir(coreDir, lib), addr); err == nil {
 				mods = append(mods, m)
 			}
 		}
