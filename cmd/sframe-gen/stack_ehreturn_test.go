@@ -52,6 +52,16 @@ func TestStackS390XEHReturn(t *testing.T) {
 		t.Fatalf("want one stop listed as a caller's %%r15 SFrame cannot say, at frame #2 (after _Unwind_RaiseException and the handler in main); got %d: %q", len(tally.spSlot), tally.spSlot)
 	}
 	t.Logf("listed, not failed: %s", tally.spSlot[0])
+	// Walked from another directory, the program's relative path is
+	// found through the core's; a core moved away from it says why the
+	// program is not found.
+	moved := filepath.Join(t.TempDir(), "moved.core")
+	if err := os.Link(core, moved); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := stackOfCore(moved, ""); err == nil || !strings.Contains(err.Error(), "program ../s390x-exceptions: a path relative to the process's working directory") {
+		t.Errorf("%s: want an error naming the relative path, got %v", moved, err)
+	}
 	// Not listed where gdb's frames are not the DWARF walk's.
 	th, g, past := threadOfCore(t, abi, bin, core)
 	g[3].pc += 2

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -215,9 +216,13 @@ func modulesFromLinkMap(p *process, sysroot, coreDir string) ([]*stackModule, er
 	if err != nil {
 		return nil, fmt.Errorf("AT_EXECFN: %w", err)
 	}
+	recorded := name
 	name = fromDir(coreDir, name)
 	path := resolve(sysroot, name)
 	bias, dyn, err := programBias(path, p.Auxv[atPHDR])
+	if errors.Is(err, fs.ErrNotExist) && !filepath.IsAbs(recorded) {
+		return nil, fmt.Errorf("program %s: a path relative to the process's working directory, which the core does not record; not found from the core's directory (%s) nor the current one: walk the core from that directory", recorded, coreDir)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("program %s: %w", path, err)
 	}
