@@ -74,6 +74,48 @@ func TestStackPIDAgainstEuStack(t *testing.T) {
 	}
 	t.Logf("%d threads, %d frames, equal to eu-stack's", len(res.Threads), frames)
 
+	// The program and libc replaced on disk by copies without SFrame
+	// (renamed over them, as a package upgrade does): the walk reads the
+	// files the process maps, through /proc/PID/map_files, and gives the
+	// same frames.
+	for _, path := range []string{bin, filepath.Join(libdir, "libc.so.6")} {
+		orig := filepath.Join(abi.libdir, filepath.Base(path))
+		if path == bin {
+			orig = "/bin/true"
+		}
+		data, err := os.ReadFile(orig)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path+".new", data, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(path+".new", path); err != nil {
+			t.Fatal(err)
+		}
+	}
+	again, err := stackOfPID(pid, "")
+	if err != nil {
+		t.Fatalf("stack --pid after the files were replaced: %v", err)
+	}
+	deleted := 0
+	for _, m := range again.Modules {
+		if strings.HasSuffix(m.Name, deletedSuffix) {
+			deleted++
+			if !m.SFrame {
+				t.Errorf("module %s (%s): no SFrame read: %s", m.Name, m.Path, m.NoSFrame)
+			}
+		}
+	}
+	if deleted != 2 {
+		t.Errorf("%d modules shown deleted, want 2 (the program and libc)", deleted)
+	}
+	for i, th := range again.Threads {
+		if !slices.Equal(framePCs(th), framePCs(res.Threads[i])) || !th.End.Complete {
+			t.Errorf("thread %d after the files were replaced: %#x (%s), before %#x", th.TID, framePCs(th), th.End.Detail, framePCs(res.Threads[i]))
+		}
+	}
+
 	// The program runs on.
 	io.WriteString(stdin, "go\n")
 	if line, err := out.ReadString('\n'); err != nil || line != "done\n" {
@@ -82,6 +124,15 @@ func TestStackPIDAgainstEuStack(t *testing.T) {
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("after the walk: %v", err)
 	}
+}
+
+// framePCs returns the PCs of th's frames.
+func framePCs(th threadStack) []uint64 {
+	var pcs []uint64
+	for _, f := range th.Frames {
+		pcs = append(pcs, f.PC)
+	}
+	return pcs
 }
 
 // waitInRead waits until the n threads of process pid are all in read(2)

@@ -149,3 +149,41 @@ func FuzzCoreNotes(f *testing.F) {
 		p.readNotes(data, abi.ByteOrder())
 	})
 }
+
+// TestMappedFile checks which file the walk reads for a mapping: under
+// --sysroot first, then the very file mapped (--pid's map_files), then
+// the path, unless the file was deleted or replaced since it was mapped.
+func TestMappedFile(t *testing.T) {
+	dir := t.TempDir()
+	lib := filepath.Join(dir, "lib.so")
+	mapped := filepath.Join(dir, "map_files-entry")
+	root := filepath.Join(dir, "root")
+	for _, p := range []string{lib, mapped, filepath.Join(root, lib)} {
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	missing := filepath.Join(dir, "gone")
+	for _, c := range []struct {
+		name, sysroot string
+		m             mapping
+		want, err     string
+	}{
+		{"path", "", mapping{Path: lib}, lib, ""},
+		{"sysroot first", root, mapping{Path: lib, File: mapped}, filepath.Join(root, lib), ""},
+		{"the mapped file", "", mapping{Path: lib, File: mapped}, mapped, ""},
+		{"the mapped file of a deleted one", "", mapping{Path: lib + deletedSuffix, File: mapped}, mapped, ""},
+		{"no mapped file: the path", "", mapping{Path: lib, File: missing}, lib, ""},
+		{"deleted, no mapped file", "", mapping{Path: lib + deletedSuffix, File: missing}, "", lib + " was deleted or replaced after the process mapped it, and the file it maps cannot be read through " + missing},
+		{"deleted, in a core", "", mapping{Path: lib + deletedSuffix}, "", lib + " was deleted or replaced after the process mapped it: the file the process ran is gone"},
+	} {
+		got, err := mappedFile(c.sysroot, c.m)
+		switch {
+		case c.err != "" && (err == nil || !strings.HasPrefix(err.Error(), c.err)):
+			t.Errorf("%s: error %v, want %q", c.name, err, c.err)
+		case c.err == "" && (err != nil || got != c.want):
+			t.Errorf("%s: %q, %v; want %q", c.name, got, err, c.want)
+		}
+	}
+}

@@ -31,6 +31,10 @@ type stackThread struct {
 type mapping struct {
 	Start, End, Offset uint64
 	Path               string
+	// File, when set, names the very file mapped, to read before Path
+	// (--pid: /proc/PID/map_files/START-END, which holds the file even
+	// when Path names another one since, or none).
+	File string
 }
 
 // process is what the stack command walks: the ABI, the memory, the

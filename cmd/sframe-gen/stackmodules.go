@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/ianlancetaylor/demangle"
 
@@ -64,7 +65,11 @@ func fromDir(dir, name string) string {
 // openModule reads the module name of the process at bias (the ELF file
 // at its path or under sysroot); nil for a file that is not ELF.
 func openModule(sysroot, name string, bias uint64) (*stackModule, error) {
-	path := resolve(sysroot, name)
+	return openModuleAt(name, resolve(sysroot, name), bias)
+}
+
+// openModuleAt is openModule of the file at path.
+func openModuleAt(name, path string, bias uint64) (*stackModule, error) {
 	f, err := elf.Open(path)
 	if err != nil {
 		return nil, err
@@ -123,7 +128,7 @@ func (m *stackModule) symbolize(addr uint64) (string, uint64) {
 // /proc/PID/maps): its bias from the mapping of its lowest offset. A file
 // that cannot be read is still a module, without SFrame, the error saying
 // why (a walk that reaches it says so: a missing --sysroot, a file
-// replaced since).
+// deleted or replaced since the process mapped it).
 func modulesFromMappings(ms []mapping, sysroot string) []*stackModule {
 	first := map[string]mapping{}
 	span := map[string][2]uint64{}
@@ -146,21 +151,55 @@ func modulesFromMappings(ms []mapping, sysroot string) []*stackModule {
 	var mods []*stackModule
 	for _, name := range order {
 		m := first[name]
-		bias, err := mappingBias(resolve(sysroot, name), m)
+		path, err := mappedFile(sysroot, m)
+		var bias uint64
+		if err == nil {
+			bias, err = mappingBias(path, m)
+		}
 		var mod *stackModule
 		if err == nil {
-			mod, err = openModule(sysroot, name, bias)
+			mod, err = openModuleAt(name, path, bias)
 		}
 		if errors.Is(err, errNotELF) {
 			continue // a data file mapped (a locale archive)
 		}
 		if err != nil {
 			sp := span[name]
-			mod = &stackModule{Name: name, Path: resolve(sysroot, name), Start: sp[0], End: sp[1], NoSFrame: err}
+			mod = &stackModule{Name: name, Path: path, Start: sp[0], End: sp[1], NoSFrame: err}
 		}
 		mods = append(mods, mod)
 	}
 	return mods
+}
+
+// deletedSuffix ends the path of a mapped file that was deleted, or
+// replaced by another file (renamed over it), after it was mapped
+// (/proc/PID/maps, NT_FILE).
+const deletedSuffix = " (deleted)"
+
+// mappedFile returns the file to read for mapping m: under sysroot when it
+// has it; else the very file mapped where the process can be asked for it
+// (m.File); else m.Path, unless the process's file was deleted or replaced
+// since it was mapped: then no file holds what it runs.
+func mappedFile(sysroot string, m mapping) (string, error) {
+	path := resolve(sysroot, m.Path)
+	if path != m.Path {
+		return path, nil
+	}
+	if m.File != "" {
+		f, err := os.Open(m.File)
+		if err == nil {
+			f.Close()
+			return m.File, nil
+		}
+		if strings.HasSuffix(m.Path, deletedSuffix) {
+			return m.Path, fmt.Errorf("%s was deleted or replaced after the process mapped it, and the file it maps cannot be read through %s: %w", strings.TrimSuffix(m.Path, deletedSuffix), m.File, err)
+		}
+	}
+	if strings.HasSuffix(m.Path, deletedSuffix) {
+		return m.Path, fmt.Errorf("%s was deleted or replaced after the process mapped it: the file the process ran is gone", strings.TrimSuffix(m.Path, deletedSuffix))
+	}
+	return m.Path, nil
 }
 
 // errNotELF is mappingBias's error for a file that is not ELF.

@@ -150,7 +150,8 @@ func procMaps(pid int) ([]mapping, error) {
 		if err1 != nil || err2 != nil || err3 != nil {
 			return nil, fmt.Errorf("/proc/%d/maps: bad line %q", pid, sc.Text())
 		}
-		ms = append(ms, mapping{Start: start, End: end, Offset: off, Path: strings.Join(fields[5:], " ")})
+		ms = append(ms, mapping{Start: start, End: end, Offset: off, Path: strings.Join(fields[5:], " "),
+			File: fmt.Sprintf("/proc/%d/map_files/%s", pid, fields[0])})
 	}
 	return ms, sc.Err()
 }
