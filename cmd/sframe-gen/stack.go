@@ -117,6 +117,9 @@ func stackOfCore(path, sysroot string) (*stackResult, error) {
 
 // walkProcess walks every thread of p with modules mods.
 func walkProcess(p *process, mods []*stackModule) (*stackResult, error) {
+	for _, m := range mods {
+		checkBuildID(m, p.Mem, p.ABI.ByteOrder())
+	}
 	umods, kept := unwindModules(mods)
 	w, err := unwind.New(p.ABI, p.Mem, umods)
 	if err != nil {

@@ -77,6 +77,9 @@ func TestStackCommand(t *testing.T) {
 		t.Fatalf("--json: exit %d, %v:\n%s", code, err, js)
 	}
 
+	// Another build of a program, its build ID another.
+	other := buildStackProgram(t, stackABIs()[0], stackPrograms[1], t.TempDir(), libdir)
+
 	// --sysroot: the files moved under a directory, as a cross-built
 	// program's core is read on another machine.
 	sysroot := t.TempDir()
@@ -94,6 +97,22 @@ func TestStackCommand(t *testing.T) {
 	withRoot, _, code := run("--sysroot", sysroot, core)
 	if code != 0 || strings.Count(withRoot, "\n") != strings.Count(out, "\n") || !strings.Contains(withRoot, "end: outermost frame") {
 		t.Errorf("--sysroot: exit %d:\n%s\nwant the frames of\n%s", code, withRoot, out)
+	}
+	// Another build at the program's place: its SFrame is not used (the
+	// core holds the program's first page, with its build ID).
+	inRoot := filepath.Join(sysroot, bin)
+	if err := os.Rename(inRoot, inRoot+".saved"); err != nil {
+		t.Fatal(err)
+	}
+	if data, err := os.ReadFile(other); err != nil || os.WriteFile(inRoot, data, 0o755) != nil {
+		t.Fatal(err)
+	}
+	wrong, _, _ := run("--sysroot", sysroot, core)
+	if strings.Contains(wrong, "end: outermost frame") || !strings.Contains(wrong, "module has no .sframe") || !strings.Contains(wrong, "not the file the process ran: build ID ") {
+		t.Errorf("--sysroot with another build of the program: the walk used it:\n%s", wrong)
+	}
+	if err := os.Rename(inRoot+".saved", inRoot); err != nil {
+		t.Fatal(err)
 	}
 
 	// A core cut short in its notes.

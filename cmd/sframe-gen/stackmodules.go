@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -29,6 +30,10 @@ type stackModule struct {
 	SFrame     *emit.Reader
 	NoSFrame   error // why SFrame is nil
 	syms       []stackSym
+	// buildID is the file's GNU build ID note as its bytes lie in the
+	// file (header, name, ID), nil without one: checkBuildID looks for
+	// it in the process's memory.
+	buildID []byte
 }
 
 // stackSym is a function symbol at its link-time address.
@@ -87,7 +92,64 @@ func openModuleAt(name, path string, bias uint64) (*stackModule, error) {
 	}
 	m.SFrame, m.NoSFrame = emit.ReaderFromELF(f)
 	m.syms = functionSymbols(f)
+	m.buildID = buildIDNote(f)
 	return m, nil
+}
+
+// gnuBuildID is the type of the GNU build ID note (NT_GNU_BUILD_ID).
+const gnuBuildID = 3
+
+// buildIDNote returns the bytes of f's GNU build ID note (header, name
+// and ID), or nil.
+func buildIDNote(f *elf.File) []byte {
+	s := f.Section(".note.gnu.build-id")
+	if s == nil || s.Type != elf.SHT_NOTE {
+		return nil
+	}
+	b, err := s.Data()
+	if err != nil || len(b) < 16 {
+		return nil
+	}
+	namesz, descsz := f.ByteOrder.Uint32(b), f.ByteOrder.Uint32(b[4:])
+	if namesz != 4 || f.ByteOrder.Uint32(b[8:]) != gnuBuildID || string(b[12:16]) != "GNU\x00" || descsz == 0 || uint64(descsz) > uint64(len(b)-16) {
+		return nil
+	}
+	return b[:16+descsz]
+}
+
+// checkBuildID makes m a module without SFrame when the process's memory
+// holds another GNU build ID than m's file where the file's first page is
+// mapped (cores keep that page of each ELF file): the file read is not
+// the one the process ran (another build at the path, or under
+// --sysroot), and its SFrame would describe other code. Where the memory
+// does not hold that page, or no build ID in it, nothing is said.
+func checkBuildID(m *stackModule, mem io.ReaderAt, order binary.ByteOrder) {
+	if m.SFrame == nil || m.buildID == nil {
+		return
+	}
+	page := make([]byte, 4096)
+	if n, _ := mem.ReadAt(page, int64(m.Start&^0xfff)); n < len(page) || !bytes.HasPrefix(page, []byte(elf.ELFMAG)) {
+		return
+	}
+	if bytes.Contains(page, m.buildID) {
+		return
+	}
+	var head [16]byte
+	order.PutUint32(head[:], 4)
+	order.PutUint32(head[8:], gnuBuildID)
+	copy(head[12:], "GNU\x00")
+	for i := 0; i+16 <= len(page); i += 4 {
+		if !bytes.Equal(page[i:i+4], head[:4]) || !bytes.Equal(page[i+8:i+16], head[8:]) {
+			continue
+		}
+		n := int(order.Uint32(page[i+4:]))
+		if n == 0 || n > 64 || i+16+n > len(page) {
+			continue
+		}
+		m.NoSFrame = fmt.Errorf("not the file the process ran: build ID %x in the process's memory, %x in %s", page[i+16:i+16+n], m.buildID[16:], m.Path)
+		m.SFrame = nil
+		return
+	}
 }
 
 // functionSymbols returns f's function symbols (.symtab, else .dynsym) in
