@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"debug/elf"
+	"encoding/binary"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -203,6 +205,62 @@ func TestMappedFile(t *testing.T) {
 			t.Errorf("%s: error %v, want %q", c.name, err, c.err)
 		case c.err == "" && (err != nil || got != c.want):
 			t.Errorf("%s: %q, %v; want %q", c.name, got, err, c.want)
+		}
+	}
+}
+
+// regionMem is process memory of a few regions, for checkBuildID.
+type regionMem map[uint64][]byte
+
+func (r regionMem) ReadAt(p []byte, off int64) (int, error) {
+	for base, b := range r {
+		if a := uint64(off); a >= base && a+uint64(len(p)) <= base+uint64(len(b)) {
+			return copy(p, b[a-base:]), nil
+		}
+	}
+	return 0, io.EOF
+}
+
+// TestCheckBuildID checks when a module's file is taken for another than
+// the one the process ran: another build ID in its first page or where
+// its note is mapped; not when either holds its own note, nor when the
+// memory holds no build ID (a core without those pages).
+func TestCheckBuildID(t *testing.T) {
+	le := binary.LittleEndian
+	note := func(id string) []byte {
+		b := le.AppendUint32(nil, 4)
+		b = le.AppendUint32(b, uint32(len(id)))
+		b = le.AppendUint32(b, gnuBuildID)
+		return append(append(b, "GNU\x00"...), id...)
+	}
+	page := func(at int, n []byte) []byte {
+		p := make([]byte, 4096)
+		copy(p, elf.ELFMAG)
+		copy(p[at:], n)
+		return p
+	}
+	const start, bias, noteAt = 0x400000, 0x10000, 0x412000 // the note mapped at noteAt
+	mine, theirs := note("\x01\x02\x03\x04"), note("\x09\x09\x09\x09")
+	for _, c := range []struct {
+		name  string
+		mem   regionMem
+		other bool
+	}{
+		{"own note in the first page", regionMem{start: page(0x340, mine)}, false},
+		{"own note where it is mapped", regionMem{start: page(0, nil), noteAt: mine}, false},
+		{"own note moved, the old in the first page", regionMem{start: page(0x340, mine), noteAt: page(0, nil)}, false},
+		{"another ID in the first page", regionMem{start: page(0x340, theirs)}, true},
+		{"another ID where the note is mapped", regionMem{start: page(0, nil), noteAt: theirs}, true},
+		{"no build ID in the memory", regionMem{start: page(0, nil)}, false},
+		{"nothing of the file in the memory", regionMem{}, false},
+	} {
+		m := &stackModule{Path: "lib.so", Start: start, Bias: bias, SFrame: &emit.Reader{}, buildID: mine, buildIDAddr: noteAt - bias}
+		checkBuildID(m, c.mem, le)
+		switch {
+		case c.other && (m.SFrame != nil || m.NoSFrame == nil || !strings.Contains(m.NoSFrame.Error(), "build ID 09090909 in the process's memory, 01020304 in lib.so")):
+			t.Errorf("%s: SFrame kept (%v)", c.name, m.NoSFrame)
+		case !c.other && m.SFrame == nil:
+			t.Errorf("%s: SFrame dropped: %v", c.name, m.NoSFrame)
 		}
 	}
 }

@@ -31,9 +31,11 @@ type stackModule struct {
 	NoSFrame   error // why SFrame is nil
 	syms       []stackSym
 	// buildID is the file's GNU build ID note as its bytes lie in the
-	// file (header, name, ID), nil without one: checkBuildID looks for
-	// it in the process's memory.
-	buildID []byte
+	// file (header, name, ID), nil without one, and buildIDAddr its
+	// link-time address: checkBuildID looks for it in the process's
+	// memory.
+	buildID     []byte
+	buildIDAddr uint64
 }
 
 // stackSym is a function symbol at its link-time address.
@@ -92,7 +94,7 @@ func openModuleAt(name, path string, bias uint64) (*stackModule, error) {
 	}
 	m.SFrame, m.NoSFrame = emit.ReaderFromELF(f)
 	m.syms = functionSymbols(f)
-	m.buildID = buildIDNote(f)
+	m.buildID, m.buildIDAddr = buildIDNote(f)
 	return m, nil
 }
 
@@ -100,55 +102,71 @@ func openModuleAt(name, path string, bias uint64) (*stackModule, error) {
 const gnuBuildID = 3
 
 // buildIDNote returns the bytes of f's GNU build ID note (header, name
-// and ID), or nil.
-func buildIDNote(f *elf.File) []byte {
+// and ID) and its link-time address, or nil.
+func buildIDNote(f *elf.File) ([]byte, uint64) {
 	s := f.Section(".note.gnu.build-id")
 	if s == nil || s.Type != elf.SHT_NOTE {
-		return nil
+		return nil, 0
 	}
 	b, err := s.Data()
-	if err != nil || len(b) < 16 {
+	if err != nil {
+		return nil, 0
+	}
+	if id := gnuBuildIDAt(b, f.ByteOrder); id != nil {
+		return b[:16+len(id)], s.Addr
+	}
+	return nil, 0
+}
+
+// gnuBuildIDAt returns the ID of the GNU build ID note at the start of b,
+// or nil.
+func gnuBuildIDAt(b []byte, order binary.ByteOrder) []byte {
+	if len(b) < 16 || order.Uint32(b) != 4 || order.Uint32(b[8:]) != gnuBuildID || string(b[12:16]) != "GNU\x00" {
 		return nil
 	}
-	namesz, descsz := f.ByteOrder.Uint32(b), f.ByteOrder.Uint32(b[4:])
-	if namesz != 4 || f.ByteOrder.Uint32(b[8:]) != gnuBuildID || string(b[12:16]) != "GNU\x00" || descsz == 0 || uint64(descsz) > uint64(len(b)-16) {
+	n := order.Uint32(b[4:])
+	if n == 0 || n > 64 || uint64(n) > uint64(len(b)-16) {
 		return nil
 	}
-	return b[:16+descsz]
+	return b[16 : 16+n]
 }
 
 // checkBuildID makes m a module without SFrame when the process's memory
-// holds another GNU build ID than m's file where the file's first page is
-// mapped (cores keep that page of each ELF file): the file read is not
-// the one the process ran (another build at the path, or under
-// --sysroot), and its SFrame would describe other code. Where the memory
-// does not hold that page, or no build ID in it, nothing is said.
+// holds another GNU build ID than m's file: the file read is not the one
+// the process ran (another build at the path, or under --sysroot), and
+// its SFrame would describe other code. It looks where the file's note
+// is mapped (a running process has every page; a core, by default, only
+// the first page of each ELF file) and anywhere in the first page (where
+// the note of the file the process ran lies, unless sframe-gen moved it
+// when it patched the file; a core of the file before it was patched
+// still matches the patched file, whose code is the same). Where the
+// memory holds neither the note nor another ID, nothing is said.
 func checkBuildID(m *stackModule, mem io.ReaderAt, order binary.ByteOrder) {
 	if m.SFrame == nil || m.buildID == nil {
 		return
 	}
+	var other []byte
 	page := make([]byte, 4096)
-	if n, _ := mem.ReadAt(page, int64(m.Start&^0xfff)); n < len(page) || !bytes.HasPrefix(page, []byte(elf.ELFMAG)) {
-		return
-	}
-	if bytes.Contains(page, m.buildID) {
-		return
-	}
-	var head [16]byte
-	order.PutUint32(head[:], 4)
-	order.PutUint32(head[8:], gnuBuildID)
-	copy(head[12:], "GNU\x00")
-	for i := 0; i+16 <= len(page); i += 4 {
-		if !bytes.Equal(page[i:i+4], head[:4]) || !bytes.Equal(page[i+8:i+16], head[8:]) {
-			continue
+	if n, _ := mem.ReadAt(page, int64(m.Start&^0xfff)); n == len(page) && bytes.HasPrefix(page, []byte(elf.ELFMAG)) {
+		if bytes.Contains(page, m.buildID) {
+			return
 		}
-		n := int(order.Uint32(page[i+4:]))
-		if n == 0 || n > 64 || i+16+n > len(page) {
-			continue
+		for i := 0; i+16 <= len(page) && other == nil; i += 4 {
+			other = gnuBuildIDAt(page[i:], order)
 		}
-		m.NoSFrame = fmt.Errorf("not the file the process ran: build ID %x in the process's memory, %x in %s", page[i+16:i+16+n], m.buildID[16:], m.Path)
+	}
+	at := make([]byte, len(m.buildID))
+	if n, _ := mem.ReadAt(at, int64(m.buildIDAddr+m.Bias)); n == len(at) {
+		if bytes.Equal(at, m.buildID) {
+			return
+		}
+		if id := gnuBuildIDAt(at, order); id != nil {
+			other = id
+		}
+	}
+	if other != nil {
+		m.NoSFrame = fmt.Errorf("not the file the process ran: build ID %x in the process's memory, %x in %s", other, m.buildID[16:], m.Path)
 		m.SFrame = nil
-		return
 	}
 }
 
