@@ -106,13 +106,21 @@ func stackOfCore(path, sysroot string) (*stackResult, error) {
 		return nil, err
 	}
 	defer closer.Close()
-	var mods []*stackModule
-	if len(p.Mappings) > 0 {
-		mods = modulesFromMappings(p.Mappings, sysroot)
-	} else if mods, err = modulesFromLinkMap(p, sysroot, filepath.Dir(path)); err != nil {
+	mods, err := coreModules(p, path, sysroot)
+	if err != nil {
 		return nil, err
 	}
 	return walkProcess(p, mods)
+}
+
+// coreModules returns the modules of the process of the core at path:
+// from its NT_FILE mappings, or, without them (qemu's), from the dynamic
+// linker's list in its memory.
+func coreModules(p *process, path, sysroot string) ([]*stackModule, error) {
+	if len(p.Mappings) > 0 {
+		return modulesFromMappings(p.Mappings, sysroot), nil
+	}
+	return modulesFromLinkMap(p, sysroot, filepath.Dir(path))
 }
 
 // walkProcess walks every thread of p with modules mods.

@@ -192,7 +192,7 @@ func TestStackAgainstGDB(t *testing.T) {
 
 // raiseCoreLimit lets the test's processes (and qemu's guests) write
 // cores, until the test ends.
-func raiseCoreLimit(t *testing.T) {
+func raiseCoreLimit(t testing.TB) {
 	t.Helper()
 	var lim syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_CORE, &lim); err != nil {
@@ -538,11 +538,9 @@ func openPastGDB(t *testing.T, core string) *pastGDB {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mods := modulesFromMappings(p.Mappings, "")
-	if len(p.Mappings) == 0 {
-		if mods, err = modulesFromLinkMap(p, "", filepath.Dir(core)); err != nil {
-			t.Fatalf("%s: %v", core, err)
-		}
+	mods, err := coreModules(p, core, "")
+	if err != nil {
+		t.Fatalf("%s: %v", core, err)
 	}
 	return &pastGDB{proc: p, closer: closer, dw: newDwarfWalker(t, p.ABI, p.Mem, mods)}
 }

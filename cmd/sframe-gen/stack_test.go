@@ -11,7 +11,6 @@ import (
 	"regexp"
 	"runtime"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/sframe-gen/sframe-gen/emit"
@@ -32,10 +31,7 @@ func nativeCore(t testing.TB, prog stackProgram) (core, bin, libdir string) {
 		}
 		t.Skipf("core_pattern %q is not a plain file name", p)
 	}
-	var lim syscall.Rlimit
-	syscall.Getrlimit(syscall.RLIMIT_CORE, &lim)
-	t.Cleanup(func() { syscall.Setrlimit(syscall.RLIMIT_CORE, &lim) })
-	syscall.Setrlimit(syscall.RLIMIT_CORE, &syscall.Rlimit{Cur: lim.Max, Max: lim.Max})
+	raiseCoreLimit(t)
 	abi := stackABIs()[0]
 	dir := t.TempDir()
 	libdir = patchedLibs(t, abi, dir)
