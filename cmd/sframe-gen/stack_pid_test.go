@@ -171,3 +171,39 @@ func parseEuStack(out string) map[int][]uint64 {
 	}
 	return stacks
 }
+
+// TestStackPIDTraced walks a process a debugger is attached to: the error
+// says that another process traces it.
+func TestStackPIDTraced(t *testing.T) {
+	if runtime.GOARCH != "amd64" || runtime.GOOS != "linux" {
+		t.Skip("stack --pid is implemented for x86-64 Linux")
+	}
+	gdb := needTool(t, "gdb")
+	sleep := exec.Command("sleep", "60")
+	if err := sleep.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer sleep.Wait()
+	defer sleep.Process.Kill()
+	pid := sleep.Process.Pid
+	tracer := exec.Command(gdb, "-nx", "-batch", "-p", strconv.Itoa(pid), "-ex", "shell sleep 60")
+	if err := tracer.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer tracer.Wait()
+	defer tracer.Process.Kill()
+	status := fmt.Sprintf("/proc/%d/status", pid)
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		b, _ := os.ReadFile(status)
+		if regexp.MustCompile(`(?m)^TracerPid:\s*[1-9]`).Match(b) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("gdb did not attach to %d in 20 s", pid)
+		}
+	}
+	_, err := stackOfPID(pid, "")
+	if err == nil || !strings.Contains(err.Error(), "PTRACE_ATTACH: operation not permitted: process ") || !strings.Contains(err.Error(), "traces it already") {
+		t.Fatalf("stack --pid of a traced process: %v, want the tracer named", err)
+	}
+}

@@ -4,6 +4,7 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -102,6 +103,9 @@ func taskIDs(pid int) ([]int, error) {
 // thread first, for the detach to deliver.
 func attach(tid int) (syscall.Signal, error) {
 	if err := syscall.PtraceAttach(tid); err != nil {
+		if errors.Is(err, syscall.EPERM) {
+			return 0, fmt.Errorf("thread %d: PTRACE_ATTACH: %w: %s", tid, err, whyNoTrace(tid))
+		}
 		return 0, fmt.Errorf("thread %d: PTRACE_ATTACH: %w", tid, err)
 	}
 	var pending syscall.Signal
@@ -126,6 +130,23 @@ func attach(tid int) (syscall.Signal, error) {
 			return 0, fmt.Errorf("thread %d: PTRACE_CONT: %w", tid, err)
 		}
 	}
+}
+
+// whyNoTrace says why thread tid cannot be traced: another tracer (a
+// debugger attached), Yama's ptrace_scope, or no permission.
+func whyNoTrace(tid int) string {
+	status, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", tid))
+	for _, line := range strings.Split(string(status), "\n") {
+		if v, ok := strings.CutPrefix(line, "TracerPid:"); ok {
+			if v = strings.TrimSpace(v); v != "0" {
+				return fmt.Sprintf("process %s traces it already (a debugger?); detach it first", v)
+			}
+		}
+	}
+	if scope, err := os.ReadFile("/proc/sys/kernel/yama/ptrace_scope"); err == nil && strings.TrimSpace(string(scope)) != "0" {
+		return fmt.Sprintf("kernel.yama.ptrace_scope is %s: run as root (or with CAP_SYS_PTRACE)", strings.TrimSpace(string(scope)))
+	}
+	return "no permission to trace it (another user's process?)"
 }
 
 // procMaps reads the file mappings of /proc/PID/maps.
