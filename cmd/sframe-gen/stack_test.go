@@ -260,3 +260,29 @@ func TestCheckBuildID(t *testing.T) {
 		}
 	}
 }
+
+// FuzzCheckBuildID reads arbitrary memory as a module's first page and
+// note: never a panic, and a module whose own note is in either is kept.
+func FuzzCheckBuildID(f *testing.F) {
+	f.Add([]byte("\x7fELF\x04\x00\x00\x00\x04\x00\x00\x00\x03\x00\x00\x00GNU\x00\x09\x09\x09\x09"), []byte{}, false)
+	f.Add([]byte("\x7fELF"), []byte("\x04\x00\x00\x00\x04\x00\x00\x00\x03\x00\x00\x00GNU\x00\x01\x02\x03\x04"), true)
+	f.Fuzz(func(t *testing.T, first, at []byte, bigEndian bool) {
+		var order binary.ByteOrder = binary.LittleEndian
+		if bigEndian {
+			order = binary.BigEndian
+		}
+		note := make([]byte, 12, 24)
+		order.PutUint32(note, 4)
+		order.PutUint32(note[4:], 4)
+		order.PutUint32(note[8:], gnuBuildID)
+		note = append(note, "GNU\x00\x01\x02\x03\x04"...)
+		page := make([]byte, 4096)
+		copy(page, first)
+		mem := regionMem{0x1000: page, 0x8000: at}
+		m := &stackModule{Path: "lib.so", Start: 0x1000, SFrame: &emit.Reader{}, buildID: note, buildIDAddr: 0x8000}
+		checkBuildID(m, mem, order)
+		if m.SFrame == nil && (bytes.Contains(page, note) && bytes.HasPrefix(page, []byte(elf.ELFMAG)) || bytes.HasPrefix(at, note)) {
+			t.Fatalf("own note present, SFrame dropped: %v", m.NoSFrame)
+		}
+	})
+}
