@@ -72,6 +72,7 @@ func TestPatchObjectFixedPoint(t *testing.T) {
 		// Edits of a little-endian object's section headers.
 		{name: "empty-aligned-ties", src: bssC, lang: "c", args: []string{"-O2"}, edit: emptySectionTies, only: "x86_64"},
 		{name: "null-section", src: bssC, lang: "c", args: []string{"-O2"}, edit: nullSection, only: "x86_64"},
+		{name: "aligned-past-input", src: bssC, lang: "c", args: []string{"-O2"}, edit: textAlignedToPage, only: "x86_64"},
 	}
 	for _, tg := range objectTargets {
 		for _, in := range inputs {
@@ -197,6 +198,14 @@ func emptySectionTies(t *testing.T, obj []byte) []byte {
 	}
 	obj = setShdr(t, obj, ".note.GNU-stack", 24, 8, data.Offset)
 	return setShdr(t, obj, ".note.GNU-stack", 48, 8, 16)
+}
+
+// textAlignedToPage asks a page's alignment of the object's .text, which
+// the compiler put at offset 0x40: in the output it goes to 0x1000, past
+// the end of the input (reading it again at that offset from the input
+// panicked).
+func textAlignedToPage(t *testing.T, obj []byte) []byte {
+	return setShdr(t, obj, ".text", 48, 8, 4096)
 }
 
 // nullSection makes the object's .data an SHT_NULL section aligned to 32.

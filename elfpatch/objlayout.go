@@ -76,11 +76,16 @@ func (o *object) writeContents(out []byte, order []int) ([]byte, []int) {
 
 // placeEmpty sets the offset of every section without bytes: where the
 // last written section that ended at or before it in the input now ends,
-// aligned as it asks.
+// aligned as it asks. (The written sections are those of ends: their
+// offsets are the output's now, so their bytes are not read again.)
 func (o *object) placeEmpty(order []int, ends *writtenEnds) {
+	written := make([]bool, len(o.sects))
+	for _, i := range ends.written {
+		written[i] = true
+	}
 	for _, i := range order {
 		s := &o.sects[i]
-		if o.takesRoom(i, o.bytes(i)) {
+		if written[i] {
 			continue
 		}
 		if s.Type != shtNobits && s.Type != shtNull {
