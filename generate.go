@@ -3,6 +3,7 @@ package sframegen
 import (
 	"fmt"
 	"io"
+	"runtime/debug"
 
 	"github.com/sframe-gen/sframe-gen/elfpatch"
 )
@@ -101,9 +102,15 @@ func (g *Generator) GenerateFile(path string, addr *uint64) (*Section, error) {
 	return g.generate(src.File, src.Size(), addr)
 }
 
-// generate is Generate (addr nil) and GenerateAt.
-func (g *Generator) generate(r io.ReaderAt, size int64, addr *uint64) (*Section, error) {
+// generate is Generate (addr nil) and GenerateAt. A panic (a bug) is
+// returned as an *InternalError, as Process returns it.
+func (g *Generator) generate(r io.ReaderAt, size int64, addr *uint64) (sec *Section, err error) {
 	defer g.begin()()
+	defer func() {
+		if p := recover(); p != nil {
+			sec, err = nil, &InternalError{Panic: p, Stack: debug.Stack()}
+		}
+	}()
 	in, err := g.openInput(r, size)
 	if err != nil {
 		return nil, err
@@ -119,7 +126,7 @@ func (g *Generator) generate(r io.ReaderAt, size int64, addr *uint64) (*Section,
 		return nil, err
 	}
 	defer release()
-	sec, err := g.section(in, nil)
+	sec, err = g.section(in, nil)
 	if err != nil {
 		if sec != nil && sec.result != nil {
 			return sec, err // a *StrictError or ErrNoFunctions: its report

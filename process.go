@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 
 	"github.com/sframe-gen/sframe-gen/elfpatch"
 )
@@ -80,6 +81,18 @@ type Outcome struct {
 	Warnings []string
 }
 
+// InternalError is the error of a panic while a file was processed: a bug
+// of sframe-gen's, which left the file as it was.
+type InternalError struct {
+	Panic any    // what the panic was called with
+	Stack []byte // the goroutine's stack where it was recovered
+}
+
+// Error says what panicked, on one line.
+func (e *InternalError) Error() string {
+	return fmt.Sprintf("internal error (a bug in sframe-gen; please report it with this file, which is unchanged): %v", e.Panic)
+}
+
 // Report is what was generated for one ELF object: the file, or a member
 // of an archive.
 type Report struct {
@@ -97,12 +110,19 @@ type Report struct {
 // over it or to j.Out, atomically: the file is replaced only while it is
 // still the file read, unchanged, with every attribute kept; on any
 // failure it is as before. A file whose SFrame is already what would be
-// written is not touched. Errors do not name the file.
+// written is not touched. Errors do not name the file. A panic while the
+// file is processed (a bug; the file is as before) is returned as an
+// *InternalError, so that a batch goes on with its other files.
 func (g *Generator) Process(j Job) (out Outcome, err error) {
 	defer g.begin()()
 	defer func() {
 		if err != nil {
 			out.Status, out.Reason = Failed, err.Error()
+		}
+	}()
+	defer func() {
+		if p := recover(); p != nil {
+			err = &InternalError{Panic: p, Stack: debug.Stack()}
 		}
 	}()
 	src, err := elfpatch.OpenSource(j.In)

@@ -2,6 +2,7 @@ package sframegen
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -55,5 +56,67 @@ func TestCloseInput(t *testing.T) {
 		if now, _ := os.ReadFile(path); bytes.Equal(now, src) {
 			t.Errorf("%s not patched", path)
 		}
+	}
+}
+
+// TestProcessPanicIsAnError: a panic while a file is processed (here from
+// the caller's hooks, before anything is written and once the new file is
+// complete) is returned as an *InternalError; the file is as it was and
+// no temporary file is left.
+func TestProcessPanicIsAnError(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("testdata", "link", "x86_64", "lazy.so"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	boom := func() { panic("boom") }
+	for _, c := range []struct {
+		name string
+		res  Resources
+		job  func(*Job)
+	}{
+		{"in Admit", Resources{Admit: func(Cost) (func(), error) { boom(); return nil, nil }}, func(*Job) {}},
+		{"once written", Resources{}, func(j *Job) { j.Replace.Written = boom }},
+	} {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "lazy.so")
+		if err := os.WriteFile(path, src, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		g, err := NewGenerator(Options{}, c.res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in, err := NamedPlace(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		j := Job{In: in}
+		c.job(&j)
+		out, err := g.Process(j)
+		in.Dir.Close()
+		var ie *InternalError
+		if !errors.As(err, &ie) || ie.Panic != "boom" || len(ie.Stack) == 0 || out.Status != Failed {
+			t.Errorf("%s: %v, %v; want an *InternalError", c.name, out.Status, err)
+		}
+		if now, _ := os.ReadFile(path); !bytes.Equal(now, src) {
+			t.Errorf("%s: the file changed", c.name)
+		}
+		if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+			t.Errorf("%s: %d entries in the directory, want the file alone", c.name, len(ents))
+		}
+	}
+}
+
+// TestGeneratePanicIsAnError: GenerateFile (--raw) returns a panic as an
+// *InternalError too.
+func TestGeneratePanicIsAnError(t *testing.T) {
+	g, err := NewGenerator(Options{}, Resources{Admit: func(Cost) (func(), error) { panic("boom") }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sec, err := g.GenerateFile(filepath.Join("testdata", "link", "x86_64", "lazy.so"), nil)
+	var ie *InternalError
+	if sec != nil || !errors.As(err, &ie) || ie.Panic != "boom" {
+		t.Errorf("GenerateFile: %v, %v; want an *InternalError", sec, err)
 	}
 }
