@@ -79,9 +79,12 @@ func recordStacks(tb testing.TB, perProgram int) []recordedStack {
 			if err != nil {
 				tb.Fatal(err)
 			}
+			mods, err := coreModules(p, c, "")
+			if err != nil {
+				tb.Fatal(err)
+			}
 			mem := snapshot(tb, p.Mem.(*coreMem))
 			closer.Close()
-			mods := modulesFromMappings(p.Mappings, "")
 			for _, t := range p.Threads {
 				stacks = append(stacks, recordedStack{mem: mem, mods: mods, regs: t.Regs})
 			}
