@@ -15,7 +15,10 @@ import (
 // is big-endian; --share-fres insists (an error where refused),
 // --share-fres=false and --no-share-fres write one block per function.
 func shareFlags(fs *pflag.FlagSet) func(gas bool) (sframegen.Sharing, error) {
-	share := fs.Bool("share-fres", true, "write each distinct block of FRE data once, shared by the functions that repeat it (the default, but with --gas-compat and for big-endian files)")
+	// Its value counts only when given: the default depends on the
+	// other flags and the file, which the usage says (false keeps pflag
+	// from printing "(default true)" after it).
+	share := fs.Bool("share-fres", false, "write each distinct block of FRE data once, shared by the functions that repeat it (the default, but not with --gas-compat nor for big-endian files)")
 	noShare := fs.Bool("no-share-fres", false, "write one block of FRE data per function (as GNU does)")
 	return func(gas bool) (sframegen.Sharing, error) {
 		switch {

@@ -48,7 +48,7 @@ func (c *cli) runGenerate(args []string) int {
 	version := fs.Bool("version", false, "print the version and exit")
 	fs.StringVarP(&o.output, "output", "o", "", "write the result to `OUT` instead of replacing FILE")
 	fs.BoolVar(&o.raw, "raw", false, "write only the .sframe section bytes (to OUT, or standard output)")
-	fs.Uint64Var(&o.addr, "section-addr", 0, "with --raw on a linked file: the section address the PC-relative fields assume")
+	fs.Uint64Var(&o.addr, "section-addr", 0, "with --raw on a linked file: the section address (`ADDR`, decimal or 0x hexadecimal) the PC-relative fields assume")
 	fs.StringVar(&o.arch, "arch", "", "require FILE to be for `ARCH` (x86_64/amd64, aarch64/arm64, aarch64_be, s390x)")
 	fs.BoolVarP(&o.verbose, "verbose", "v", false, "list the functions left without an SFrame FDE, with the reason")
 	fs.BoolVar(&o.strict, "strict", false, "fail when any function cannot be represented or any CFI entry is broken")
@@ -63,7 +63,7 @@ func (c *cli) runGenerate(args []string) int {
 	fs.BoolVarP(&b.preserveDates, "preserve-dates", "p", false, "keep the access and modification times of the files written")
 	fs.StringVar(&b.outputDir, "output-dir", "", "write the results under `DIR` (mirroring the tree) instead of in place")
 	memLimit := sizeValue(defaultMemoryLimit())
-	fs.Var(&memLimit, "memory-limit", "the most memory the files processed at once may take (`SIZE`: 512M, 2G; default half the machine's memory, at most 2G)")
+	fs.Var(&memLimit, "memory-limit", "the most memory the files processed at once may take (`SIZE`: 512M, 2G); unless given, half the machine's memory, at most 2G")
 	fs.BoolVar(&b.sync, "sync", false, "with several PATHs: sync each file to the disk before it replaces the old one (as one FILE is)")
 	setGenerateUsage(fs, c.stdout)
 	if err := fs.Parse(args); err != nil {
