@@ -352,8 +352,8 @@ func (s summary) String() string {
 	for _, k := range s.counts {
 		n += k
 	}
-	return fmt.Sprintf("%d files: %d patched, %d up to date, %d without CFI, %d skipped, %d failed; %d functions covered",
-		n, s.counts[statusPatched], s.counts[statusUpToDate], s.counts[statusNoCFI], s.counts[statusSkipped], s.counts[statusFailed], s.fdes)
+	return fmt.Sprintf("%s: %d patched, %d up to date, %d without CFI, %d skipped, %d failed; %s covered",
+		plural(n, "file"), s.counts[statusPatched], s.counts[statusUpToDate], s.counts[statusNoCFI], s.counts[statusSkipped], s.counts[statusFailed], plural(s.fdes, "function"))
 }
 
 // isBatch reports whether the command line asks for the batch form:

@@ -661,3 +661,24 @@ func openFiles(t *testing.T) int {
 	}
 	return len(fds)
 }
+
+// TestSummaryLine checks the batch's summary line, one file or function
+// named in the singular.
+func TestSummaryLine(t *testing.T) {
+	one := summary{fdes: 1}
+	one.counts[statusPatched] = 1
+	var many summary
+	many.counts[statusPatched], many.counts[statusFailed], many.fdes = 2, 1, 319
+	for _, tc := range []struct {
+		s    summary
+		want string
+	}{
+		{summary{}, "0 files: 0 patched, 0 up to date, 0 without CFI, 0 skipped, 0 failed; 0 functions covered"},
+		{one, "1 file: 1 patched, 0 up to date, 0 without CFI, 0 skipped, 0 failed; 1 function covered"},
+		{many, "3 files: 2 patched, 0 up to date, 0 without CFI, 0 skipped, 1 failed; 319 functions covered"},
+	} {
+		if got := tc.s.String(); got != tc.want {
+			t.Errorf("got  %q\nwant %q", got, tc.want)
+		}
+	}
+}
