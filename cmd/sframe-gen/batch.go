@@ -372,11 +372,11 @@ func isBatch(fs *pflag.FlagSet, b batchOptions) bool {
 func batchUsage(fs *pflag.FlagSet, o generateOptions, b batchOptions) error {
 	switch {
 	case o.output != "":
-		return usageError{"-o goes with one FILE; for several, --output-dir DIR"}
+		return usageError{msg: "-o goes with one FILE; for several, --output-dir DIR"}
 	case o.raw:
-		return usageError{"--raw goes with one FILE"}
+		return usageError{msg: "--raw goes with one FILE"}
 	case b.jobs < 1:
-		return usageError{fmt.Sprintf("--jobs %d: want at least 1", b.jobs)}
+		return usageError{msg: fmt.Sprintf("--jobs %d: want at least 1", b.jobs)}
 	}
 	return nil
 }

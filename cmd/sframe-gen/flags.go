@@ -59,14 +59,14 @@ func cfiSourceFlags(fs *pflag.FlagSet, verb string) func() (cfi.Source, error) {
 // here (a usage error, or --help: help is its flag).
 func (c *cli) parseOneFile(fs *pflag.FlagSet, args []string, help *bool, name string) (code int, done bool) {
 	if err := fs.Parse(args); err != nil {
-		return c.fail("", usageError{name + ": " + err.Error()}), true
+		return c.fail("", commandUsage(name, err.Error())), true
 	}
 	if *help {
 		fs.Usage()
 		return exitOK, true
 	}
 	if fs.NArg() != 1 {
-		return c.fail("", usageError{name + ": expected exactly one FILE"}), true
+		return c.fail("", commandUsage(name, "expected exactly one FILE")), true
 	}
 	return 0, false
 }

@@ -67,7 +67,7 @@ func (c *cli) runGenerate(args []string) int {
 	fs.BoolVar(&b.sync, "sync", false, "with several PATHs: sync each file to the disk before it replaces the old one (as one FILE is)")
 	setGenerateUsage(fs, c.stdout)
 	if err := fs.Parse(args); err != nil {
-		return c.fail("", usageError{err.Error()})
+		return c.fail("", usageError{msg: err.Error()})
 	}
 	if *help {
 		fs.Usage()
@@ -78,29 +78,29 @@ func (c *cli) runGenerate(args []string) int {
 		return exitOK
 	}
 	if fs.NArg() == 0 {
-		return c.fail("", usageError{"expected a FILE, or PATHs"})
+		return c.fail("", usageError{msg: "expected a FILE, or PATHs"})
 	}
 	if err := mistypedCommand(fs.Arg(0)); err != nil {
 		return c.fail("", err)
 	}
 	var err error
 	if o.source, err = source(); err != nil {
-		return c.fail("", usageError{err.Error()})
+		return c.fail("", usageError{msg: err.Error()})
 	}
 	if o.version, err = sframeVer(); err != nil {
-		return c.fail("", usageError{err.Error()})
+		return c.fail("", usageError{msg: err.Error()})
 	}
 	if o.share, err = shareFlags(o.gas); err != nil {
-		return c.fail("", usageError{err.Error()})
+		return c.fail("", usageError{msg: err.Error()})
 	}
 	if fs.Changed("section-addr") && !o.raw {
-		return c.fail("", usageError{"--section-addr goes with --raw"})
+		return c.fail("", usageError{msg: "--section-addr goes with --raw"})
 	}
 	if err := generateFlagsAgree(fs, o); err != nil {
 		return c.fail("", err)
 	}
 	if memLimit < minMemoryLimit {
-		return c.fail("", usageError{fmt.Sprintf("--memory-limit %s: want at least %s", formatSize(int64(memLimit)), formatSize(minMemoryLimit))})
+		return c.fail("", usageError{msg: fmt.Sprintf("--memory-limit %s: want at least %s", formatSize(int64(memLimit)), formatSize(minMemoryLimit))})
 	}
 	o.memory = newMemoryBudget(int64(memLimit))
 	if c.memoryLimit != nil {
@@ -134,7 +134,7 @@ func (c *cli) runGenerate(args []string) int {
 // generator).
 func generateFlagsAgree(fs *pflag.FlagSet, o generateOptions) error {
 	if fs.Changed("arch") && o.arch == "" {
-		return usageError{"--arch: empty; name the architecture FILE must be for (x86_64, aarch64, aarch64_be or s390x)"}
+		return usageError{msg: "--arch: empty; name the architecture FILE must be for (x86_64, aarch64, aarch64_be or s390x)"}
 	}
 	return nil
 }
@@ -179,11 +179,11 @@ func (c *cli) generator(o generateOptions, single bool, batch *batchRun) (*sfram
 	g, err := sframegen.NewGenerator(o.library(), sframegen.Resources{Temps: c.temps, Admit: admit, Names: o.verbose || o.strict, CloseInput: closeInput})
 	if err != nil && o.arch != "" {
 		if _, aerr := sframegen.NewGenerator(sframegen.Options{Arch: o.arch}, sframegen.Resources{}); aerr != nil {
-			return nil, usageError{"--arch: " + aerr.Error()}
+			return nil, usageError{msg: "--arch: " + aerr.Error()}
 		}
 	}
 	if err != nil {
-		return nil, usageError{err.Error()}
+		return nil, usageError{msg: err.Error()}
 	}
 	return g, nil
 }

@@ -225,7 +225,7 @@ func (c *cli) runHelp(args []string) int {
 	case len(args) == 0 || len(args) == 1 && args[0] == "help":
 		return c.runGenerate([]string{"--help"})
 	case len(args) > 1:
-		return c.fail("", usageError{"help: expected at most one COMMAND"})
+		return c.fail("", usageError{msg: "help: expected at most one COMMAND"})
 	}
 	if cmd, ok := findCommand(args[0]); ok {
 		return cmd.run(c, []string{"--help"})
@@ -234,7 +234,7 @@ func (c *cli) runHelp(args []string) int {
 	if near := closestCommand(args[0]); near != "" {
 		msg += fmt.Sprintf("; did you mean %q?", near)
 	}
-	return c.fail("", usageError{msg})
+	return c.fail("", usageError{msg: msg})
 }
 
 // mistypedCommand returns the usage error for a first operand that names
@@ -246,7 +246,7 @@ func mistypedCommand(operand string) error {
 		return nil
 	}
 	if _, ok := findCommand(operand); ok || operand == "help" {
-		return usageError{fmt.Sprintf("%q is a command: it goes before the flags (sframe-gen %s [flags] FILE)", operand, operand)}
+		return usageError{msg: fmt.Sprintf("%q is a command: it goes before the flags (sframe-gen %s [flags] FILE)", operand, operand)}
 	}
 	if strings.ContainsAny(operand, "./") {
 		return nil // a path (dump.o, ./verify), not a command
@@ -255,7 +255,7 @@ func mistypedCommand(operand string) error {
 	if near == "" {
 		return nil
 	}
-	return usageError{fmt.Sprintf("unknown command %q, and no such file; did you mean %q? (sframe-gen %s [flags] FILE)", operand, near, near)}
+	return usageError{msg: fmt.Sprintf("unknown command %q, and no such file; did you mean %q? (sframe-gen %s [flags] FILE)", operand, near, near)}
 }
 
 // closestCommand returns the command name (or "help") nearest to word: at
@@ -315,16 +315,29 @@ func exists(path string) bool {
 }
 
 // usageError is a command-line mistake: exit status 2.
-type usageError struct{ msg string }
+type usageError struct {
+	msg     string
+	command string // the command whose help to point at ("": sframe-gen --help)
+}
 
 func (e usageError) Error() string { return e.msg }
+
+// commandUsage is a mistake on the command line of command: "command:
+// msg", pointing at that command's help.
+func commandUsage(command, msg string) usageError {
+	return usageError{msg: command + ": " + msg, command: command}
+}
 
 // fail prints "sframe-gen: FILE: what is wrong" and returns the exit status
 // for err: 2 for usage errors, 1 otherwise.
 func (c *cli) fail(file string, err error) int {
 	var ue usageError
 	if errors.As(err, &ue) {
-		fmt.Fprintf(c.stderr, "sframe-gen: %s\nTry 'sframe-gen --help' for more information.\n", ue.msg)
+		help := "--help"
+		if ue.command != "" {
+			help = "help " + ue.command
+		}
+		fmt.Fprintf(c.stderr, "sframe-gen: %s\nTry 'sframe-gen %s' for more information.\n", ue.msg, help)
 		return exitUsage
 	}
 	if file != "" {

@@ -187,3 +187,35 @@ func TestErrorsNameNoPackage(t *testing.T) {
 		}
 	}
 }
+
+// TestUsagePointsAtHelp checks that a command-line mistake points at the
+// help that explains it: a command's own (sframe-gen help COMMAND) for a
+// mistake in a command's arguments, sframe-gen --help otherwise; and that
+// the command it names prints that help.
+func TestUsagePointsAtHelp(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		help string
+	}{
+		{[]string{"rows"}, "help rows"},
+		{[]string{"dump", "a", "b"}, "help dump"},
+		{[]string{"verify", "--bogus", "x"}, "help verify"},
+		{[]string{"stats"}, "help stats"},
+		{[]string{"stack", "--pid", "1", "core"}, "help stack"},
+		{[]string{"stack", "--pid", "x"}, "help stack"},
+		{[]string{}, "--help"},
+		{[]string{"--jobs", "0", "x"}, "--help"},
+		{[]string{"help", "dump", "rows"}, "--help"},
+	} {
+		stdout, stderr, code := runCLI(tc.args...)
+		want := "\nTry 'sframe-gen " + tc.help + "' for more information.\n"
+		if code != exitUsage || stdout != "" || !strings.HasSuffix(stderr, want) || strings.Count(stderr, "\n") != 2 {
+			t.Errorf("sframe-gen %s: exit %d, stdout %q, stderr %q; want exit 2 and one line then %q", strings.Join(tc.args, " "), code, stdout, stderr, want)
+			continue
+		}
+		out, _, code := runCLI(strings.Fields(tc.help)...)
+		if code != exitOK || !strings.HasPrefix(out, "Usage: sframe-gen") {
+			t.Errorf("sframe-gen %s: exit %d, stdout %q; want its usage", tc.help, code, out)
+		}
+	}
+}

@@ -33,7 +33,7 @@ func (c *cli) runRows(args []string) int {
 	}
 	src, err := source()
 	if err != nil {
-		return c.fail("", usageError{"rows: " + err.Error()})
+		return c.fail("", commandUsage("rows", err.Error()))
 	}
 	file := fs.Arg(0)
 	status := exitOK

@@ -23,7 +23,7 @@ func (c *cli) runStack(args []string) int {
 	pid := fs.Int("pid", 0, "walk the threads of the running process `PID` (ptrace; it continues afterwards)")
 	help := fs.BoolP("help", "h", false, "print this help and exit")
 	if err := fs.Parse(args); err != nil {
-		return c.fail("", usageError{"stack: " + err.Error()})
+		return c.fail("", commandUsage("stack", err.Error()))
 	}
 	if *help {
 		fmt.Fprintf(c.stdout, "Usage: sframe-gen stack [--json] [--sysroot DIR] CORE\n       sframe-gen stack [--json] --pid PID\n\n"+
@@ -43,7 +43,7 @@ func (c *cli) runStack(args []string) int {
 		name = fs.Arg(0)
 		st, err = stackOfCore(name, *sysroot)
 	default:
-		return c.fail("", usageError{"stack: expected exactly one CORE, or --pid PID"})
+		return c.fail("", commandUsage("stack", "expected exactly one CORE, or --pid PID"))
 	}
 	if err != nil {
 		return c.fail(name, err)

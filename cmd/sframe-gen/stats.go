@@ -42,17 +42,17 @@ func (c *cli) runStats(args []string) int {
 	var err error
 	o.gas = *gas
 	if o.source, err = source(); err != nil {
-		return c.fail("", usageError{"stats: " + err.Error()})
+		return c.fail("", commandUsage("stats", err.Error()))
 	}
 	if o.version, err = sframeVer(); err != nil {
-		return c.fail("", usageError{"stats: " + err.Error()})
+		return c.fail("", commandUsage("stats", err.Error()))
 	}
 	if o.share, err = share(o.gas); err != nil {
-		return c.fail("", usageError{"stats: " + err.Error()})
+		return c.fail("", commandUsage("stats", err.Error()))
 	}
 	g, err := sframegen.NewGenerator(o.library(), sframegen.Resources{Admit: admitCFI})
 	if err != nil {
-		return c.fail("", usageError{"stats: " + err.Error()})
+		return c.fail("", commandUsage("stats", err.Error()))
 	}
 	file := fs.Arg(0)
 	status := exitOK

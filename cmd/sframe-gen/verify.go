@@ -39,7 +39,7 @@ func (c *cli) runVerify(args []string) int {
 	var opt verify.Options
 	var err error
 	if opt.Source, err = source(); err != nil {
-		return c.fail("", usageError{"verify: " + err.Error()})
+		return c.fail("", commandUsage("verify", err.Error()))
 	}
 	file := fs.Arg(0)
 	var problems, unchecked bool

@@ -169,10 +169,10 @@ func (w *walker) add(path string, root *sframegen.Dir, rel, outRel string, st fs
 			}
 		} else {
 			if prev, ok := w.outs[j.out]; ok {
-				return usageError{fmt.Sprintf("%s and %s would both be written to %s (--output-dir)", displayName(prev), displayName(path), displayName(j.out))}
+				return usageError{msg: fmt.Sprintf("%s and %s would both be written to %s (--output-dir)", displayName(prev), displayName(path), displayName(j.out))}
 			}
 			if same(path, j.out) {
-				return usageError{fmt.Sprintf("--output-dir would write %s over itself", displayName(path))}
+				return usageError{msg: fmt.Sprintf("--output-dir would write %s over itself", displayName(path))}
 			}
 			w.outs[j.out] = path
 		}
