@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/sframe-gen/sframe-gen/cfi"
 	"github.com/sframe-gen/sframe-gen/lower"
 )
 
@@ -87,5 +88,23 @@ func TestTune(t *testing.T) {
 				t.Errorf("Workers %d, HugePages %v, held %v; want %d, %v, %v", lo.Workers, lo.HugePages, lo.Hold != nil, tc.workers, tc.huge, tc.held)
 			}
 		})
+	}
+}
+
+// TestStrictErrorSummary checks the counts a *StrictError says, one
+// function or entry in the singular.
+func TestStrictErrorSummary(t *testing.T) {
+	for _, tc := range []struct {
+		skipped, entries int
+		want             string
+	}{
+		{2, 0, "2 functions and 0 CFI entries could not be represented"},
+		{1, 1, "1 function and 1 CFI entry could not be represented"},
+		{0, 3, "0 functions and 3 CFI entries could not be represented"},
+	} {
+		e := &StrictError{Skipped: make([]lower.Skip, tc.skipped), EntryErrors: make([]*cfi.EntryError, tc.entries)}
+		if got := e.Summary(); got != tc.want {
+			t.Errorf("got %q, want %q", got, tc.want)
+		}
 	}
 }

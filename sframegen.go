@@ -243,7 +243,7 @@ type StrictError struct {
 // Error says how many functions and entries were left out, and names the
 // first of them.
 func (e *StrictError) Error() string {
-	msg := fmt.Sprintf("%d functions and %d CFI entries could not be represented", len(e.Skipped), len(e.EntryErrors))
+	msg := e.Summary()
 	switch {
 	case len(e.Skipped) > 0:
 		msg += "; the first: " + e.Skipped[0].Error()
@@ -251,4 +251,17 @@ func (e *StrictError) Error() string {
 		msg += "; the first: " + e.EntryErrors[0].Error()
 	}
 	return msg
+}
+
+// Summary says how many functions and entries were left out: "2 functions
+// and 1 CFI entry could not be represented".
+func (e *StrictError) Summary() string {
+	f, c := "functions", "CFI entries"
+	if len(e.Skipped) == 1 {
+		f = "function"
+	}
+	if len(e.EntryErrors) == 1 {
+		c = "CFI entry"
+	}
+	return fmt.Sprintf("%d %s and %d %s could not be represented", len(e.Skipped), f, len(e.EntryErrors), c)
 }

@@ -264,7 +264,7 @@ func describeError(err error, o generateOptions, output string, outLinks []strin
 	case err == nil:
 		return nil
 	case errors.As(err, &strict):
-		return fmt.Errorf("--strict: %d functions or CFI entries could not be represented", len(strict.Skipped)+len(strict.EntryErrors))
+		return fmt.Errorf("--strict: %s", strict.Summary())
 	case errors.Is(err, sframegen.ErrNoFunctions):
 		return errors.New("no function has an SFrame representation (see -v); nothing written")
 	case errors.As(err, &arch):
@@ -358,9 +358,9 @@ func linkedWhere(l sframegen.Layout) string {
 // printSummary prints, with -v, what was written to dst, and whether FRE
 // blocks are shared (or why not).
 func printSummary(w io.Writer, dst string, sec *sframegen.Section, where string) {
-	shared := fmt.Sprintf(", %d FDEs sharing an earlier one's FREs", sec.SharedFDEs())
+	shared := fmt.Sprintf(", %s sharing an earlier one's FREs", plural(sec.SharedFDEs(), "FDE"))
 	if !sec.Shared {
 		shared = ", one block of FREs per function: " + sec.Unshared
 	}
-	fmt.Fprintf(w, "sframe-gen: %s: wrote .sframe (%d bytes, %d FDEs, %d FREs%s) %s\n", dst, sec.Size(), sec.NumFDEs(), sec.NumFREs(), shared, where)
+	fmt.Fprintf(w, "sframe-gen: %s: wrote .sframe (%s, %s, %s%s) %s\n", dst, plural(sec.Size(), "byte"), plural(sec.NumFDEs(), "FDE"), plural(sec.NumFREs(), "FRE"), shared, where)
 }

@@ -14,7 +14,9 @@ import (
 func TestGenerateFlags(t *testing.T) {
 	obj := filepath.Join(testdataDir(), "gas", "x86_64", "basic.o")
 	s390 := filepath.Join(testdataDir(), "gas", "s390x", "basic.o")
-	for _, p := range []string{obj, s390} {
+	retcol := filepath.Join(testdataDir(), "gas", "x86_64", "retcol.o")
+	sections := filepath.Join(testdataDir(), "gas", "x86_64", "sections.o")
+	for _, p := range []string{obj, s390, retcol, sections} {
 		if _, err := os.Stat(p); err != nil {
 			t.Fatalf("missing golden input: %v", err)
 		}
@@ -48,7 +50,9 @@ func TestGenerateFlags(t *testing.T) {
 		{"share-fres on big-endian", []string{"--share-fres", "-o", out, s390}, 1, "--share-fres: the file is big-endian"},
 		{"big-endian by default", []string{"-v", "-o", out, s390}, 0, "one block of FREs per function: big-endian file"},
 		{"gas-compat says why", []string{"-v", "--gas-compat", "-o", out, obj}, 0, "one block of FREs per function: GNU's bytes asked for"},
-		{"shared by default", []string{"-v", "-o", out, obj}, 0, "FDEs sharing an earlier one's FREs"},
+		{"shared by default", []string{"-v", "-o", out, obj}, 0, "(94 bytes, 2 FDEs, 7 FREs, 0 FDEs sharing an earlier one's FREs)"},
+		{"one of each", []string{"-v", "-o", out, retcol}, 0, "(52 bytes, 1 FDE, 1 FRE, 0 FDEs sharing"},
+		{"one shared", []string{"-v", "-o", out, sections}, 0, "(156 bytes, 5 FDEs, 12 FREs, 1 FDE sharing an earlier one's FREs)"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -92,7 +92,8 @@ func TestStrict(t *testing.T) {
 			// --strict, to -o and in place.
 			os.Remove(out)
 			_, stderr, code = runCLI("--strict", "-o", out, src)
-			want := fmt.Sprintf("sframe-gen: %s: --strict: %d functions or CFI entries could not be represented\n", src, skipped+broken)
+			want := fmt.Sprintf("sframe-gen: %s: --strict: %s and %s could not be represented\n", src, plural(skipped, "function"),
+				strings.Replace(plural(broken, "CFI entry"), "entrys", "entries", 1))
 			if c.clean {
 				if code != exitOK {
 					t.Errorf("--strict on a clean file: exit %d; stderr:\n%s", code, stderr)
