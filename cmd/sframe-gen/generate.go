@@ -96,6 +96,9 @@ func (c *cli) runGenerate(args []string) int {
 	if fs.Changed("section-addr") && !o.raw {
 		return c.fail("", usageError{msg: "--section-addr goes with --raw"})
 	}
+	if f, ok := c.stdout.(*os.File); ok && o.raw && o.output == "" && isTerminal(f) {
+		return c.fail("", usageError{msg: "--raw writes binary data, and standard output is a terminal: redirect it, or give -o OUT"})
+	}
 	if err := generateFlagsAgree(fs, o); err != nil {
 		return c.fail("", err)
 	}

@@ -3,11 +3,15 @@ package main
 import (
 	"bytes"
 	"debug/elf"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestGenerateFlags checks the generate command's flags and exit statuses.
@@ -216,5 +220,64 @@ func TestGenerateNoCFI(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestRawRefusesTerminal checks that --raw does not write the section's
+// bytes to a terminal (a pseudo-terminal here): a usage error, nothing
+// written; to a file or with -o it writes them.
+func TestRawRefusesTerminal(t *testing.T) {
+	obj := filepath.Join(testdataDir(), "gas", "x86_64", "basic.o")
+	ptmx, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("no pseudo-terminal (CI=true: no test may skip): %v", err)
+		}
+		t.Skipf("no pseudo-terminal: %v", err)
+	}
+	defer ptmx.Close()
+	if err := unix.IoctlSetPointerInt(int(ptmx.Fd()), unix.TIOCSPTLCK, 0); err != nil {
+		t.Fatal(err)
+	}
+	n, err := unix.IoctlGetInt(int(ptmx.Fd()), unix.TIOCGPTN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tty, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tty.Close()
+	file, err := os.Create(filepath.Join(t.TempDir(), "raw"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer file.Close()
+	for _, tc := range []struct {
+		name   string
+		stdout *os.File
+		args   []string
+		code   int
+	}{
+		{"terminal", tty, []string{"--raw", obj}, exitUsage},
+		{"terminal with -o", tty, []string{"--raw", "-o", file.Name() + ".o", obj}, exitOK},
+		{"file", file, []string{"--raw", obj}, exitOK},
+	} {
+		var stderr bytes.Buffer
+		c := &cli{stdout: tc.stdout, stderr: &stderr}
+		code := c.main(tc.args)
+		st, err := tc.stdout.Stat()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if code != tc.code {
+			t.Errorf("%s: exit %d, want %d; stderr %q", tc.name, code, tc.code, stderr.String())
+		}
+		switch {
+		case tc.code == exitUsage && !strings.Contains(stderr.String(), "standard output is a terminal"):
+			t.Errorf("%s: stderr %q, want it to say why", tc.name, stderr.String())
+		case tc.stdout == file && st.Size() == 0:
+			t.Errorf("%s: nothing written to the file", tc.name)
+		}
 	}
 }
