@@ -3,10 +3,17 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"unicode/utf8"
+
+	"golang.org/x/sys/unix"
 )
 
 // reportLine is one object of --report: what the batch did with one file.
@@ -73,14 +80,118 @@ func (j jsonWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// write writes the report to path ("-": standard output) atomically.
-func (r *report) write(c *cli, path string) error {
-	if path == "-" {
-		_, err := c.stdout.Write(r.buf.Bytes())
-		return err
+// reportTarget is where --report writes, checked before the batch starts
+// so that a report that cannot be written fails the run before any file
+// is patched: "-" and /dev/stdout are standard output, /dev/stderr
+// standard error, /dev/fd/N (a process substitution's pipe, a shell's
+// redirection) the descriptor N inherited, written through its own file
+// offset as the shell's other writers are; a path that names something
+// other than a regular file (a named pipe) is opened now and written as
+// it is; any other path is replaced atomically at the end, its directory
+// checked now.
+type reportTarget struct {
+	path   string
+	w      io.Writer // nil: replace path atomically
+	opened *os.File  // the file opened for w, closed once written
+}
+
+// openReport checks the --report path and opens what it names when it
+// is written as it is (see reportTarget).
+func openReport(c *cli, path string) (*reportTarget, error) {
+	t := &reportTarget{path: path}
+	switch fd, ok := inheritedFD(path); {
+	case path == "-" || ok && fd == 1:
+		t.w = c.stdout
+		return t, nil
+	case ok && fd == 2:
+		t.w = c.stderr
+		return t, nil
+	case ok:
+		if _, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err != nil {
+			return nil, fmt.Errorf("descriptor %d: %w", fd, err)
+		}
+		t.w = fdWriter(fd)
+		return t, nil
 	}
-	return c.temps.ReplaceFile(path, 0o644, func(tmp *os.File) error {
-		_, err := tmp.Write(r.buf.Bytes())
-		return err
-	})
+	st, err := os.Stat(path)
+	switch {
+	case err == nil && st.IsDir():
+		return nil, errors.New("is a directory")
+	case err == nil && !st.Mode().IsRegular():
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			return nil, unwrapPath(err)
+		}
+		t.w, t.opened = f, f
+		return t, nil
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return nil, unwrapPath(err)
+	}
+	dir := filepath.Dir(path)
+	if err := unix.Access(dir, unix.W_OK); err != nil {
+		return nil, fmt.Errorf("cannot write in %s: %w", displayName(dir), err)
+	}
+	return t, nil
+}
+
+// inheritedFD returns the descriptor that path names for this process
+// (/dev/stdout, /dev/stderr, /dev/fd/N, /proc/self/fd/N), if it names one.
+func inheritedFD(path string) (int, bool) {
+	switch path {
+	case "/dev/stdout":
+		return 1, true
+	case "/dev/stderr":
+		return 2, true
+	}
+	for _, dir := range []string{"/dev/fd/", "/proc/self/fd/"} {
+		if n, ok := strings.CutPrefix(path, dir); ok {
+			fd, err := strconv.Atoi(n)
+			return fd, err == nil && n != "" && strings.Trim(n, "0123456789") == ""
+		}
+	}
+	return 0, false
+}
+
+// fdWriter writes to an inherited descriptor, which it does not own (an
+// *os.File would close it when collected).
+type fdWriter int
+
+func (fd fdWriter) Write(p []byte) (int, error) {
+	n := 0
+	for n < len(p) {
+		m, err := unix.Write(int(fd), p[n:])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return n, err
+		}
+		n += m
+	}
+	return n, nil
+}
+
+// write writes the report data to its target.
+func (t *reportTarget) write(c *cli, data []byte) error {
+	if t.w == nil {
+		return c.temps.ReplaceFile(t.path, 0o644, func(tmp *os.File) error {
+			_, err := tmp.Write(data)
+			return err
+		})
+	}
+	_, err := t.w.Write(data)
+	if t.opened != nil {
+		if cerr := t.opened.Close(); err == nil {
+			err = cerr
+		}
+		t.opened = nil
+	}
+	return err
+}
+
+// close closes the file opened, when the report was not written.
+func (t *reportTarget) close() {
+	if t.opened != nil {
+		t.opened.Close()
+	}
 }
