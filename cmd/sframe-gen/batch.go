@@ -36,13 +36,13 @@ func defaultJobs() int { return runtime.GOMAXPROCS(0) }
 // order of the walk, then a summary, and writes the report. Exit status 1
 // when any file failed.
 func (c *cli) runBatch(paths []string, o generateOptions, b batchOptions) int {
-	var report *reportTarget
+	var reportTo *reportTarget // --report's, checked before any file is patched
 	if b.report != "" {
 		var err error
-		if report, err = openReport(c, b.report); err != nil {
+		if reportTo, err = openReport(c, b.report); err != nil {
 			return c.fail(b.report, fmt.Errorf("--report: %w", err))
 		}
-		defer report.close()
+		defer reportTo.close()
 	}
 	closer := newInputCloser()
 	defer closer.wait()
@@ -158,8 +158,8 @@ func (c *cli) runBatch(paths []string, o generateOptions, b batchOptions) int {
 	if !b.quiet {
 		fmt.Fprintf(c.stderr, "sframe-gen: %s\n", sum)
 	}
-	if report != nil {
-		if err := report.write(c, rep.buf.Bytes()); err != nil {
+	if reportTo != nil {
+		if err := reportTo.write(c, rep.buf.Bytes()); err != nil {
 			return c.fail(b.report, err)
 		}
 	}
