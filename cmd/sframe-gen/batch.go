@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"slices"
@@ -36,10 +37,10 @@ func defaultJobs() int { return runtime.GOMAXPROCS(0) }
 // order of the walk, then a summary, and writes the report. Exit status 1
 // when any file failed.
 func (c *cli) runBatch(paths []string, o generateOptions, b batchOptions) int {
-	var reportTo *reportTarget // --report's, checked before any file is patched
+	var reportTo *streamTarget // --report's, checked before any file is patched
 	if b.report != "" {
 		var err error
-		if reportTo, err = openReport(c, b.report); err != nil {
+		if reportTo, err = openStream(c, b.report); err != nil {
 			return c.fail(b.report, fmt.Errorf("--report: %w", err))
 		}
 		defer reportTo.close()
@@ -159,7 +160,7 @@ func (c *cli) runBatch(paths []string, o generateOptions, b batchOptions) int {
 		fmt.Fprintf(c.stderr, "sframe-gen: %s\n", sum)
 	}
 	if reportTo != nil {
-		if err := reportTo.write(c, rep.buf.Bytes()); err != nil {
+		if err := reportTo.write(c, func(w io.Writer) error { _, err := w.Write(rep.buf.Bytes()); return err }); err != nil {
 			return c.fail(b.report, err)
 		}
 	}

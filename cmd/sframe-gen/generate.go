@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -96,9 +97,6 @@ func (c *cli) runGenerate(args []string) int {
 	if fs.Changed("section-addr") && !o.raw {
 		return c.fail("", usageError{msg: "--section-addr goes with --raw"})
 	}
-	if f, ok := c.stdout.(*os.File); ok && o.raw && o.output == "" && isTerminal(f) {
-		return c.fail("", usageError{msg: "--raw writes binary data, and standard output is a terminal: redirect it, or give -o OUT"})
-	}
 	if err := generateFlagsAgree(fs, o); err != nil {
 		return c.fail("", err)
 	}
@@ -116,13 +114,31 @@ func (c *cli) runGenerate(args []string) int {
 		return c.runBatch(fs.Args(), o, b)
 	}
 	o.keepTimes = b.preserveDates
+	var raw *streamTarget
+	switch _, descriptor := inheritedFD(o.output); {
+	case o.raw:
+		// The section's bytes go to OUT as --report's lines go to
+		// FILE: "-" (or no -o) standard output, a pipe as it is.
+		output := cmp.Or(o.output, "-")
+		if raw, err = openStream(c, output); err != nil {
+			return c.fail(output, err)
+		}
+		defer raw.close()
+		if raw.terminal() && o.output == "" {
+			return c.fail("", usageError{msg: "--raw writes binary data, and standard output is a terminal: redirect it, or give -o OUT"})
+		} else if raw.terminal() {
+			return c.fail("", usageError{msg: fmt.Sprintf("--raw writes binary data, and %s is a terminal", o.output)})
+		}
+	case o.output == "-" || descriptor:
+		return c.fail("", usageError{msg: fmt.Sprintf("-o %s: the patched file is written to a file (a new file renamed over OUT); --raw writes the section alone to standard output", o.output)})
+	}
 	g, err := c.generator(o, true, nil)
 	if err != nil {
 		return c.fail("", err)
 	}
 	file := fs.Arg(0)
 	if o.raw {
-		err = c.generateRaw(g, file, o)
+		err = c.generateRaw(g, file, o, raw)
 	} else {
 		err = c.generateFile(g, file, o)
 	}
@@ -228,30 +244,20 @@ func (c *cli) generateFile(g *sframegen.Generator, file string, o generateOption
 	return describeError(err, o, o.output, nil)
 }
 
-// generateRaw is --raw: the section's bytes alone, to -o or standard
-// output (a linked file's encoded for --section-addr).
-func (c *cli) generateRaw(g *sframegen.Generator, file string, o generateOptions) error {
+// generateRaw is --raw: the section's bytes alone, to out (-o, or
+// standard output; a linked file's encoded for --section-addr).
+func (c *cli) generateRaw(g *sframegen.Generator, file string, o generateOptions, out *streamTarget) error {
 	sec, err := g.GenerateFile(file, &o.addr)
-	out := sframegen.Outcome{Reports: []sframegen.Report{{Section: sec}}}
+	outcome := sframegen.Outcome{Reports: []sframegen.Report{{Section: sec}}}
 	if sec == nil && !errors.Is(err, sframegen.ErrNoCFI) {
-		out.Reports = nil
+		outcome.Reports = nil
 	}
-	c.printOutcome(file, file, o, &out, err)
+	c.printOutcome(file, file, o, &outcome, err)
 	if err != nil {
 		return describeError(err, o, "", nil)
 	}
-	return c.writeRaw(o.output, sec)
-}
-
-// writeRaw writes the section's bytes to output, or to stdout when output
-// is empty.
-func (c *cli) writeRaw(output string, sec *sframegen.Section) error {
-	if output == "" {
-		_, err := sec.WriteTo(c.stdout)
-		return err
-	}
-	return c.temps.ReplaceFile(output, 0o644, func(tmp *os.File) error {
-		_, err := sec.WriteTo(tmp)
+	return out.write(c, func(w io.Writer) error {
+		_, err := sec.WriteTo(w)
 		return err
 	})
 }

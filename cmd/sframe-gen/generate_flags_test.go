@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"debug/elf"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -260,6 +261,8 @@ func TestRawRefusesTerminal(t *testing.T) {
 		code   int
 	}{
 		{"terminal", tty, []string{"--raw", obj}, exitUsage},
+		{"terminal as -o -", tty, []string{"--raw", "-o", "-", obj}, exitUsage},
+		{"terminal as -o /dev/fd/N", file, []string{"--raw", "-o", fmt.Sprintf("/dev/fd/%d", tty.Fd()), obj}, exitUsage},
 		{"terminal with -o", tty, []string{"--raw", "-o", file.Name() + ".o", obj}, exitOK},
 		{"file", file, []string{"--raw", obj}, exitOK},
 	} {
@@ -274,10 +277,55 @@ func TestRawRefusesTerminal(t *testing.T) {
 			t.Errorf("%s: exit %d, want %d; stderr %q", tc.name, code, tc.code, stderr.String())
 		}
 		switch {
-		case tc.code == exitUsage && !strings.Contains(stderr.String(), "standard output is a terminal"):
+		case tc.code == exitUsage && !strings.Contains(stderr.String(), " is a terminal"):
 			t.Errorf("%s: stderr %q, want it to say why", tc.name, stderr.String())
-		case tc.stdout == file && st.Size() == 0:
+		case tc.code == exitOK && tc.stdout == file && st.Size() == 0:
 			t.Errorf("%s: nothing written to the file", tc.name)
 		}
+	}
+}
+
+// TestOutputStreams checks what -o names that are not files do: --raw
+// writes the section to standard output ("-", /dev/stdout) and to an
+// inherited descriptor (/dev/fd/N) as it writes it to a file; a patched
+// file is refused there (a usage error, the input untouched).
+func TestOutputStreams(t *testing.T) {
+	src := filepath.Join(testdataDir(), "gas", "x86_64", "basic.o")
+	fromFile := filepath.Join(t.TempDir(), "raw")
+	if _, stderr, code := runCLI("--raw", "-o", fromFile, src); code != exitOK {
+		t.Fatalf("--raw -o FILE: exit %d: %s", code, stderr)
+	}
+	want, err := os.ReadFile(fromFile)
+	if err != nil || len(want) == 0 {
+		t.Fatalf("--raw -o FILE wrote nothing: %v", err)
+	}
+	for _, out := range []string{"-", "/dev/stdout"} {
+		stdout, stderr, code := runCLI("--raw", "-o", out, src)
+		if code != exitOK || stdout != string(want) {
+			t.Errorf("--raw -o %s: exit %d, %d bytes on stdout, want the %d of -o FILE; stderr %q", out, code, len(stdout), len(want), stderr)
+		}
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	_, stderr, code := runCLI("--raw", "-o", fmt.Sprintf("/dev/fd/%d", w.Fd()), src)
+	w.Close()
+	if got, _ := io.ReadAll(r); code != exitOK || !bytes.Equal(got, want) {
+		t.Errorf("--raw -o /dev/fd/N: exit %d, %d bytes read, want %d; stderr %q", code, len(got), len(want), stderr)
+	}
+	before, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, out := range []string{"-", "/dev/stdout", "/dev/fd/1"} {
+		stdout, stderr, code := runCLI("-o", out, src)
+		if code != exitUsage || stdout != "" || !strings.Contains(stderr, "-o "+out+": the patched file is written to a file") {
+			t.Errorf("-o %s: exit %d, stdout %d bytes, stderr %q; want a usage error", out, code, len(stdout), stderr)
+		}
+	}
+	if after, _ := os.ReadFile(src); !bytes.Equal(after, before) {
+		t.Errorf("%s changed", src)
 	}
 }

@@ -80,25 +80,26 @@ func (j jsonWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// reportTarget is where --report writes, checked before the batch starts
-// so that a report that cannot be written fails the run before any file
-// is patched: "-" and /dev/stdout are standard output, /dev/stderr
-// standard error, /dev/fd/N (a process substitution's pipe, a shell's
-// redirection) the descriptor N inherited, written through its own file
-// offset as the shell's other writers are; a path that names something
-// other than a regular file (a named pipe) is opened now and written as
-// it is; any other path is replaced atomically at the end, its directory
-// checked now.
-type reportTarget struct {
+// streamTarget is where the command writes a stream once, at its end
+// (--report's lines, --raw's section), checked before the work starts so
+// that a target that cannot be written fails the run before any file is
+// patched: "-" and /dev/stdout are standard output, /dev/stderr standard
+// error, /dev/fd/N (a process substitution's pipe, a shell's redirection)
+// the descriptor N inherited, written through its own file offset as the
+// shell's other writers are; a path that names something other than a
+// regular file (a named pipe) is opened now and written as it is; any
+// other path is replaced atomically at the end, its directory checked
+// now.
+type streamTarget struct {
 	path   string
 	w      io.Writer // nil: replace path atomically
 	opened *os.File  // the file opened for w, closed once written
 }
 
-// openReport checks the --report path and opens what it names when it
-// is written as it is (see reportTarget).
-func openReport(c *cli, path string) (*reportTarget, error) {
-	t := &reportTarget{path: path}
+// openStream checks path and opens what it names when it is written as
+// it is (see streamTarget).
+func openStream(c *cli, path string) (*streamTarget, error) {
+	t := &streamTarget{path: path}
 	switch fd, ok := inheritedFD(path); {
 	case path == "-" || ok && fd == 1:
 		t.w = c.stdout
@@ -132,6 +133,18 @@ func openReport(c *cli, path string) (*reportTarget, error) {
 		return nil, fmt.Errorf("cannot write in %s: %w", displayName(dir), err)
 	}
 	return t, nil
+}
+
+// terminal reports whether t writes to a terminal.
+func (t *streamTarget) terminal() bool {
+	switch w := t.w.(type) {
+	case *os.File:
+		return isTerminal(w)
+	case fdWriter:
+		var termios unix.Termios
+		return unix.IoctlSetTermios(int(w), unix.TCGETS, &termios) == nil
+	}
+	return false
 }
 
 // inheritedFD returns the descriptor that path names for this process
@@ -171,15 +184,13 @@ func (fd fdWriter) Write(p []byte) (int, error) {
 	return n, nil
 }
 
-// write writes the report data to its target.
-func (t *reportTarget) write(c *cli, data []byte) error {
+// write writes the stream to its target with fill: to standard output,
+// the file opened, or path replaced atomically.
+func (t *streamTarget) write(c *cli, fill func(w io.Writer) error) error {
 	if t.w == nil {
-		return c.temps.ReplaceFile(t.path, 0o644, func(tmp *os.File) error {
-			_, err := tmp.Write(data)
-			return err
-		})
+		return c.temps.ReplaceFile(t.path, 0o644, func(tmp *os.File) error { return fill(tmp) })
 	}
-	_, err := t.w.Write(data)
+	err := fill(t.w)
 	if t.opened != nil {
 		if cerr := t.opened.Close(); err == nil {
 			err = cerr
@@ -189,8 +200,8 @@ func (t *reportTarget) write(c *cli, data []byte) error {
 	return err
 }
 
-// close closes the file opened, when the report was not written.
-func (t *reportTarget) close() {
+// close closes the file opened, when the stream was not written.
+func (t *streamTarget) close() {
 	if t.opened != nil {
 		t.opened.Close()
 	}
