@@ -3,17 +3,9 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"unicode/utf8"
-
-	"golang.org/x/sys/unix"
 )
 
 // reportLine is one object of --report: what the batch did with one file.
@@ -78,131 +70,4 @@ func (j jsonWriter) Write(p []byte) (int, error) {
 		return 0, err
 	}
 	return len(p), nil
-}
-
-// streamTarget is where the command writes a stream once, at its end
-// (--report's lines, --raw's section), checked before the work starts so
-// that a target that cannot be written fails the run before any file is
-// patched: "-" and /dev/stdout are standard output, /dev/stderr standard
-// error, /dev/fd/N (a process substitution's pipe, a shell's redirection)
-// the descriptor N inherited, written through its own file offset as the
-// shell's other writers are; a path that names something other than a
-// regular file (a named pipe) is opened now and written as it is; any
-// other path is replaced atomically at the end, its directory checked
-// now.
-type streamTarget struct {
-	path   string
-	w      io.Writer // nil: replace path atomically
-	opened *os.File  // the file opened for w, closed once written
-}
-
-// openStream checks path and opens what it names when it is written as
-// it is (see streamTarget).
-func openStream(c *cli, path string) (*streamTarget, error) {
-	t := &streamTarget{path: path}
-	switch fd, ok := inheritedFD(path); {
-	case path == "-" || ok && fd == 1:
-		t.w = c.stdout
-		return t, nil
-	case ok && fd == 2:
-		t.w = c.stderr
-		return t, nil
-	case ok:
-		if _, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err != nil {
-			return nil, fmt.Errorf("descriptor %d: %w", fd, err)
-		}
-		t.w = fdWriter(fd)
-		return t, nil
-	}
-	st, err := os.Stat(path)
-	switch {
-	case err == nil && st.IsDir():
-		return nil, errors.New("is a directory")
-	case err == nil && !st.Mode().IsRegular():
-		f, err := os.OpenFile(path, os.O_WRONLY, 0)
-		if err != nil {
-			return nil, unwrapPath(err)
-		}
-		t.w, t.opened = f, f
-		return t, nil
-	case err != nil && !errors.Is(err, fs.ErrNotExist):
-		return nil, unwrapPath(err)
-	}
-	dir := filepath.Dir(path)
-	if err := unix.Access(dir, unix.W_OK); err != nil {
-		return nil, fmt.Errorf("cannot write in %s: %w", displayName(dir), err)
-	}
-	return t, nil
-}
-
-// terminal reports whether t writes to a terminal.
-func (t *streamTarget) terminal() bool {
-	switch w := t.w.(type) {
-	case *os.File:
-		return isTerminal(w)
-	case fdWriter:
-		var termios unix.Termios
-		return unix.IoctlSetTermios(int(w), unix.TCGETS, &termios) == nil
-	}
-	return false
-}
-
-// inheritedFD returns the descriptor that path names for this process
-// (/dev/stdout, /dev/stderr, /dev/fd/N, /proc/self/fd/N), if it names one.
-func inheritedFD(path string) (int, bool) {
-	switch path {
-	case "/dev/stdout":
-		return 1, true
-	case "/dev/stderr":
-		return 2, true
-	}
-	for _, dir := range []string{"/dev/fd/", "/proc/self/fd/"} {
-		if n, ok := strings.CutPrefix(path, dir); ok {
-			fd, err := strconv.Atoi(n)
-			return fd, err == nil && n != "" && strings.Trim(n, "0123456789") == ""
-		}
-	}
-	return 0, false
-}
-
-// fdWriter writes to an inherited descriptor, which it does not own (an
-// *os.File would close it when collected).
-type fdWriter int
-
-func (fd fdWriter) Write(p []byte) (int, error) {
-	n := 0
-	for n < len(p) {
-		m, err := unix.Write(int(fd), p[n:])
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return n, err
-		}
-		n += m
-	}
-	return n, nil
-}
-
-// write writes the stream to its target with fill: to standard output,
-// the file opened, or path replaced atomically.
-func (t *streamTarget) write(c *cli, fill func(w io.Writer) error) error {
-	if t.w == nil {
-		return c.temps.ReplaceFile(t.path, 0o644, func(tmp *os.File) error { return fill(tmp) })
-	}
-	err := fill(t.w)
-	if t.opened != nil {
-		if cerr := t.opened.Close(); err == nil {
-			err = cerr
-		}
-		t.opened = nil
-	}
-	return err
-}
-
-// close closes the file opened, when the stream was not written.
-func (t *streamTarget) close() {
-	if t.opened != nil {
-		t.opened.Close()
-	}
 }
