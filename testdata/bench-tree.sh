@@ -8,6 +8,10 @@
 #   BASE=PATH: also time that sframe-gen (an older build) in the same rounds,
 #     on its own fresh copy, for a comparison made in the same conditions.
 #   FLAGS="--sync": more flags for the timed sframe-gen runs.
+#   THEN_SYNC=1: each timed run ends after a sync, so that the writes to the
+#     disk count for every command (cp -a leaves its data in the page cache
+#     when it exits; a run in place has written most of it out at the
+#     renames).
 #
 # Tree: a copy (cp -a: symbolic links kept) of DIR's *.so* files, made once.
 # Each round, in an order rotated every round, each after a sync (an
@@ -41,6 +45,7 @@ RUNS=${RUNS:-7}
 JOBS=${JOBS:-2}
 SMALL=${SMALL:-400}
 FLAGS=${FLAGS:-}
+THEN_SYNC=${THEN_SYNC:-}
 DIR=${1:-/usr/lib/x86_64-linux-gnu}
 if [ -n "${SFRAME_GEN:-}" ]; then
   BIN=$(readlink -f "$SFRAME_GEN")
@@ -56,7 +61,7 @@ cp -a "$DIR"/*.so* "$TMP/tree/"
 files=$(find "$TMP/tree" -type f | wc -l)
 links=$(find "$TMP/tree" -type l | wc -l)
 bytes=$(du -sb "$TMP/tree" | cut -f1)
-echo "tree: $DIR/*.so*: $files files, $links symbolic links, $((bytes >> 20)) MiB; sframe-gen -j $JOBS $FLAGS; $RUNS rounds; $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "tree: $DIR/*.so*: $files files, $links symbolic links, $((bytes >> 20)) MiB; sframe-gen -j $JOBS $FLAGS; $RUNS rounds${THEN_SYNC:+, each run timed to the end of a sync}; $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
 go run ./testdata/pagecost
 
 # wall CMD...: "WALL CPU" seconds of one run of CMD, after a sync (CPU:
@@ -67,6 +72,7 @@ wall() {
   sync
   t0=$EPOCHREALTIME
   /usr/bin/time -o "$TMP/cpu" -f '%U %S' "$@" >/dev/null 2>&1 || true
+  if [ -n "$THEN_SYNC" ]; then sync; fi
   t1=$EPOCHREALTIME
   awk -v a="$t0" -v b="$t1" -v c="$(tail -n1 "$TMP/cpu")" 'BEGIN { split(c, x, " "); printf "%.4f %.2f\n", b - a, x[1] + x[2] }'
 }
