@@ -112,10 +112,19 @@ func (e *CutError) Error() string { return e.msg }
 // Unwrap returns debug/elf's io.EOF or io.ErrUnexpectedEOF.
 func (e *CutError) Unwrap() error { return e.err }
 
-// ReadELF reads the ELF headers of r (size bytes) with debug/elf, and
-// replaces its bare "EOF" for a file cut short with a *CutError naming the
+// ErrNotELF is returned by ReadELF for a file that does not start with
+// the ELF magic.
+var ErrNotELF = errors.New("not an ELF file")
+
+// ReadELF reads the ELF headers of r (size bytes) with debug/elf: a file
+// that does not start with the ELF magic is ErrNotELF, and debug/elf's
+// bare "EOF" for a file cut short is replaced by a *CutError naming the
 // part that runs past the end.
 func ReadELF(r io.ReaderAt, size int64) (*elf.File, error) {
+	var magic [len(elf.ELFMAG)]byte
+	if n, _ := r.ReadAt(magic[:], 0); n == len(magic) && string(magic[:]) != elf.ELFMAG {
+		return nil, ErrNotELF
+	}
 	f, err := elf.NewFile(r)
 	if err != nil {
 		return nil, describeCut(r, size, err)

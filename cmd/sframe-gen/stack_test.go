@@ -140,7 +140,7 @@ func TestStackCommand(t *testing.T) {
 		code int
 	}{
 		{[]string{filepath.Join(sysroot, bin)}, "not a core file", 1},
-		{[]string{"stack_test.go"}, "stack_test.go: bad magic number", 1},
+		{[]string{"stack_test.go"}, "stack_test.go: not an ELF file", 1},
 		{[]string{"/nonexistent/core"}, "no such file", 1},
 		{[]string{cut}, "cut.core: PT_NOTE at offset", 1},
 		{[]string{cutHeaders}, "headers.core: truncated", 1},

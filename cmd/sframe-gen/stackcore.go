@@ -10,6 +10,7 @@ import (
 	"os"
 	"slices"
 
+	sframegen "github.com/sframe-gen/sframe-gen"
 	"github.com/sframe-gen/sframe-gen/emit"
 	"github.com/sframe-gen/sframe-gen/emit/unwind"
 )
@@ -96,7 +97,12 @@ func openCore(path string) (*process, io.Closer, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	f, err := elf.NewFile(file)
+	st, err := file.Stat()
+	if err != nil {
+		file.Close()
+		return nil, nil, err
+	}
+	f, err := sframegen.ReadELF(file, st.Size())
 	if err != nil {
 		file.Close()
 		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
