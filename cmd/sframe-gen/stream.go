@@ -74,8 +74,8 @@ func (t *streamTarget) terminal() bool {
 	case *os.File:
 		return isTerminal(w)
 	case fdWriter:
-		var termios unix.Termios
-		return unix.IoctlSetTermios(int(w), unix.TCGETS, &termios) == nil
+		_, err := unix.IoctlGetTermios(int(w), unix.TCGETS)
+		return err == nil
 	}
 	return false
 }
