@@ -124,10 +124,12 @@ func (c *cli) runGenerate(args []string) int {
 			return c.fail(output, err)
 		}
 		defer raw.close()
-		if raw.terminal() && o.output == "" {
-			return c.fail("", usageError{msg: "--raw writes binary data, and standard output is a terminal: redirect it, or give -o OUT"})
-		} else if raw.terminal() {
-			return c.fail("", usageError{msg: fmt.Sprintf("--raw writes binary data, and %s is a terminal", o.output)})
+		if raw.terminal() {
+			why := "standard output is a terminal: redirect it, or give -o OUT"
+			if o.output != "" {
+				why = o.output + " is a terminal"
+			}
+			return c.fail("", usageError{msg: "--raw writes binary data, and " + why})
 		}
 	case o.output == "-" || descriptor:
 		return c.fail("", usageError{msg: fmt.Sprintf("-o %s: the patched file is written to a file (a new file renamed over OUT); --raw writes the section alone to standard output", o.output)})

@@ -5,9 +5,9 @@ import (
 	"io"
 	"os"
 	"sync"
-	"syscall"
 	"time"
-	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // progress draws one status line on a terminal while a batch runs: files
@@ -131,19 +131,21 @@ func (p *progress) draw() {
 
 func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
 
-// isTerminal reports whether f is a terminal (TCGETS succeeds).
-func isTerminal(f *os.File) bool {
-	var t syscall.Termios
-	_, _, e := syscall.Syscall(syscall.SYS_IOCTL, f.Fd(), syscall.TCGETS, uintptr(unsafe.Pointer(&t)))
-	return e == 0
+// isTerminal reports whether f is a terminal.
+func isTerminal(f *os.File) bool { return isTerminalFD(int(f.Fd())) }
+
+// isTerminalFD reports whether the descriptor fd is a terminal (TCGETS
+// succeeds).
+func isTerminalFD(fd int) bool {
+	_, err := unix.IoctlGetTermios(fd, unix.TCGETS)
+	return err == nil
 }
 
 // terminalWidth is f's width in columns (80 when unknown).
 func terminalWidth(f *os.File) int {
-	var ws struct{ row, col, x, y uint16 }
-	_, _, e := syscall.Syscall(syscall.SYS_IOCTL, f.Fd(), syscall.TIOCGWINSZ, uintptr(unsafe.Pointer(&ws)))
-	if e != 0 || ws.col == 0 {
+	ws, err := unix.IoctlGetWinsize(int(f.Fd()), unix.TIOCGWINSZ)
+	if err != nil || ws.Col == 0 {
 		return 80
 	}
-	return int(ws.col)
+	return int(ws.Col)
 }

@@ -74,8 +74,7 @@ func (t *streamTarget) terminal() bool {
 	case *os.File:
 		return isTerminal(w)
 	case fdWriter:
-		_, err := unix.IoctlGetTermios(int(w), unix.TCGETS)
-		return err == nil
+		return isTerminalFD(int(w))
 	}
 	return false
 }
