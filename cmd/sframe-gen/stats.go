@@ -267,8 +267,12 @@ func computeStats(in elfInput, g *sframegen.Generator, dry bool) (*statsJSON, er
 			return nil, fmt.Errorf("section %s: %w", sec.Name, err)
 		}
 		st.SectionBytes = len(data)
-		st.sectionStats(s, data)
-		if err := st.sharingStats(s); err != nil {
+		fdes, err := s.Functions()
+		if err != nil {
+			return nil, fmt.Errorf("section %s: %w", sec.Name, err)
+		}
+		st.sectionStats(s, fdes, data)
+		if err := st.sharingStats(s, fdes); err != nil {
 			return nil, fmt.Errorf("section %s: %w", sec.Name, err)
 		}
 		st.Shared = st.SharedFDEs > 0
@@ -324,12 +328,16 @@ func computeStats(in elfInput, g *sframegen.Generator, dry bool) (*statsJSON, er
 		return nil, fmt.Errorf("encoding .sframe: %w", err)
 	}
 	st.SectionBytes = gen.Size()
-	st.sectionStats(s, data)
-	if err := st.sharingStats(s); err != nil {
+	fdes, err := s.Functions()
+	if err != nil {
+		return nil, fmt.Errorf("encoding .sframe: %w", err)
+	}
+	st.sectionStats(s, fdes, data)
+	if err := st.sharingStats(s, fdes); err != nil {
 		return nil, fmt.Errorf("encoding .sframe: %w", err)
 	}
 	if s.Header.Version == emit.Version3 {
-		st.v2Loss(gen, s)
+		st.v2Loss(gen, fdes)
 	}
 	return st, nil
 }
@@ -372,7 +380,7 @@ func sortedSkips(byReason map[string]*statsSkip) []statsSkip {
 
 // sharingStats measures what sharing FRE data saves in s (emit's
 // ShareFREs on copies of it) and how many of its FDEs share already.
-func (st *statsJSON) sharingStats(s *emit.Section) error {
+func (st *statsJSON) sharingStats(s *emit.Section, fdes []emit.FDE) error {
 	// Each function its own block, in the order of the FDEs.
 	unshared := emit.Section{Header: s.Header, Trailer: s.Trailer}
 	first := map[uint32]bool{}
@@ -382,11 +390,7 @@ func (st *statsJSON) sharingStats(s *emit.Section) error {
 			st.SharedFDEs++
 		}
 		first[off] = true
-		f, err := s.FDE(i)
-		if err != nil {
-			return err
-		}
-		if err := unshared.AppendFDE(f); err != nil {
+		if err := unshared.AppendFDE(fdes[i]); err != nil {
 			return err
 		}
 	}
@@ -407,8 +411,8 @@ func (st *statsJSON) sharingStats(s *emit.Section) error {
 	return nil
 }
 
-// sectionStats counts the FDEs and FREs of s, decoded from data.
-func (st *statsJSON) sectionStats(s *emit.Section, data []byte) {
+// sectionStats counts the FDEs and FREs of s, decoded from data into fdes.
+func (st *statsJSON) sectionStats(s *emit.Section, fdes []emit.FDE, data []byte) {
 	st.ABI, st.Version = s.Header.ABI.String(), s.Header.Version
 	st.FDEs = s.NumFDEs()
 	b := &st.Breakdown
@@ -432,11 +436,8 @@ func (st *statsJSON) sectionStats(s *emit.Section, data []byte) {
 		blockOf = func(i int) uint32 { return order.Uint32(data[fdes+i*emit.FDEEntrySizeV2+8:]) }
 	}
 	counted := make(map[uint32]bool, st.FDEs)
-	for i := range s.NumFDEs() {
-		fde, err := s.FDE(i)
-		if err != nil {
-			continue // (a section lower made)
-		}
+	for i := range fdes {
+		fde := &fdes[i]
 		if fde.PCType() == emit.PCMask {
 			st.PCMaskFDEs++
 		}
@@ -455,7 +456,7 @@ func (st *statsJSON) sectionStats(s *emit.Section, data []byte) {
 		}
 		if k := blockOf(i); (v3 || len(fde.FREs) > 0) && !counted[k] {
 			counted[k] = true
-			b.add(blockBytes(&fde, s.Header.Version))
+			b.add(blockBytes(fde, s.Header.Version))
 		}
 		for j := range fde.FREs {
 			e := &fde.FREs[j]
@@ -547,15 +548,15 @@ func writeStatsText(w io.Writer, st *statsJSON) {
 }
 
 // v2Loss counts the functions of the version 3 section gen (decoded as
-// s) that version 2 cannot express (in the 2.45 layout), by reason.
-func (st *statsJSON) v2Loss(gen *sframegen.Section, s *emit.Section) {
+// fdes) that version 2 cannot express (in the 2.45 layout), by reason.
+func (st *statsJSON) v2Loss(gen *sframegen.Section, fdes []emit.FDE) {
 	byReason := map[string]*statsSkip{}
-	for i := range s.NumFDEs() {
-		f, err := s.FDE(i)
-		if err != nil || f.Size == 0 {
+	for i := range fdes {
+		f := &fdes[i]
+		if f.Size == 0 {
 			continue
 		}
-		reason := gen.V2Refusal(i, &f)
+		reason := gen.V2Refusal(i, f)
 		if reason == "" {
 			continue
 		}

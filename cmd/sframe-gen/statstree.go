@@ -36,8 +36,25 @@ type statsTotal struct {
 	InstalledBytes int64 `json:"installed_bytes"`
 	statsCounts
 	// ByKind sums the same counts by the kind of file (sframegen.Kind,
-	// or "archive-member").
+	// or "archive-member"), ByABI by the section's ABI.
 	ByKind map[string]*statsCounts `json:"by_kind"`
+	ByABI  map[string]*statsCounts `json:"by_abi"`
+}
+
+// add counts st in the total.
+func (t *statsTotal) add(st *statsJSON) {
+	t.statsCounts.add(st)
+	for _, by := range []struct {
+		m   map[string]*statsCounts
+		key string
+	}{{t.ByKind, st.Kind}, {t.ByABI, st.ABI}} {
+		c := by.m[by.key]
+		if c == nil {
+			c = &statsCounts{}
+			by.m[by.key] = c
+		}
+		c.add(st)
+	}
 }
 
 // statsCounts are the counts of statsJSON that add up over files.
@@ -130,7 +147,7 @@ func (c *cli) runStatsTree(paths []string, g *sframegen.Generator, dry, asJSON b
 	w := bufio.NewWriter(c.stdout)
 	enc := json.NewEncoder(jsonWriter{w})
 	enc.SetIndent("", "  ")
-	total := statsTotal{ByKind: map[string]*statsCounts{}}
+	total := statsTotal{ByKind: map[string]*statsCounts{}, ByABI: map[string]*statsCounts{}}
 	status := exitOK
 	for i := range jobs {
 		<-done[i]
@@ -147,13 +164,7 @@ func (c *cli) runStatsTree(paths []string, g *sframegen.Generator, dry, asJSON b
 		total.FilesSkipped += r.skipped
 		total.FilesFailed += r.failed
 		for _, st := range r.objects {
-			total.statsCounts.add(st)
-			k := total.ByKind[st.Kind]
-			if k == nil {
-				k = &statsCounts{}
-				total.ByKind[st.Kind] = k
-			}
-			k.add(st)
+			total.add(st)
 			if asJSON {
 				enc.Encode(st)
 			} else {
@@ -204,6 +215,14 @@ func statsOfJob(j *job, g *sframegen.Generator, dry bool) (r statsFile) {
 		return r
 	}
 	defer file.Close()
+	// What generate leaves alone as not ELF, and does not count: a file
+	// that starts with neither the ELF nor the archive magic (an empty
+	// one too).
+	var magic [len(sframegen.ArchiveMagic)]byte
+	if n, _ := file.ReadAt(magic[:], 0); string(magic[:n]) != sframegen.ArchiveMagic && (n < 4 || string(magic[:4]) != "\x7fELF") {
+		r.skipped++
+		return r
+	}
 	_, err = sframegen.Objects(file, size, func(o sframegen.Object) bool {
 		in := elfInput{name: j.path, f: o.File, r: o.R, size: o.Size}
 		if o.Member != "" {
@@ -230,14 +249,11 @@ func statsOfJob(j *job, g *sframegen.Generator, dry bool) (r statsFile) {
 		r.objects = append(r.objects, st)
 		return true
 	})
-	switch {
-	case errors.Is(err, sframegen.ErrNotELF):
-		r.skipped++ // generate leaves it alone too
-	case err != nil:
+	if err != nil {
 		fail(j.path, err)
-	default:
-		r.installed = size
+		return r
 	}
+	r.installed = size
 	return r
 }
 
@@ -258,15 +274,17 @@ func writeStatsTotal(w io.Writer, t *statsTotal) {
 	fmt.Fprintf(w, "total: %s described, %d without CFI, %d skipped, %d failed; %d bytes of ELF files and archives\n",
 		plural(t.statsCounts.Files, "file"), t.FilesWithoutCFI, t.FilesSkipped, t.FilesFailed, t.InstalledBytes)
 	writeStatsCounts(w, "  ", &t.statsCounts, t.InstalledBytes)
-	kinds := make([]string, 0, len(t.ByKind))
-	for k := range t.ByKind {
-		kinds = append(kinds, k)
-	}
-	sort.Strings(kinds)
-	for _, k := range kinds {
-		c := t.ByKind[k]
-		fmt.Fprintf(w, "%s: %s, %d bytes\n", k, plural(c.Files, "file"), c.FileBytes)
-		writeStatsCounts(w, "  ", c, c.FileBytes)
+	for _, by := range []map[string]*statsCounts{t.ByKind, t.ByABI} {
+		keys := make([]string, 0, len(by))
+		for k := range by {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			c := by[k]
+			fmt.Fprintf(w, "%s: %s, %d bytes\n", k, plural(c.Files, "file"), c.FileBytes)
+			writeStatsCounts(w, "  ", c, c.FileBytes)
+		}
 	}
 }
 

@@ -36,6 +36,7 @@ func statsTreeTree(t *testing.T) string {
 		t.Fatalf("ar: %v\n%s", err, msg)
 	}
 	os.WriteFile(filepath.Join(dir, "README"), []byte("text\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "empty"), nil, 0o644)
 	os.WriteFile(filepath.Join(dir, "i386.o"), elf32Object(), 0o644)
 	return dir
 }
@@ -98,15 +99,17 @@ func TestStatsTree(t *testing.T) {
 		}
 
 		var sum statsCounts
-		byKind := map[string]*statsCounts{}
+		byKind, byABI := map[string]*statsCounts{}, map[string]*statsCounts{}
 		members := 0
 		for i := range files {
 			st := &files[i]
 			sum.add(st)
-			if byKind[st.Kind] == nil {
-				byKind[st.Kind] = &statsCounts{}
+			for by, key := range map[*map[string]*statsCounts]string{&byKind: st.Kind, &byABI: st.ABI} {
+				if (*by)[key] == nil {
+					(*by)[key] = &statsCounts{}
+				}
+				(*by)[key].add(st)
 			}
-			byKind[st.Kind].add(st)
 			if got := st.Breakdown.sum(); got != st.SectionBytes {
 				t.Errorf("%s: %s: breakdown adds up to %d, section %d bytes (%+v)", name, st.File, got, st.SectionBytes, st.Breakdown)
 			}
@@ -131,10 +134,10 @@ func TestStatsTree(t *testing.T) {
 		if !reflect.DeepEqual(sum, total.statsCounts) {
 			t.Errorf("%s: total\n%+v\nis not the sum of the files\n%+v", name, total.statsCounts, sum)
 		}
-		if !reflect.DeepEqual(byKind, total.ByKind) {
-			t.Errorf("%s: totals by kind differ from the files' sums", name)
+		if !reflect.DeepEqual(byKind, total.ByKind) || !reflect.DeepEqual(byABI, total.ByABI) || len(byABI) != 3 {
+			t.Errorf("%s: totals by kind or ABI differ from the files' sums", name)
 		}
-		if total.statsCounts.Files != len(files) || members != 2 || total.FilesSkipped < 2 || total.FilesFailed != 0 || len(files) < 60 {
+		if total.statsCounts.Files != len(files) || members != 2 || total.FilesSkipped < 3 || total.FilesFailed != 0 || len(files) < 60 {
 			t.Errorf("%s: %d files (%d members), total %+v", name, len(files), members, total)
 		}
 		var installed int64
