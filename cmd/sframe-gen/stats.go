@@ -523,6 +523,9 @@ func writeStatsText(w io.Writer, st *statsJSON) {
 	eh := st.EHFrameBytes + st.EHFrameHdrBytes
 	fmt.Fprintf(w, "  size        %d bytes; .eh_frame %d + .eh_frame_hdr %d = %d (.sframe is %s of that)\n",
 		st.SectionBytes, st.EHFrameBytes, st.EHFrameHdrBytes, eh, percent(uint64(st.SectionBytes), eh))
+	b := &st.Breakdown
+	fmt.Fprintf(w, "  bytes       header %d, FDE index %d, FDE attributes %d, FRE start addresses %d, FRE info %d, data words %d, other %d\n",
+		b.Header, b.FDEIndex, b.FDEAttributes, b.FREStartAddresses, b.FREInfo, b.DataWords, b.Other)
 	fmt.Fprintf(w, "  sharing     %d FDEs repeat an earlier FDE's FRE data (%d bytes): %d bytes with one block per function,"+
 		" %d with each block once (%s of .eh_frame + .eh_frame_hdr); %d FDEs share in this section\n",
 		st.RepeatedFDEs, st.RepeatedBytes, st.UnsharedBytes, st.SharedBytes, percent(uint64(st.SharedBytes), eh), st.SharedFDEs)

@@ -191,3 +191,38 @@ func TestStatsTreeErrors(t *testing.T) {
 		t.Errorf("one file: kind %q, %d bytes", st.Kind, st.FileBytes)
 	}
 }
+
+// TestStatsDocExample: the tree form's example in docs/stats.md is what
+// the command prints on testdata/link, line for line ("..." standing for
+// lines left out).
+func TestStatsDocExample(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join(testdataDir(), "..", "docs", "stats.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const cmd = "$ sframe-gen stats --dry-run testdata/link\n"
+	_, block, ok := strings.Cut(string(doc), "```\n"+cmd)
+	block, _, _ = strings.Cut(block, "```\n")
+	if !ok || block == "" {
+		t.Fatalf("docs/stats.md has no example of %q", cmd)
+	}
+	out, stderr, code := runCLI("stats", "--dry-run", filepath.Join(testdataDir(), "link"))
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	out = strings.ReplaceAll(out, filepath.Join(testdataDir(), "link")+"/", "testdata/link/")
+	lines := strings.Split(out, "\n")
+	at := 0
+	for _, want := range strings.Split(strings.TrimSuffix(block, "\n"), "\n") {
+		if want == "..." {
+			continue
+		}
+		for at < len(lines) && lines[at] != want {
+			at++
+		}
+		if at == len(lines) {
+			t.Errorf("docs/stats.md's line %q is not in the output (in this order):\n%s", want, out)
+			return
+		}
+	}
+}
