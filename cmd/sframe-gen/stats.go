@@ -303,11 +303,14 @@ func computeStats(in elfInput, g *sframegen.Generator, dry bool) (*statsJSON, er
 	case err != nil:
 		return nil, err
 	}
-	frames, rerr := cfi.Read(f, src)
+	// The functions the CFI describes, one FDE at a time (a Scanner, as
+	// the lowering reads them: none kept).
+	frames, rerr := cfi.Open(f, src)
 	if rerr != nil {
 		return nil, rerr
 	}
-	for _, fde := range frames.FDEs {
+	var fde cfi.FDE
+	for sc := frames.Scanner(0, len(frames.Data)); sc.Next(&fde); {
 		if fde.Size > 0 {
 			st.CFIFunctions++
 			st.CFIBytes += fde.Size
