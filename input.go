@@ -61,21 +61,30 @@ func (g *Generator) openInput(r io.ReaderAt, size int64) (*input, error) {
 // inputOf is openInput for a file already read as ef.
 func (g *Generator) inputOf(r io.ReaderAt, size int64, ef *elf.File) (*input, error) {
 	target, err := lower.TargetForELF(ef)
-	if err != nil {
-		if g.want != nil {
-			return nil, &ArchError{File: fmt.Sprintf("%v %v", ef.Class, ef.Machine), Want: g.opt.Arch}
-		}
-		return nil, &UnsupportedError{fmt.Sprintf("unsupported architecture (%v %v)", ef.Class, ef.Machine), err}
+	if err != nil && g.want != nil {
+		return nil, &ArchError{File: fmt.Sprintf("%v %v", ef.Class, ef.Machine), Want: g.opt.Arch}
+	}
+	if err := Supported(ef); err != nil {
+		return nil, err
 	}
 	if err := g.checkArch(target); err != nil {
 		return nil, err
 	}
-	switch ef.Type {
-	case elf.ET_REL, elf.ET_EXEC, elf.ET_DYN:
-	default:
-		return nil, &UnsupportedError{Reason: fmt.Sprintf("ELF type %v", ef.Type)}
-	}
 	return &input{r: r, size: size, ef: ef, target: target}, nil
+}
+
+// Supported returns nil for an ELF file SFrame can describe, and an
+// *UnsupportedError for one Process leaves alone: for an architecture
+// without SFrame, or of a type that holds no code to unwind.
+func Supported(f *elf.File) error {
+	if _, err := lower.TargetForELF(f); err != nil {
+		return &UnsupportedError{fmt.Sprintf("unsupported architecture (%v %v)", f.Class, f.Machine), err}
+	}
+	switch f.Type {
+	case elf.ET_REL, elf.ET_EXEC, elf.ET_DYN:
+		return nil
+	}
+	return &UnsupportedError{Reason: fmt.Sprintf("ELF type %v", f.Type)}
 }
 
 // ArchError is the error for a file that is not for Options.Arch.

@@ -1,6 +1,10 @@
 package sframegen
 
-import "github.com/sframe-gen/sframe-gen/elfpatch"
+import (
+	"os"
+
+	"github.com/sframe-gen/sframe-gen/elfpatch"
+)
 
 // The files a Generator reads and writes are named by where they are: a
 // directory held open and a name in it (elfpatch's Place), never by a
@@ -44,3 +48,15 @@ func NamedPlace(path string) (Place, error) { return elfpatch.NamedPlace(path) }
 
 // Link makes to another name of the file at from.
 func Link(from, to Place) error { return elfpatch.Link(from, to) }
+
+// OpenRead opens the regular file at p for reading, as Process opens the
+// file it reads: a symbolic link at p is not followed, a FIFO is not
+// waited for, anything but a regular file is a *NotRegularError. size is
+// the file's size when it was opened.
+func OpenRead(p Place) (f *os.File, size int64, err error) {
+	src, err := elfpatch.OpenSource(p)
+	if err != nil {
+		return nil, 0, err
+	}
+	return src.File, src.Size(), nil
+}

@@ -31,12 +31,23 @@ func (c *cli) runStats(args []string) int {
 	gas := fs.Bool("gas-compat", false, "in a dry run: what generating with --gas-compat writes")
 	share := shareFlags(fs)
 	sframeVer := sframeVersionFlags(fs)
-	setUsage(fs, c.stdout, "sframe-gen stats [--json] [--dry-run] [GENERATE-OPTIONS] FILE",
+	jobs := fs.IntP("jobs", "j", 0, "with several PATHs or a directory: files read at once (default: the CPUs available)")
+	setUsage(fs, c.stdout, "sframe-gen stats [--json] [--dry-run] [GENERATE-OPTIONS] FILE\n"+
+		"  or:  sframe-gen stats [--json] [--dry-run] [-j N] [GENERATE-OPTIONS] PATH...",
 		"Coverage and cost of FILE's .sframe section (or, without one, of the section\n"+
 			"generating would write with the same options: nothing is written); of a static\n"+
-			"archive, of each member, named ARCHIVE(MEMBER).")
-	if code, done := c.parseOneFile(fs, args, help, "stats"); done {
-		return code
+			"archive, of each member, named ARCHIVE(MEMBER).\n"+
+			"With several PATHs or a directory (walked as generate walks it): a line per\n"+
+			"file (--json: an object per file), then the total of all of them.")
+	if err := fs.Parse(args); err != nil {
+		return c.fail("", commandUsage("stats", err.Error()))
+	}
+	if *help {
+		fs.Usage()
+		return exitOK
+	}
+	if fs.NArg() == 0 {
+		return c.fail("", commandUsage("stats", "expected a FILE, or PATHs"))
 	}
 	var o generateOptions
 	var err error
@@ -53,6 +64,9 @@ func (c *cli) runStats(args []string) int {
 	g, err := sframegen.NewGenerator(o.library(), sframegen.Resources{Admit: admitCFI})
 	if err != nil {
 		return c.fail("", commandUsage("stats", err.Error()))
+	}
+	if fs.NArg() > 1 || isDir(fs.Arg(0)) {
+		return c.runStatsTree(fs.Args(), g, *dry, *asJSON, *jobs)
 	}
 	file := fs.Arg(0)
 	status := exitOK
@@ -81,7 +95,7 @@ func (c *cli) writeStats(in elfInput, g *sframegen.Generator, dry, asJSON bool) 
 	if err != nil {
 		return err
 	}
-	st.File = in.name
+	st.describe(in)
 	w := bufio.NewWriter(c.stdout)
 	if asJSON {
 		enc := json.NewEncoder(jsonWriter{w})
@@ -99,6 +113,11 @@ func (c *cli) writeStats(in elfInput, g *sframegen.Generator, dry, asJSON bool) 
 // statsJSON is the statistics of one file (docs/stats.md).
 type statsJSON struct {
 	File string `json:"file"`
+	// Kind is the file's kind (sframegen.Kind: "executable",
+	// "pie-executable", "shared-library", "object"), or "archive-member";
+	// FileBytes its size (a member's, without its archive header).
+	Kind      string `json:"kind"`
+	FileBytes int64  `json:"file_bytes"`
 	// DryRun is true when the figures describe the section generating
 	// would write (FILE has no .sframe, or --dry-run).
 	DryRun  bool   `json:"dry_run"`
@@ -158,12 +177,71 @@ type statsJSON struct {
 	SectionBytes    int    `json:"sframe_bytes"`
 	EHFrameBytes    uint64 `json:"eh_frame_bytes"`
 	EHFrameHdrBytes uint64 `json:"eh_frame_hdr_bytes"`
+	// Breakdown says where the section's bytes go; its parts add up to
+	// SectionBytes.
+	Breakdown statsBreakdown `json:"breakdown"`
 }
+
+// statsBreakdown splits a section's bytes by what they hold, as written
+// (a block of FRE data shared by several FDEs is counted once).
+type statsBreakdown struct {
+	// Header is the header and the auxiliary header.
+	Header int `json:"header"`
+	// FDEIndex is the FDE index: 16 bytes per FDE in version 3, the
+	// 20-byte FDEs (index and attributes together) in version 2.
+	FDEIndex int `json:"fde_index"`
+	// FDEAttributes is the 5-byte attribute records before each block of
+	// FREs (version 3).
+	FDEAttributes int `json:"fde_attributes"`
+	// FREStartAddresses, FREInfo and DataWords are the FREs' start
+	// addresses (1, 2 or 4 bytes each), their info bytes and their data
+	// words.
+	FREStartAddresses int `json:"fre_start_addresses"`
+	FREInfo           int `json:"fre_info"`
+	DataWords         int `json:"data_words"`
+	// Other is what follows the FRE sub-section (s390x gas's padding).
+	Other int `json:"other"`
+	// SharingSaved is not part of the section: what its shared blocks of
+	// FRE data save over one block per function (sframe_bytes_unshared -
+	// sframe_bytes).
+	SharingSaved int `json:"sharing_saved"`
+}
+
+func (b *statsBreakdown) add(o *statsBreakdown) {
+	b.Header += o.Header
+	b.FDEIndex += o.FDEIndex
+	b.FDEAttributes += o.FDEAttributes
+	b.FREStartAddresses += o.FREStartAddresses
+	b.FREInfo += o.FREInfo
+	b.DataWords += o.DataWords
+	b.Other += o.Other
+	b.SharingSaved += o.SharingSaved
+}
+
+// sum is the section size the parts add up to (SharingSaved is not a
+// part).
+func (b *statsBreakdown) sum() int {
+	return b.Header + b.FDEIndex + b.FDEAttributes + b.FREStartAddresses + b.FREInfo + b.DataWords + b.Other
+}
+
+// errNoSFrameNoCFI is computeStats' error for a file that has neither a
+// .sframe section nor CFI.
+var errNoSFrameNoCFI = errors.New("no .sframe section and no call-frame information")
 
 type statsSkip struct {
 	Reason    string `json:"reason"`
 	Functions int    `json:"functions"`
 	Bytes     uint64 `json:"bytes"`
+}
+
+// describe sets the fields that name st's file: its name, kind and size.
+func (st *statsJSON) describe(in elfInput) {
+	st.File = in.name
+	st.Kind = sframegen.Kind(in.f)
+	if in.member {
+		st.Kind = "archive-member"
+	}
+	st.FileBytes = in.size
 }
 
 // computeStats gathers the statistics of in's section, or of a dry run:
@@ -189,8 +267,12 @@ func computeStats(in elfInput, g *sframegen.Generator, dry bool) (*statsJSON, er
 			return nil, fmt.Errorf("section %s: %w", sec.Name, err)
 		}
 		st.SectionBytes = len(data)
-		st.sectionStats(s)
-		if err := st.sharingStats(s); err != nil {
+		fdes, err := s.Functions()
+		if err != nil {
+			return nil, fmt.Errorf("section %s: %w", sec.Name, err)
+		}
+		st.sectionStats(s, fdes, data)
+		if err := st.sharingStats(s, fdes); err != nil {
 			return nil, fmt.Errorf("section %s: %w", sec.Name, err)
 		}
 		st.Shared = st.SharedFDEs > 0
@@ -215,17 +297,20 @@ func computeStats(in elfInput, g *sframegen.Generator, dry bool) (*statsJSON, er
 	gen, err := g.GenerateAt(in.r, in.size, 0)
 	switch {
 	case errors.Is(err, sframegen.ErrNoCFI):
-		return nil, errors.New("no .sframe section and no call-frame information")
+		return nil, errNoSFrameNoCFI
 	case errors.Is(err, sframegen.ErrNoFunctions) && gen != nil:
 		// Nothing is written: every function is left out.
 	case err != nil:
 		return nil, err
 	}
-	frames, rerr := cfi.Read(f, src)
+	// The functions the CFI describes, one FDE at a time (a Scanner, as
+	// the lowering reads them: none kept).
+	frames, rerr := cfi.Open(f, src)
 	if rerr != nil {
 		return nil, rerr
 	}
-	for _, fde := range frames.FDEs {
+	var fde cfi.FDE
+	for sc := frames.Scanner(0, len(frames.Data)); sc.Next(&fde); {
 		if fde.Size > 0 {
 			st.CFIFunctions++
 			st.CFIBytes += fde.Size
@@ -240,17 +325,22 @@ func computeStats(in elfInput, g *sframegen.Generator, dry bool) (*statsJSON, er
 		st.ABI, st.Version = h.ABI.String(), h.Version
 		return st, nil
 	}
-	s, err := emit.Decode(gen.Bytes())
+	data := gen.Bytes()
+	s, err := emit.Decode(data)
 	if err != nil {
 		return nil, fmt.Errorf("encoding .sframe: %w", err)
 	}
 	st.SectionBytes = gen.Size()
-	st.sectionStats(s)
-	if err := st.sharingStats(s); err != nil {
+	fdes, err := s.Functions()
+	if err != nil {
+		return nil, fmt.Errorf("encoding .sframe: %w", err)
+	}
+	st.sectionStats(s, fdes, data)
+	if err := st.sharingStats(s, fdes); err != nil {
 		return nil, fmt.Errorf("encoding .sframe: %w", err)
 	}
 	if s.Header.Version == emit.Version3 {
-		st.v2Loss(gen, s)
+		st.v2Loss(gen, fdes)
 	}
 	return st, nil
 }
@@ -293,7 +383,7 @@ func sortedSkips(byReason map[string]*statsSkip) []statsSkip {
 
 // sharingStats measures what sharing FRE data saves in s (emit's
 // ShareFREs on copies of it) and how many of its FDEs share already.
-func (st *statsJSON) sharingStats(s *emit.Section) error {
+func (st *statsJSON) sharingStats(s *emit.Section, fdes []emit.FDE) error {
 	// Each function its own block, in the order of the FDEs.
 	unshared := emit.Section{Header: s.Header, Trailer: s.Trailer}
 	first := map[uint32]bool{}
@@ -303,11 +393,7 @@ func (st *statsJSON) sharingStats(s *emit.Section) error {
 			st.SharedFDEs++
 		}
 		first[off] = true
-		f, err := s.FDE(i)
-		if err != nil {
-			return err
-		}
-		if err := unshared.AppendFDE(f); err != nil {
+		if err := unshared.AppendFDE(fdes[i]); err != nil {
 			return err
 		}
 	}
@@ -324,18 +410,37 @@ func (st *statsJSON) sharingStats(s *emit.Section) error {
 		return err
 	}
 	st.RepeatedBytes = st.UnsharedBytes - st.SharedBytes
+	st.Breakdown.SharingSaved = st.UnsharedBytes - st.SectionBytes
 	return nil
 }
 
-// sectionStats counts the FDEs and FREs of s.
-func (st *statsJSON) sectionStats(s *emit.Section) {
+// sectionStats counts the FDEs and FREs of s, decoded from data into fdes.
+func (st *statsJSON) sectionStats(s *emit.Section, fdes []emit.FDE, data []byte) {
 	st.ABI, st.Version = s.Header.ABI.String(), s.Header.Version
 	st.FDEs = s.NumFDEs()
-	for i := range s.NumFDEs() {
-		fde, err := s.FDE(i)
-		if err != nil {
-			continue // (a section lower made)
-		}
+	b := &st.Breakdown
+	b.Header = emit.HeaderSize + len(s.Header.AuxHeader)
+	b.Other = len(s.Trailer)
+	if s.Header.Version == emit.Version2 {
+		b.FDEIndex = st.FDEs * emit.FDEEntrySizeV2
+	} else {
+		b.FDEIndex = st.FDEs * emit.FDEIndexEntrySize
+	}
+	// A block of FRE data is counted once however many FDEs point at it:
+	// by its offset, which in version 2 only the FDEs in data say (Decode
+	// gives a version 2 block shared by FDEs of different FRE info a
+	// record of its own each); a version 2 FDE without FREs points at the
+	// next block, a version 3 one at an attribute record of its own.
+	v3 := s.Header.Version != emit.Version2
+	blockOf := func(i int) uint32 { return s.Index[i].FREOffset }
+	if !v3 {
+		order := s.Header.ABI.ByteOrder()
+		fdes := emit.HeaderSize + len(s.Header.AuxHeader)
+		blockOf = func(i int) uint32 { return order.Uint32(data[fdes+i*emit.FDEEntrySizeV2+8:]) }
+	}
+	counted := make(map[uint32]bool, st.FDEs)
+	for i := range fdes {
+		fde := &fdes[i]
 		if fde.PCType() == emit.PCMask {
 			st.PCMaskFDEs++
 		}
@@ -352,6 +457,10 @@ func (st *statsJSON) sectionStats(s *emit.Section) {
 		if t := int(fde.FREType()); t < 3 {
 			st.FREsByAddrSize[t] += len(fde.FREs)
 		}
+		if k := blockOf(i); (v3 || len(fde.FREs) > 0) && !counted[k] {
+			counted[k] = true
+			b.add(blockBytes(fde, s.Header.Version))
+		}
 		for j := range fde.FREs {
 			e := &fde.FREs[j]
 			if z := int(e.DataWordSize()); z < 3 {
@@ -365,6 +474,29 @@ func (st *statsJSON) sectionStats(s *emit.Section) {
 			}
 		}
 	}
+}
+
+// blockBytes is the breakdown of the block of FRE data of one FDE, f, in
+// a section of version v.
+func blockBytes(f *emit.FDE, v uint8) *statsBreakdown {
+	b := &statsBreakdown{}
+	if v != emit.Version2 {
+		b.FDEAttributes = emit.FDEAttrSize
+	}
+	addr := 4
+	switch f.FREType() {
+	case emit.FREAddr1:
+		addr = 1
+	case emit.FREAddr2:
+		addr = 2
+	}
+	for j := range f.FREs {
+		e := &f.FREs[j]
+		b.FREStartAddresses += addr
+		b.FREInfo++
+		b.DataWords += e.DataWordCount() * [...]int{1, 2, 4, 0}[e.DataWordSize()&3]
+	}
+	return b
 }
 
 func percent(a, b uint64) string {
@@ -394,6 +526,9 @@ func writeStatsText(w io.Writer, st *statsJSON) {
 	eh := st.EHFrameBytes + st.EHFrameHdrBytes
 	fmt.Fprintf(w, "  size        %d bytes; .eh_frame %d + .eh_frame_hdr %d = %d (.sframe is %s of that)\n",
 		st.SectionBytes, st.EHFrameBytes, st.EHFrameHdrBytes, eh, percent(uint64(st.SectionBytes), eh))
+	b := &st.Breakdown
+	fmt.Fprintf(w, "  bytes       header %d, FDE index %d, FDE attributes %d, FRE start addresses %d, FRE info %d, data words %d, other %d\n",
+		b.Header, b.FDEIndex, b.FDEAttributes, b.FREStartAddresses, b.FREInfo, b.DataWords, b.Other)
 	fmt.Fprintf(w, "  sharing     %d FDEs repeat an earlier FDE's FRE data (%d bytes): %d bytes with one block per function,"+
 		" %d with each block once (%s of .eh_frame + .eh_frame_hdr); %d FDEs share in this section\n",
 		st.RepeatedFDEs, st.RepeatedBytes, st.UnsharedBytes, st.SharedBytes, percent(uint64(st.SharedBytes), eh), st.SharedFDEs)
@@ -419,15 +554,15 @@ func writeStatsText(w io.Writer, st *statsJSON) {
 }
 
 // v2Loss counts the functions of the version 3 section gen (decoded as
-// s) that version 2 cannot express (in the 2.45 layout), by reason.
-func (st *statsJSON) v2Loss(gen *sframegen.Section, s *emit.Section) {
+// fdes) that version 2 cannot express (in the 2.45 layout), by reason.
+func (st *statsJSON) v2Loss(gen *sframegen.Section, fdes []emit.FDE) {
 	byReason := map[string]*statsSkip{}
-	for i := range s.NumFDEs() {
-		f, err := s.FDE(i)
-		if err != nil || f.Size == 0 {
+	for i := range fdes {
+		f := &fdes[i]
+		if f.Size == 0 {
 			continue
 		}
-		reason := gen.V2Refusal(i, &f)
+		reason := gen.V2Refusal(i, f)
 		if reason == "" {
 			continue
 		}

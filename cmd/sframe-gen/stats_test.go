@@ -124,11 +124,13 @@ func TestStatsCLI(t *testing.T) {
 	lazy := filepath.Join(td, "link/x86_64/lazy.gs.so")
 	st := statsOf(t, lazy)
 	want := statsJSON{
-		File: lazy, ABI: "SFRAME_ABI_AMD64_ENDIAN_LITTLE", Version: 3,
+		File: lazy, Kind: "shared-library", FileBytes: 16016, ABI: "SFRAME_ABI_AMD64_ENDIAN_LITTLE", Version: 3,
 		CFIFunctions: 10, CFIBytes: 1569, CoveredFunctions: 10, CoveredBytes: 1569,
 		Skipped: []statsSkip{}, V2LostReasons: []statsSkip{}, FDEs: 11, PCMaskFDEs: 2, FREs: 78,
 		FREsByAddrSize: [3]int{41, 37, 0}, FREsByWordSize: [3]int{71, 7, 0}, FREsByWordCount: [7]int{0, 31, 47},
 		UnsharedBytes: 589, SharedBytes: 589, SectionBytes: 589, EHFrameBytes: 504, EHFrameHdrBytes: 92,
+		Breakdown: statsBreakdown{Header: 28, FDEIndex: 11 * 16, FDEAttributes: 11 * 5, FREStartAddresses: 41 + 37*2,
+			FREInfo: 78, DataWords: 137},
 	}
 	if got, _ := json.Marshal(st); string(got) != mustJSON(t, want) {
 		t.Errorf("stats %s:\n got  %s\n want %s", lazy, got, mustJSON(t, want))

@@ -24,7 +24,7 @@ _sframe_gen() {
   case $cmd in
     dump) opts='--json --help -h' ;;
     verify) opts='--json --verbose -v --eh-frame --debug-frame --help -h' ;;
-    stats) opts='--json --dry-run --eh-frame --debug-frame --gas-compat --share-fres --no-share-fres --sframe-version --v2-layout --help -h' ;;
+    stats) opts='--json --dry-run --jobs -j --eh-frame --debug-frame --gas-compat --share-fres --no-share-fres --sframe-version --v2-layout --help -h' ;;
     rows) opts='--json --eh-frame --debug-frame --help -h' ;;
     help) COMPREPLY=($(compgen -W 'dump verify stats rows stack' -- "$cur")); return ;;
     stack) opts='--json --sysroot --pid --help -h' ;;

@@ -1,0 +1,320 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"sync"
+
+	sframegen "github.com/sframe-gen/sframe-gen"
+)
+
+// The tree form of stats: "sframe-gen stats [flags] PATH..." with more
+// than one operand or a directory. The operands are walked as the batch
+// form of generate walks them (collect: directories recursively, no
+// symbolic link found in them followed, every file opened below its held
+// directory); each ELF file, and each member of a static archive that
+// generate would patch, gets the statistics of the one-file form, and
+// the run ends with their sum.
+
+// statsTotal is the sum of the statistics of a tree (docs/stats.md).
+type statsTotal struct {
+	// statsCounts.Files counts the files and archive members described
+	// (one object each); FilesWithoutCFI the ELF files and members that have neither
+	// .sframe nor CFI; FilesSkipped those that are not ELF or are for an
+	// architecture without SFrame; FilesFailed those that could not be
+	// read.
+	FilesWithoutCFI int `json:"files_without_cfi"`
+	FilesSkipped    int `json:"files_skipped"`
+	FilesFailed     int `json:"files_failed"`
+	// InstalledBytes is the size of every ELF file and static archive
+	// read (with or without CFI): what the SFrame adds to.
+	InstalledBytes int64 `json:"installed_bytes"`
+	statsCounts
+	// ByKind sums the same counts by the kind of file (sframegen.Kind,
+	// or "archive-member"), ByABI by the section's ABI.
+	ByKind map[string]*statsCounts `json:"by_kind"`
+	ByABI  map[string]*statsCounts `json:"by_abi"`
+}
+
+// add counts st in the total.
+func (t *statsTotal) add(st *statsJSON) {
+	t.statsCounts.add(st)
+	for _, by := range []struct {
+		m   map[string]*statsCounts
+		key string
+	}{{t.ByKind, st.Kind}, {t.ByABI, st.ABI}} {
+		c := by.m[by.key]
+		if c == nil {
+			c = &statsCounts{}
+			by.m[by.key] = c
+		}
+		c.add(st)
+	}
+}
+
+// statsCounts are the counts of statsJSON that add up over files.
+type statsCounts struct {
+	Files              int            `json:"files"`
+	FileBytes          int64          `json:"file_bytes"`
+	CFIFunctions       int            `json:"cfi_functions"`
+	CFIBytes           uint64         `json:"cfi_bytes"`
+	CoveredFunctions   int            `json:"covered_functions"`
+	CoveredBytes       uint64         `json:"covered_bytes"`
+	UncoveredFunctions int            `json:"uncovered_functions"`
+	UncoveredBytes     uint64         `json:"uncovered_bytes"`
+	FDEs               int            `json:"fdes"`
+	FREs               int            `json:"fres"`
+	RepeatedFDEs       int            `json:"repeated_fdes"`
+	RepeatedBytes      int            `json:"repeated_fre_bytes"`
+	UnsharedBytes      int            `json:"sframe_bytes_unshared"`
+	SharedBytes        int            `json:"sframe_bytes_shared"`
+	SectionBytes       int            `json:"sframe_bytes"`
+	EHFrameBytes       uint64         `json:"eh_frame_bytes"`
+	EHFrameHdrBytes    uint64         `json:"eh_frame_hdr_bytes"`
+	Breakdown          statsBreakdown `json:"breakdown"`
+}
+
+// add adds the counts of one file's statistics.
+func (c *statsCounts) add(st *statsJSON) {
+	c.Files++
+	c.FileBytes += st.FileBytes
+	c.CFIFunctions += st.CFIFunctions
+	c.CFIBytes += st.CFIBytes
+	c.CoveredFunctions += st.CoveredFunctions
+	c.CoveredBytes += st.CoveredBytes
+	c.UncoveredFunctions += st.UncoveredFunctions
+	c.UncoveredBytes += st.UncoveredBytes
+	c.FDEs += st.FDEs
+	c.FREs += st.FREs
+	c.RepeatedFDEs += st.RepeatedFDEs
+	c.RepeatedBytes += st.RepeatedBytes
+	c.UnsharedBytes += st.UnsharedBytes
+	c.SharedBytes += st.SharedBytes
+	c.SectionBytes += st.SectionBytes
+	c.EHFrameBytes += st.EHFrameBytes
+	c.EHFrameHdrBytes += st.EHFrameHdrBytes
+	c.Breakdown.add(&st.Breakdown)
+}
+
+// statsFile is what the tree form found in one file of the walk.
+type statsFile struct {
+	objects   []*statsJSON
+	installed int64 // the file's size, when it is ELF or an archive
+	noCFI     int   // ELF files or members with neither .sframe nor CFI
+	skipped   int
+	failed    int
+	msgs      []byte // one-line errors, in order
+}
+
+// runStatsTree prints the statistics of every ELF file and archive member
+// under paths, then their total; exit status 1 when a file failed.
+func (c *cli) runStatsTree(paths []string, g *sframegen.Generator, dry, asJSON bool, workers int) int {
+	jobs, closeDirs, err := collect(paths, "", nil)
+	if err != nil {
+		return c.fail("", err)
+	}
+	defer closeDirs()
+	if workers < 1 {
+		workers = defaultJobs()
+	}
+	results := make([]statsFile, len(jobs))
+	done := make([]chan struct{}, len(jobs))
+	for i := range done {
+		done[i] = make(chan struct{})
+	}
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for i := range next {
+				results[i] = statsOfJob(jobs[i], g, dry)
+				close(done[i])
+			}
+		})
+	}
+	go func() {
+		for _, i := range largestFirst(jobs) {
+			next <- i
+		}
+		close(next)
+	}()
+
+	w := bufio.NewWriter(c.stdout)
+	enc := json.NewEncoder(jsonWriter{w})
+	enc.SetIndent("", "  ")
+	total := statsTotal{ByKind: map[string]*statsCounts{}, ByABI: map[string]*statsCounts{}}
+	status := exitOK
+	for i := range jobs {
+		<-done[i]
+		r := &results[i]
+		if len(r.msgs) > 0 {
+			w.Flush()
+			c.stderr.Write(r.msgs)
+		}
+		if r.failed > 0 {
+			status = exitFailure
+		}
+		total.InstalledBytes += r.installed
+		total.FilesWithoutCFI += r.noCFI
+		total.FilesSkipped += r.skipped
+		total.FilesFailed += r.failed
+		for _, st := range r.objects {
+			total.add(st)
+			if asJSON {
+				enc.Encode(st)
+			} else {
+				writeStatsLine(w, st)
+			}
+		}
+		results[i] = statsFile{} // the objects are printed: let them go
+	}
+	wg.Wait()
+	if asJSON {
+		enc.Encode(struct {
+			Total *statsTotal `json:"total"`
+		}{&total})
+	} else {
+		writeStatsTotal(w, &total)
+	}
+	if err := w.Flush(); err != nil {
+		return c.fail("", err)
+	}
+	return status
+}
+
+// statsOfJob reads the file of one job of the walk (opened below its
+// held directory, never through a symbolic link) and computes the
+// statistics of it, or of each archive member generate would patch.
+func statsOfJob(j *job, g *sframegen.Generator, dry bool) (r statsFile) {
+	fail := func(name string, err error) {
+		r.failed++
+		r.msgs = fmt.Appendf(r.msgs, "sframe-gen: %s: %v\n", displayName(name), err)
+	}
+	switch j.kind {
+	case kindMissing:
+		fail(j.path, j.err)
+		return r
+	case kindFile:
+	default:
+		return r // links, directories, FIFOs and devices are not read
+	}
+	at, err := j.root.Place(j.rel)
+	if err != nil {
+		fail(j.path, unwrapPath(err))
+		return r
+	}
+	defer at.Dir.Close()
+	file, size, err := sframegen.OpenRead(at)
+	if err != nil {
+		fail(j.path, unwrapPath(err))
+		return r
+	}
+	defer file.Close()
+	// What generate leaves alone as not ELF, and does not count: a file
+	// that starts with neither the ELF nor the archive magic (an empty
+	// one too).
+	var magic [len(sframegen.ArchiveMagic)]byte
+	if n, _ := file.ReadAt(magic[:], 0); string(magic[:n]) != sframegen.ArchiveMagic && (n < 4 || string(magic[:4]) != "\x7fELF") {
+		r.skipped++
+		return r
+	}
+	_, err = sframegen.Objects(file, size, func(o sframegen.Object) bool {
+		in := elfInput{name: j.path, f: o.File, r: o.R, size: o.Size}
+		if o.Member != "" {
+			in.name, in.member = fmt.Sprintf("%s(%s)", j.path, o.Member), true
+		}
+		if o.Err != nil {
+			fail(in.name, o.Err)
+			return true
+		}
+		if sframegen.Supported(in.f) != nil {
+			r.skipped++ // generate leaves it alone
+			return false
+		}
+		st, err := computeStats(in, g, dry)
+		switch {
+		case errors.Is(err, errNoSFrameNoCFI):
+			r.noCFI++ // generate leaves it as it is
+			return false
+		case err != nil:
+			fail(in.name, err)
+			return true
+		}
+		st.describe(in)
+		r.objects = append(r.objects, st)
+		return true
+	})
+	if err != nil {
+		fail(j.path, err)
+		return r
+	}
+	r.installed = size
+	return r
+}
+
+// writeStatsLine prints one file's statistics on one line.
+func writeStatsLine(w io.Writer, st *statsJSON) {
+	eh := st.EHFrameBytes + st.EHFrameHdrBytes
+	what := ".sframe"
+	if st.DryRun {
+		what = "dry run"
+	}
+	fmt.Fprintf(w, "%s: %s %d bytes, %s of .eh_frame + .eh_frame_hdr %d; functions %d of %d covered\n",
+		displayName(st.File), what, st.SectionBytes, percent(uint64(st.SectionBytes), eh), eh,
+		st.CoveredFunctions, st.CFIFunctions)
+}
+
+// writeStatsTotal prints the total of a tree.
+func writeStatsTotal(w io.Writer, t *statsTotal) {
+	fmt.Fprintf(w, "total: %s described, %d without CFI, %d skipped, %d failed; %d bytes of ELF files and archives\n",
+		plural(t.statsCounts.Files, "file"), t.FilesWithoutCFI, t.FilesSkipped, t.FilesFailed, t.InstalledBytes)
+	writeStatsCounts(w, "  ", &t.statsCounts, t.InstalledBytes)
+	for _, by := range []map[string]*statsCounts{t.ByKind, t.ByABI} {
+		keys := make([]string, 0, len(by))
+		for k := range by {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			c := by[k]
+			fmt.Fprintf(w, "%s: %s, %d bytes\n", k, plural(c.Files, "file"), c.FileBytes)
+			writeStatsCounts(w, "  ", c, c.FileBytes)
+		}
+	}
+}
+
+// writeStatsCounts prints the sizes and coverage of c; installed is the
+// size of the files they are part of.
+func writeStatsCounts(w io.Writer, indent string, c *statsCounts, installed int64) {
+	eh := c.EHFrameBytes + c.EHFrameHdrBytes
+	fmt.Fprintf(w, "%s.sframe     %d bytes: %s of .eh_frame %d + .eh_frame_hdr %d = %d, %s of the files\n",
+		indent, c.SectionBytes, ratio(uint64(c.SectionBytes), eh), c.EHFrameBytes, c.EHFrameHdrBytes, eh,
+		percent(uint64(c.SectionBytes), uint64(installed)))
+	fmt.Fprintf(w, "%sunshared    %d bytes with one block of FREs per function (GNU's form): %s of .eh_frame + .eh_frame_hdr, %s of the files\n",
+		indent, c.UnsharedBytes, ratio(uint64(c.UnsharedBytes), eh), percent(uint64(c.UnsharedBytes), uint64(installed)))
+	b := &c.Breakdown
+	fmt.Fprintf(w, "%sbytes       header %d, FDE index %d, FDE attributes %d, FRE start addresses %d, FRE info %d, data words %d, other %d; sharing saved %d\n",
+		indent, b.Header, b.FDEIndex, b.FDEAttributes, b.FREStartAddresses, b.FREInfo, b.DataWords, b.Other, b.SharingSaved)
+	fmt.Fprintf(w, "%sfunctions   %d of %d described by the CFI covered (%s); %d FDEs, %d FREs\n",
+		indent, c.CoveredFunctions, c.CFIFunctions, percent(uint64(c.CoveredFunctions), uint64(c.CFIFunctions)), c.FDEs, c.FREs)
+}
+
+// isDir reports whether path names a directory (a symbolic link to one
+// included, as the walk follows an operand).
+func isDir(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.IsDir()
+}
+
+// ratio prints a/b with three decimals, or "-".
+func ratio(a, b uint64) string {
+	if b == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.3f", float64(a)/float64(b))
+}
