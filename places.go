@@ -1,6 +1,10 @@
 package sframegen
 
-import "github.com/sframe-gen/sframe-gen/elfpatch"
+import (
+	"io"
+
+	"github.com/sframe-gen/sframe-gen/elfpatch"
+)
 
 // The files a Generator reads and writes are named by where they are: a
 // directory held open and a name in it (elfpatch's Place), never by a
@@ -44,3 +48,12 @@ func NamedPlace(path string) (Place, error) { return elfpatch.NamedPlace(path) }
 
 // Link makes to another name of the file at from.
 func Link(from, to Place) error { return elfpatch.Link(from, to) }
+
+// OutputPlace is NamedPlace for a file to write: an existing file there is
+// also opened as a creating open(2) would, for the kernel's
+// fs.protected_regular and fs.protected_fifos checks.
+func OutputPlace(path string) (Place, error) { return elfpatch.OutputPlace(path) }
+
+// OpenSink opens the FIFO, null device or terminal at p that is written as
+// it is; nil for a regular file or nothing (replaced or created).
+func OpenSink(p Place) (io.WriteCloser, error) { return elfpatch.OpenSink(p) }
