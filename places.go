@@ -16,6 +16,8 @@ type (
 	Dir = elfpatch.Dir
 	// Place is a directory held open and one name in it.
 	Place = elfpatch.Place
+	// Entry is what fstatat says of a name in a directory.
+	Entry = elfpatch.Entry
 	// TempFiles records the temporary files being written, for a signal
 	// handler to remove (RemoveAll).
 	TempFiles = elfpatch.TempFiles

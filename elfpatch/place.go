@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -651,4 +652,90 @@ func (h *heldFIFO) Close() error {
 		return h.f.Close()
 	}
 	return nil
+}
+
+// An Entry is what fstatat says of a name in a directory (a symbolic link
+// itself, not what it names).
+type Entry struct {
+	Name            string
+	Mode            fs.FileMode // type, permission and special bits
+	Size            int64
+	Dev, Ino, Nlink uint64
+}
+
+// entryOf converts a stat.
+func entryOf(name string, st *unix.Stat_t) Entry {
+	mode := unixMode(st.Mode)
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFDIR:
+		mode |= fs.ModeDir
+	case unix.S_IFLNK:
+		mode |= fs.ModeSymlink
+	case unix.S_IFIFO:
+		mode |= fs.ModeNamedPipe
+	case unix.S_IFSOCK:
+		mode |= fs.ModeSocket
+	case unix.S_IFCHR:
+		mode |= fs.ModeDevice | fs.ModeCharDevice
+	case unix.S_IFBLK:
+		mode |= fs.ModeDevice
+	}
+	return Entry{Name: name, Mode: mode, Size: st.Size, Dev: uint64(st.Dev), Ino: st.Ino, Nlink: uint64(st.Nlink)}
+}
+
+// Stat is what fstat says of the directory itself.
+func (d *Dir) Stat() (Entry, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(d.fd, &st); err != nil {
+		return Entry{}, &fs.PathError{Op: "stat", Path: d.path, Err: err}
+	}
+	return entryOf(filepath.Base(d.path), &st), nil
+}
+
+// Lstat is what fstatat says of the place's entry (a symbolic link itself).
+func (p Place) Lstat() (Entry, error) {
+	st, err := p.stat()
+	if err != nil {
+		return Entry{}, &fs.PathError{Op: "lstat", Path: p.Path(), Err: err}
+	}
+	return entryOf(p.Name, &st), nil
+}
+
+// List lists the directory through its descriptor, never by its path (a
+// directory swapped for a symbolic link meanwhile is not listed instead),
+// sorted by name, each entry as fstatat in d says of it. A name removed
+// between the listing and its fstatat is left out.
+func (d *Dir) List() ([]Entry, error) {
+	fd, err := unix.Openat(d.fd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: d.path, Err: err}
+	}
+	f := os.NewFile(uintptr(fd), d.path)
+	names, err := f.Readdirnames(-1)
+	f.Close()
+	if err != nil {
+		return nil, &fs.PathError{Op: "readdirent", Path: d.path, Err: unwrapPathError(err)}
+	}
+	slices.Sort(names)
+	entries := make([]Entry, 0, len(names))
+	for _, n := range names {
+		var st unix.Stat_t
+		if err := unix.Fstatat(d.fd, n, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			if errors.Is(err, unix.ENOENT) {
+				continue
+			}
+			return nil, &fs.PathError{Op: "lstat", Path: d.join(n), Err: err}
+		}
+		entries = append(entries, entryOf(n, &st))
+	}
+	return entries, nil
+}
+
+// unwrapPathError is the error inside an *fs.PathError.
+func unwrapPathError(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
