@@ -498,4 +498,20 @@ func TestReportNamesExact(t *testing.T) {
 			t.Errorf("%q not in the report exactly:\n%s", n, b)
 		}
 	}
+	// docs/batch.md's example, run.
+	doc, err := os.ReadFile(filepath.Join(testdataDir(), "..", "docs", "batch.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, example, ok := strings.Cut(string(doc), "writes (`TestReportNamesExact` runs it):\n\n```json\n")
+	example, _, _ = strings.Cut(example, "\n")
+	ex := t.TempDir()
+	os.Mkdir(filepath.Join(ex, "bin"), 0o755)
+	copyFile(t, exe, filepath.Join(ex, "bin", "caf\xe9"))
+	cmd := exec.Command(buildCommand(t), "-q", "--report", "-", "bin")
+	cmd.Dir = ex
+	out, err := cmd.Output()
+	if !ok || err != nil || strings.TrimSpace(string(out)) != example {
+		t.Errorf("docs/batch.md's example: %q (%v), the run writes %q", example, err, out)
+	}
 }
