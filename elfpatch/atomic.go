@@ -83,11 +83,11 @@ func (t *TempFiles) RemoveAll() {
 	t.names = nil
 }
 
-// ReplaceFile replaces the file path names (a symbolic link followed to its
-// target, the link kept: [NamedPlace]) with what write produces, through
-// [TempFiles.Replace]. A new file gets perm.
+// ReplaceFile replaces the file path names (a symbolic link followed by
+// the kernel to its target, the link kept: [OutputPlace]) with what write
+// produces, through [TempFiles.Replace]. A new file gets perm.
 func (t *TempFiles) ReplaceFile(path string, perm fs.FileMode, write func(tmp *os.File) error) error {
-	dst, err := NamedPlace(path)
+	dst, err := OutputPlace(path)
 	if err != nil {
 		return err
 	}

@@ -493,8 +493,11 @@ func OutputPlace(path string) (Place, error) {
 // meanwhile, the empty file that open made is removed.
 func (p Place) createCheck() error {
 	before, err := p.stat()
-	if err != nil || before.Mode&unix.S_IFMT == unix.S_IFLNK || before.Mode&unix.S_IFMT == unix.S_IFDIR {
-		return nil // nothing there (or a link a rename replaces; a directory, refused later)
+	if err != nil || before.Mode&unix.S_IFMT != unix.S_IFREG && before.Mode&unix.S_IFMT != unix.S_IFIFO {
+		// Nothing there, or a link a rename replaces; a directory,
+		// device or socket is refused later, and never opened (the
+		// open of a device can act: a tape rewinds, a watchdog starts).
+		return nil
 	}
 	fd, err := unix.Openat(p.Dir.fd, p.Name, unix.O_RDONLY|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0o600)
 	if errors.Is(err, unix.ELOOP) {

@@ -1,6 +1,7 @@
 package elfpatch
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -76,5 +77,45 @@ func TestSymlinkAndLink(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestNamedPlaceFollowsThroughKernel checks where NamedPlace puts a name
+// that is a symbolic link, followed by open(2): the target's directory and
+// name (through a chain of links, relative ones too), and a link to
+// nothing refused, nothing created.
+func TestNamedPlaceFollowsThroughKernel(t *testing.T) {
+	dir := t.TempDir()
+	sub := filepath.Join(dir, "sub")
+	os.Mkdir(sub, 0o755)
+	target := filepath.Join(sub, "target")
+	os.WriteFile(target, []byte("x"), 0o644)
+	os.Symlink("sub/target", filepath.Join(dir, "rel"))
+	os.Symlink(filepath.Join(dir, "rel"), filepath.Join(dir, "chain"))
+	os.Symlink("sub/none", filepath.Join(dir, "dangling"))
+	for _, name := range []string{"target", "rel", "chain"} {
+		path := filepath.Join(dir, name)
+		if name == "target" {
+			path = target
+		}
+		p, err := NamedPlace(path)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if got := p.Path(); got != target {
+			t.Errorf("%s: place %s, want %s", name, got, target)
+		}
+		p.Dir.Close()
+	}
+	if _, err := NamedPlace(filepath.Join(dir, "dangling")); !errors.Is(err, ErrDanglingLink) {
+		t.Errorf("a link to nothing: %v, want ErrDanglingLink", err)
+	}
+	if _, err := os.Lstat(filepath.Join(sub, "none")); err == nil {
+		t.Errorf("a file was created through the link to nothing")
+	}
+	p, err := NamedPlace(filepath.Join(dir, "new"))
+	if err != nil || p.Path() != filepath.Join(dir, "new") {
+		t.Errorf("a new name: %v %v", p, err)
 	}
 }
