@@ -45,7 +45,8 @@ const ArchiveMagic = elfpatch.ArchiveMagic
 func OpenDir(path string) (*Dir, error) { return elfpatch.OpenDir(path) }
 
 // NamedPlace is the place of the file path names, as the user named it (a
-// symbolic link followed to its file). Close the place's Dir when done.
+// final symbolic link followed by the kernel, under its protections, to its
+// file). Close the place's Dir when done.
 func NamedPlace(path string) (Place, error) { return elfpatch.NamedPlace(path) }
 
 // Link makes to another name of the file at from.
