@@ -519,7 +519,7 @@ func (p Place) createCheck() error {
 
 // OpenSink opens the file at p when it is written as it is rather than
 // replaced: a FIFO the user running sframe-gen owns, the null device, or
-// that user's own terminal. It returns nil, nil when p holds a regular file
+// that user's own terminal (/dev/tty, or a terminal device the user owns). It returns nil, nil when p holds a regular file
 // or nothing (to be replaced or created), and an error naming what p holds
 // for anything else (a FIFO or terminal of another user, another device, a
 // socket, a directory): a root run never waits on, nor writes to, a FIFO or
@@ -585,8 +585,11 @@ func sinkAllowed(st *unix.Stat_t) error {
 	case unix.S_IFDIR:
 		return errors.New("is a directory")
 	case unix.S_IFCHR:
-		if unix.Major(st.Rdev) == 1 && unix.Minor(st.Rdev) == 3 {
-			return nil // /dev/null
+		switch maj, min := unix.Major(st.Rdev), unix.Minor(st.Rdev); {
+		case maj == 1 && min == 3: // /dev/null
+			return nil
+		case maj == 5 && min == 0: // /dev/tty: the caller's own terminal
+			return nil
 		}
 		// A terminal: Unix 98 ptys (136-143) and virtual consoles (4),
 		// the user's own.

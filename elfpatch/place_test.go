@@ -2,6 +2,7 @@ package elfpatch
 
 import (
 	"errors"
+	"golang.org/x/sys/unix"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -117,5 +118,63 @@ func TestNamedPlaceFollowsThroughKernel(t *testing.T) {
 	p, err := NamedPlace(filepath.Join(dir, "new"))
 	if err != nil || p.Path() != filepath.Join(dir, "new") {
 		t.Errorf("a new name: %v %v", p, err)
+	}
+}
+
+// TestOpenSink checks which destinations are written as they are: the
+// user's own FIFO (without a reader: held, opened at the first write,
+// which then waits for the reader), /dev/null; a regular file or nothing
+// is for a replacement (nil); another device and a directory are refused,
+// named.
+func TestOpenSink(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := unix.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p, err := NamedPlace(fifo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Dir.Close()
+	w, err := OpenSink(p) // no reader yet: must not wait
+	if err != nil || w == nil {
+		t.Fatalf("own FIFO: %v, %v", w, err)
+	}
+	got := make(chan []byte)
+	go func() {
+		b, _ := os.ReadFile(fifo)
+		got <- b
+	}()
+	if _, err := w.Write([]byte("line\n")); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	if b := <-got; string(b) != "line\n" {
+		t.Errorf("the FIFO's reader got %q", b)
+	}
+	for _, c := range []struct{ path, err string }{
+		{"/dev/null", ""},
+		{filepath.Join(dir, "new"), "nil"},
+		{"/dev/zero", "not a regular file (a character device)"},
+		{dir, "is a directory"},
+	} {
+		p, err := NamedPlace(c.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := OpenSink(p)
+		p.Dir.Close()
+		switch {
+		case c.err == "" && (err != nil || w == nil):
+			t.Errorf("%s: %v, %v; want it opened", c.path, w, err)
+		case c.err == "nil" && (err != nil || w != nil):
+			t.Errorf("%s: %v, %v; want nil (replaced)", c.path, w, err)
+		case c.err != "" && c.err != "nil" && (err == nil || err.Error() != c.err):
+			t.Errorf("%s: %v; want %q", c.path, err, c.err)
+		}
+		if w != nil {
+			w.Close()
+		}
 	}
 }
