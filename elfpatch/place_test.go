@@ -2,12 +2,13 @@ package elfpatch
 
 import (
 	"errors"
-	"golang.org/x/sys/unix"
 	"os"
 	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestSymlinkAndLink checks that Dir.Symlink and Link make their name
