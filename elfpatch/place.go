@@ -745,3 +745,13 @@ func unwrapPathError(err error) error {
 	}
 	return err
 }
+
+// Writable checks that a file can be made in the directory (access(2),
+// W_OK, through the descriptor): a read-only directory or file system is
+// refused before any work.
+func (d *Dir) Writable() error {
+	if err := unix.Faccessat(d.fd, ".", unix.W_OK, 0); err != nil {
+		return &fs.PathError{Op: "access", Path: d.path, Err: err}
+	}
+	return nil
+}

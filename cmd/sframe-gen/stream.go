@@ -70,6 +70,10 @@ func openStream(c *cli, path string, perm os.FileMode) (*streamTarget, error) {
 		t.w, t.opened = f, f
 		return t, nil
 	}
+	if err := at.Dir.Writable(); err != nil {
+		at.Dir.Close()
+		return nil, fmt.Errorf("cannot write in %s: %w", displayName(at.Dir.Path()), unwrapPath(err))
+	}
 	t.at = at
 	return t, nil
 }
