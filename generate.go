@@ -51,7 +51,7 @@ func WriteFile(in, out string, opt Options) (*Section, error) {
 	}
 	defer job.In.Dir.Close()
 	if out != in {
-		if job.Out, err = NamedPlace(out); err != nil {
+		if job.Out, err = OutputPlace(out); err != nil {
 			return nil, err
 		}
 		defer job.Out.Dir.Close()

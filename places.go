@@ -1,6 +1,7 @@
 package sframegen
 
 import (
+	"io"
 	"os"
 
 	"github.com/sframe-gen/sframe-gen/elfpatch"
@@ -16,6 +17,8 @@ type (
 	Dir = elfpatch.Dir
 	// Place is a directory held open and one name in it.
 	Place = elfpatch.Place
+	// Entry is what fstatat says of a name in a directory.
+	Entry = elfpatch.Entry
 	// TempFiles records the temporary files being written, for a signal
 	// handler to remove (RemoveAll).
 	TempFiles = elfpatch.TempFiles
@@ -43,7 +46,8 @@ const ArchiveMagic = elfpatch.ArchiveMagic
 func OpenDir(path string) (*Dir, error) { return elfpatch.OpenDir(path) }
 
 // NamedPlace is the place of the file path names, as the user named it (a
-// symbolic link followed to its file). Close the place's Dir when done.
+// final symbolic link followed by the kernel, under its protections, to its
+// file). Close the place's Dir when done.
 func NamedPlace(path string) (Place, error) { return elfpatch.NamedPlace(path) }
 
 // Link makes to another name of the file at from.
@@ -60,3 +64,12 @@ func OpenRead(p Place) (f *os.File, size int64, err error) {
 	}
 	return src.File, src.Size(), nil
 }
+
+// OutputPlace is NamedPlace for a file to write: an existing file there is
+// also opened as a creating open(2) would, for the kernel's
+// fs.protected_regular and fs.protected_fifos checks.
+func OutputPlace(path string) (Place, error) { return elfpatch.OutputPlace(path) }
+
+// OpenSink opens the FIFO, null device or terminal at p that is written as
+// it is; nil for a regular file or nothing (replaced or created).
+func OpenSink(p Place) (io.WriteCloser, error) { return elfpatch.OpenSink(p) }

@@ -83,11 +83,11 @@ func (t *TempFiles) RemoveAll() {
 	t.names = nil
 }
 
-// ReplaceFile replaces the file path names (a symbolic link followed to its
-// target, the link kept: [NamedPlace]) with what write produces, through
-// [TempFiles.Replace]. A new file gets perm.
+// ReplaceFile replaces the file path names (a symbolic link followed by
+// the kernel to its target, the link kept: [OutputPlace]) with what write
+// produces, through [TempFiles.Replace]. A new file gets perm.
 func (t *TempFiles) ReplaceFile(path string, perm fs.FileMode, write func(tmp *os.File) error) error {
-	dst, err := NamedPlace(path)
+	dst, err := OutputPlace(path)
 	if err != nil {
 		return err
 	}
@@ -121,12 +121,14 @@ type ReplaceOptions struct {
 	// renamed over another before the rename (ext4's auto_da_alloc, the
 	// default; btrfs) guarantees it.
 	NoSync bool
-	// DirSynced, when set, is called with the path of dst's directory
-	// instead of syncing it after the rename: a caller replacing many
-	// files syncs each directory once at the end. Until then a crash may
-	// undo the rename, leaving the old contents (never a partial file: the
-	// new file is synced before the rename).
-	DirSynced func(dir string)
+	// DirSynced, when set, is called with dst's directory instead of
+	// syncing it after the rename: a caller replacing many files syncs
+	// each directory once at the end, through the directory held open
+	// ([Dir.Clone] keeps it past Replace; [Dir.Sync]), never by its path
+	// again. Until then a crash may undo the rename, leaving the old
+	// contents (never a partial file: the new file is synced before the
+	// rename).
+	DirSynced func(dir *Dir)
 	// Written, when set, is called once the temporary file is complete,
 	// before it is synced and renamed (the wait for the disk): a caller
 	// that bounds its CPU work can start on another file then.
@@ -497,19 +499,16 @@ func syncDirs(dst Place, opt ReplaceOptions) {
 	for _, l := range opt.Links {
 		dirs = append(dirs, l.Dir)
 	}
-	seen := map[string]bool{}
+	seen := map[*Dir]bool{}
 	for _, d := range dirs {
-		if seen[d.path] {
+		if seen[d] {
 			continue
 		}
-		seen[d.path] = true
+		seen[d] = true
 		if opt.DirSynced != nil {
-			opt.DirSynced(d.path)
+			opt.DirSynced(d)
 			continue
 		}
-		if fd, err := unix.Openat(d.fd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err == nil {
-			unix.Fsync(fd)
-			unix.Close(fd)
-		}
+		d.Sync()
 	}
 }

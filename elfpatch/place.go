@@ -3,9 +3,11 @@ package elfpatch
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -147,43 +149,89 @@ func (d *Dir) Place(rel string) (Place, error) {
 	return Place{Dir: sub, Name: name}, nil
 }
 
-// maxLinks bounds the symbolic links NamedPlace follows (as the kernel's 40).
-const maxLinks = 40
+// ErrDanglingLink is the error of [NamedPlace] for a name that is a
+// symbolic link to nothing: nothing is created through a link (as cp).
+var ErrDanglingLink = errors.New("a symbolic link to nothing (not written through)")
 
-// NamedPlace is the place of the file path names, as the user named it: a
-// path that is a symbolic link is followed to the file it names (as find
-// -H and cp do), and its directories are opened as named. Each link is
-// resolved once: its directory is opened first and the link read there,
-// so what is opened is what was resolved. The file need not exist. Close
+// NamedPlace is the place of the file path names, as the user named it.
+// The kernel resolves the name, once: its directories are opened as named
+// (OpenDir), and a final symbolic link is followed by open(2) itself, under
+// the kernel's protections (fs.protected_symlinks: a link in a sticky
+// world-writable directory is followed only when the follower or the
+// directory's owner owns it), never by reading the link and opening its
+// text. The place returned is where the file the kernel opened is: its
+// directory and name, found from the descriptor (/proc/self/fd) and
+// checked to name that very file (device and inode), so a link is kept
+// and its target replaced, as cp writes through it. A final link to
+// nothing is [ErrDanglingLink]; otherwise the file need not exist. Close
 // the place's Dir when done.
 func NamedPlace(path string) (Place, error) {
-	for range maxLinks {
-		dir, name := filepath.Split(filepath.Clean(path))
-		if name == "" || name == "." || name == ".." || name == string(filepath.Separator) {
-			return Place{}, &fs.PathError{Op: "open", Path: path, Err: unix.EISDIR}
-		}
-		dir = filepath.Clean(dir) // "" is "."
-		d, err := OpenDir(dir)
-		if err != nil {
-			return Place{}, err
-		}
-		p := Place{Dir: d, Name: name}
-		st, err := p.stat()
-		if err != nil || st.Mode&unix.S_IFMT != unix.S_IFLNK {
-			return p, nil
-		}
-		target, err := p.Readlink()
-		d.Close()
-		if err != nil {
-			return Place{}, err
-		}
-		if !filepath.IsAbs(target) {
-			target = filepath.Join(dir, target)
-		}
-		path = target
+	dir, name := filepath.Split(filepath.Clean(path))
+	if name == "" || name == "." || name == ".." || name == string(filepath.Separator) {
+		return Place{}, &fs.PathError{Op: "open", Path: path, Err: unix.EISDIR}
 	}
-	return Place{}, &fs.PathError{Op: "open", Path: path, Err: unix.ELOOP}
+	d, err := OpenDir(filepath.Clean(dir)) // "" is "."
+	if err != nil {
+		return Place{}, err
+	}
+	p := Place{Dir: d, Name: name}
+	st, err := p.stat()
+	if err != nil || st.Mode&unix.S_IFMT != unix.S_IFLNK {
+		return p, nil
+	}
+	// A final link: the kernel follows it (O_PATH: nothing is read, a
+	// FIFO or device is not opened for I/O).
+	fd, err := unix.Openat(d.fd, name, unix.O_PATH|unix.O_CLOEXEC, 0)
+	d.Close()
+	if errors.Is(err, unix.ENOENT) {
+		err = ErrDanglingLink
+	}
+	if err != nil {
+		return Place{}, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	defer unix.Close(fd)
+	return placeOf(fd, path)
 }
+
+// placeOf is the place of the file open at fd: the path the kernel gives
+// for it (/proc/self/fd), its directory opened without following any
+// symbolic link, and its name there checked to be that file.
+func placeOf(fd int, path string) (Place, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return Place{}, &fs.PathError{Op: "stat", Path: path, Err: err}
+	}
+	buf := make([]byte, unix.PathMax+1)
+	n, err := unix.Readlink(fmt.Sprintf("/proc/self/fd/%d", fd), buf)
+	if err != nil {
+		return Place{}, &fs.PathError{Op: "open", Path: path, Err: fmt.Errorf("a symbolic link, and /proc is needed to find where its file is: %w", err)}
+	}
+	resolved := string(buf[:n])
+	if !filepath.IsAbs(resolved) || n > unix.PathMax {
+		return Place{}, &fs.PathError{Op: "open", Path: path, Err: fmt.Errorf("a symbolic link to a file without a path here (%q)", resolved)}
+	}
+	dir, name := filepath.Split(resolved)
+	root, err := unix.Open("/", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return Place{}, &fs.PathError{Op: "open", Path: "/", Err: err}
+	}
+	dfd, err := openBeneath(root, strings.TrimPrefix(filepath.Clean(dir), "/"), unix.O_PATH|unix.O_DIRECTORY)
+	unix.Close(root)
+	if err != nil {
+		return Place{}, &fs.PathError{Op: "open", Path: path, Err: fmt.Errorf("%w (its directory %s %w)", ErrLinkMoved, dir, err)}
+	}
+	p := Place{Dir: &Dir{fd: dfd, path: filepath.Clean(dir)}, Name: name}
+	now, err := p.stat()
+	if err != nil || now.Dev != st.Dev || now.Ino != st.Ino {
+		p.Dir.Close()
+		return Place{}, &fs.PathError{Op: "open", Path: path, Err: ErrLinkMoved}
+	}
+	return p, nil
+}
+
+// ErrLinkMoved is the error of [NamedPlace] when the file a final symbolic
+// link led to no longer has the name the kernel gave for it.
+var ErrLinkMoved = errors.New("the file its symbolic link names was moved while sframe-gen opened it")
 
 // stat is what fstatat says of the place's entry (a symbolic link itself,
 // not what it names).
@@ -419,4 +467,291 @@ func (p Place) Readlink() (string, error) {
 		}
 		buf = make([]byte, 4*len(buf))
 	}
+}
+
+// OutputPlace is [NamedPlace] for a file sframe-gen is to write (replace or
+// create): when the name already holds a file, it is also opened as
+// open(2) with O_CREAT opens it (nothing read, nothing truncated), so the
+// kernel's fs.protected_regular and fs.protected_fifos apply as they do to
+// cp or a shell's redirection: a root run does not write a file or FIFO
+// another user owns in a sticky world-writable directory (EACCES).
+func OutputPlace(path string) (Place, error) {
+	p, err := NamedPlace(path)
+	if err != nil {
+		return p, err
+	}
+	if err := p.createCheck(); err != nil {
+		p.Dir.Close()
+		return Place{}, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	return p, nil
+}
+
+// createCheck opens the file at p, if there is one, with O_CREAT (and
+// O_NOFOLLOW, O_NONBLOCK: a link is not followed, a FIFO not waited for),
+// for the kernel's checks of a creating open. Should the file vanish
+// meanwhile, the empty file that open made is removed.
+func (p Place) createCheck() error {
+	before, err := p.stat()
+	if err != nil || before.Mode&unix.S_IFMT != unix.S_IFREG && before.Mode&unix.S_IFMT != unix.S_IFIFO {
+		// Nothing there, or a link a rename replaces; a directory,
+		// device or socket is refused later, and never opened (the
+		// open of a device can act: a tape rewinds, a watchdog starts).
+		return nil
+	}
+	fd, err := unix.Openat(p.Dir.fd, p.Name, unix.O_RDONLY|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0o600)
+	if errors.Is(err, unix.ELOOP) {
+		return nil // swapped for a link meanwhile: never followed
+	}
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err == nil && (st.Dev != before.Dev || st.Ino != before.Ino) &&
+		st.Size == 0 && int(st.Uid) == os.Geteuid() && st.Nlink == 1 {
+		if now, err := p.stat(); err == nil && now.Ino == st.Ino && now.Dev == st.Dev {
+			unix.Unlinkat(p.Dir.fd, p.Name, 0)
+		}
+	}
+	return nil
+}
+
+// OpenSink opens the file at p when it is written as it is rather than
+// replaced: a FIFO the user running sframe-gen owns, the null device, or
+// that user's own terminal (/dev/tty, or a terminal device the user owns). It returns nil, nil when p holds a regular file
+// or nothing (to be replaced or created), and an error naming what p holds
+// for anything else (a FIFO or terminal of another user, another device, a
+// socket, a directory): a root run never waits on, nor writes to, a FIFO or
+// device someone else planted. The file is opened without following a
+// symbolic link, without waiting, and checked to be what was decided on.
+// A FIFO of the user's own without a reader yet is held (O_PATH) and opened
+// for writing through that descriptor at the first write, which waits for
+// its reader as a shell's redirection would: the run itself never waits
+// for it before its end.
+func OpenSink(p Place) (io.WriteCloser, error) {
+	st, err := p.stat()
+	switch {
+	case errors.Is(err, unix.ENOENT):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	}
+	if err := sinkAllowed(&st); err != nil || st.Mode&unix.S_IFMT == unix.S_IFREG {
+		return nil, err
+	}
+	fd, err := unix.Openat(p.Dir.fd, p.Name, unix.O_WRONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	if errors.Is(err, unix.ENXIO) && st.Mode&unix.S_IFMT == unix.S_IFIFO {
+		// No reader yet: hold the FIFO itself.
+		fd, err = unix.Openat(p.Dir.fd, p.Name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err == nil {
+			var now unix.Stat_t
+			if err := unix.Fstat(fd, &now); err != nil || now.Dev != st.Dev || now.Ino != st.Ino {
+				unix.Close(fd)
+				return nil, ErrChanged
+			}
+			return &heldFIFO{held: fd, path: p.Path()}, nil
+		}
+	}
+	switch {
+	case errors.Is(err, unix.ELOOP):
+		return nil, ErrChanged
+	case err != nil:
+		return nil, err
+	}
+	var now unix.Stat_t
+	if err := unix.Fstat(fd, &now); err != nil || now.Dev != st.Dev || now.Ino != st.Ino {
+		unix.Close(fd)
+		return nil, ErrChanged
+	}
+	if fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0); err == nil {
+		unix.FcntlInt(uintptr(fd), unix.F_SETFL, fl&^unix.O_NONBLOCK)
+	}
+	return os.NewFile(uintptr(fd), p.Path()), nil
+}
+
+// sinkAllowed says whether a destination of the kind st describes may be
+// written (see OpenSink).
+func sinkAllowed(st *unix.Stat_t) error {
+	mine := int(st.Uid) == os.Geteuid()
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFREG:
+		return nil
+	case unix.S_IFIFO:
+		if mine {
+			return nil
+		}
+		return fmt.Errorf("a FIFO of user %d, not of the user running sframe-gen (not written)", st.Uid)
+	case unix.S_IFDIR:
+		return errors.New("is a directory")
+	case unix.S_IFCHR:
+		switch maj, min := unix.Major(st.Rdev), unix.Minor(st.Rdev); {
+		case maj == 1 && min == 3: // /dev/null
+			return nil
+		case maj == 5 && min == 0: // /dev/tty: the caller's own terminal
+			return nil
+		}
+		// A terminal: Unix 98 ptys (136-143) and virtual consoles (4),
+		// the user's own.
+		if maj := unix.Major(st.Rdev); mine && (maj == 4 || maj >= 136 && maj <= 143) {
+			return nil
+		}
+	}
+	return &ErrNotRegular{Kind: fileKind(st.Mode)}
+}
+
+// Clone is another descriptor of the same directory (dup), for a caller
+// that keeps it after d is closed. Close it when done.
+func (d *Dir) Clone() (*Dir, error) {
+	fd, err := unix.FcntlInt(uintptr(d.fd), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return nil, &fs.PathError{Op: "dup", Path: d.path, Err: err}
+	}
+	return &Dir{fd: fd, path: d.path}, nil
+}
+
+// ID is the directory's device and inode number.
+func (d *Dir) ID() ([2]uint64, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(d.fd, &st); err != nil {
+		return [2]uint64{}, &fs.PathError{Op: "stat", Path: d.path, Err: err}
+	}
+	return [2]uint64{uint64(st.Dev), st.Ino}, nil
+}
+
+// Sync flushes the directory's entries to the disk (fsync), through the
+// directory held open: what its path names now does not matter.
+func (d *Dir) Sync() error {
+	fd, err := unix.Openat(d.fd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err == nil {
+		err = unix.Fsync(fd)
+		unix.Close(fd)
+	}
+	if err != nil {
+		return &fs.PathError{Op: "sync", Path: d.path, Err: err}
+	}
+	return nil
+}
+
+// heldFIFO is a FIFO of the user's own held open (O_PATH) until its first
+// write opens it for writing, through the descriptor held.
+type heldFIFO struct {
+	held int
+	path string
+	f    *os.File
+}
+
+func (h *heldFIFO) Write(b []byte) (int, error) {
+	if h.f == nil {
+		fd, err := unix.Open(fmt.Sprintf("/proc/self/fd/%d", h.held), unix.O_WRONLY|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return 0, &fs.PathError{Op: "open", Path: h.path, Err: err}
+		}
+		h.f = os.NewFile(uintptr(fd), h.path)
+	}
+	return h.f.Write(b)
+}
+
+func (h *heldFIFO) Close() error {
+	unix.Close(h.held)
+	if h.f != nil {
+		return h.f.Close()
+	}
+	return nil
+}
+
+// An Entry is what fstatat says of a name in a directory (a symbolic link
+// itself, not what it names).
+type Entry struct {
+	Name            string
+	Mode            fs.FileMode // type, permission and special bits
+	Size            int64
+	Dev, Ino, Nlink uint64
+}
+
+// entryOf converts a stat.
+func entryOf(name string, st *unix.Stat_t) Entry {
+	mode := unixMode(st.Mode)
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFDIR:
+		mode |= fs.ModeDir
+	case unix.S_IFLNK:
+		mode |= fs.ModeSymlink
+	case unix.S_IFIFO:
+		mode |= fs.ModeNamedPipe
+	case unix.S_IFSOCK:
+		mode |= fs.ModeSocket
+	case unix.S_IFCHR:
+		mode |= fs.ModeDevice | fs.ModeCharDevice
+	case unix.S_IFBLK:
+		mode |= fs.ModeDevice
+	}
+	return Entry{Name: name, Mode: mode, Size: st.Size, Dev: uint64(st.Dev), Ino: st.Ino, Nlink: uint64(st.Nlink)}
+}
+
+// Stat is what fstat says of the directory itself.
+func (d *Dir) Stat() (Entry, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(d.fd, &st); err != nil {
+		return Entry{}, &fs.PathError{Op: "stat", Path: d.path, Err: err}
+	}
+	return entryOf(filepath.Base(d.path), &st), nil
+}
+
+// Lstat is what fstatat says of the place's entry (a symbolic link itself).
+func (p Place) Lstat() (Entry, error) {
+	st, err := p.stat()
+	if err != nil {
+		return Entry{}, &fs.PathError{Op: "lstat", Path: p.Path(), Err: err}
+	}
+	return entryOf(p.Name, &st), nil
+}
+
+// List lists the directory through its descriptor, never by its path (a
+// directory swapped for a symbolic link meanwhile is not listed instead),
+// sorted by name, each entry as fstatat in d says of it. A name removed
+// between the listing and its fstatat is left out.
+func (d *Dir) List() ([]Entry, error) {
+	fd, err := unix.Openat(d.fd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: d.path, Err: err}
+	}
+	f := os.NewFile(uintptr(fd), d.path)
+	names, err := f.Readdirnames(-1)
+	f.Close()
+	if err != nil {
+		return nil, &fs.PathError{Op: "readdirent", Path: d.path, Err: unwrapPathError(err)}
+	}
+	slices.Sort(names)
+	entries := make([]Entry, 0, len(names))
+	for _, n := range names {
+		var st unix.Stat_t
+		if err := unix.Fstatat(d.fd, n, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			if errors.Is(err, unix.ENOENT) {
+				continue
+			}
+			return nil, &fs.PathError{Op: "lstat", Path: d.join(n), Err: err}
+		}
+		entries = append(entries, entryOf(n, &st))
+	}
+	return entries, nil
+}
+
+// unwrapPathError is the error inside an *fs.PathError.
+func unwrapPathError(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// Writable checks that a file can be made in the directory (access(2),
+// W_OK, through the descriptor): a read-only directory or file system is
+// refused before any work.
+func (d *Dir) Writable() error {
+	if err := unix.Faccessat(d.fd, ".", unix.W_OK, 0); err != nil {
+		return &fs.PathError{Op: "access", Path: d.path, Err: err}
+	}
+	return nil
 }

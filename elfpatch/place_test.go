@@ -1,11 +1,14 @@
 package elfpatch
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestSymlinkAndLink checks that Dir.Symlink and Link make their name
@@ -76,5 +79,103 @@ func TestSymlinkAndLink(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestNamedPlaceFollowsThroughKernel checks where NamedPlace puts a name
+// that is a symbolic link, followed by open(2): the target's directory and
+// name (through a chain of links, relative ones too), and a link to
+// nothing refused, nothing created.
+func TestNamedPlaceFollowsThroughKernel(t *testing.T) {
+	dir := t.TempDir()
+	sub := filepath.Join(dir, "sub")
+	os.Mkdir(sub, 0o755)
+	target := filepath.Join(sub, "target")
+	os.WriteFile(target, []byte("x"), 0o644)
+	os.Symlink("sub/target", filepath.Join(dir, "rel"))
+	os.Symlink(filepath.Join(dir, "rel"), filepath.Join(dir, "chain"))
+	os.Symlink("sub/none", filepath.Join(dir, "dangling"))
+	for _, name := range []string{"target", "rel", "chain"} {
+		path := filepath.Join(dir, name)
+		if name == "target" {
+			path = target
+		}
+		p, err := NamedPlace(path)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if got := p.Path(); got != target {
+			t.Errorf("%s: place %s, want %s", name, got, target)
+		}
+		p.Dir.Close()
+	}
+	if _, err := NamedPlace(filepath.Join(dir, "dangling")); !errors.Is(err, ErrDanglingLink) {
+		t.Errorf("a link to nothing: %v, want ErrDanglingLink", err)
+	}
+	if _, err := os.Lstat(filepath.Join(sub, "none")); err == nil {
+		t.Errorf("a file was created through the link to nothing")
+	}
+	p, err := NamedPlace(filepath.Join(dir, "new"))
+	if err != nil || p.Path() != filepath.Join(dir, "new") {
+		t.Errorf("a new name: %v %v", p, err)
+	}
+}
+
+// TestOpenSink checks which destinations are written as they are: the
+// user's own FIFO (without a reader: held, opened at the first write,
+// which then waits for the reader), /dev/null; a regular file or nothing
+// is for a replacement (nil); another device and a directory are refused,
+// named.
+func TestOpenSink(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := unix.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p, err := NamedPlace(fifo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Dir.Close()
+	w, err := OpenSink(p) // no reader yet: must not wait
+	if err != nil || w == nil {
+		t.Fatalf("own FIFO: %v, %v", w, err)
+	}
+	got := make(chan []byte)
+	go func() {
+		b, _ := os.ReadFile(fifo)
+		got <- b
+	}()
+	if _, err := w.Write([]byte("line\n")); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	if b := <-got; string(b) != "line\n" {
+		t.Errorf("the FIFO's reader got %q", b)
+	}
+	for _, c := range []struct{ path, err string }{
+		{"/dev/null", ""},
+		{filepath.Join(dir, "new"), "nil"},
+		{"/dev/zero", "not a regular file (a character device)"},
+		{dir, "is a directory"},
+	} {
+		p, err := NamedPlace(c.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := OpenSink(p)
+		p.Dir.Close()
+		switch {
+		case c.err == "" && (err != nil || w == nil):
+			t.Errorf("%s: %v, %v; want it opened", c.path, w, err)
+		case c.err == "nil" && (err != nil || w != nil):
+			t.Errorf("%s: %v, %v; want nil (replaced)", c.path, w, err)
+		case c.err != "" && c.err != "nil" && (err == nil || err.Error() != c.err):
+			t.Errorf("%s: %v; want %q", c.path, err, c.err)
+		}
+		if w != nil {
+			w.Close()
+		}
 	}
 }

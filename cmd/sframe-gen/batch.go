@@ -40,7 +40,7 @@ func (c *cli) runBatch(paths []string, o generateOptions, b batchOptions) int {
 	var reportTo *streamTarget // --report's, checked before any file is patched
 	if b.report != "" {
 		var err error
-		if reportTo, err = openStream(c, b.report); err != nil {
+		if reportTo, err = openStream(c, b.report, 0o600); err != nil {
 			return c.fail(b.report, fmt.Errorf("--report: %w", err))
 		}
 		defer reportTo.close()
@@ -100,7 +100,7 @@ func (c *cli) runBatch(paths []string, o generateOptions, b batchOptions) int {
 	// 1.3 times cp -a when the disk keeps up).
 	next := make(chan int)
 	cpu := make(chan struct{}, b.jobs)
-	dirs := &dirSyncer{dirs: map[string]bool{}}
+	dirs := newDirSyncer()
 	var wg sync.WaitGroup
 	for range min(b.jobs*syncWorkers, max(files, 1)) {
 		wg.Add(1)
@@ -321,25 +321,40 @@ func (m *outputDirs) close() {
 
 // dirSyncer collects the directories files were renamed into, to sync
 // each once at the end (sframegen.ReplaceOptions.DirSynced) rather than
-// after every file: 0.5 ms per small file.
+// after every file: 0.5 ms per small file. Each is kept as a descriptor of
+// its own (one per directory: device and inode), and synced through it:
+// never reopened by path, where a directory swapped for a symbolic link to
+// a FIFO or a device would be opened instead.
 type dirSyncer struct {
 	mu   sync.Mutex
-	dirs map[string]bool
+	dirs map[[2]uint64]*sframegen.Dir
 }
 
-func (d *dirSyncer) add(dir string) {
+func newDirSyncer() *dirSyncer { return &dirSyncer{dirs: map[[2]uint64]*sframegen.Dir{}} }
+
+func (d *dirSyncer) add(dir *sframegen.Dir) {
+	id, err := dir.ID()
+	if err != nil {
+		return
+	}
 	d.mu.Lock()
-	d.dirs[dir] = true
-	d.mu.Unlock()
+	defer d.mu.Unlock()
+	if d.dirs[id] != nil {
+		return
+	}
+	if c, err := dir.Clone(); err == nil {
+		d.dirs[id] = c
+	}
 }
 
-// sync syncs the directories collected.
+// sync syncs the directories collected, and closes them.
 func (d *dirSyncer) sync() {
-	for dir := range d.dirs {
-		if f, err := os.Open(dir); err == nil {
-			f.Sync()
-			f.Close()
-		}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for id, dir := range d.dirs {
+		dir.Sync()
+		dir.Close()
+		delete(d.dirs, id)
 	}
 }
 

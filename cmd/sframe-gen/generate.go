@@ -120,7 +120,7 @@ func (c *cli) runGenerate(args []string) int {
 		// The section's bytes go to OUT as --report's lines go to
 		// FILE: "-" (or no -o) standard output, a pipe as it is.
 		output := cmp.Or(o.output, "-")
-		if raw, err = openStream(c, output); err != nil {
+		if raw, err = openStream(c, output, 0o644); err != nil {
 			return c.fail(output, err)
 		}
 		defer raw.close()
@@ -232,7 +232,7 @@ func (c *cli) generateFile(g *sframegen.Generator, file string, o generateOption
 	defer in.Dir.Close()
 	job := sframegen.Job{In: in, Replace: sframegen.ReplaceOptions{KeepTimes: o.keepTimes}}
 	if o.output != "" {
-		if job.Out, err = sframegen.NamedPlace(o.output); err != nil {
+		if job.Out, err = sframegen.OutputPlace(o.output); err != nil {
 			return fmt.Errorf("writing %s: %w", displayName(o.output), unwrapPath(err))
 		}
 		defer job.Out.Dir.Close()

@@ -6,7 +6,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"syscall"
+
+	"golang.org/x/sys/unix"
 
 	sframegen "github.com/sframe-gen/sframe-gen"
 )
@@ -33,19 +34,25 @@ func openELF(path string) (*os.File, fs.FileInfo, *elf.File, error) {
 // anything else before reading from it; the error leaves out the path.
 func openRegular(path string) (*os.File, fs.FileInfo, error) {
 	// O_NONBLOCK: open(2) of a FIFO without a writer returns at once
-	// instead of waiting; it changes nothing for a regular file.
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	// instead of waiting (cleared once the file is known to be regular);
+	// O_NOCTTY: a terminal never becomes the controlling one. The kernel
+	// follows a final symbolic link, under its protections.
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, nil, unwrapPath(err)
+		return nil, nil, err
 	}
+	f := os.NewFile(uintptr(fd), path)
 	st, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return nil, nil, err
+		return nil, nil, unwrapPath(err)
 	}
 	if !st.Mode().IsRegular() {
 		f.Close()
 		return nil, nil, fmt.Errorf("not a regular file (%s)", fileKind(st.Mode()))
+	}
+	if fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0); err == nil {
+		unix.FcntlInt(uintptr(fd), unix.F_SETFL, fl&^unix.O_NONBLOCK)
 	}
 	return f, st, nil
 }

@@ -9,16 +9,69 @@ import (
 )
 
 // reportLine is one object of --report: what the batch did with one file.
+// A name that is not UTF-8 (JSON strings are) is in its field with each
+// byte that is not part of a UTF-8 character as U+FFFD, and exact, byte
+// for byte, in the field of the same name with _bytes (base64).
 type reportLine struct {
-	File   string   `json:"file"`
-	Status string   `json:"status"` // patched, up-to-date, no-cfi, skipped, failed
-	Kind   string   `json:"kind,omitempty"`
-	Arch   string   `json:"arch,omitempty"`
-	Bytes  int64    `json:"bytes"`
-	FDEs   int      `json:"fdes"`
-	Reason string   `json:"reason,omitempty"`
-	Output string   `json:"output,omitempty"`
-	Links  []string `json:"links,omitempty"`
+	File        string   `json:"file"`
+	Status      string   `json:"status"` // patched, up-to-date, no-cfi, skipped, failed
+	Kind        string   `json:"kind,omitempty"`
+	Arch        string   `json:"arch,omitempty"`
+	Bytes       int64    `json:"bytes"`
+	FDEs        int      `json:"fdes"`
+	Reason      string   `json:"reason,omitempty"`
+	Output      string   `json:"output,omitempty"`
+	Links       []string `json:"links,omitempty"`
+	FileBytes   []byte   `json:"file_bytes,omitempty"`
+	OutputBytes []byte   `json:"output_bytes,omitempty"`
+	LinksBytes  [][]byte `json:"links_bytes,omitempty"`
+}
+
+// MarshalJSON encodes the line with its names as reportNames.
+func (l reportLine) MarshalJSON() ([]byte, error) {
+	links := make([]reportName, len(l.Links))
+	for i, n := range l.Links {
+		links[i] = reportName(n)
+	}
+	return json.Marshal(struct {
+		File        reportName   `json:"file"`
+		Status      string       `json:"status"`
+		Kind        string       `json:"kind,omitempty"`
+		Arch        string       `json:"arch,omitempty"`
+		Bytes       int64        `json:"bytes"`
+		FDEs        int          `json:"fdes"`
+		Reason      string       `json:"reason,omitempty"`
+		Output      reportName   `json:"output,omitempty"`
+		Links       []reportName `json:"links,omitempty"`
+		FileBytes   []byte       `json:"file_bytes,omitempty"`
+		OutputBytes []byte       `json:"output_bytes,omitempty"`
+		LinksBytes  [][]byte     `json:"links_bytes,omitempty"`
+	}{reportName(l.File), l.Status, l.Kind, l.Arch, l.Bytes, l.FDEs, l.Reason, reportName(l.Output), links, l.FileBytes, l.OutputBytes, l.LinksBytes})
+}
+
+// reportName is a name in a report line: encoded as a JSON string whose
+// spaces and colons are escaped (\u0020, \u003a; any JSON reader reads
+// the name back), so that a line of the report is one word for a reader
+// that splits at white space or colons (such as ld.so.preload's): no name
+// in the tree can put a word of its choice on a line of its own.
+type reportName string
+
+func (n reportName) MarshalJSON() ([]byte, error) {
+	b, err := json.Marshal(string(n))
+	if err != nil {
+		return nil, err
+	}
+	b = bytes.ReplaceAll(b, []byte(" "), []byte(`\u0020`))
+	return bytes.ReplaceAll(b, []byte(":"), []byte(`\u003a`)), nil
+}
+
+// exactBytes is name's bytes when name is not UTF-8 (its _bytes field),
+// else nil.
+func exactBytes(name string) []byte {
+	if utf8.ValidString(name) {
+		return nil
+	}
+	return []byte(name)
 }
 
 // report collects the lines of --report, in the order of the walk.
@@ -36,7 +89,17 @@ func newReport() *report {
 
 func (r *report) add(j *job, res *fileResult) {
 	line := reportLine{File: j.path, Status: res.status.String(), Kind: res.kind, Arch: res.arch,
-		FDEs: res.fdes, Reason: res.reason, Output: j.out, Links: j.links}
+		FDEs: res.fdes, Reason: res.reason, Output: j.out, Links: j.links,
+		FileBytes: exactBytes(j.path), OutputBytes: exactBytes(j.out)}
+	for _, l := range j.links {
+		if !utf8.ValidString(l) {
+			line.LinksBytes = make([][]byte, len(j.links))
+			for i, l := range j.links {
+				line.LinksBytes[i] = []byte(l)
+			}
+			break
+		}
+	}
 	if j.kind == kindFile {
 		line.Bytes = j.size
 	}

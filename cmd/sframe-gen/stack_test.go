@@ -169,7 +169,9 @@ func FuzzCoreNotes(f *testing.F) {
 
 // TestMappedFile checks which file the walk reads for a mapping: under
 // --sysroot first, then the very file mapped (--pid's map_files), then
-// the path, unless the file was deleted or replaced since it was mapped.
+// the path (a core's mappings, which have no map_files), unless the file
+// was deleted or replaced since it was mapped; a live process's mapping
+// that map_files cannot give is never read by its path.
 func TestMappedFile(t *testing.T) {
 	dir := t.TempDir()
 	lib := filepath.Join(dir, "lib.so")
@@ -191,7 +193,7 @@ func TestMappedFile(t *testing.T) {
 		{"sysroot first", root, mapping{Path: lib, File: mapped}, filepath.Join(root, lib), ""},
 		{"the mapped file", "", mapping{Path: lib, File: mapped}, mapped, ""},
 		{"the mapped file of a deleted one", "", mapping{Path: lib + deletedSuffix, File: mapped}, mapped, ""},
-		{"no mapped file: the path", "", mapping{Path: lib, File: missing}, lib, ""},
+		{"no mapped file: never the path", "", mapping{Path: lib, File: missing}, "", "the file mapped at 0x0 cannot be read through " + missing + " (unmapped meanwhile?); its path is not read instead"},
 		{"deleted, no mapped file", "", mapping{Path: lib + deletedSuffix, File: missing}, "", lib + " was deleted or replaced after the process mapped it, and the file it maps cannot be read through " + missing},
 		{"deleted, in a core", "", mapping{Path: lib + deletedSuffix}, "", lib + " was deleted or replaced after the process mapped it: the file the process ran is gone"},
 	} {

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 
 	sframegen "github.com/sframe-gen/sframe-gen"
@@ -93,13 +92,8 @@ func coreABI(f *elf.File) (emit.ABI, error) {
 
 // openCore reads an ELF core file.
 func openCore(path string) (*process, io.Closer, error) {
-	file, err := os.Open(path)
+	file, st, err := openRegular(path)
 	if err != nil {
-		return nil, nil, err
-	}
-	st, err := file.Stat()
-	if err != nil {
-		file.Close()
 		return nil, nil, err
 	}
 	f, err := sframegen.ReadELF(file, st.Size())

@@ -77,11 +77,11 @@ func openModule(sysroot, name string, bias uint64) (*stackModule, error) {
 
 // openModuleAt is openModule of the file at path.
 func openModuleAt(name, path string, bias uint64) (*stackModule, error) {
-	f, err := elf.Open(path)
+	f, file, err := openStackELF(path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer file.Close()
 	m := &stackModule{Name: name, Path: path, Bias: bias, Start: ^uint64(0)}
 	for _, p := range f.Progs {
 		if p.Type == elf.PT_LOAD {
@@ -267,7 +267,10 @@ func mappedFile(sysroot string, m mapping) (string, error) {
 		return path, nil
 	}
 	if m.File != "" {
-		f, err := os.Open(m.File)
+		// A live process: its very file, or nothing. The path is
+		// never read instead (the range may have been unmapped, and
+		// its path given to another file meanwhile).
+		f, _, err := openRegular(m.File)
 		if err == nil {
 			f.Close()
 			return m.File, nil
@@ -275,6 +278,7 @@ func mappedFile(sysroot string, m mapping) (string, error) {
 		if strings.HasSuffix(m.Path, deletedSuffix) {
 			return m.Path, fmt.Errorf("%s was deleted or replaced after the process mapped it, and the file it maps cannot be read through %s: %w", strings.TrimSuffix(m.Path, deletedSuffix), m.File, err)
 		}
+		return m.Path, fmt.Errorf("the file mapped at %#x cannot be read through %s (unmapped meanwhile?); its path is not read instead: %w", m.Start, m.File, err)
 	}
 	if strings.HasSuffix(m.Path, deletedSuffix) {
 		return m.Path, fmt.Errorf("%s was deleted or replaced after the process mapped it: the file the process ran is gone", strings.TrimSuffix(m.Path, deletedSuffix))
@@ -289,7 +293,7 @@ var errNotELF = errors.New("not an ELF file")
 // its mappings: the PT_LOAD holding the mapping's file offset says which
 // address that offset was linked at.
 func mappingBias(path string, m mapping) (uint64, error) {
-	file, err := os.Open(path)
+	file, _, err := openRegular(path)
 	if err != nil {
 		return 0, err
 	}
@@ -395,11 +399,11 @@ func modulesFromLinkMap(p *process, sysroot, coreDir string) ([]*stackModule, er
 
 // interpreter returns the PT_INTERP path of the program at path.
 func interpreter(path string) (string, error) {
-	f, err := elf.Open(path)
+	f, file, err := openStackELF(path)
 	if err != nil {
 		return "", err
 	}
-	defer f.Close()
+	defer file.Close()
 	for _, p := range f.Progs {
 		if p.Type == elf.PT_INTERP {
 			b := make([]byte, p.Filesz)
@@ -416,7 +420,12 @@ func interpreter(path string) (string, error) {
 // headers are at phdr in memory, and the link-time address of its
 // PT_DYNAMIC (0: none).
 func programBias(path string, phdr uint64) (bias, dynamic uint64, err error) {
-	raw, err := os.ReadFile(path)
+	file, _, err := openRegular(path)
+	if err != nil {
+		return 0, 0, err
+	}
+	raw, err := io.ReadAll(file)
+	file.Close()
 	if err != nil {
 		return 0, 0, err
 	}
@@ -503,4 +512,20 @@ func unwindModules(mods []*stackModule) ([]unwind.Module, []*stackModule) {
 		kept = append(kept, m)
 	}
 	return out, kept
+}
+
+// openStackELF opens the ELF file at path as every file stack reads is
+// opened (openRegular: without waiting on a FIFO, only a regular file).
+// Close the *os.File when done.
+func openStackELF(path string) (*elf.File, *os.File, error) {
+	file, _, err := openRegular(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	f, err := elf.NewFile(file)
+	if err != nil {
+		file.Close()
+		return nil, nil, err
+	}
+	return f, file, nil
 }

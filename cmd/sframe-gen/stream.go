@@ -6,33 +6,39 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	sframegen "github.com/sframe-gen/sframe-gen"
 )
 
 // streamTarget is where the command writes a stream once, at its end
-// (--report's lines, --raw's section), checked before the work starts so
+// (--report's lines, --raw's section), opened before the work starts so
 // that a target that cannot be written fails the run before any file is
 // patched: "-" and /dev/stdout are standard output, /dev/stderr standard
 // error, /dev/fd/N (a process substitution's pipe, a shell's redirection)
 // the descriptor N inherited, written through its own file offset as the
-// shell's other writers are; a path that names something other than a
-// regular file (a named pipe) is opened now and written as it is; any
-// other path is replaced atomically at the end, its directory checked
-// now.
+// shell's other writers are. Any other path is resolved by the kernel once
+// (sframegen.OutputPlace: a final symbolic link followed only under
+// fs.protected_symlinks), and then used only through what was opened: a
+// FIFO of the user's own, the null device or the user's terminal is opened
+// now (without waiting) and written as it is (sframegen.OpenSink); a
+// regular file, or nothing, is replaced atomically at the end in the
+// directory held open now, a new file made with mode perm.
 type streamTarget struct {
 	path   string
-	w      io.Writer // nil: replace path atomically
-	opened *os.File  // the file opened for w, closed once written
+	perm   os.FileMode
+	w      io.Writer       // nil: replace at atomically
+	at     sframegen.Place // the file replaced (w nil)
+	opened io.Closer       // the file opened for w, closed once written
 }
 
-// openStream checks path and opens what it names when it is written as
-// it is (see streamTarget).
-func openStream(c *cli, path string) (*streamTarget, error) {
-	t := &streamTarget{path: path}
+// openStream resolves path and opens what it names when it is written as
+// it is (see streamTarget); a new file gets perm.
+func openStream(c *cli, path string, perm os.FileMode) (*streamTarget, error) {
+	t := &streamTarget{path: path, perm: perm}
 	switch fd, ok := inheritedFD(path); {
 	case path == "-" || ok && fd == 1:
 		t.w = c.stdout
@@ -47,24 +53,28 @@ func openStream(c *cli, path string) (*streamTarget, error) {
 		t.w = fdWriter(fd)
 		return t, nil
 	}
-	st, err := os.Stat(path)
-	switch {
-	case err == nil && st.IsDir():
-		return nil, errors.New("is a directory")
-	case err == nil && !st.Mode().IsRegular():
-		f, err := os.OpenFile(path, os.O_WRONLY, 0)
-		if err != nil {
-			return nil, unwrapPath(err)
-		}
-		t.w, t.opened = f, f
-		return t, nil
-	case err != nil && !errors.Is(err, fs.ErrNotExist):
+	at, err := sframegen.OutputPlace(path)
+	if pe := (*fs.PathError)(nil); errors.As(err, &pe) && pe.Path != path {
+		return nil, fmt.Errorf("cannot write in %s: %w", displayName(pe.Path), pe.Err)
+	}
+	if err != nil {
 		return nil, unwrapPath(err)
 	}
-	dir := filepath.Dir(path)
-	if err := unix.Access(dir, unix.W_OK); err != nil {
-		return nil, fmt.Errorf("cannot write in %s: %w", displayName(dir), err)
+	f, err := sframegen.OpenSink(at)
+	if err != nil {
+		at.Dir.Close()
+		return nil, unwrapPath(err)
 	}
+	if f != nil {
+		at.Dir.Close()
+		t.w, t.opened = f, f
+		return t, nil
+	}
+	if err := at.Dir.Writable(); err != nil {
+		at.Dir.Close()
+		return nil, fmt.Errorf("cannot write in %s: %w", displayName(at.Dir.Path()), unwrapPath(err))
+	}
+	t.at = at
 	return t, nil
 }
 
@@ -120,7 +130,8 @@ func (fd fdWriter) Write(p []byte) (int, error) {
 // the file opened, or path replaced atomically.
 func (t *streamTarget) write(c *cli, fill func(w io.Writer) error) error {
 	if t.w == nil {
-		return c.temps.ReplaceFile(t.path, 0o644, func(tmp *os.File) error { return fill(tmp) })
+		defer t.close()
+		return c.temps.Replace(t.at, nil, t.perm, sframegen.ReplaceOptions{}, func(tmp *os.File) error { return fill(tmp) })
 	}
 	err := fill(t.w)
 	if t.opened != nil {
@@ -132,9 +143,15 @@ func (t *streamTarget) write(c *cli, fill func(w io.Writer) error) error {
 	return err
 }
 
-// close closes the file opened, when the stream was not written.
+// close closes the file or directory opened, when the stream was not
+// written.
 func (t *streamTarget) close() {
 	if t.opened != nil {
 		t.opened.Close()
+		t.opened = nil
+	}
+	if t.at.Dir != nil {
+		t.at.Dir.Close()
+		t.at.Dir = nil
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"syscall"
 
@@ -61,7 +60,11 @@ type walker struct {
 // collect walks the operands in order (directories recursively, in
 // lexical order) and returns one job per path found, hard links of a file
 // folded into the job of its first name. Symbolic links found in
-// directories are not followed; operands are.
+// directories are not followed; operands are, by the kernel. Every
+// directory is listed through a descriptor of its own, opened below its
+// parent without following a link (sframegen.Dir.Beneath, List): an entry
+// swapped between a directory and a symbolic link is never listed by its
+// path, so no name inside a directory the link leads to is seen.
 // A usage error is returned when two inputs would be written to one output.
 // The directories the jobs refer to are held open until close is called.
 func collect(operands []string, outputDir string, outRoot *sframegen.Dir) (jobs []*job, close func(), err error) {
@@ -79,85 +82,93 @@ func collect(operands []string, outputDir string, outRoot *sframegen.Dir) (jobs 
 	for _, op := range operands {
 		// An operand that is a symbolic link is followed (as find -H):
 		// the user named it; links found in directories are not.
-		st, err := os.Stat(op)
-		if err != nil {
-			var pe *fs.PathError
-			if errors.As(err, &pe) {
-				err = pe.Err
-			}
-			w.jobs = append(w.jobs, &job{path: op, kind: kindMissing, err: err})
-			continue
-		}
-		if !st.IsDir() {
+		rootDir, err := sframegen.OpenDir(op)
+		if errors.Is(err, syscall.ENOTDIR) {
 			// A file operand is taken where the user named it: its
-			// directory, a final symbolic link followed.
+			// directory, a final symbolic link followed by the kernel.
 			at, err := sframegen.NamedPlace(op)
+			var st sframegen.Entry
+			if err == nil {
+				if st, err = at.Lstat(); err != nil {
+					at.Dir.Close()
+				}
+			}
 			if err != nil {
 				w.jobs = append(w.jobs, &job{path: op, kind: kindMissing, err: unwrapPath(err)})
 				continue
 			}
+			w.opened = append(w.opened, at.Dir)
 			if err := w.add(op, at.Dir, at.Name, filepath.Base(op), st); err != nil {
 				return nil, nil, err
 			}
-			w.opened = append(w.opened, at.Dir)
 			continue
 		}
-		rootDir, err := sframegen.OpenDir(op)
 		if err != nil {
 			w.jobs = append(w.jobs, &job{path: op, kind: kindMissing, err: unwrapPath(err)})
 			continue
 		}
 		w.opened = append(w.opened, rootDir)
-		root := op
-		if lst, err := os.Lstat(op); err == nil && lst.Mode()&fs.ModeSymlink != 0 {
-			root = op + string(filepath.Separator) // WalkDir lstats its root
-		}
-		err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-			if err != nil {
-				var pe *fs.PathError
-				if errors.As(err, &pe) {
-					err = pe.Err
-				}
-				w.jobs = append(w.jobs, &job{path: path, kind: kindMissing, err: err})
-				if d != nil && d.IsDir() {
-					return fs.SkipDir
-				}
-				return nil
-			}
-			if d.IsDir() && outputDir != "" && path != root && same(path, outputDir) {
-				return fs.SkipDir // the results of this run
-			}
-			info, err := d.Info()
-			if err != nil {
-				w.jobs = append(w.jobs, &job{path: path, kind: kindMissing, err: err})
-				return nil
-			}
-			rel, err := filepath.Rel(op, path)
-			if err != nil {
-				return err
-			}
-			return w.add(path, rootDir, rel, rel, info)
-		})
+		st, err := rootDir.Stat()
 		if err != nil {
+			w.jobs = append(w.jobs, &job{path: op, kind: kindMissing, err: unwrapPath(err)})
+			continue
+		}
+		if err := w.add(op, rootDir, ".", ".", st); err != nil {
+			return nil, nil, err
+		}
+		if err := w.walk(rootDir, rootDir, op, "."); err != nil {
 			return nil, nil, err
 		}
 	}
 	return w.jobs, closeAll, nil
 }
 
+// walk adds the entries of dir (path, rel below root), listed through its
+// descriptor, and walks its subdirectories, each opened below it.
+func (w *walker) walk(root, dir *sframegen.Dir, path, rel string) error {
+	entries, err := dir.List()
+	if err != nil {
+		w.jobs = append(w.jobs, &job{path: path, kind: kindMissing, err: unwrapPath(err)})
+		return nil
+	}
+	for _, e := range entries {
+		p, r := filepath.Join(path, e.Name), filepath.Join(rel, e.Name)
+		if e.Mode.IsDir() && w.outputDir != "" && same(p, w.outputDir) {
+			continue // the results of this run
+		}
+		if err := w.add(p, root, r, r, e); err != nil {
+			return err
+		}
+		if !e.Mode.IsDir() {
+			continue
+		}
+		sub, err := dir.Beneath(e.Name)
+		if err != nil {
+			w.jobs = append(w.jobs, &job{path: p, kind: kindMissing, err: unwrapPath(err)})
+			continue
+		}
+		err = w.walk(root, sub, p, r)
+		sub.Close()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // add records the path found at rel below root (the operand's
 // directory); outRel is its path under --output-dir.
-func (w *walker) add(path string, root *sframegen.Dir, rel, outRel string, st fs.FileInfo) error {
-	j := &job{path: path, root: root, rel: rel, size: st.Size(), mode: st.Mode()}
+func (w *walker) add(path string, root *sframegen.Dir, rel, outRel string, st sframegen.Entry) error {
+	j := &job{path: path, root: root, rel: rel, size: st.Size, mode: st.Mode}
 	switch {
-	case st.IsDir():
+	case st.Mode.IsDir():
 		if w.outputDir == "" {
 			return nil
 		}
 		j.kind = kindDir
-	case st.Mode()&fs.ModeSymlink != 0:
+	case st.Mode&fs.ModeSymlink != 0:
 		j.kind = kindSymlink
-	case !st.Mode().IsRegular():
+	case !st.Mode.IsRegular():
 		j.kind = kindOther
 	}
 	if w.outputDir != "" {
@@ -177,11 +188,11 @@ func (w *walker) add(path string, root *sframegen.Dir, rel, outRel string, st fs
 			w.outs[j.out] = path
 		}
 	}
-	if s, ok := st.Sys().(*syscall.Stat_t); ok && j.kind == kindFile {
+	if j.kind == kindFile {
 		// A file is processed once, however many names the walk finds.
-		key := [2]uint64{uint64(s.Dev), s.Ino}
+		key := [2]uint64{st.Dev, st.Ino}
 		if first, ok := w.inodes[key]; ok {
-			if s.Nlink == 1 || filepath.Clean(path) == filepath.Clean(first.path) {
+			if st.Nlink == 1 || filepath.Clean(path) == filepath.Clean(first.path) {
 				return nil // the same name again
 			}
 			first.links = append(first.links, path)
@@ -190,10 +201,10 @@ func (w *walker) add(path string, root *sframegen.Dir, rel, outRel string, st fs
 				first.outLinks = append(first.outLinks, j.out)
 				first.outLinkRels = append(first.outLinkRels, outRel)
 			}
-			first.outside = uint64(len(first.links)+1) < uint64(s.Nlink)
+			first.outside = uint64(len(first.links)+1) < st.Nlink
 			return nil
 		}
-		j.outside = s.Nlink > 1
+		j.outside = st.Nlink > 1
 		j.id = key
 		w.inodes[key] = j
 	}

@@ -46,7 +46,7 @@ function(sframe_gen_target)
       message(FATAL_ERROR "sframe_gen_target: ${t} is a ${type}, not an executable or shared library")
     endif()
     add_custom_command(TARGET ${t} POST_BUILD
-      COMMAND "${SFRAME_GEN_EXECUTABLE}" -q ${arch} ${extra} "$<TARGET_FILE:${t}>"
+      COMMAND "${SFRAME_GEN_EXECUTABLE}" -q ${arch} ${extra} -- "$<TARGET_FILE:${t}>"
       COMMENT "sframe-gen ${t}"  # (COMMENT takes generator expressions only since CMake 3.26)
       VERBATIM)
   endforeach()
@@ -63,7 +63,7 @@ endfunction()
 # "&& sframe-gen" inside a command.
 function(sframe_gen_all_targets)
   _sframe_gen_arch_flag(arch)
-  set(step "\"${SFRAME_GEN_EXECUTABLE}\" -q ${arch} ${SFRAME_GEN_FLAGS} <TARGET>")
+  set(step "\"${SFRAME_GEN_EXECUTABLE}\" -q ${arch} ${SFRAME_GEN_FLAGS} -- <TARGET>")
   get_property(langs GLOBAL PROPERTY ENABLED_LANGUAGES)
   foreach(lang IN LISTS langs)
     foreach(rule LINK_EXECUTABLE CREATE_SHARED_LIBRARY CREATE_SHARED_MODULE)

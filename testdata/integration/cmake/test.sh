@@ -17,6 +17,7 @@ build() { # build DIR ARCH GENERATOR [cmake args...]
   check_sframe "$dir/lib/libgreet.so"
   check_sframe "$dir/throw" $run
   LD_LIBRARY_PATH="$dir/lib" check_sframe "$dir/hello" $run
+  LD_LIBRARY_PATH="$dir/lib" check_sframe "$dir/-one" $run
   # A rebuild with nothing changed runs neither the link nor the step, and leaves the files.
   local before; before=$(stat -c '%n %Y %i' "$dir/hello" "$dir/throw" "$dir/lib/libgreet.so")
   out=$(cmake --build "$dir" 2>&1)
@@ -35,6 +36,7 @@ for gen in "${generators[@]}"; do
   out=$(cmake --build "one-$g" 2>&1) || fail "one-$g: build with $gen failed: $out"
   ! grep -q '\$<' <<<"$out" || fail "one-$g: a generator expression printed as it is: $out"
   LD_LIBRARY_PATH="one-$g/lib" check_sframe "one-$g/hello"
+  LD_LIBRARY_PATH="one-$g/lib" check_sframe "one-$g/-one"
   ! LC_ALL=C readelf -lW "one-$g/throw" | grep -q GNU_SFRAME || fail "one-$g/throw: SFrame without being asked"
   for arch in aarch64 s390x; do
     build "cross-$arch-$g" $arch "$gen" -DCMAKE_TOOLCHAIN_FILE="$PWD/proj/toolchain-$arch.cmake"
