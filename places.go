@@ -44,3 +44,15 @@ func NamedPlace(path string) (Place, error) { return elfpatch.NamedPlace(path) }
 
 // Link makes to another name of the file at from.
 func Link(from, to Place) error { return elfpatch.Link(from, to) }
+
+// TempOf reports whether name is a temporary name sframe-gen gives a new
+// file next to the NAME it replaces (.NAME.sframe-gen-XXXXXXXX), and NAME.
+func TempOf(name string) (string, bool) { return elfpatch.TempOf(name) }
+
+// ResumeTemp finishes or undoes the replacement a killed run left at the
+// temporary name at (docs/robustness.md, "What a kill can leave"); it
+// reports whether there was one (else the file is left alone).
+func ResumeTemp(at Place) (bool, error) {
+	r, err := elfpatch.ResumeTemp(at.Dir, at.Name)
+	return r != elfpatch.NotJournaled, err
+}

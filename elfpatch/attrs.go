@@ -39,6 +39,9 @@ func readAttrs(fd int, st *unix.Stat_t) (attrs, error) {
 		return a, fmt.Errorf("listing extended attributes: %w", err)
 	}
 	for _, name := range names {
+		if name == journalXattr {
+			continue // an interrupted replacement's, never kept
+		}
 		v, err := getXattr(fd, name)
 		if errors.Is(err, unix.ENODATA) {
 			continue // removed meanwhile

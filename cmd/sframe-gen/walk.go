@@ -56,6 +56,10 @@ type walker struct {
 	inodes    map[[2]uint64]*job
 	outs      map[string]string // output path -> input path
 	opened    []*sframegen.Dir  // the operands' directories
+	// temps are the temporary names of a killed run found in place
+	// (sframegen.TempOf), left out of the jobs while findTemps is set.
+	temps     []*job
+	findTemps bool
 }
 
 // collect walks the operands in order (directories recursively, in
@@ -64,8 +68,35 @@ type walker struct {
 // directories are not followed; operands are.
 // A usage error is returned when two inputs would be written to one output.
 // The directories the jobs refer to are held open until close is called.
+//
+// In place, the temporary names a killed run left are resumed first
+// (sframegen.ResumeTemp), and the tree walked again after: a file whose
+// names were being replaced gets them all.
 func collect(operands []string, outputDir string, outRoot *sframegen.Dir) (jobs []*job, close func(), err error) {
-	w := &walker{outputDir: outputDir, outRoot: outRoot, inodes: map[[2]uint64]*job{}, outs: map[string]string{}}
+	jobs, close, temps, err := walkOperands(operands, outputDir, outRoot, outputDir == "")
+	if err != nil || len(temps) == 0 {
+		return jobs, close, err
+	}
+	var failed []*job
+	for _, t := range temps {
+		at, err := t.root.Place(t.rel)
+		if err == nil {
+			_, err = sframegen.ResumeTemp(at)
+			at.Dir.Close()
+		}
+		if err != nil {
+			failed = append(failed, &job{path: t.path, kind: kindMissing, err: unwrapPath(err)})
+		}
+	}
+	close()
+	jobs, close, _, err = walkOperands(operands, outputDir, outRoot, false)
+	return append(failed, jobs...), close, err
+}
+
+// walkOperands is collect's walk; with findTemps, the temporary names of
+// a killed run are returned apart, not as jobs.
+func walkOperands(operands []string, outputDir string, outRoot *sframegen.Dir, findTemps bool) (jobs []*job, close func(), temps []*job, err error) {
+	w := &walker{outputDir: outputDir, outRoot: outRoot, inodes: map[[2]uint64]*job{}, outs: map[string]string{}, findTemps: findTemps}
 	closeAll := func() {
 		for _, d := range w.opened {
 			d.Close()
@@ -97,7 +128,7 @@ func collect(operands []string, outputDir string, outRoot *sframegen.Dir) (jobs 
 				continue
 			}
 			if err := w.add(op, at.Dir, at.Name, filepath.Base(op), st); err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 			w.opened = append(w.opened, at.Dir)
 			continue
@@ -139,16 +170,20 @@ func collect(operands []string, outputDir string, outRoot *sframegen.Dir) (jobs 
 			return w.add(path, rootDir, rel, rel, info)
 		})
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 	}
-	return w.jobs, closeAll, nil
+	return w.jobs, closeAll, w.temps, nil
 }
 
 // add records the path found at rel below root (the operand's
 // directory); outRel is its path under --output-dir.
 func (w *walker) add(path string, root *sframegen.Dir, rel, outRel string, st fs.FileInfo) error {
 	j := &job{path: path, root: root, rel: rel, size: st.Size(), mode: st.Mode()}
+	if _, ok := sframegen.TempOf(filepath.Base(rel)); ok && w.findTemps && st.Mode().IsRegular() {
+		w.temps = append(w.temps, j)
+		return nil
+	}
 	switch {
 	case st.IsDir():
 		if w.outputDir == "" {

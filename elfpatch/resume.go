@@ -1,0 +1,208 @@
+package elfpatch
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io/fs"
+	"regexp"
+
+	"golang.org/x/sys/unix"
+)
+
+// A replacement of a file that is privileged (set-user-ID or set-group-ID
+// bits, file capabilities) or has other names (Links) is journaled in an
+// extended attribute of the new file, in the trusted namespace (only a
+// process with CAP_SYS_ADMIN can set or read it, so no other user can
+// forge one): [TempFiles.Replace] sets it before the new file has any
+// name, moves it through its phases as the names are made and replaced,
+// and removes it once the file has all its names and its privileged
+// attributes. A process killed (SIGKILL) on the way leaves the journal on
+// the new file, with what is needed to finish: [ResumeTemp] for a
+// temporary name it left, [Source.Resume] for a name already replaced.
+// docs/robustness.md, "What a kill can leave", gives the windows.
+const journalXattr = "trusted.sframe-gen.replace"
+
+// Journal phases.
+const (
+	phaseLink   = 'l' // temporary names being made: undo (remove them)
+	phaseRename = 'r' // every temporary name made, names being replaced: finish
+	phaseDone   = 'd' // every name replaced, privileged attributes being given
+)
+
+// journal is what a replacement records: its phase and the privileged
+// attributes the new file gets once it has all its names.
+type journal struct {
+	phase byte
+	mode  uint32 // chmod bits, set-user-ID and set-group-ID included
+	caps  []byte // security.capability's value, or nil
+}
+
+func (j journal) encode() []byte {
+	b := make([]byte, 6, 6+len(j.caps))
+	b[0], b[1] = 1, j.phase // version 1
+	binary.LittleEndian.PutUint32(b[2:], j.mode)
+	return append(b, j.caps...)
+}
+
+func decodeJournal(b []byte) (journal, bool) {
+	if len(b) < 6 || b[0] != 1 {
+		return journal{}, false
+	}
+	j := journal{phase: b[1], mode: binary.LittleEndian.Uint32(b[2:])}
+	if len(b) > 6 {
+		j.caps = append([]byte(nil), b[6:]...)
+	}
+	switch j.phase {
+	case phaseLink, phaseRename, phaseDone:
+		return j, true
+	}
+	return journal{}, false
+}
+
+// journalOf is the journal of a replacement by old: the privileged
+// attributes its new file gets at the end.
+func (a attrs) journalOf(phase byte) journal {
+	j := journal{phase: phase, mode: modeBits(a.mode)}
+	for _, x := range a.xattrs {
+		if x.name == capabilityXattr {
+			j.caps = x.value
+		}
+	}
+	return j
+}
+
+// privileged reports whether a has set-user-ID or set-group-ID bits or
+// file capabilities: what a file gets only once it has all its names.
+func (a attrs) privileged() bool {
+	if a.mode&(fs.ModeSetuid|fs.ModeSetgid) != 0 {
+		return true
+	}
+	for _, x := range a.xattrs {
+		if x.name == capabilityXattr {
+			return true
+		}
+	}
+	return false
+}
+
+// setJournal records j on fd; false when it cannot (a process without
+// CAP_SYS_ADMIN, a file system without extended attributes).
+func setJournal(fd int, j journal) error {
+	return unix.Fsetxattr(fd, journalXattr, j.encode(), 0)
+}
+
+// readJournal reads fd's journal; ok is false when it has none.
+func readJournal(fd int) (journal, bool) {
+	b, err := getXattr(fd, journalXattr)
+	if err != nil {
+		return journal{}, false
+	}
+	return decodeJournal(b)
+}
+
+// finishJournal gives fd the privileged attributes of j and removes the
+// journal.
+func finishJournal(fd int, j journal) error {
+	if j.caps != nil {
+		if err := unix.Fsetxattr(fd, capabilityXattr, j.caps, 0); err != nil {
+			return fmt.Errorf("keeping the file capabilities: %w", err)
+		}
+	}
+	if err := unix.Fchmod(fd, j.mode); err != nil {
+		return fmt.Errorf("keeping the mode %o: %w", j.mode, err)
+	}
+	if err := unix.Fremovexattr(fd, journalXattr); err != nil && !errors.Is(err, unix.ENODATA) {
+		return fmt.Errorf("removing the journal of its replacement: %w", err)
+	}
+	return nil
+}
+
+// tempPattern matches the temporary names Replace gives: .NAME.sframe-gen-XXXXXXXX.
+var tempPattern = regexp.MustCompile(`^\.(.+)\.sframe-gen-[0-9a-f]{8}$`)
+
+// TempOf reports whether name is a temporary name [TempFiles.Replace]
+// gives (.NAME.sframe-gen-XXXXXXXX), and the NAME it stands next to.
+func TempOf(name string) (string, bool) {
+	m := tempPattern.FindStringSubmatch(name)
+	if m == nil {
+		return "", false
+	}
+	return m[1], true
+}
+
+// Resumed is what [ResumeTemp] did with a temporary name.
+type Resumed int
+
+const (
+	// NotJournaled: the name holds no journaled replacement (not one of
+	// sframe-gen's, or made where no journal could be kept): left alone.
+	NotJournaled Resumed = iota
+	// Undone: a replacement killed before its names were replaced; the
+	// temporary name was removed.
+	Undone
+	// Finished: a replacement killed while its names were replaced; the
+	// temporary name was renamed over the name it stands for. The file
+	// gets its privileged attributes from [Source.Resume] once all its
+	// names are replaced.
+	Finished
+)
+
+// ResumeTemp finishes or undoes what a replacement killed on its way left
+// at the temporary name tmp in dir (see [TempOf]): a file with its journal
+// in the phase where its temporary names were being made is removed (the
+// names it was to replace are as they were); one in the phase where the
+// names were being replaced is renamed over its name, as the killed
+// process would have done. Anything else is left alone.
+func ResumeTemp(dir *Dir, tmp string) (Resumed, error) {
+	name, ok := TempOf(tmp)
+	if !ok {
+		return NotJournaled, nil
+	}
+	fd, err := unix.Openat(dir.fd, tmp, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
+	if err != nil {
+		return NotJournaled, nil
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return NotJournaled, nil
+	}
+	j, ok := readJournal(fd)
+	if !ok {
+		return NotJournaled, nil
+	}
+	if j.phase == phaseLink {
+		if err := unix.Unlinkat(dir.fd, tmp, 0); err != nil && !errors.Is(err, unix.ENOENT) {
+			return NotJournaled, fmt.Errorf("removing %s, left by an interrupted run: %w", dir.join(tmp), err)
+		}
+		return Undone, nil
+	}
+	if err := unix.Renameat(dir.fd, tmp, dir.fd, name); err != nil {
+		return NotJournaled, fmt.Errorf("replacing %s with %s, as an interrupted run was doing: %w", dir.join(name), tmp, err)
+	}
+	return Finished, nil
+}
+
+// Resume finishes a replacement of the file that was killed after its
+// names were replaced (its journal says so, or says the names were being
+// replaced and allNames is set: the caller found every name of the file
+// and none is a temporary name any more): the file gets its set-user-ID
+// and set-group-ID bits and capabilities and loses the journal. A file
+// without a journal is left alone; one whose names are not all replaced
+// yet is an error saying how to finish (not naming the file). s is updated to the file as it is
+// after.
+func (s *Source) Resume(allNames bool) error {
+	fd := int(s.File.Fd())
+	j, ok := readJournal(fd)
+	if !ok {
+		return nil
+	}
+	if j.phase == phaseLink || j.phase == phaseRename && !allNames {
+		return fmt.Errorf("a run killed while it replaced this file's %d names left some of them on the old file (next to each, .NAME.sframe-gen-XXXXXXXX): run sframe-gen again over a directory holding them all to finish", s.st.Nlink)
+	}
+	if err := finishJournal(fd, j); err != nil {
+		return fmt.Errorf("finishing an interrupted replacement: %w", err)
+	}
+	return unix.Fstat(fd, &s.st)
+}
