@@ -56,3 +56,8 @@ func ResumeTemp(at Place) (bool, error) {
 	r, err := elfpatch.ResumeTemp(at.Dir, at.Name)
 	return r != elfpatch.NotJournaled, err
 }
+
+// MkdirNamed makes the directory path, mode 0700 until it is given its
+// mode (Dir.Chmod), and opens it; made is false for a directory that was
+// there (its mode is left alone).
+func MkdirNamed(path string) (dir *Dir, made bool, err error) { return elfpatch.MkdirNamed(path) }
