@@ -351,7 +351,7 @@ func (tf *tempFile) discard(t *TempFiles) {
 // old times with opt.KeepTimes.
 func (old replaced) finish(tmp *tempFile, opt ReplaceOptions) error {
 	fd := int(tmp.f.Fd())
-	if err := old.apply(fd, false); err != nil {
+	if err := old.apply(fd); err != nil {
 		return err
 	}
 	if opt.Written != nil {

@@ -30,28 +30,35 @@ const (
 	phaseDone   = 'd' // every name replaced, privileged attributes being given
 )
 
-// journal is what a replacement records: its phase and the privileged
-// attributes the new file gets once it has all its names.
+// journal is what a replacement records: its phase and the owner and
+// privileged attributes the new file gets once it has all its names.
 type journal struct {
-	phase byte
-	mode  uint32 // chmod bits, set-user-ID and set-group-ID included
-	caps  []byte // security.capability's value, or nil
+	phase    byte
+	mode     uint32 // chmod bits, set-user-ID and set-group-ID included
+	uid, gid int32  // the owner to give, or -1
+	caps     []byte // security.capability's value, or nil
 }
 
+// journalHeader is the size of an encoded journal without capabilities.
+const journalHeader = 14
+
 func (j journal) encode() []byte {
-	b := make([]byte, 6, 6+len(j.caps))
+	b := make([]byte, journalHeader, journalHeader+len(j.caps))
 	b[0], b[1] = 1, j.phase // version 1
 	binary.LittleEndian.PutUint32(b[2:], j.mode)
+	binary.LittleEndian.PutUint32(b[6:], uint32(j.uid))
+	binary.LittleEndian.PutUint32(b[10:], uint32(j.gid))
 	return append(b, j.caps...)
 }
 
 func decodeJournal(b []byte) (journal, bool) {
-	if len(b) < 6 || b[0] != 1 {
+	if len(b) < journalHeader || b[0] != 1 {
 		return journal{}, false
 	}
-	j := journal{phase: b[1], mode: binary.LittleEndian.Uint32(b[2:])}
-	if len(b) > 6 {
-		j.caps = append([]byte(nil), b[6:]...)
+	j := journal{phase: b[1], mode: binary.LittleEndian.Uint32(b[2:]),
+		uid: int32(binary.LittleEndian.Uint32(b[6:])), gid: int32(binary.LittleEndian.Uint32(b[10:]))}
+	if len(b) > journalHeader {
+		j.caps = append([]byte(nil), b[journalHeader:]...)
 	}
 	switch j.phase {
 	case phaseLink, phaseRename, phaseDone:
@@ -60,10 +67,13 @@ func decodeJournal(b []byte) (journal, bool) {
 	return journal{}, false
 }
 
-// journalOf is the journal of a replacement by old: the privileged
-// attributes its new file gets at the end.
+// journalOf is the journal of a replacement by old: the owner (when
+// given at the end) and privileged attributes its new file gets then.
 func (a attrs) journalOf(phase byte) journal {
-	j := journal{phase: phase, mode: modeBits(a.mode)}
+	j := journal{phase: phase, mode: modeBits(a.mode), uid: -1, gid: -1}
+	if a.ownerLater() {
+		j.uid, j.gid = int32(a.uid), int32(a.gid)
+	}
 	for _, x := range a.xattrs {
 		if x.name == capabilityXattr {
 			j.caps = x.value
@@ -101,9 +111,21 @@ func readJournal(fd int) (journal, bool) {
 	return decodeJournal(b)
 }
 
-// finishJournal gives fd the privileged attributes of j and removes the
-// journal.
-func finishJournal(fd int, j journal) error {
+// give gives fd the owner and privileged attributes of j: the owner
+// first (a change of owner drops capabilities and set-user-ID bits), the
+// capabilities, the mode last.
+func (j journal) give(fd int) error {
+	if j.uid >= 0 {
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil {
+			return err
+		}
+		if int32(st.Uid) != j.uid || int32(st.Gid) != j.gid {
+			if err := unix.Fchown(fd, int(j.uid), int(j.gid)); err != nil {
+				return fmt.Errorf("keeping the owner %d:%d: %w", j.uid, j.gid, err)
+			}
+		}
+	}
 	if j.caps != nil {
 		if err := unix.Fsetxattr(fd, capabilityXattr, j.caps, 0); err != nil {
 			return fmt.Errorf("keeping the file capabilities: %w", err)
@@ -111,6 +133,15 @@ func finishJournal(fd int, j journal) error {
 	}
 	if err := unix.Fchmod(fd, j.mode); err != nil {
 		return fmt.Errorf("keeping the mode %o: %w", j.mode, err)
+	}
+	return nil
+}
+
+// finishJournal gives fd the owner and privileged attributes of j and
+// removes the journal.
+func finishJournal(fd int, j journal) error {
+	if err := j.give(fd); err != nil {
+		return err
 	}
 	if err := unix.Fremovexattr(fd, journalXattr); err != nil && !errors.Is(err, unix.ENODATA) {
 		return fmt.Errorf("removing the journal of its replacement: %w", err)

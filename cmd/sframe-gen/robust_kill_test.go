@@ -37,12 +37,13 @@ const killLinks = 1500
 
 // TestKillPrivilegedLinks runs sframe-gen as root over a tree holding one
 // set-user-ID file with a file capability (cap_net_raw=ep) and 1,500 hard
-// links spread over ten directories, SIGKILLs it at a random point of the
+// links spread over ten directories (the file root's, or nobody's every
+// other time), SIGKILLs it at a random point of the
 // run, and checks what the kill left (docs/robustness.md, "What a kill can
 // leave"): no file under a temporary name is set-user-ID, set-group-ID or
 // has capabilities; then a second run over the tree (the documented
 // recovery) leaves one inode under every name, patched, set-user-ID with
-// its capability, with no temporary name and no journal left.
+// its owner and capability, with no temporary name and no journal left.
 func TestKillPrivilegedLinks(t *testing.T) {
 	needRoot(t)
 	setcap := needTool(t, "setcap")
@@ -60,6 +61,7 @@ func TestKillPrivilegedLinks(t *testing.T) {
 	}
 	var names []string
 	tree := filepath.Join(scratch, "tree")
+	owner := 0
 	makeTree := func() {
 		os.RemoveAll(tree)
 		names = names[:0]
@@ -70,6 +72,9 @@ func TestKillPrivilegedLinks(t *testing.T) {
 		}
 		first := filepath.Join(tree, "d0", "prog")
 		copyFile(t, exe, first)
+		if err := os.Chown(first, owner, owner); err != nil {
+			t.Fatal(err)
+		}
 		if err := os.Chmod(first, 0o755|os.ModeSetuid); err != nil {
 			t.Fatal(err)
 		}
@@ -133,6 +138,9 @@ func TestKillPrivilegedLinks(t *testing.T) {
 
 	var inWindow, split, unprivileged int
 	for i := range killAttempts() {
+		// Every other file is nobody's: the new file is root's until
+		// it has all its names, then gets its owner and privileges.
+		owner = []int{0, raceUID}[i%2]
 		makeTree()
 		cmd := exec.Command(bin, "-q", tree)
 		var stderr bytes.Buffer
@@ -171,8 +179,8 @@ func TestKillPrivilegedLinks(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if st.Mode()&os.ModeSetuid == 0 || !bytes.Equal(capsOf(p), wantCaps) {
-				t.Fatalf("kill %d: after the next run %s has mode %v, capability %x; want set-user-ID and %x", i, p, st.Mode(), capsOf(p), wantCaps)
+			if st.Mode()&os.ModeSetuid == 0 || !bytes.Equal(capsOf(p), wantCaps) || int(st.Sys().(*syscall.Stat_t).Uid) != owner {
+				t.Fatalf("kill %d: after the next run %s has mode %v, owner %d, capability %x; want set-user-ID, owner %d and %x", i, p, st.Mode(), st.Sys().(*syscall.Stat_t).Uid, capsOf(p), owner, wantCaps)
 			}
 			if sha256.Sum256(readFile(t, p)) != want {
 				t.Fatalf("kill %d: after the next run %s is not the patched file", i, p)
