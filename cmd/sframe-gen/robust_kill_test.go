@@ -41,7 +41,8 @@ const killLinks = 1500
 // other time), SIGKILLs it at a random point of the
 // run, and checks what the kill left (docs/robustness.md, "What a kill can
 // leave"): no file under a temporary name is set-user-ID, set-group-ID or
-// has capabilities; then a second run over the tree (the documented
+// has capabilities, nor is the new file its owner's (when that is not
+// root) before it has its privileges; then a second run over the tree (the documented
 // recovery) leaves one inode under every name, patched, set-user-ID with
 // its owner and capability, with no temporary name and no journal left.
 func TestKillPrivilegedLinks(t *testing.T) {
@@ -107,6 +108,14 @@ func TestKillPrivilegedLinks(t *testing.T) {
 		t.Fatal("the reference run did not patch the file")
 	}
 
+	inode := func(p string) uint64 {
+		var st syscall.Stat_t
+		if err := syscall.Lstat(p, &st); err != nil {
+			t.Fatal(err)
+		}
+		return st.Ino
+	}
+	var oldIno uint64 // the file's before the killed run
 	// scan lists the tree: the privileged files under a temporary name,
 	// all the temporary names, the inodes of the file's names and the
 	// names that have a journal.
@@ -122,10 +131,15 @@ func TestKillPrivilegedLinks(t *testing.T) {
 			}
 			if tempName.MatchString(d.Name()) {
 				temps = append(temps, p)
-				if st.Mode&(syscall.S_ISUID|syscall.S_ISGID) != 0 || capsOf(p) != nil {
-					privTemps = append(privTemps, fmt.Sprintf("%s (mode %o, capability %x)", p, st.Mode, capsOf(p)))
+				// Privileged, or its owner's before it is complete
+				// (who could write it before it gets its privileges).
+				if st.Mode&(syscall.S_ISUID|syscall.S_ISGID) != 0 || capsOf(p) != nil || st.Uid != 0 {
+					privTemps = append(privTemps, fmt.Sprintf("%s (mode %o, owner %d, capability %x)", p, st.Mode, st.Uid, capsOf(p)))
 				}
 				return nil
+			}
+			if st.Ino != oldIno && st.Uid != 0 && (st.Mode&syscall.S_ISUID == 0 || capsOf(p) == nil) {
+				privTemps = append(privTemps, fmt.Sprintf("%s: the new file, its owner's (%d) before it has its privileges", p, st.Uid))
 			}
 			inodes[st.Ino]++
 			if n, _ := unix.Lgetxattr(p, "trusted.sframe-gen.replace", nil); n > 0 {
@@ -142,6 +156,7 @@ func TestKillPrivilegedLinks(t *testing.T) {
 		// it has all its names, then gets its owner and privileges.
 		owner = []int{0, raceUID}[i%2]
 		makeTree()
+		oldIno = inode(names[0])
 		cmd := exec.Command(bin, "-q", tree)
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
@@ -154,7 +169,7 @@ func TestKillPrivilegedLinks(t *testing.T) {
 
 		privTemps, temps, inodes, _ := scan()
 		if len(privTemps) > 0 {
-			t.Fatalf("kill %d: %d privileged files under a temporary name, e.g. %s", i, len(privTemps), privTemps[0])
+			t.Fatalf("kill %d: %d privileged files under a temporary name (or files another user could write before they get their privileges), e.g. %s", i, len(privTemps), privTemps[0])
 		}
 		if len(temps) > 0 || len(inodes) > 1 {
 			inWindow++
