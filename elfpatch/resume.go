@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"regexp"
 
 	"golang.org/x/sys/unix"
 )
@@ -149,17 +148,24 @@ func finishJournal(fd int, j journal) error {
 	return nil
 }
 
-// tempPattern matches the temporary names Replace gives: .NAME.sframe-gen-XXXXXXXX.
-var tempPattern = regexp.MustCompile(`^\.(.+)\.sframe-gen-[0-9a-f]{8}$`)
+// tempSuffix ends a temporary name Replace gives, before 8 hex digits.
+const tempSuffix = ".sframe-gen-"
 
 // TempOf reports whether name is a temporary name [TempFiles.Replace]
-// gives (.NAME.sframe-gen-XXXXXXXX), and the NAME it stands next to.
+// gives (.NAME.sframe-gen-XXXXXXXX, X a lower-case hex digit), and the
+// NAME it stands next to.
 func TempOf(name string) (string, bool) {
-	m := tempPattern.FindStringSubmatch(name)
-	if m == nil {
+	const digits = 8
+	n := len(name) - digits - len(tempSuffix)
+	if n < 2 || name[0] != '.' || name[n:n+len(tempSuffix)] != tempSuffix {
 		return "", false
 	}
-	return m[1], true
+	for _, c := range name[len(name)-digits:] {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return "", false
+		}
+	}
+	return name[1:n], true
 }
 
 // Resumed is what [ResumeTemp] did with a temporary name.
