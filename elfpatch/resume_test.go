@@ -186,3 +186,65 @@ func TestSourceResume(t *testing.T) {
 		}
 	}
 }
+
+// TestMkdirMade: MkdirBeneath and MkdirNamed say whether they made the
+// directory (0700, to be given its mode later), and leave one that was
+// there as it is; a directory that is not the process's own 0700 one is
+// refused by the check of a directory just made.
+func TestMkdirMade(t *testing.T) {
+	root := t.TempDir()
+	d, made, err := MkdirNamed(filepath.Join(root, "out", "sub"))
+	if err != nil || !made {
+		t.Fatalf("MkdirNamed of a new directory: made %v, %v", made, err)
+	}
+	d.Close()
+	if st, _ := os.Stat(filepath.Join(root, "out", "sub")); st.Mode().Perm() != 0o700 {
+		t.Errorf("a directory made: mode %v, want 0700 until it is given its mode", st.Mode())
+	}
+	os.Mkdir(filepath.Join(root, "old"), 0o755)
+	os.Chmod(filepath.Join(root, "old"), 0o755)
+	d, made, err = MkdirNamed(filepath.Join(root, "old"))
+	if err != nil || made {
+		t.Fatalf("MkdirNamed of an existing directory: made %v, %v", made, err)
+	}
+	d.Close()
+	top, err := OpenDir(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer top.Close()
+	for _, c := range []struct {
+		rel  string
+		made bool
+	}{{"old", false}, {"old/new", true}, {"old/new", false}} {
+		d, made, err := top.MkdirBeneath(c.rel)
+		if err != nil || made != c.made {
+			t.Errorf("MkdirBeneath(%s): made %v, %v; want %v", c.rel, made, err, c.made)
+			continue
+		}
+		d.Close()
+	}
+	if st, _ := os.Stat(filepath.Join(root, "old")); st.Mode().Perm() != 0o755 {
+		t.Errorf("an existing directory: mode %v after, want 0755", st.Mode())
+	}
+	for _, mode := range []uint32{0o755, 0o701} {
+		os.Chmod(filepath.Join(root, "old"), os.FileMode(mode))
+		d, err := top.Beneath("old")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := d.checkMade(); err == nil || !strings.Contains(err.Error(), "replaced by another directory") {
+			t.Errorf("checkMade on a directory mode %o: %v", mode, err)
+		}
+		d.Close()
+	}
+	if os.Geteuid() == 0 {
+		os.Chmod(filepath.Join(root, "old"), 0o700)
+		os.Chown(filepath.Join(root, "old"), 65534, 65534)
+		d, _ := top.Beneath("old")
+		if err := d.checkMade(); err == nil {
+			t.Errorf("checkMade on another user's 0700 directory: no error")
+		}
+		d.Close()
+	}
+}
