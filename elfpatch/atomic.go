@@ -409,7 +409,14 @@ func (t *TempFiles) publish(dst Place, old replaced, tmp *tempFile, links []Plac
 	privileged := old.privileged()
 	// No journal where it cannot be kept (no CAP_SYS_ADMIN, no extended
 	// attributes): then what a kill leaves is not resumed.
-	journaled := (privileged || len(links) > 0) && setJournal(fd, old.journalOf(phaseLink)) == nil
+	var oldID fileID
+	journaled := false
+	if privileged || len(links) > 0 {
+		if old.replacing {
+			oldID, _ = idAt(dst.Dir, dst.Name)
+		}
+		journaled = setJournal(fd, old.journalOf(phaseLink, oldID)) == nil
+	}
 	if tmp.anon {
 		name, err := tmp.link(dst.Dir, dst.Name)
 		if err != nil {
@@ -429,7 +436,7 @@ func (t *TempFiles) publish(dst Place, old replaced, tmp *tempFile, links []Plac
 		moves = append(moves, tempName{l.Dir, name})
 	}
 	if journaled {
-		if err := setJournal(fd, old.journalOf(phaseRename)); err != nil {
+		if err := setJournal(fd, old.journalOf(phaseRename, oldID)); err != nil {
 			t.unlinkTemps(moves[1:])
 			return fmt.Errorf("journaling the replacement of %s: %w", dst.Path(), err)
 		}
@@ -450,7 +457,7 @@ func (t *TempFiles) publish(dst Place, old replaced, tmp *tempFile, links []Plac
 	}
 	switch {
 	case journaled:
-		j := old.journalOf(phaseDone)
+		j := old.journalOf(phaseDone, oldID)
 		if err := setJournal(fd, j); err != nil {
 			return fmt.Errorf("journaling the replacement of %s: %w", dst.Path(), err)
 		}

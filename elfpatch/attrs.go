@@ -158,5 +158,5 @@ func (a attrs) ownerLater() bool {
 // the file has its final names (or again after a write in place, which
 // drops them).
 func (a attrs) applyPrivileged(fd int) error {
-	return a.journalOf(phaseDone).give(fd)
+	return a.journalOf(phaseDone, fileID{}).give(fd)
 }

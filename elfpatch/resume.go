@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -36,10 +37,58 @@ type journal struct {
 	mode     uint32 // chmod bits, set-user-ID and set-group-ID included
 	uid, gid int32  // the owner to give, or -1
 	caps     []byte // security.capability's value, or nil
+	// old is the file the names held (0: none), so that a name given to
+	// another file since the kill is not replaced.
+	old fileID
+}
+
+// fileID tells a file from another that may have had its inode number:
+// the inode number, its birth time and generation where the file system
+// says (the birth time alone is not enough: ext4 gives a freed inode
+// number to the next file made, in the same clock tick).
+type fileID struct {
+	ino        uint64
+	birth      int64
+	birthNsec  uint32
+	birthKnown bool
+	gen        uint32
+	genKnown   bool
+}
+
+// fsIocGetVersion is FS_IOC_GETVERSION, _IOR('v', 1, long) (linux/fs.h),
+// which x/sys/unix does not name: an inode's generation number.
+const fsIocGetVersion = 0x80007601 | uint(unsafe.Sizeof(uintptr(0)))<<16
+
+// idAt is the fileID of name in dir (not following a symbolic link); ok
+// is false when there is nothing there.
+func idAt(dir *Dir, name string) (id fileID, ok bool) {
+	var sx unix.Statx_t
+	if err := unix.Statx(dir.fd, name, unix.AT_SYMLINK_NOFOLLOW, unix.STATX_INO|unix.STATX_BTIME, &sx); err != nil {
+		return fileID{}, false
+	}
+	id.ino = sx.Ino
+	if sx.Mask&unix.STATX_BTIME != 0 {
+		id.birth, id.birthNsec, id.birthKnown = sx.Btime.Sec, sx.Btime.Nsec, true
+	}
+	if sx.Mode&unix.S_IFMT == unix.S_IFREG {
+		if fd, err := unix.Openat(dir.fd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC|unix.O_NOCTTY, 0); err == nil {
+			if g, err := unix.IoctlGetInt(fd, fsIocGetVersion); err == nil {
+				id.gen, id.genKnown = uint32(g), true
+			}
+			unix.Close(fd)
+		}
+	}
+	return id, true
+}
+
+// same reports whether a and b are one file.
+func (a fileID) same(b fileID) bool {
+	return a.ino == b.ino && (!a.birthKnown || !b.birthKnown || a.birth == b.birth && a.birthNsec == b.birthNsec) &&
+		(!a.genKnown || !b.genKnown || a.gen == b.gen)
 }
 
 // journalHeader is the size of an encoded journal without capabilities.
-const journalHeader = 14
+const journalHeader = 14 + 8 + 1 + 8 + 4 + 1 + 4
 
 func (j journal) encode() []byte {
 	b := make([]byte, journalHeader, journalHeader+len(j.caps))
@@ -47,6 +96,16 @@ func (j journal) encode() []byte {
 	binary.LittleEndian.PutUint32(b[2:], j.mode)
 	binary.LittleEndian.PutUint32(b[6:], uint32(j.uid))
 	binary.LittleEndian.PutUint32(b[10:], uint32(j.gid))
+	binary.LittleEndian.PutUint64(b[14:], j.old.ino)
+	if j.old.birthKnown {
+		b[22] = 1
+	}
+	binary.LittleEndian.PutUint64(b[23:], uint64(j.old.birth))
+	binary.LittleEndian.PutUint32(b[31:], j.old.birthNsec)
+	if j.old.genKnown {
+		b[35] = 1
+	}
+	binary.LittleEndian.PutUint32(b[36:], j.old.gen)
 	return append(b, j.caps...)
 }
 
@@ -55,7 +114,10 @@ func decodeJournal(b []byte) (journal, bool) {
 		return journal{}, false
 	}
 	j := journal{phase: b[1], mode: binary.LittleEndian.Uint32(b[2:]),
-		uid: int32(binary.LittleEndian.Uint32(b[6:])), gid: int32(binary.LittleEndian.Uint32(b[10:]))}
+		uid: int32(binary.LittleEndian.Uint32(b[6:])), gid: int32(binary.LittleEndian.Uint32(b[10:])),
+		old: fileID{ino: binary.LittleEndian.Uint64(b[14:]), birthKnown: b[22] == 1,
+			birth: int64(binary.LittleEndian.Uint64(b[23:])), birthNsec: binary.LittleEndian.Uint32(b[31:]),
+			genKnown: b[35] == 1, gen: binary.LittleEndian.Uint32(b[36:])}}
 	if len(b) > journalHeader {
 		j.caps = append([]byte(nil), b[journalHeader:]...)
 	}
@@ -66,10 +128,11 @@ func decodeJournal(b []byte) (journal, bool) {
 	return journal{}, false
 }
 
-// journalOf is the journal of a replacement by old: the owner (when
-// given at the end) and privileged attributes its new file gets then.
-func (a attrs) journalOf(phase byte) journal {
-	j := journal{phase: phase, mode: modeBits(a.mode), uid: -1, gid: -1}
+// journalOf is the journal of a replacement by old of the file old (0:
+// none): the owner (when given at the end) and privileged attributes its
+// new file gets then.
+func (a attrs) journalOf(phase byte, old fileID) journal {
+	j := journal{phase: phase, mode: modeBits(a.mode), uid: -1, gid: -1, old: old}
 	if a.ownerLater() {
 		j.uid, j.gid = int32(a.uid), int32(a.gid)
 	}
@@ -190,7 +253,9 @@ const (
 // in the phase where its temporary names were being made is removed (the
 // names it was to replace are as they were); one in the phase where the
 // names were being replaced is renamed over its name, as the killed
-// process would have done. Anything else is left alone.
+// process would have done, while that name still holds the file it
+// replaced (else it is removed: the name was given to another file since).
+// Anything else is left alone.
 func ResumeTemp(dir *Dir, tmp string) (Resumed, error) {
 	name, ok := TempOf(tmp)
 	if !ok {
@@ -209,7 +274,12 @@ func ResumeTemp(dir *Dir, tmp string) (Resumed, error) {
 	if !ok {
 		return NotJournaled, nil
 	}
-	if j.phase == phaseLink {
+	// The name must still hold the file the killed run replaced (or
+	// nothing, when it replaced nothing): one given to another file since
+	// (a newer version installed) is not replaced by this older one.
+	now, there := idAt(dir, name)
+	stale := there && (j.old.ino == 0 || !now.same(j.old)) || !there && j.old.ino != 0
+	if j.phase == phaseLink || stale {
 		if err := unix.Unlinkat(dir.fd, tmp, 0); err != nil && !errors.Is(err, unix.ENOENT) {
 			return NotJournaled, fmt.Errorf("removing %s, left by an interrupted run: %w", dir.join(tmp), err)
 		}

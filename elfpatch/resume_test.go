@@ -15,11 +15,11 @@ func TestJournalEncoding(t *testing.T) {
 	caps, _ := hex.DecodeString("0100000200200000000000000000000000000000")
 	for _, j := range []journal{
 		{phase: phaseLink, mode: 0o4755, uid: -1, gid: -1},
-		{phase: phaseRename, mode: 0o2711, uid: 65534, gid: 12, caps: caps},
+		{phase: phaseRename, mode: 0o2711, uid: 65534, gid: 12, caps: caps, old: fileID{ino: 1 << 40, birth: 1764300000, birthNsec: 999999999, birthKnown: true, gen: 0xdeadbeef, genKnown: true}},
 		{phase: phaseDone, mode: 0o755, uid: 0, gid: 0, caps: caps},
 	} {
 		got, ok := decodeJournal(j.encode())
-		if !ok || got.phase != j.phase || got.mode != j.mode || got.uid != j.uid || got.gid != j.gid || !bytes.Equal(got.caps, j.caps) {
+		if !ok || got.phase != j.phase || got.mode != j.mode || got.uid != j.uid || got.gid != j.gid || !bytes.Equal(got.caps, j.caps) || got.old != j.old {
 			t.Errorf("%+v: decoded %+v, %v", j, got, ok)
 		}
 	}
@@ -89,6 +89,16 @@ func TestResumeTemp(t *testing.T) {
 		{"phase 2", func(t *testing.T, dir string) { setJournalAt(t, dir, journalXattr, phaseRename) }, Finished, "new", false},
 		{"no journal", func(t *testing.T, dir string) {}, NotJournaled, "old", true},
 		{"user journal", func(t *testing.T, dir string) { setJournalAt(t, dir, "user.sframe-gen.replace", phaseRename) }, NotJournaled, "old", true},
+		{"phase 2, the name another file's since", func(t *testing.T, dir string) {
+			setJournalAt(t, dir, journalXattr, phaseRename)
+			os.Remove(filepath.Join(dir, "prog"))
+			os.WriteFile(filepath.Join(dir, "other"), []byte("newer"), 0o755)
+			os.Rename(filepath.Join(dir, "other"), filepath.Join(dir, "prog"))
+		}, Undone, "newer", false},
+		{"phase 2, the name removed since", func(t *testing.T, dir string) {
+			setJournalAt(t, dir, journalXattr, phaseRename)
+			os.Remove(filepath.Join(dir, "prog"))
+		}, Undone, "", false},
 		{"symbolic link", func(t *testing.T, dir string) {
 			os.Remove(filepath.Join(dir, tmp))
 			os.Symlink("prog", filepath.Join(dir, tmp))
@@ -119,10 +129,19 @@ func TestResumeTemp(t *testing.T) {
 }
 
 // setJournalAt gives dir/.prog.sframe-gen-0123abcd a journal in phase
-// under the attribute name.
+// under the attribute name, replacing the file at dir/prog.
 func setJournalAt(t *testing.T, dir, name string, phase byte) {
 	t.Helper()
-	j := journal{phase: phase, mode: 0o4755, uid: -1, gid: -1}
+	d, err := OpenDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	old, ok := idAt(d, "prog")
+	if !ok {
+		t.Fatal("no prog")
+	}
+	j := journal{phase: phase, mode: 0o4755, uid: -1, gid: -1, old: old}
 	if err := unix.Setxattr(filepath.Join(dir, ".prog.sframe-gen-0123abcd"), name, j.encode(), 0); err != nil {
 		t.Fatal(err)
 	}
