@@ -204,6 +204,8 @@ func (c *cli) runJob(g *sframegen.Generator, j *job, o generateOptions, ro sfram
 			msgs: fmt.Appendf(nil, "sframe-gen: %s: %v\n", displayName(j.path), j.err)}
 	case kindDir:
 		return fileResult{} // made before the workers started
+	case kindTemp:
+		return fileResult{status: statusSkipped, reason: "a temporary file of an interrupted sframe-gen run, not one it can finish: left alone"}
 	case kindSymlink:
 		r := fileResult{status: statusSkipped, reason: "symbolic link"}
 		if j.out != "" {

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -206,5 +207,31 @@ func TestKillPrivilegedLinks(t *testing.T) {
 		killAttempts(), runTime, inWindow, split, unprivileged)
 	if inWindow == 0 {
 		t.Errorf("no kill fell in the window where names are replaced: the test did not reach it")
+	}
+}
+
+// TestTempNameNotOurs: a file with a temporary name but no journal (a
+// user's, or what a run that could keep none left) is left alone, said
+// skipped, and is not counted as a name of the file next to it.
+func TestTempNameNotOurs(t *testing.T) {
+	tree := t.TempDir()
+	exe := filepath.Join(testdataDir(), "link/x86_64/pie.exe")
+	copyFile(t, exe, filepath.Join(tree, "prog"))
+	temp := filepath.Join(tree, ".prog.sframe-gen-0123abcd")
+	copyFile(t, exe, temp)
+	before := sha256.Sum256(readFile(t, temp))
+	report := filepath.Join(t.TempDir(), "report")
+	stdout, stderr, code := runCLI("--report", report, tree)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
+	}
+	if sha256.Sum256(readFile(t, temp)) != before {
+		t.Errorf("%s was written", temp)
+	}
+	if sha256.Sum256(readFile(t, filepath.Join(tree, "prog"))) == before {
+		t.Errorf("prog was not patched")
+	}
+	if rep := string(readFile(t, report)); !strings.Contains(rep, "interrupted sframe-gen run") || !strings.Contains(stderr, "1 patched") || !strings.Contains(stderr, "1 skipped") {
+		t.Errorf("the temporary name not said skipped:\n%s%s%s", rep, stdout, stderr)
 	}
 }

@@ -20,6 +20,7 @@ const (
 	kindOther                  // a FIFO, device or socket: left alone
 	kindDir                    // a directory (only listed with --output-dir)
 	kindMissing                // an operand that cannot be read: a failure
+	kindTemp                   // a killed run's temporary name not resumed: left alone
 )
 
 // job is one path of the batch: a regular file to process (with its other
@@ -57,9 +58,11 @@ type walker struct {
 	outs      map[string]string // output path -> input path
 	opened    []*sframegen.Dir  // the operands' directories
 	// temps are the temporary names of a killed run found in place
-	// (sframegen.TempOf), left out of the jobs while findTemps is set.
+	// (sframegen.TempOf), returned apart (findTemps 1) or made jobs of
+	// kindTemp (findTemps 2: those left after they were resumed, never
+	// processed as files nor counted as names of their file).
 	temps     []*job
-	findTemps bool
+	findTemps int
 }
 
 // collect walks the operands in order (directories recursively, in
@@ -73,7 +76,11 @@ type walker struct {
 // (sframegen.ResumeTemp), and the tree walked again after: a file whose
 // names were being replaced gets them all.
 func collect(operands []string, outputDir string, outRoot *sframegen.Dir) (jobs []*job, close func(), err error) {
-	jobs, close, temps, err := walkOperands(operands, outputDir, outRoot, outputDir == "")
+	if outputDir != "" {
+		jobs, close, _, err := walkOperands(operands, outputDir, outRoot, 0)
+		return jobs, close, err
+	}
+	jobs, close, temps, err := walkOperands(operands, outputDir, outRoot, 1)
 	if err != nil || len(temps) == 0 {
 		return jobs, close, err
 	}
@@ -89,13 +96,13 @@ func collect(operands []string, outputDir string, outRoot *sframegen.Dir) (jobs 
 		}
 	}
 	close()
-	jobs, close, _, err = walkOperands(operands, outputDir, outRoot, false)
+	jobs, close, _, err = walkOperands(operands, outputDir, outRoot, 2)
 	return append(failed, jobs...), close, err
 }
 
-// walkOperands is collect's walk; with findTemps, the temporary names of
-// a killed run are returned apart, not as jobs.
-func walkOperands(operands []string, outputDir string, outRoot *sframegen.Dir, findTemps bool) (jobs []*job, close func(), temps []*job, err error) {
+// walkOperands is collect's walk; findTemps says what becomes of the
+// temporary names of a killed run (walker.findTemps).
+func walkOperands(operands []string, outputDir string, outRoot *sframegen.Dir, findTemps int) (jobs []*job, close func(), temps []*job, err error) {
 	w := &walker{outputDir: outputDir, outRoot: outRoot, inodes: map[[2]uint64]*job{}, outs: map[string]string{}, findTemps: findTemps}
 	closeAll := func() {
 		for _, d := range w.opened {
@@ -180,8 +187,13 @@ func walkOperands(operands []string, outputDir string, outRoot *sframegen.Dir, f
 // directory); outRel is its path under --output-dir.
 func (w *walker) add(path string, root *sframegen.Dir, rel, outRel string, st fs.FileInfo) error {
 	j := &job{path: path, root: root, rel: rel, size: st.Size(), mode: st.Mode()}
-	if _, ok := sframegen.TempOf(filepath.Base(rel)); ok && w.findTemps && st.Mode().IsRegular() {
-		w.temps = append(w.temps, j)
+	if _, ok := sframegen.TempOf(filepath.Base(rel)); ok && w.findTemps > 0 && st.Mode().IsRegular() {
+		if w.findTemps == 1 {
+			w.temps = append(w.temps, j)
+			return nil
+		}
+		j.kind = kindTemp
+		w.jobs = append(w.jobs, j)
 		return nil
 	}
 	switch {
