@@ -295,9 +295,10 @@ func ResumeTemp(dir *Dir, tmp string) (Resumed, error) {
 // names were replaced (its journal says so, or says the names were being
 // replaced and allNames is set: the caller found every name of the file
 // and none is a temporary name any more): the file gets its set-user-ID
-// and set-group-ID bits and capabilities and loses the journal. A file
-// without a journal is left alone; one whose names are not all replaced
-// yet is an error saying how to finish (not naming the file). s is updated to the file as it is
+// and set-group-ID bits and capabilities (and its owner, when root kept
+// it until then) and loses the journal. A file without a journal is left
+// alone; one whose names are not all replaced yet is an error saying how
+// to finish (not naming the file). s is updated to the file as it is
 // after.
 func (s *Source) Resume(allNames bool) error {
 	fd := int(s.File.Fd())
