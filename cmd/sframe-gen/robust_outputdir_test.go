@@ -1,11 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"syscall"
 	"testing"
 )
 
@@ -13,7 +15,8 @@ import (
 // through setpriv) owns a source tree whose directories are 0777, 2777
 // and (the root) 0700; root runs sframe-gen --output-dir over it. A
 // directory of the output that was there before (root's, 0755) must keep
-// its mode, not become world-writable; the output root the run makes gets
+// its mode, not become world-writable (and a file there its owner and
+// mode); the output root the run makes gets
 // the source root's mode, so a 0700 tree's files stay private; the
 // directories the run makes get their sources' modes (as cp -a).
 func TestOutputDirChangesOnlyWhatItMade(t *testing.T) {
@@ -67,7 +70,19 @@ chmod 0777 %[1]s %[1]s/pub %[1]s/new; chmod 2777 %[1]s/sg`, src, exe))
 			os.Mkdir(d, 0o755)
 			os.Chmod(d, 0o755)
 		}
+		// A file already in the output keeps its own owner and mode (as
+		// cp writes into an existing file), not its source's.
+		existing := filepath.Join(out, "sg", "f")
+		copyFile(t, exe, existing)
+		os.Chown(existing, 0, 0)
+		os.Chmod(existing, 0o640)
 		run(out, src)
+		if st, err := os.Stat(existing); err != nil || st.Mode() != 0o640 || st.Sys().(*syscall.Stat_t).Uid != 0 {
+			t.Errorf("%s, root's 0640 before the run: %v after it", existing, st.Mode())
+		}
+		if b := readFile(t, existing); bytes.Equal(b, readFile(t, exe)) {
+			t.Errorf("%s was not written", existing)
+		}
 		for _, d := range []string{out, filepath.Join(out, "pub"), filepath.Join(out, "sg")} {
 			if m := modeOf(d); m != 0o755 {
 				t.Errorf("%s, root's and 0755 before the run, is %v after it: --output-dir changed a directory it did not make", d, m)
