@@ -73,3 +73,20 @@ func OutputPlace(path string) (Place, error) { return elfpatch.OutputPlace(path)
 // OpenSink opens the FIFO, null device or terminal at p that is written as
 // it is; nil for a regular file or nothing (replaced or created).
 func OpenSink(p Place) (io.WriteCloser, error) { return elfpatch.OpenSink(p) }
+
+// TempOf reports whether name is a temporary name sframe-gen gives a new
+// file next to the NAME it replaces (.NAME.sframe-gen-XXXXXXXX), and NAME.
+func TempOf(name string) (string, bool) { return elfpatch.TempOf(name) }
+
+// ResumeTemp finishes or undoes the replacement a killed run left at the
+// temporary name at (docs/robustness.md, "What a kill can leave"); it
+// reports whether there was one (else the file is left alone).
+func ResumeTemp(at Place) (bool, error) {
+	r, err := elfpatch.ResumeTemp(at.Dir, at.Name)
+	return r != elfpatch.NotJournaled, err
+}
+
+// MkdirNamed makes the directory path, mode 0700 until it is given its
+// mode (Dir.Chmod), and opens it; made is false for a directory that was
+// there (its mode is left alone).
+func MkdirNamed(path string) (dir *Dir, made bool, err error) { return elfpatch.MkdirNamed(path) }

@@ -142,6 +142,13 @@ func (g *Generator) Process(j Job) (out Outcome, err error) {
 	if named && j.Out.Dir == nil {
 		j.Replace.InPlace = src.Links() > 1
 	}
+	if j.Out.Dir == nil {
+		// A replacement of this file killed on its way (its journal):
+		// finished when every name of the file is known here.
+		if err := src.Resume(!j.Replace.InPlace); err != nil {
+			return out, unwrapPath(err)
+		}
+	}
 	w := &writer{g: g, j: j, src: src, size: src.Size()}
 	var r io.ReaderAt = src.File
 	if src.Size() <= wholeReadBytes {

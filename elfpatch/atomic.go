@@ -154,9 +154,12 @@ type ReplaceOptions struct {
 // (a default ACL) removed; one that cannot be kept is an error, dst left as
 // it was. A new dst gets the mode perm. The new file is made without a name
 // (O_TMPFILE) where the file system allows, so a process killed meanwhile
-// leaves nothing; elsewhere it is named .NAME.sframe-gen-XXXX, mode 0600,
-// and gets its set-user-ID bits and file capabilities only once renamed, so
-// no privileged copy is ever left behind. When dst exists, the file is
+// leaves nothing; elsewhere it is named .NAME.sframe-gen-XXXX, mode 0600.
+// Either way it gets its set-user-ID and set-group-ID bits and file
+// capabilities only once it has all its final names, so no privileged file
+// ever has a temporary name; a privileged or linked file's replacement is
+// journaled so that the next run finishes what a kill left ([ResumeTemp],
+// [Source.Resume]). When dst exists, the file is
 // synced before the rename and the directory after it (unless opt.NoSync),
 // so that a crash leaves the old or the new contents.
 func (t *TempFiles) Replace(dst Place, src *Source, perm fs.FileMode, opt ReplaceOptions, write func(tmp *os.File) error) (err error) {
@@ -344,13 +347,13 @@ func (tf *tempFile) discard(t *TempFiles) {
 	}
 }
 
-// finish gives the complete new file the old file's attributes (the
-// privileged ones only on a file without a name), syncs it when it
-// replaces a file (unless opt.NoSync) and gives it the old times with
-// opt.KeepTimes.
+// finish gives the complete new file the old file's attributes but the
+// privileged ones (given by publish once the file has all its names),
+// syncs it when it replaces a file (unless opt.NoSync) and gives it the
+// old times with opt.KeepTimes.
 func (old replaced) finish(tmp *tempFile, opt ReplaceOptions) error {
 	fd := int(tmp.f.Fd())
-	if err := old.apply(fd, tmp.anon); err != nil {
+	if err := old.apply(fd); err != nil {
 		return err
 	}
 	if opt.Written != nil {
@@ -382,8 +385,12 @@ func (a attrs) keepTimes(fd int) error {
 
 // publish gives the new file dst's name and the names of links, under t's
 // lock (a signal handler's RemoveAll waits until all are done), once it is
-// checked that dst and each link still name the source, unchanged. A file
-// made with a name gets its privileged attributes once renamed.
+// checked that dst and each link still name the source, unchanged. The
+// file gets its privileged attributes (set-user-ID and set-group-ID bits,
+// file capabilities) only once it has all its names: no temporary name
+// ever holds a privileged file. A file that is privileged or has links is
+// journaled (resume.go) while its names are made and replaced, so that
+// what a kill leaves can be finished or undone by the next run.
 func (t *TempFiles) publish(dst Place, old replaced, tmp *tempFile, links []Place) error {
 	unlock, err := t.lock()
 	if err != nil {
@@ -399,6 +406,18 @@ func (t *TempFiles) publish(dst Place, old replaced, tmp *tempFile, links []Plac
 				return err
 			}
 		}
+	}
+	fd := int(tmp.f.Fd())
+	privileged := old.privileged()
+	// No journal where it cannot be kept (no CAP_SYS_ADMIN, no extended
+	// attributes): then what a kill leaves is not resumed.
+	var oldID fileID
+	journaled := false
+	if privileged || len(links) > 0 {
+		if old.replacing {
+			oldID, _ = idAt(dst.Dir, dst.Name)
+		}
+		journaled = setJournal(fd, old.journalOf(phaseLink, oldID)) == nil
 	}
 	if tmp.anon {
 		name, err := tmp.link(dst.Dir, dst.Name)
@@ -418,6 +437,12 @@ func (t *TempFiles) publish(dst Place, old replaced, tmp *tempFile, links []Plac
 		t.record(tempName{l.Dir, name})
 		moves = append(moves, tempName{l.Dir, name})
 	}
+	if journaled {
+		if err := setJournal(fd, old.journalOf(phaseRename, oldID)); err != nil {
+			t.unlinkTemps(moves[1:])
+			return fmt.Errorf("journaling the replacement of %s: %w", dst.Path(), err)
+		}
+	}
 	if err := unix.Renameat(dst.Dir.fd, tmp.named, dst.Dir.fd, dst.Name); err != nil {
 		t.unlinkTemps(moves[1:])
 		return renameError(dst, err)
@@ -432,8 +457,17 @@ func (t *TempFiles) publish(dst Place, old replaced, tmp *tempFile, links []Plac
 		}
 		t.forget(moves[i+1])
 	}
-	if !tmp.anon {
-		if err := old.applyPrivileged(int(tmp.f.Fd())); err != nil {
+	switch {
+	case journaled:
+		j := old.journalOf(phaseDone, oldID)
+		if err := setJournal(fd, j); err != nil {
+			return fmt.Errorf("journaling the replacement of %s: %w", dst.Path(), err)
+		}
+		if err := finishJournal(fd, j); err != nil {
+			return fmt.Errorf("%s: %w", dst.Path(), err)
+		}
+	case privileged:
+		if err := old.applyPrivileged(fd); err != nil {
 			return fmt.Errorf("%s: %w", dst.Path(), err)
 		}
 	}

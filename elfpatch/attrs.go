@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -39,6 +40,9 @@ func readAttrs(fd int, st *unix.Stat_t) (attrs, error) {
 		return a, fmt.Errorf("listing extended attributes: %w", err)
 	}
 	for _, name := range names {
+		if name == journalXattr {
+			continue // an interrupted replacement's, never kept
+		}
 		v, err := getXattr(fd, name)
 		if errors.Is(err, unix.ENODATA) {
 			continue // removed meanwhile
@@ -96,15 +100,18 @@ func getXattr(fd int, name string) ([]byte, error) {
 
 // apply gives the file fd (new, written completely) the attributes a,
 // but for the privileged ones (set-user-ID and set-group-ID bits, file
-// capabilities) unless privileged is set: see [attrs.applyPrivileged].
-// The extended attributes the file got from its directory (an inherited
+// capabilities: see [attrs.applyPrivileged]). The file stays the
+// process's own (root's) when a is privileged and the process may give it
+// its owner later (ownerLater): until it has its privileges no other user
+// may write to it, so none can change what they are given to. The
+// extended attributes the file got from its directory (an inherited
 // default ACL, a default SELinux label) and a lacks are removed.
-func (a attrs) apply(fd int, privileged bool) error {
+func (a attrs) apply(fd int) error {
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		return err
 	}
-	if a.uid >= 0 && (int(st.Uid) != a.uid || int(st.Gid) != a.gid) {
+	if a.uid >= 0 && !a.ownerLater() && (int(st.Uid) != a.uid || int(st.Gid) != a.gid) {
 		if err := unix.Fchown(fd, a.uid, a.gid); err != nil {
 			return fmt.Errorf("keeping the owner %d:%d: %w", a.uid, a.gid, err)
 		}
@@ -125,7 +132,7 @@ func (a attrs) apply(fd int, privileged bool) error {
 		}
 	}
 	for _, x := range a.xattrs {
-		if x.name == capabilityXattr && !privileged {
+		if x.name == capabilityXattr {
 			continue
 		}
 		if err := unix.Fsetxattr(fd, x.name, x.value, 0); err != nil {
@@ -134,29 +141,22 @@ func (a attrs) apply(fd int, privileged bool) error {
 	}
 	// The mode last: an ACL sets the group bits, chown clears the
 	// set-user-ID bits.
-	mode := a.mode
-	if !privileged {
-		mode &^= fs.ModeSetuid | fs.ModeSetgid
-	}
-	if err := unix.Fchmod(fd, modeBits(mode)); err != nil {
+	if err := unix.Fchmod(fd, modeBits(a.mode&^(fs.ModeSetuid|fs.ModeSetgid))); err != nil {
 		return fmt.Errorf("keeping the mode %v: %w", a.mode, err)
 	}
 	return nil
 }
 
-// applyPrivileged gives fd the set-user-ID and set-group-ID bits and the
-// file capabilities of a, once the file has its final name (or again after
-// a write in place, which drops them).
+// ownerLater reports whether a new file with a's attributes gets its
+// owner with its privileges, at the end: a privileged file, made by root.
+func (a attrs) ownerLater() bool {
+	return a.uid >= 0 && a.privileged() && os.Geteuid() == 0
+}
+
+// applyPrivileged gives fd its owner (when [attrs.ownerLater]), the
+// set-user-ID and set-group-ID bits and the file capabilities of a, once
+// the file has its final names (or again after a write in place, which
+// drops them).
 func (a attrs) applyPrivileged(fd int) error {
-	for _, x := range a.xattrs {
-		if x.name == capabilityXattr {
-			if err := unix.Fsetxattr(fd, x.name, x.value, 0); err != nil {
-				return fmt.Errorf("keeping the file capabilities: %w", err)
-			}
-		}
-	}
-	if err := unix.Fchmod(fd, modeBits(a.mode)); err != nil {
-		return fmt.Errorf("keeping the mode %v: %w", a.mode, err)
-	}
-	return nil
+	return a.journalOf(phaseDone, fileID{}).give(fd)
 }

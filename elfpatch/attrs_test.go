@@ -12,8 +12,7 @@ import (
 // TestReplaceNamedPrivileged: where the new file must have a name while it
 // is written (no O_TMPFILE), it is mode 0600 without the set-user-ID bit
 // or file capabilities until it has replaced the old file; then it has
-// them all, and no temporary file is left. With O_TMPFILE the same
-// attributes are set before the file has any name.
+// them all, and no temporary file is left. With O_TMPFILE the same.
 func TestReplaceNamedPrivileged(t *testing.T) {
 	if os.Geteuid() != 0 {
 		if os.Getenv("CI") == "true" {

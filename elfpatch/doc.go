@@ -36,7 +36,9 @@
 // before the rename and the directory after it, so that a crash leaves the
 // old or the new contents.
 // [TempFiles] tracks the temporary files being named so that a signal
-// handler can remove them. docs/elfpatch.md explains the layout strategy.
+// handler can remove them; what SIGKILL leaves of a privileged or linked
+// file's replacement is journaled, and finished or undone by the next run
+// ([ResumeTemp], [Source.Resume]). docs/elfpatch.md explains the layout strategy.
 //
 // Only ELFCLASS64 files are accepted: SFrame is defined for 64-bit ABIs only.
 package elfpatch

@@ -388,19 +388,30 @@ func fileKind(m uint32) string {
 // MkdirBeneath makes the directory rel below d (its parent must exist),
 // without following a symbolic link, with mode 0700 until [Dir.Chmod]
 // gives it its final mode: nothing made under it is reachable by others
-// meanwhile. An existing directory is kept; an existing symbolic link or
-// file there is an error.
-func (d *Dir) MkdirBeneath(rel string) (*Dir, error) {
-	dir, name := filepath.Split(filepath.Clean(rel))
-	parent, err := d.Beneath(dir)
+// meanwhile. An existing directory is kept (made is false: the caller
+// leaves its mode alone); an existing symbolic link or file there is an
+// error.
+func (d *Dir) MkdirBeneath(rel string) (dir *Dir, made bool, err error) {
+	dir0, name := filepath.Split(filepath.Clean(rel))
+	parent, err := d.Beneath(dir0)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	defer parent.Close()
-	if err := unix.Mkdirat(parent.fd, name, 0o700); err != nil && !errors.Is(err, unix.EEXIST) {
-		return nil, &fs.PathError{Op: "mkdir", Path: parent.join(name), Err: err}
+	mkErr := unix.Mkdirat(parent.fd, name, 0o700)
+	if mkErr != nil && !errors.Is(mkErr, unix.EEXIST) {
+		return nil, false, &fs.PathError{Op: "mkdir", Path: parent.join(name), Err: mkErr}
 	}
-	return d.Beneath(rel)
+	if dir, err = d.Beneath(rel); err != nil {
+		return nil, false, err
+	}
+	if made = mkErr == nil; made {
+		if err := dir.checkMade(); err != nil {
+			dir.Close()
+			return nil, false, err
+		}
+	}
+	return dir, made, nil
 }
 
 // Chmod gives the directory the mode bits of m (permission, set-group-ID

@@ -7,6 +7,8 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/spf13/pflag"
@@ -56,11 +58,9 @@ func (c *cli) runBatch(paths []string, o generateOptions, b batchOptions) int {
 		return c.fail("", err)
 	}
 	var outRoot *sframegen.Dir
+	rootMade := false
 	if b.outputDir != "" {
-		if err := os.MkdirAll(b.outputDir, 0o755); err != nil {
-			return c.fail(b.outputDir, unwrapPath(err))
-		}
-		if outRoot, err = sframegen.OpenDir(b.outputDir); err != nil {
+		if outRoot, rootMade, err = sframegen.MkdirNamed(b.outputDir); err != nil {
 			return c.fail(b.outputDir, unwrapPath(err))
 		}
 		defer outRoot.Close()
@@ -82,6 +82,9 @@ func (c *cli) runBatch(paths []string, o generateOptions, b batchOptions) int {
 		}
 	}
 	made, err := makeOutputDirs(jobs)
+	if err == nil && rootMade {
+		made.root(outRoot, paths)
+	}
 	if err != nil {
 		return c.fail("", err)
 	}
@@ -201,6 +204,8 @@ func (c *cli) runJob(g *sframegen.Generator, j *job, o generateOptions, ro sfram
 			msgs: fmt.Appendf(nil, "sframe-gen: %s: %v\n", displayName(j.path), j.err)}
 	case kindDir:
 		return fileResult{} // made before the workers started
+	case kindTemp:
+		return fileResult{status: statusSkipped, reason: "a temporary file of an interrupted sframe-gen run, not one it can finish: left alone"}
 	case kindSymlink:
 		r := fileResult{status: statusSkipped, reason: "symbolic link"}
 		if j.out != "" {
@@ -272,13 +277,23 @@ func (c *inputCloser) wait() {
 	c.wg.Wait()
 }
 
-// outputDirs are the directories made under --output-dir, mode 0700 while
-// the batch runs, and the modes they get at its end (finish): their
-// sources' (permission, set-group-ID and sticky bits), never wider.
+// outputDirs are the directories this run made under --output-dir (and
+// the output directory itself when it made it), mode 0700 while the batch
+// runs, and the modes they get at its end (finish): their sources'
+// (permission, set-group-ID and sticky bits), as cp -a gives them. A
+// directory that was there keeps its mode: the run changes only what it
+// made.
 type outputDirs struct {
 	dirs  []*sframegen.Dir
 	modes []os.FileMode
+	// rootDir is the output directory when this run made it, closed by
+	// its opener; rootMode its mode.
+	rootDir  *sframegen.Dir
+	rootMode os.FileMode
 }
+
+// dirModeBits are the bits of a source directory's mode its copy gets.
+const dirModeBits = os.ModePerm | os.ModeSetgid | os.ModeSticky
 
 // makeOutputDirs makes the directory jobs' directories under
 // --output-dir, in walk order (parents first), never through a symbolic
@@ -289,15 +304,33 @@ func makeOutputDirs(jobs []*job) (*outputDirs, error) {
 		if j.kind != kindDir {
 			continue
 		}
-		d, err := j.outRoot.MkdirBeneath(j.outRel)
+		d, isNew, err := j.outRoot.MkdirBeneath(j.outRel)
 		if err != nil {
 			made.close()
 			return nil, fmt.Errorf("%s: %w", j.out, unwrapPath(err))
 		}
+		if !isNew {
+			d.Close()
+			continue
+		}
 		made.dirs = append(made.dirs, d)
-		made.modes = append(made.modes, j.mode&(os.ModePerm|os.ModeSetgid|os.ModeSticky))
+		made.modes = append(made.modes, j.mode&dirModeBits)
 	}
 	return made, nil
+}
+
+// root records the output directory d, made by this run: it gets the
+// mode of the first directory among operands (as cp -a gives a copy its
+// source's), or 0777 less the umask (as mkdir) when none is a directory.
+func (m *outputDirs) root(d *sframegen.Dir, operands []string) {
+	m.rootDir = d
+	m.rootMode = 0o777 &^ umask()
+	for _, op := range operands {
+		if st, err := os.Stat(op); err == nil && st.IsDir() {
+			m.rootMode = st.Mode() & dirModeBits
+			break
+		}
+	}
 }
 
 // finish gives each directory made its source's mode and closes it.
@@ -305,6 +338,11 @@ func (m *outputDirs) finish() error {
 	var first error
 	for i, d := range m.dirs {
 		if err := d.Chmod(m.modes[i]); err != nil && first == nil {
+			first = err
+		}
+	}
+	if m.rootDir != nil {
+		if err := m.rootDir.Chmod(m.rootMode); err != nil && first == nil {
 			first = err
 		}
 	}
@@ -403,4 +441,21 @@ func batchUsage(fs *pflag.FlagSet, o generateOptions, b batchOptions) error {
 		return usageError{msg: fmt.Sprintf("--jobs %d: want at least 1", b.jobs)}
 	}
 	return nil
+}
+
+// umask is the process's file mode creation mask (/proc/self/status),
+// 022 where it cannot be read.
+func umask() os.FileMode {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0o022
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "Umask:"); ok {
+			if m, err := strconv.ParseUint(strings.TrimSpace(v), 8, 32); err == nil {
+				return os.FileMode(m) & os.ModePerm
+			}
+		}
+	}
+	return 0o022
 }

@@ -19,6 +19,7 @@ const (
 	kindOther                  // a FIFO, device or socket: left alone
 	kindDir                    // a directory (only listed with --output-dir)
 	kindMissing                // an operand that cannot be read: a failure
+	kindTemp                   // a killed run's temporary name not resumed: left alone
 )
 
 // job is one path of the batch: a regular file to process (with its other
@@ -55,6 +56,12 @@ type walker struct {
 	inodes    map[[2]uint64]*job
 	outs      map[string]string // output path -> input path
 	opened    []*sframegen.Dir  // the operands' directories
+	// temps are the temporary names of a killed run found in place
+	// (sframegen.TempOf), returned apart (findTemps 1) or made jobs of
+	// kindTemp (findTemps 2: those left after they were resumed, never
+	// processed as files nor counted as names of their file).
+	temps     []*job
+	findTemps int
 }
 
 // collect walks the operands in order (directories recursively, in
@@ -67,8 +74,39 @@ type walker struct {
 // path, so no name inside a directory the link leads to is seen.
 // A usage error is returned when two inputs would be written to one output.
 // The directories the jobs refer to are held open until close is called.
+//
+// In place, the temporary names a killed run left are resumed first
+// (sframegen.ResumeTemp), and the tree walked again after: a file whose
+// names were being replaced gets them all.
 func collect(operands []string, outputDir string, outRoot *sframegen.Dir) (jobs []*job, close func(), err error) {
-	w := &walker{outputDir: outputDir, outRoot: outRoot, inodes: map[[2]uint64]*job{}, outs: map[string]string{}}
+	if outputDir != "" {
+		jobs, close, _, err := walkOperands(operands, outputDir, outRoot, 0)
+		return jobs, close, err
+	}
+	jobs, close, temps, err := walkOperands(operands, outputDir, outRoot, 1)
+	if err != nil || len(temps) == 0 {
+		return jobs, close, err
+	}
+	var failed []*job
+	for _, t := range temps {
+		at, err := t.root.Place(t.rel)
+		if err == nil {
+			_, err = sframegen.ResumeTemp(at)
+			at.Dir.Close()
+		}
+		if err != nil {
+			failed = append(failed, &job{path: t.path, kind: kindMissing, err: unwrapPath(err)})
+		}
+	}
+	close()
+	jobs, close, _, err = walkOperands(operands, outputDir, outRoot, 2)
+	return append(failed, jobs...), close, err
+}
+
+// walkOperands is collect's walk; findTemps says what becomes of the
+// temporary names of a killed run (walker.findTemps).
+func walkOperands(operands []string, outputDir string, outRoot *sframegen.Dir, findTemps int) (jobs []*job, close func(), temps []*job, err error) {
+	w := &walker{outputDir: outputDir, outRoot: outRoot, inodes: map[[2]uint64]*job{}, outs: map[string]string{}, findTemps: findTemps}
 	closeAll := func() {
 		for _, d := range w.opened {
 			d.Close()
@@ -99,7 +137,7 @@ func collect(operands []string, outputDir string, outRoot *sframegen.Dir) (jobs 
 			}
 			w.opened = append(w.opened, at.Dir)
 			if err := w.add(op, at.Dir, at.Name, filepath.Base(op), st); err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 			continue
 		}
@@ -114,13 +152,13 @@ func collect(operands []string, outputDir string, outRoot *sframegen.Dir) (jobs 
 			continue
 		}
 		if err := w.add(op, rootDir, ".", ".", st); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		if err := w.walk(rootDir, rootDir, op, "."); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 	}
-	return w.jobs, closeAll, nil
+	return w.jobs, closeAll, w.temps, nil
 }
 
 // walk adds the entries of dir (path, rel below root), listed through its
@@ -160,6 +198,15 @@ func (w *walker) walk(root, dir *sframegen.Dir, path, rel string) error {
 // directory); outRel is its path under --output-dir.
 func (w *walker) add(path string, root *sframegen.Dir, rel, outRel string, st sframegen.Entry) error {
 	j := &job{path: path, root: root, rel: rel, size: st.Size, mode: st.Mode}
+	if _, ok := sframegen.TempOf(filepath.Base(rel)); ok && w.findTemps > 0 && st.Mode.IsRegular() {
+		if w.findTemps == 1 {
+			w.temps = append(w.temps, j)
+			return nil
+		}
+		j.kind = kindTemp
+		w.jobs = append(w.jobs, j)
+		return nil
+	}
 	switch {
 	case st.Mode.IsDir():
 		if w.outputDir == "" {
