@@ -39,6 +39,12 @@ type Layout struct {
 	// PF_R|PF_X), which the patch cleared: the Linux kernel registers
 	// the SFrame section for every PF_X program header.
 	PhdrExecCleared bool
+	// Replaced is set when the input was an output of PatchLinked: what
+	// that patch added (the section, its PT_GNU_SFRAME, section header
+	// and name, the PT_LOAD made or grown for it) was taken out first,
+	// and the rest of Layout says how the file it was made from is
+	// patched.
+	Replaced bool
 }
 
 // maxPadding bounds the zero padding PatchLinked inserts before a new
@@ -136,15 +142,11 @@ func patchLinked(in, out *os.File, size int, encode func(addr uint64) ([][]byte,
 // bytes) and encodes the section into its chunks, without writing
 // anything.
 func planPatch(in io.ReaderAt, inSize int64, size int, encode func(addr uint64) ([][]byte, error)) (*linkedPlan, error) {
-	f, err := parse(in, inSize)
+	p, f, src, err := planInput(in, inSize, uint64(size))
 	if err != nil {
 		return nil, err
 	}
-	p, err := planLinked(f, in, uint64(size))
-	if err != nil {
-		return nil, err
-	}
-	if err := p.fixSymbols(f, in); err != nil {
+	if err := p.fixSymbols(f, src); err != nil {
 		return nil, err
 	}
 	parts, err := encode(p.layout.Addr)
@@ -162,6 +164,9 @@ func planPatch(in io.ReaderAt, inSize int64, size int, encode func(addr uint64) 
 	for _, b := range parts {
 		p.chunks = append(p.chunks, chunk{off, b})
 		off += uint64(len(b))
+	}
+	if p.layout.Replaced {
+		p.flatten()
 	}
 	return p, nil
 }
