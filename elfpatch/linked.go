@@ -65,8 +65,10 @@ const maxPadding = 64 << 20
 // An existing .sframe (any version, or empty) is overwritten in place when
 // the new one fits in its slot (its section size, or the PT_GNU_SFRAME size
 // ld laid out), else moved; its section header index is kept and there is
-// never more than one PT_GNU_SFRAME. Patching the output again with the same
-// section therefore gives identical bytes. docs/elfpatch.md describes where
+// never more than one PT_GNU_SFRAME. An output of PatchLinked is patched as
+// the file it was made from (Layout.Replaced): again with the same section
+// it gives identical bytes, with another the bytes that file patched with
+// it gives. docs/elfpatch.md describes where
 // a new section and the program header table go, and why.
 //
 // Unchanged byte ranges are copied file to file (copy_file_range where the

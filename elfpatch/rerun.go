@@ -10,17 +10,20 @@ import (
 // A file PatchLinked wrote is patched again as the file it was made from:
 // the section, its PT_GNU_SFRAME, the PT_LOAD added for it (or the growth
 // of the PT_LOAD it went into), its section header and name are taken out
-// first, so that patching with one section and then another gives the
-// bytes of the second alone, and a file does not grow at every run with
-// other options. What does not depend on the section's size stays as the
-// first run left it: sections moved away from the program header table
-// (and PT_NOTEs merged) keep their places, which a new patch of the
-// original would give them again when it needs as many entries.
+// first, the section header table and a moved program header table put
+// back, and the sections moved away from after the program header table
+// (with their symbols, dynamic entries and program headers, a PT_NOTE
+// they joined split again) put back, so that patching with one section
+// and then another gives the bytes of the second alone, and a file does
+// not grow at every run with other options.
 //
 // The file taken as the earlier input is checked before it is used:
 // patched with the section the file holds, it must give the file byte for
-// byte. Any other file (GNU ld's .sframe, a file edited since) is patched
-// as it is.
+// byte. When the moved sections cannot be put back so, they are left
+// where the first run put them (a file that does not grow, though not
+// always the bytes of one run when the two runs needed a different number
+// of program headers); any other file (GNU ld's .sframe, a file edited
+// since) is patched as it is.
 
 // overlay is a file seen as base (its first baseSize bytes, zeros after)
 // cut or extended to size bytes, with chunks written over it in order.
