@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/sframe-gen/sframe-gen/elfpatch"
+	"github.com/sframe-gen/sframe-gen/emit/verify"
 )
 
 // errUnchanged makes a replacement leave the file as it is.
@@ -26,6 +27,9 @@ func (g *Generator) processLinked(w *writer, in *input, out *Outcome) error {
 		out.Reports = append(out.Reports, Report{})
 		out.Status = NoCFI
 		return w.unchanged()
+	}
+	if err := execHeadersTakeText(in.ef); err != nil {
+		return err
 	}
 	var rep Report
 	var err error
@@ -50,11 +54,6 @@ func (g *Generator) processLinked(w *writer, in *input, out *Outcome) error {
 		return nil
 	}
 	out.Status = Patched
-	for _, p := range in.ef.Progs {
-		if p.Type != elf.PT_LOAD && p.Type != elf.PT_PHDR && p.Flags&elf.PF_X != 0 {
-			out.Warnings = append(out.Warnings, fmt.Sprintf("warning: %v has PF_X: the Linux kernel registers the SFrame section for every PF_X program header, this one too", p.Type))
-		}
-	}
 	return nil
 }
 
@@ -176,4 +175,19 @@ func cfiSize(f *elf.File) (size uint64, ok bool) {
 		}
 	}
 	return size, ok
+}
+
+// execHeadersTakeText returns an error when a program header other than
+// PT_LOAD with PF_X would make the Linux kernel refuse to register the
+// section for an executable PT_LOAD (verify.ExecHeaders; what verify
+// reports as a problem). PT_PHDR is left out: the patch clears its PF_X.
+// Such a header after the text (PT_GNU_STACK of an executable stack, as
+// linkers place it) does no harm and is kept.
+func execHeadersTakeText(f *elf.File) error {
+	for _, h := range verify.ExecHeaders(f) {
+		if h.Takes >= 0 && h.Type != elf.PT_PHDR {
+			return fmt.Errorf("program header %d (%v) has PF_X: %s; the section would not cover that text, so none is written (move the header after the PT_LOADs, or drop its PF_X)", h.Index, h.Type, h.Why)
+		}
+	}
+	return nil
 }

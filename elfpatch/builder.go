@@ -222,8 +222,12 @@ func (b *builder) addLoad(pos uint64) (prog, uint64) {
 		va = fo + delta
 	}
 	if !b.phPending || v0 < delta || fo-pos > maxPadding {
-		fo = pos + ((v0 - pos) & (ps - 1))
-		va = v0
+		// No padding in the file: the load starts where the input's
+		// bytes end (aligned to 8, the section's alignment), at the address above every other load's page that
+		// is congruent to it (as ld places a writable PT_LOAD), so a
+		// file with 64 KiB pages does not grow by up to 64 KiB.
+		fo = alignUp(pos, 8)
+		va = v0 + fo&(ps-1)
 	}
 	cur := fo
 	if b.phPending {

@@ -17,7 +17,9 @@
 //   - Linked files (ET_EXEC, ET_DYN): [PatchLinked] places .sframe in a
 //     read-only PT_LOAD, covers it with a PT_GNU_SFRAME program header and
 //     appends a section header, copying unchanged byte ranges file to file so
-//     memory use stays small for large files.
+//     memory use stays small for large files. A file it patched before is
+//     patched as the file it was made from, so re-runs with other sections
+//     give one run's bytes and do not grow it.
 //
 // For a caller that overlaps work with the copy of a big file,
 // [PatchLinkedCopyParts] writes only what changes over an output that

@@ -21,7 +21,8 @@ func addObjectSeeds(f *testing.F) {
 
 // FuzzPatchLinked: no panic on any input; a successful patch satisfies the
 // loader invariants, keeps every input section (CheckPreserved), patches
-// again in place, and is what PatchLinkedCopyParts writes over a copy made
+// again identically (and with another section as the input alone would
+// be, when taken for an earlier output), and is what PatchLinkedCopyParts writes over a copy made
 // while it encodes.
 func FuzzPatchLinked(f *testing.F) {
 	f.Add(synthExec(binary.LittleEndian))
@@ -60,8 +61,27 @@ func FuzzPatchLinked(f *testing.F) {
 		if err != nil {
 			t.Fatalf("second patch: %v", err)
 		}
-		if !lay.InPlace || !bytes.Equal(again, out) {
+		if !(lay.InPlace || lay.Replaced) || !bytes.Equal(again, out) {
 			t.Fatalf("second patch not identical: %+v", lay)
+		}
+		// Patched again with a section of another size: what the input
+		// patched with it alone gives (or, for an input not taken for an
+		// earlier one's output, at least a valid file keeping the input).
+		for _, other := range [][]byte{bytes.Repeat([]byte{0x6b}, 24), bytes.Repeat([]byte{0x6b}, 5000)} {
+			alone, _, err := patchBytes(t, in, other)
+			if err != nil {
+				continue
+			}
+			after, lay, err := patchBytes(t, out, other)
+			if err != nil {
+				t.Fatalf("patching the output again with %d bytes: %v", len(other), err)
+			}
+			if lay.Replaced && !bytes.Equal(after, alone) {
+				t.Fatalf("output patched again with %d bytes differs from the input patched with them: %+v", len(other), lay)
+			}
+			if err := checkInvariants(after, len(other)); err != nil {
+				t.Fatalf("output patched again with %d bytes: %v", len(other), err)
+			}
 		}
 	})
 }

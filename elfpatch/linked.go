@@ -39,6 +39,12 @@ type Layout struct {
 	// PF_R|PF_X), which the patch cleared: the Linux kernel registers
 	// the SFrame section for every PF_X program header.
 	PhdrExecCleared bool
+	// Replaced is set when the input was an output of PatchLinked: what
+	// that patch added (the section, its PT_GNU_SFRAME, section header
+	// and name, the PT_LOAD made or grown for it) was taken out first,
+	// and the rest of Layout says how the file it was made from is
+	// patched.
+	Replaced bool
 }
 
 // maxPadding bounds the zero padding PatchLinked inserts before a new
@@ -59,8 +65,10 @@ const maxPadding = 64 << 20
 // An existing .sframe (any version, or empty) is overwritten in place when
 // the new one fits in its slot (its section size, or the PT_GNU_SFRAME size
 // ld laid out), else moved; its section header index is kept and there is
-// never more than one PT_GNU_SFRAME. Patching the output again with the same
-// section therefore gives identical bytes. docs/elfpatch.md describes where
+// never more than one PT_GNU_SFRAME. An output of PatchLinked is patched as
+// the file it was made from (Layout.Replaced): again with the same section
+// it gives identical bytes, with another the bytes that file patched with
+// it gives. docs/elfpatch.md describes where
 // a new section and the program header table go, and why.
 //
 // Unchanged byte ranges are copied file to file (copy_file_range where the
@@ -136,15 +144,11 @@ func patchLinked(in, out *os.File, size int, encode func(addr uint64) ([][]byte,
 // bytes) and encodes the section into its chunks, without writing
 // anything.
 func planPatch(in io.ReaderAt, inSize int64, size int, encode func(addr uint64) ([][]byte, error)) (*linkedPlan, error) {
-	f, err := parse(in, inSize)
+	p, f, src, err := planInput(in, inSize, uint64(size))
 	if err != nil {
 		return nil, err
 	}
-	p, err := planLinked(f, in, uint64(size))
-	if err != nil {
-		return nil, err
-	}
-	if err := p.fixSymbols(f, in); err != nil {
+	if err := p.fixSymbols(f, src); err != nil {
 		return nil, err
 	}
 	parts, err := encode(p.layout.Addr)
@@ -162,6 +166,9 @@ func planPatch(in io.ReaderAt, inSize int64, size int, encode func(addr uint64) 
 	for _, b := range parts {
 		p.chunks = append(p.chunks, chunk{off, b})
 		off += uint64(len(b))
+	}
+	if p.layout.Replaced {
+		p.flatten()
 	}
 	return p, nil
 }

@@ -2,9 +2,11 @@ package elfpatch
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"syscall"
 )
 
@@ -55,8 +57,14 @@ func (p *LinkedPatch) Layout() Layout { return p.plan.layout }
 // there (a section generated before from the same CFI, in place).
 func (p *LinkedPatch) Unchanged() (bool, error) {
 	pl := p.plan
-	if pl.end != uint64(p.inSize) || pl.copyEnd < pl.end {
+	if pl.end != uint64(p.inSize) {
 		return false, nil
+	}
+	if pl.copyEnd < pl.end {
+		// Past copyEnd the output is zeros where no chunk is.
+		if zero, err := pl.zerosPastCopy(p.data); err != nil || !zero {
+			return false, err
+		}
 	}
 	// Read and compared a piece at a time: a section of megabytes needs
 	// no buffer of its size.
@@ -96,13 +104,45 @@ func (p *LinkedPatch) Write(out *os.File) error {
 // anything: Layout.Addr is the address the section's PC-relative fields
 // must assume.
 func PlaceLinked(in io.ReaderAt, inSize int64, size int) (Layout, error) {
-	f, err := parse(in, inSize)
-	if err != nil {
-		return Layout{}, err
-	}
-	p, err := planLinked(f, in, uint64(size))
+	p, _, _, err := planInput(in, inSize, uint64(size))
 	if err != nil {
 		return Layout{}, err
 	}
 	return p.layout, nil
+}
+
+// zerosPastCopy reports whether in holds zeros wherever the output has
+// them past copyEnd: the bytes from copyEnd to end that no chunk covers.
+func (p *linkedPlan) zerosPastCopy(in io.ReaderAt) (bool, error) {
+	covered := make([]span, 0, len(p.chunks))
+	for _, c := range p.chunks {
+		covered = append(covered, span{c.off, c.off + uint64(len(c.data))})
+	}
+	slices.SortFunc(covered, func(a, b span) int { return cmp.Compare(a.start, b.start) })
+	buf := make([]byte, 64<<10)
+	at := p.copyEnd
+	check := func(to uint64) (bool, error) {
+		for at < to {
+			n := min(uint64(len(buf)), to-at)
+			if k, err := in.ReadAt(buf[:n], int64(at)); k != int(n) {
+				return false, fmt.Errorf("reading input at offset %#x: %w", at, err)
+			}
+			for _, c := range buf[:n] {
+				if c != 0 {
+					return false, nil
+				}
+			}
+			at += n
+		}
+		return true, nil
+	}
+	for _, c := range covered {
+		if c.start > at {
+			if ok, err := check(min(c.start, p.end)); !ok || err != nil {
+				return ok, err
+			}
+		}
+		at = max(at, c.end)
+	}
+	return check(p.end)
 }

@@ -360,6 +360,9 @@ func (c *cli) printOutcome(file, dst string, o generateOptions, out *sframegen.O
 // linkedWhere says where the section of a linked file went, for summary.
 func linkedWhere(l sframegen.Layout) string {
 	s := fmt.Sprintf("at %#x, PT_GNU_SFRAME", l.Addr)
+	if l.Replaced {
+		s += "; in place of an earlier run's, patched as the file that run was given"
+	}
 	if l.PhdrExecCleared {
 		s += "; PF_X cleared from PT_PHDR (the Linux kernel registers SFrame for every PF_X header)"
 	}

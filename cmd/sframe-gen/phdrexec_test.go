@@ -131,32 +131,101 @@ func TestGeneratePhdrExec(t *testing.T) {
 	}
 }
 
-// TestGenerateWarnsExecStack: a program header other than PT_LOAD and
-// PT_PHDR with PF_X (PT_GNU_STACK of an executable stack, which generate
-// must keep) is what verify reports; generate says so in a warning once
-// it has written the section (one FILE and the batch form).
-func TestGenerateWarnsExecStack(t *testing.T) {
+// TestGenerateExecStack: generate and verify agree on a program whose
+// PT_GNU_STACK has PF_X (-z execstack, kept: the stack stays executable),
+// by what the Linux kernel's SFrame registration does with it
+// (verify.ExecHeaders). As linkers place it, after the PT_LOADs, the
+// kernel refuses its registration (text address 0, or a range already
+// registered for the text) and the text's stands: generate patches it
+// with no warning, exit 0, and verify passes with a note saying why.
+// Moved before an executable PT_LOAD it overlaps (a PIE whose first
+// PT_LOAD is the text, -z noseparate-code), its registration would come
+// first and the text's be refused: generate says so, exits non-zero and
+// leaves the file as it was, and verify of such a file, patched before
+// the move, reports the problem.
+func TestGenerateExecStack(t *testing.T) {
 	gcc := needTool(t, "gcc")
+	src := filepath.Join(testdataDir(), "link/src/main.c")
 	for _, batch := range []bool{false, true} {
-		dir := t.TempDir()
-		p := filepath.Join(dir, "prog")
-		gccBuild(t, gcc, p, "-O2", "-z", "execstack", filepath.Join(testdataDir(), "link/src/main.c"))
-		arg := p
-		if batch {
-			arg = dir
-		}
-		_, stderr, code := runCLI(arg)
-		if code != exitOK || !strings.Contains(stderr, "warning: PT_GNU_STACK has PF_X") {
-			t.Errorf("generate %s: exit %d, want 0 and a warning about PT_GNU_STACK:\n%s", arg, code, stderr)
-		}
-		if fl := progFlags(t, p, elf.PT_GNU_STACK); fl&elf.PF_X == 0 {
-			t.Errorf("PT_GNU_STACK lost PF_X: %v", fl)
-		}
-		stdout, _, code := runCLI("verify", p)
-		if code == exitOK || !strings.Contains(stdout, "(PT_GNU_STACK) has PF_X") {
-			t.Errorf("verify: exit %d, want the PT_GNU_STACK problem:\n%s", code, stdout)
+		for _, pie := range []string{"-pie", "-no-pie"} {
+			dir := t.TempDir()
+			p := filepath.Join(dir, "prog")
+			gccBuild(t, gcc, p, "-O2", pie, "-z", "execstack", src)
+			want := runProgram(t, p)
+			arg := p
+			if batch {
+				arg = dir
+			}
+			_, stderr, code := runCLI(arg)
+			if code != exitOK || strings.Contains(stderr, "PF_X") {
+				t.Errorf("generate %s %s: exit %d, want 0 and no word of PF_X:\n%s", pie, arg, code, stderr)
+			}
+			if fl := progFlags(t, p, elf.PT_GNU_STACK); fl&elf.PF_X == 0 {
+				t.Errorf("PT_GNU_STACK lost PF_X: %v", fl)
+			}
+			stdout, _, code := runCLI("verify", p)
+			if code != exitOK || !strings.Contains(stdout, "note: program header") || !strings.Contains(stdout, "(PT_GNU_STACK) has PF_X: the kernel refuses its registration") {
+				t.Errorf("verify %s: exit %d, want 0 and a note on PT_GNU_STACK:\n%s", pie, code, stdout)
+			}
+			if got := runProgram(t, p); got != want {
+				t.Errorf("patched program printed %q, want %q", got, want)
+			}
 		}
 	}
+	// PT_GNU_STACK before the text PT_LOAD of a PIE whose first PT_LOAD
+	// is the text.
+	dir := t.TempDir()
+	p := filepath.Join(dir, "prog")
+	gccBuild(t, gcc, p, "-O2", "-pie", "-z", "execstack", "-z", "noseparate-code", src)
+	patched := filepath.Join(dir, "patched")
+	copyFile(t, p, patched)
+	if _, stderr, code := runCLI(patched); code != exitOK {
+		t.Fatalf("generate: exit %d\n%s", code, stderr)
+	}
+	for _, f := range []string{p, patched} {
+		stackFirst(t, f)
+	}
+	before, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, code := runCLI(p)
+	if code == exitOK || !strings.Contains(stderr, "(PT_GNU_STACK) has PF_X: the kernel registers the section for it before program header") {
+		t.Errorf("generate, PT_GNU_STACK first: exit %d, want a failure saying the text would not be registered:\n%s", code, stderr)
+	}
+	if after, err := os.ReadFile(p); err != nil || string(after) != string(before) {
+		t.Errorf("generate, PT_GNU_STACK first: the file changed (%v)", err)
+	}
+	stdout, _, code := runCLI("verify", patched)
+	if code == exitOK || !strings.Contains(stdout, "(PT_GNU_STACK) has PF_X: the kernel registers the section for it before program header") {
+		t.Errorf("verify, PT_GNU_STACK first: exit %d, want the problem:\n%s", code, stdout)
+	}
+}
+
+// stackFirst moves PT_GNU_STACK of the little-endian ELF64 file at path
+// to the front of its program header table, before PT_PHDR and every
+// PT_LOAD (the other entries keep their order).
+func stackFirst(t *testing.T, path string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := binary.LittleEndian
+	phoff, phnum := o.Uint64(b[32:]), int(o.Uint16(b[56:]))
+	table := b[phoff : phoff+uint64(phnum)*56]
+	for i := 0; i < phnum; i++ {
+		if elf.ProgType(o.Uint32(table[i*56:])) == elf.PT_GNU_STACK {
+			stack := append([]byte(nil), table[i*56:(i+1)*56]...)
+			copy(table[56:(i+1)*56], table[:i*56])
+			copy(table, stack)
+			if err := os.WriteFile(path, b, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			return
+		}
+	}
+	t.Fatalf("%s: no PT_GNU_STACK", path)
 }
 
 // gccBuild runs gcc with args, writing out.

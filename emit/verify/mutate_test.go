@@ -438,11 +438,14 @@ func TestMutations(t *testing.T) {
 				bo.PutUint64(ph[16:], bo.Uint64(ph[16:])+8)
 			}), -1
 		}, KindConsumer, "PT_GNU_SFRAME at address"},
-		{"PF_X on PT_GNU_SFRAME", linked, func(t *testing.T, dir, src string) (string, int) {
-			return mutateProg(t, src, dir, programType, func(ph []byte, bo binary.ByteOrder) {
+		{"PF_X on PT_PHDR over the text", linked, func(t *testing.T, dir, src string) (string, int) {
+			// Registered first, over the text PT_LOAD's start: the
+			// kernel then refuses the text's registration.
+			return mutateProg(t, src, dir, elf.PT_PHDR, func(ph []byte, bo binary.ByteOrder) {
 				bo.PutUint32(ph[4:], bo.Uint32(ph[4:])|uint32(elf.PF_X))
+				bo.PutUint64(ph[16:], textLoad(t, src).Vaddr)
 			}), -1
-		}, KindConsumer, "has PF_X"},
+		}, KindConsumer, "(PT_PHDR) has PF_X: the kernel registers the section for it before program header"},
 		{"PT_LOADs overlapping", linked, func(t *testing.T, dir, src string) (string, int) {
 			return mutateProg(t, src, dir, elf.PT_LOAD, func(ph []byte, bo binary.ByteOrder) {
 				bo.PutUint64(ph[40:], bo.Uint64(ph[40:])+0x100000)
@@ -473,5 +476,54 @@ func TestMutations(t *testing.T) {
 			}
 			t.Errorf("no %s finding %q (FDE %d); got:\n%s", tt.kind, tt.want, fde, describe(r))
 		})
+	}
+}
+
+// textLoad returns the first executable PT_LOAD of the file at path.
+func textLoad(t *testing.T, path string) *elf.Prog {
+	t.Helper()
+	f, err := elf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_LOAD && p.Flags&elf.PF_X != 0 {
+			return p
+		}
+	}
+	t.Fatalf("%s: no executable PT_LOAD", path)
+	return nil
+}
+
+// TestExecHeadersHarmless: PF_X headers after the text PT_LOADs (as
+// linkers place PT_GNU_STACK) or outside any executable mapping are
+// notes, not problems: the kernel refuses their registration and the
+// text's stands.
+func TestExecHeadersHarmless(t *testing.T) {
+	const linked = "../../testdata/link/x86_64/pie.gs.exe"
+	for _, tc := range []struct {
+		typ  elf.ProgType
+		want string
+	}{
+		{programType, "not in an executable mapping"},
+		{elf.PT_GNU_STACK, "not in an executable mapping"},
+		{elf.PT_PHDR, "not in an executable mapping"},
+		{elf.PT_GNU_EH_FRAME, "not in an executable mapping"},
+	} {
+		path := mutateProg(t, linked, t.TempDir(), tc.typ, func(ph []byte, bo binary.ByteOrder) {
+			bo.PutUint32(ph[4:], bo.Uint32(ph[4:])|uint32(elf.PF_X))
+		})
+		r := checkFile(t, path)
+		if len(r.Problems) != 0 {
+			t.Errorf("PF_X on %v: problems:\n%s", tc.typ, describe(r))
+		}
+		found := false
+		for _, n := range r.Notes {
+			found = found || strings.Contains(n.Msg, "("+tc.typ.String()+") has PF_X: the kernel refuses its registration") && strings.Contains(n.Msg, tc.want)
+		}
+		if !found {
+			t.Errorf("PF_X on %v: no note; got:\n%s", tc.typ, describe(r))
+		}
 	}
 }

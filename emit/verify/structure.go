@@ -194,12 +194,16 @@ func (c *checker) checkELF() {
 	}
 	c.checkLoads()
 	var sf []*elf.Prog
-	for i, p := range c.f.Progs {
+	for _, p := range c.f.Progs {
 		if p.Type == programType {
 			sf = append(sf, p)
 		}
-		if p.Type != elf.PT_LOAD && p.Flags&elf.PF_X != 0 {
-			c.problem(KindConsumer, -1, "program header %d (%v) has PF_X: the Linux kernel registers SFrame for every PF_X header", i, p.Type)
+	}
+	for _, h := range ExecHeaders(c.f) {
+		if h.Takes >= 0 {
+			c.problem(KindConsumer, -1, "program header %d (%v) has PF_X: %s", h.Index, h.Type, h.Why)
+		} else {
+			c.note(-1, "program header %d (%v) has PF_X: %s", h.Index, h.Type, h.Why)
 		}
 	}
 	switch len(sf) {
