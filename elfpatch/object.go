@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"slices"
 )
 
 // Reloc is one relocation of the new .sframe section of a relocatable
@@ -134,8 +135,12 @@ func patchObject(data, sframe []byte, relocs []Reloc) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	o.addSFrame(sframe, relocs, secSym, symIdx, sfIdx, relIdx)
-	return o.layout(), nil
+	tables, bfd := bfdLayout(f)
+	if !bfd {
+		o.addSFrame(sframe, relocs, secSym, symIdx, sfIdx, relIdx, -1)
+		return o.layout(), nil
+	}
+	return o.writeBFD(tables, sframe, relocs, secSym, symIdx, sfIdx, relIdx)
 }
 
 // Trailer returns the bytes of the ELF object data after everything its
@@ -264,17 +269,27 @@ func (o *object) setSection(i int, s sect, content []byte) int {
 // addSFrame sets or appends .sframe (at sfIdx, -1 for a new one) and
 // .rela.sframe (relIdx) with their contents, their names added to the
 // section-name table as gas writes it.
-func (o *object) addSFrame(sframe []byte, relocs []Reloc, secSym map[uint32]uint32, symIdx, sfIdx, relIdx int) {
+//
+// The names go at the end of the section-name table, or, when nameAt is
+// not negative, at that offset, the names after it moving up.
+func (o *object) addSFrame(sframe []byte, relocs []Reloc, secSym map[uint32]uint32, symIdx, sfIdx, relIdx, nameAt int) {
 	f := o.file
 	shstr := append([]byte(nil), f.shstrtab...)
 	nameOff := func(name string) uint32 {
 		if i := findName(shstr, name); i >= 0 {
 			return uint32(i)
 		}
-		off := len(shstr)
-		shstr = append(shstr, name...)
-		shstr = append(shstr, 0)
-		return uint32(off)
+		at := len(shstr)
+		if nameAt >= 0 && nameAt < at {
+			at = nameAt
+			for i := range o.sects {
+				if s := &o.sects[i]; int64(s.Name) >= int64(at) {
+					s.Name += uint32(len(name) + 1)
+				}
+			}
+		}
+		shstr = slices.Concat(shstr[:at], []byte(name), []byte{0}, shstr[at:])
+		return uint32(at)
 	}
 	if len(relocs) > 0 {
 		nameOff(nameRelaSFrame) // so that .sframe shares its tail, as gas does
