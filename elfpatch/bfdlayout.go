@@ -313,7 +313,10 @@ func (o *object) sectionSymbolMade(i int) bool {
 
 // addSectionSymbol gives section sec (a new .sframe) a local section
 // symbol where GNU as puts it: right after the section symbol of the
-// section made before it, which is .eh_frame's.
+// section made before it (.eh_frame's; with .debug_frame alone, that of
+// the last section the source or dwarf2_finish made, even an SHF_MERGE
+// one such as .debug_line_str: only those gas makes without a symbol,
+// such as .ident's .comment, get theirs after all the others).
 func (o *object) addSectionSymbol(symIdx, sec int) error {
 	tab, err := o.loadSymtab(symIdx)
 	if err != nil {
@@ -325,7 +328,7 @@ func (o *object) addSectionSymbol(symIdx, sec int) error {
 	}
 	pos := first
 	for i := sec - 1; i > 0; i-- {
-		if !o.sectionSymbolMade(i) {
+		if t := o.sects[i].Type; t == shtRel || t == shtRela || t == shtGroup {
 			continue
 		}
 		if j, ok := tab.findSectionSymbols(o.hdr.order, map[uint32]bool{uint32(i): true})[uint32(i)]; ok && uint64(j) < first {

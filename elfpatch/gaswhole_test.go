@@ -116,3 +116,56 @@ func objectDiff(got, want []byte) string {
 	}
 	return fmt.Sprintf("sizes %d, want %d", len(got), len(want))
 }
+
+// TestPatchObjectNotBFD: an object whose file BFD did not lay out (here a
+// gas object with 8 bytes of padding before its section header table,
+// which BFD never leaves) keeps its section indices, the new sections
+// appended, and its output is its own layout again; the same object
+// unedited gets BFD's numbering.
+func TestPatchObjectNotBFD(t *testing.T) {
+	for _, arch := range []string{"x86_64", "aarch64", "s390x"} {
+		t.Run(arch, func(t *testing.T) {
+			dir := filepath.Join("..", "testdata", "gas", arch)
+			in, err := os.ReadFile(filepath.Join(dir, "basic.o"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			sf, relocs := objectSFrame(t, filepath.Join(dir, "basic.gs.o"))
+			f, err := parse(bytes.NewReader(in), int64(len(in)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := len(f.sects)
+			if _, ok := bfdLayout(f); !ok {
+				t.Fatal("gas's object not taken for BFD's")
+			}
+			shoff := f.hdr.shoff
+			edited := append(append(append([]byte(nil), in[:shoff]...), make([]byte, 8)...), in[shoff:]...)
+			f.hdr.order.PutUint64(edited[40:], shoff+8)
+			for _, c := range []struct {
+				name   string
+				in     []byte
+				sframe int // the index .sframe gets
+			}{{"padded", edited, n}, {"gas", in, n - 3}} {
+				out, err := PatchObjectBytes(c.in, sf, relocs)
+				if err != nil {
+					t.Fatal(err)
+				}
+				g, err := parse(bytes.NewReader(out), int64(len(out)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := g.name(&g.sects[c.sframe]); got != ".sframe" || g.name(&g.sects[c.sframe+1]) != ".rela.sframe" {
+					t.Errorf("%s: section %d is %s, want .sframe then .rela.sframe", c.name, c.sframe, got)
+				}
+				if err := CheckPreserved(c.in, out); err != nil {
+					t.Errorf("%s: %v", c.name, err)
+				}
+				again, err := PatchObjectBytes(out, sf, relocs)
+				if err != nil || !bytes.Equal(again, out) {
+					t.Errorf("%s: second patch differs (%v)", c.name, err)
+				}
+			}
+		})
+	}
+}
