@@ -35,16 +35,22 @@ const (
 // The sections are made as GNU as --gsframe makes them: .sframe is
 // SHT_GNU_SFRAME, SHF_ALLOC, aligned to 8; .rela.sframe is SHT_RELA,
 // SHF_INFO_LINK, entry size 24, sh_link the symbol table, sh_info the index
-// of .sframe. Existing sections keep their index and contents; sections
-// named .sframe/.rela.sframe (or of type SHT_GNU_SFRAME, or SHT_RELA
-// applying to it) are replaced in place, keeping their index, otherwise the
-// new ones are appended to the section header table. Each relocation's
-// symbol is the STT_SECTION symbol of its section; a missing one is added as
-// a local symbol, renumbering the symbol indices of every relocation and
-// group section. The file is laid out afresh (sections in their original
-// file order, then the new ones, then the section header table; see
-// objectLayout), and the layout of an output is the output itself, so
-// patching the output again with the same section gives identical bytes.
+// of .sframe. Existing sections keep their contents; sections named
+// .sframe/.rela.sframe (or of type SHT_GNU_SFRAME, or SHT_RELA applying to
+// it) are replaced in place. Each relocation's symbol is the STT_SECTION
+// symbol of its section; a missing one is added as a local symbol,
+// renumbering the symbol indices of every relocation and group section.
+//
+// An object BFD laid out (GNU as, ld -r, objcopy; recognized from its
+// section numbering and file offsets) is written as BFD writes it, the new
+// sections numbered where GNU as --gsframe numbers them (the later sections
+// and every section index renumbered), with .sframe's section symbol where
+// gas makes one: the patched object of GNU as is byte for byte the object
+// as --gsframe makes. Any other object keeps its section indices, the new
+// sections appended, and is laid out afresh (sections in their original
+// file order, then the new ones, then the section header table). Either
+// way the layout of an output is the output itself, so patching the output
+// again with the same section gives identical bytes (docs/elfpatch.md).
 //
 // With no relocations, no .rela.sframe is added (an existing one is
 // emptied). Nothing is written to out when an error is returned.

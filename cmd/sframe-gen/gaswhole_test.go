@@ -5,7 +5,9 @@ import (
 	"debug/elf"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -89,4 +91,75 @@ func sectionBytes(t *testing.T, path, name string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestPatchedObjectsLinkAndRun links the committed gas objects of
+// testdata/link, patched in both modes, into a shared library and a PIE
+// with gcc and the reference ld, and runs the program (natively on x86-64,
+// under qemu-user elsewhere): its output is the unpatched build's, and ld
+// merged every object's .sframe (objdump --sframe of the program lists
+// every function of both objects).
+func TestPatchedObjectsLinkAndRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("links and runs programs of three ABIs (-short)")
+	}
+	for _, arch := range []string{"x86_64", "aarch64", "s390x"} {
+		t.Run(arch, func(t *testing.T) {
+			cc := "gcc"
+			var runner []string
+			if arch != "x86_64" || runtime.GOARCH != "amd64" {
+				cc = arch + "-linux-gnu-gcc"
+				runner = []string{needTool(t, "qemu-"+arch), "-L", qemuPrefix(t, arch)}
+			}
+			cc = needTool(t, cc)
+			od := refTool(t, arch, "objdump")
+			bdir := filepath.Join(filepath.Dir(filepath.Dir(od)), "gcc-"+arch)
+			src := filepath.Join(testdataDir(), "link", arch)
+			build := func(dir string, patch []string) string {
+				objs := map[string]string{}
+				for _, o := range []string{"demo.pic.o", "main.pie.o"} {
+					objs[o] = filepath.Join(src, o)
+					if patch != nil {
+						objs[o] = filepath.Join(dir, o)
+						args := append(append([]string{}, patch...), "-o", objs[o], filepath.Join(src, o))
+						if _, stderr, code := runCLI(args...); code != 0 {
+							t.Fatalf("%v: exit %d: %s", args, code, stderr)
+						}
+					}
+				}
+				lib, exe := filepath.Join(dir, "libdemo.so"), filepath.Join(dir, "pie.exe")
+				for _, args := range [][]string{
+					{"-B", bdir, "-shared", "-Wl,-soname,libdemo.so", objs["demo.pic.o"], "-o", lib},
+					{"-B", bdir, "-pie", objs["main.pie.o"], lib, "-o", exe},
+				} {
+					if out, err := exec.Command(cc, args...).CombinedOutput(); err != nil {
+						t.Fatalf("%s %v: %v\n%s", cc, args, err, out)
+					}
+				}
+				if patch != nil {
+					dump, err := exec.Command(od, "--sframe", exe).CombinedOutput()
+					if err != nil || !bytes.Contains(dump, []byte("Num FDEs")) {
+						t.Errorf("%s: objdump --sframe: %v\n%s", exe, err, dump)
+					}
+				}
+				args := append(append([]string{}, runner...), exe, "3")
+				cmd := exec.Command(args[0], args[1:]...)
+				cmd.Env = append(os.Environ(), "LD_LIBRARY_PATH="+dir)
+				if len(runner) > 0 {
+					cmd.Args = append([]string{args[0], "-E", "LD_LIBRARY_PATH=" + dir}, args[1:]...)
+				}
+				out, err := cmd.CombinedOutput()
+				if err != nil {
+					t.Errorf("%s: %v\n%s", exe, err, out)
+				}
+				return string(out)
+			}
+			want := build(t.TempDir(), nil)
+			for _, mode := range [][]string{{"--gas-compat"}, {}} {
+				if got := build(t.TempDir(), mode); want == "" || got != want {
+					t.Errorf("patched %v: output %q, unpatched %q", mode, got, want)
+				}
+			}
+		})
+	}
 }
