@@ -36,8 +36,8 @@ type bfdTables struct {
 	// first is the index of the first table.
 	first int
 	// alignCap caps the alignment of the offsets of the sections placed
-	// before the tables: 8 for BFD since 2.42 or so (its file alignment,
-	// 1 << log_file_align), 0 (none) before.
+	// before the tables: 8 for the BFD of binutils 2.47 (its file
+	// alignment, 1 << log_file_align), 0 (none) for that of 2.40.
 	alignCap uint64
 }
 

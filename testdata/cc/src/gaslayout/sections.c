@@ -1,10 +1,10 @@
 /* sections.c: what makes gcc put code and data in many sections: cold
    paths (.text.unlikely, foo.cold), start-up code (.text.startup),
    constructors (.init_array), thread-local data (.tdata, .tbss), data
-   aligned past 8 (file offsets of objects are aligned to at most 8 by
-   BFD since 2.42), merged strings and constants, a jump table, weak and
-   custom-section functions. For the live whole-file comparison with
-   GNU as (cmd/sframe-gen TestGasLayoutLive). */
+   aligned past 8 (the BFD of binutils 2.47 aligns the file offsets of an
+   object's sections to at most 8), merged strings and constants, a jump
+   table, weak and custom-section functions. For the live whole-file
+   comparison with GNU as (cmd/sframe-gen TestGasLayoutLive). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdio.h>
