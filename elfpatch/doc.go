@@ -13,7 +13,8 @@
 //
 //   - Relocatable objects (ET_REL): [PatchObject] adds or replaces .sframe
 //     (SHT_GNU_SFRAME) and .rela.sframe exactly as GNU as --gsframe makes
-//     them, so GNU ld links the object and merges its SFrame.
+//     them, so GNU ld links the object and merges its SFrame; an object GNU
+//     as made comes out as the very file as --gsframe makes.
 //   - Linked files (ET_EXEC, ET_DYN): [PatchLinked] places .sframe in a
 //     read-only PT_LOAD, covers it with a PT_GNU_SFRAME program header and
 //     appends a section header, copying unchanged byte ranges file to file so

@@ -44,6 +44,7 @@ const (
 	shfExecinstr  = 0x4
 	shfCompressed = 0x800
 	shfInfoLink   = 0x40
+	shfMerge      = 0x10
 
 	shnUndef     = 0
 	shnLoreserve = 0xff00

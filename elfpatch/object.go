@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"slices"
 )
 
 // Reloc is one relocation of the new .sframe section of a relocatable
@@ -34,16 +35,22 @@ const (
 // The sections are made as GNU as --gsframe makes them: .sframe is
 // SHT_GNU_SFRAME, SHF_ALLOC, aligned to 8; .rela.sframe is SHT_RELA,
 // SHF_INFO_LINK, entry size 24, sh_link the symbol table, sh_info the index
-// of .sframe. Existing sections keep their index and contents; sections
-// named .sframe/.rela.sframe (or of type SHT_GNU_SFRAME, or SHT_RELA
-// applying to it) are replaced in place, keeping their index, otherwise the
-// new ones are appended to the section header table. Each relocation's
-// symbol is the STT_SECTION symbol of its section; a missing one is added as
-// a local symbol, renumbering the symbol indices of every relocation and
-// group section. The file is laid out afresh (sections in their original
-// file order, then the new ones, then the section header table; see
-// objectLayout), and the layout of an output is the output itself, so
-// patching the output again with the same section gives identical bytes.
+// of .sframe. Existing sections keep their contents; sections named
+// .sframe/.rela.sframe (or of type SHT_GNU_SFRAME, or SHT_RELA applying to
+// it) are replaced in place. Each relocation's symbol is the STT_SECTION
+// symbol of its section; a missing one is added as a local symbol,
+// renumbering the symbol indices of every relocation and group section.
+//
+// An object BFD laid out (GNU as, ld -r, objcopy; recognized from its
+// section numbering and file offsets) is written as BFD writes it, the new
+// sections numbered where GNU as --gsframe numbers them (the later sections
+// and every section index renumbered), with .sframe's section symbol where
+// gas makes one: the patched object of GNU as is byte for byte the object
+// as --gsframe makes. Any other object keeps its section indices, the new
+// sections appended, and is laid out afresh (sections in their original
+// file order, then the new ones, then the section header table). Either
+// way the layout of an output is the output itself, so patching the output
+// again with the same section gives identical bytes (docs/elfpatch.md).
 //
 // With no relocations, no .rela.sframe is added (an existing one is
 // emptied). Nothing is written to out when an error is returned.
@@ -134,8 +141,12 @@ func patchObject(data, sframe []byte, relocs []Reloc) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	o.addSFrame(sframe, relocs, secSym, symIdx, sfIdx, relIdx)
-	return o.layout(), nil
+	tables, bfd := bfdLayout(f)
+	if !bfd {
+		o.addSFrame(sframe, relocs, secSym, symIdx, sfIdx, relIdx, -1)
+		return o.layout(), nil
+	}
+	return o.writeBFD(tables, sframe, relocs, secSym, symIdx, sfIdx, relIdx)
 }
 
 // Trailer returns the bytes of the ELF object data after everything its
@@ -264,17 +275,27 @@ func (o *object) setSection(i int, s sect, content []byte) int {
 // addSFrame sets or appends .sframe (at sfIdx, -1 for a new one) and
 // .rela.sframe (relIdx) with their contents, their names added to the
 // section-name table as gas writes it.
-func (o *object) addSFrame(sframe []byte, relocs []Reloc, secSym map[uint32]uint32, symIdx, sfIdx, relIdx int) {
+//
+// The names go at the end of the section-name table, or, when nameAt is
+// not negative, at that offset, the names after it moving up.
+func (o *object) addSFrame(sframe []byte, relocs []Reloc, secSym map[uint32]uint32, symIdx, sfIdx, relIdx, nameAt int) {
 	f := o.file
 	shstr := append([]byte(nil), f.shstrtab...)
 	nameOff := func(name string) uint32 {
 		if i := findName(shstr, name); i >= 0 {
 			return uint32(i)
 		}
-		off := len(shstr)
-		shstr = append(shstr, name...)
-		shstr = append(shstr, 0)
-		return uint32(off)
+		at := len(shstr)
+		if nameAt >= 0 && nameAt < at {
+			at = nameAt
+			for i := range o.sects {
+				if s := &o.sects[i]; int64(s.Name) >= int64(at) {
+					s.Name += uint32(len(name) + 1)
+				}
+			}
+		}
+		shstr = slices.Concat(shstr[:at], []byte(name), []byte{0}, shstr[at:])
+		return uint32(at)
 	}
 	if len(relocs) > 0 {
 		nameOff(nameRelaSFrame) // so that .sframe shares its tail, as gas does

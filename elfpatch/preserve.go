@@ -9,10 +9,13 @@ import (
 
 // CheckPreserved reports how out (what a patch wrote) fails to keep what
 // in had: every section but .sframe, .rela.sframe and the section-name
-// table keeps its index, name, type, flags, link, address and contents.
-// Allowed changes: notes may move (linked files); in objects the symbol
-// table gets section symbols inserted before the first global one, so
-// symbol indices in relocations and group signatures shift, and the table's
+// table keeps its name, type, flags, link, address and contents, and its
+// place among the others. Allowed changes: notes may move (linked files);
+// in objects the SFrame sections may be numbered among the others (as GNU
+// as numbers them in an object BFD laid out), the sections after them
+// moving up, with every section index renumbered to match; the symbol
+// table gets section symbols inserted among the local ones, so symbol
+// indices in relocations and group signatures shift, and the table's
 // sh_info grows. Relocations must still name the same symbols. Sections
 // debug/elf cannot read in the input are not compared; an input it cannot
 // read at all gives nil.
@@ -30,6 +33,10 @@ func CheckPreserved(in, out []byte) error {
 	}
 	rel := fi.Type == elf.ET_REL
 	shstrndx := int(fi.ByteOrder.Uint16(in[0x3e:]))
+	idx, err := keptSections(fi, fo, rel)
+	if err != nil {
+		return err
+	}
 	var symIn, symOut []elf.Symbol
 	var symOK bool
 	if rel {
@@ -37,32 +44,32 @@ func CheckPreserved(in, out []byte) error {
 		b, e2 := fo.Symbols()
 		symIn, symOut, symOK = a, b, e1 == nil && e2 == nil
 		if symOK {
-			if err := symbolsKept(symIn, symOut); err != nil {
+			if err := symbolsKept(symIn, symOut, idx); err != nil {
 				return err
 			}
 		}
 	}
-	isSFrame := func(i int) bool {
-		s := fi.Sections[i]
-		return s.Name == ".sframe" || s.Type == elf.SectionType(0x6ffffff4)
-	}
 	for i, s := range fi.Sections {
-		// The SFrame section and its relocations (by name, or by sh_info)
-		// are what a patch replaces.
-		relocatesSFrame := (s.Type == elf.SHT_RELA || s.Type == elf.SHT_REL) && int(s.Info) < len(fi.Sections) && int(s.Info) > 0 && isSFrame(int(s.Info))
-		if i == 0 || i == shstrndx || isSFrame(i) || relocatesSFrame || s.Name == ".rela.sframe" || s.Type == elf.SectionType(shtGNUSFrame) {
+		if i == 0 || i == shstrndx || sframeSection(fi, i) {
 			continue
 		}
-		o := fo.Sections[i]
+		o := fo.Sections[idx[i]]
 		where := fmt.Sprintf("section %d (%s)", i, s.Name)
-		if o.Name != s.Name || o.Type != s.Type || o.Flags != s.Flags || o.Link != s.Link {
+		link, info := s.Link, s.Info
+		if linksSection(uint32(s.Type)) || s.Flags&elf.SHF_LINK_ORDER != 0 {
+			link = mapSection(idx, link)
+		}
+		if s.Type == elf.SHT_REL || s.Type == elf.SHT_RELA || s.Flags&elf.SHF_INFO_LINK != 0 {
+			info = mapSection(idx, info)
+		}
+		if o.Name != s.Name || o.Type != s.Type || o.Flags != s.Flags || o.Link != link {
 			return fmt.Errorf("%s: header changed: name %q type %v flags %v link %d, was %q %v %v %d", where, o.Name, o.Type, o.Flags, o.Link, s.Name, s.Type, s.Flags, s.Link)
 		}
 		if o.Addr != s.Addr && !movable(s) {
 			return fmt.Errorf("%s: address %#x, was %#x", where, o.Addr, s.Addr)
 		}
 		shifts := rel && (s.Type == elf.SHT_SYMTAB || s.Type == elf.SHT_GROUP)
-		if o.Info != s.Info && !shifts {
+		if o.Info != info && !shifts {
 			return fmt.Errorf("%s: sh_info %d, was %d", where, o.Info, s.Info)
 		}
 		if s.Type == elf.SHT_NULL {
@@ -85,6 +92,10 @@ func CheckPreserved(in, out []byte) error {
 		switch {
 		case rel && s.Type == elf.SHT_SYMTAB, rel && s.Type == elf.SHT_SYMTAB_SHNDX:
 			// compared as symbols above
+		case rel && s.Type == elf.SHT_GROUP:
+			if err := groupKept(fi.ByteOrder, a, b, idx); err != nil {
+				return fmt.Errorf("%s: %v", where, err)
+			}
 		case !rel && (s.Type == elf.SHT_SYMTAB || s.Type == elf.SHT_DYNSYM):
 			// Symbols of moved notes and .interp move with them.
 			if err := linkedSymbolsKept(fi, fo, s.Type); err != nil {
@@ -99,7 +110,7 @@ func CheckPreserved(in, out []byte) error {
 			if !symOK {
 				continue
 			}
-			if err := relocsKept(fi.ByteOrder, s.Type == elf.SHT_RELA, a, b, symIn, symOut); err != nil {
+			if err := relocsKept(fi.ByteOrder, s.Type == elf.SHT_RELA, a, b, symIn, symOut, idx); err != nil {
 				return fmt.Errorf("%s: %v", where, err)
 			}
 		case !bytes.Equal(a, b):
@@ -109,11 +120,87 @@ func CheckPreserved(in, out []byte) error {
 	return nil
 }
 
+// sframeSection reports whether section i of f is one a patch replaces:
+// the SFrame section (by name or type) or its relocations (by name, or by
+// sh_info).
+func sframeSection(f *elf.File, i int) bool {
+	isSFrame := func(i int) bool {
+		s := f.Sections[i]
+		return s.Name == ".sframe" || s.Type == elf.SectionType(shtGNUSFrame)
+	}
+	s := f.Sections[i]
+	relocatesSFrame := (s.Type == elf.SHT_RELA || s.Type == elf.SHT_REL) && int(s.Info) < len(f.Sections) && int(s.Info) > 0 && isSFrame(int(s.Info))
+	return isSFrame(i) || relocatesSFrame || s.Name == ".rela.sframe"
+}
+
+// keptSections returns the output index of every input section: the same
+// in a linked file; in an object, the sections but the SFrame ones keep
+// their order, the SFrame ones possibly numbered among them.
+func keptSections(fi, fo *elf.File, rel bool) ([]int, error) {
+	idx := make([]int, len(fi.Sections))
+	if !rel {
+		for i := range idx {
+			idx[i] = i
+		}
+		return idx, nil
+	}
+	var outs []int
+	for j := range fo.Sections {
+		if !sframeSection(fo, j) {
+			outs = append(outs, j)
+		}
+	}
+	k := 0
+	for i := range fi.Sections {
+		if sframeSection(fi, i) {
+			idx[i] = -1
+			continue
+		}
+		if k == len(outs) {
+			return nil, fmt.Errorf("section %d (%s) lost: the output has %d sections other than SFrame ones", i, fi.Sections[i].Name, len(outs))
+		}
+		idx[i] = outs[k]
+		k++
+	}
+	if k != len(outs) {
+		return nil, fmt.Errorf("output has %d sections other than SFrame ones, input %d", len(outs), k)
+	}
+	return idx, nil
+}
+
+// mapSection maps a section index of the input to the output's (idx);
+// indices that are not those of kept sections are returned as they are.
+func mapSection(idx []int, x uint32) uint32 {
+	if x > 0 && int64(x) < int64(len(idx)) && idx[x] >= 0 {
+		return uint32(idx[x])
+	}
+	return x
+}
+
+// groupKept compares two SHT_GROUP sections: the same flags and members,
+// renumbered.
+func groupKept(bo binary.ByteOrder, a, b []byte, idx []int) error {
+	if len(a) != len(b) {
+		return fmt.Errorf("size %#x, was %#x", len(b), len(a))
+	}
+	for off := 0; off+4 <= len(a); off += 4 {
+		x, y := bo.Uint32(a[off:]), bo.Uint32(b[off:])
+		if off > 0 {
+			x = mapSection(idx, x)
+		}
+		if x != y {
+			return fmt.Errorf("entry %d: %d, want %d", off/4, y, x)
+		}
+	}
+	return nil
+}
+
 // symbolsKept checks that out is in with only unnamed local STT_SECTION
-// symbols inserted.
-func symbolsKept(in, out []elf.Symbol) error {
+// symbols inserted (section indices renumbered by idx).
+func symbolsKept(in, out []elf.Symbol, idx []int) error {
 	j := 0
 	for i, s := range in {
+		s.Section = elf.SectionIndex(mapSectionIndex(idx, s.Section))
 		for j < len(out) && !sameSym(out[j], s) && out[j].Name == "" && elf.ST_TYPE(out[j].Info) == elf.STT_SECTION {
 			j++
 		}
@@ -125,13 +212,22 @@ func symbolsKept(in, out []elf.Symbol) error {
 	return nil
 }
 
+// mapSectionIndex is mapSection for a symbol's section index (the reserved
+// ones, SHN_LORESERVE and up, are kept).
+func mapSectionIndex(idx []int, x elf.SectionIndex) elf.SectionIndex {
+	if x >= elf.SHN_LORESERVE {
+		return x
+	}
+	return elf.SectionIndex(mapSection(idx, uint32(x)))
+}
+
 func sameSym(a, b elf.Symbol) bool {
 	return a.Name == b.Name && a.Info == b.Info && a.Other == b.Other && a.Section == b.Section && a.Value == b.Value && a.Size == b.Size
 }
 
 // relocsKept compares two relocation sections entry by entry: same offset,
 // type and addend, a symbol equal by name, section and value.
-func relocsKept(bo binary.ByteOrder, rela bool, a, b []byte, symIn, symOut []elf.Symbol) error {
+func relocsKept(bo binary.ByteOrder, rela bool, a, b []byte, symIn, symOut []elf.Symbol, idx []int) error {
 	esz := 16
 	if rela {
 		esz = 24
@@ -151,6 +247,7 @@ func relocsKept(bo binary.ByteOrder, rela bool, a, b []byte, symIn, symOut []elf
 			return fmt.Errorf("entry at %#x changed", off)
 		}
 		sa, okA := sym(symIn, ia>>32)
+		sa.Section = mapSectionIndex(idx, sa.Section)
 		sb, okB := sym(symOut, ib>>32)
 		if okA && (!okB || !sameSym(sa, sb)) {
 			return fmt.Errorf("entry at %#x: symbol %d (%q) became %d (%q)", off, ia>>32, sa.Name, ib>>32, sb.Name)
