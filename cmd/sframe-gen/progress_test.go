@@ -64,7 +64,7 @@ func TestProgressLine(t *testing.T) {
 // follows; with -q neither.
 func TestProgressTerminal(t *testing.T) {
 	if testing.Short() {
-		t.Skip("-short")
+		t.Skip("-short: runs batches on a pseudo-terminal (runs in make test-long)")
 	}
 	script := needTool(t, "script")
 	dir := t.TempDir()
@@ -103,7 +103,7 @@ func TestProgressTerminal(t *testing.T) {
 // its total is their number (hard links once).
 func TestProgressCountsFilesOnly(t *testing.T) {
 	if testing.Short() {
-		t.Skip("-short")
+		t.Skip("-short: runs batches on a pseudo-terminal (runs in make test-long)")
 	}
 	script := needTool(t, "script")
 	bin := buildCommand(t)

@@ -105,7 +105,7 @@ func TestStackAgainstGDB(t *testing.T) {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("core_pattern %q: the native stops need cores written as a plain name in the working directory", p)
 		}
-		t.Skipf("core_pattern %q is not a plain file name", p)
+		t.Skipf("core_pattern %q is not a plain file name: as root, echo core > /proc/sys/kernel/core_pattern", p)
 	}
 	raiseCoreLimit(t)
 	stops := stopsPerProgram(t)

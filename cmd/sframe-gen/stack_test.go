@@ -29,7 +29,7 @@ func nativeCore(t testing.TB, prog stackProgram) (core, bin, libdir string) {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("core_pattern %q is not a plain file name", p)
 		}
-		t.Skipf("core_pattern %q is not a plain file name", p)
+		t.Skipf("core_pattern %q is not a plain file name: as root, echo core > /proc/sys/kernel/core_pattern", p)
 	}
 	raiseCoreLimit(t)
 	abi := stackABIs()[0]

@@ -189,7 +189,7 @@ func TestVerifyCLI(t *testing.T) {
 // the CFI restored it, as in GCC's .cold partitions).
 func TestVerifyBigBinary(t *testing.T) {
 	if testing.Short() {
-		t.Skip("-short")
+		t.Skip("-short: generates and verifies the system's python3 (runs in make test-long)")
 	}
 	src := pathProgram(t, "python3")
 	data, err := os.ReadFile(src)
