@@ -30,8 +30,9 @@ func (c *cli) runStack(args []string) int {
 		return c.fail("", commandUsage("stack", err.Error()))
 	}
 	if *help {
-		fmt.Fprintf(c.stdout, "Usage: sframe-gen stack [--json] [--sysroot DIR] CORE\n       sframe-gen stack [--json] --pid PID\n\n"+
-			"Walk the stack of every thread of an ELF core file or a running process with\nthe .sframe sections of the files it maps, and print the frames as gdb's bt does.\n\n%s", fs.FlagUsages())
+		setUsage(fs, c.stdout, "sframe-gen stack [--json] [--sysroot DIR] CORE\n       sframe-gen stack [--json] --pid PID",
+			"Walk the stack of every thread of an ELF core file or a running process with\nthe .sframe sections of the files it maps, and print the frames as gdb's bt does.")
+		fs.Usage()
 		return exitOK
 	}
 	var (

@@ -143,7 +143,7 @@ func TestStackCommand(t *testing.T) {
 		{[]string{"stack_test.go"}, "stack_test.go: not an ELF file", 1},
 		{[]string{"/nonexistent/core"}, "no such file", 1},
 		{[]string{cut}, "cut.core: PT_NOTE at offset", 1},
-		{[]string{cutHeaders}, "headers.core: truncated", 1},
+		{[]string{cutHeaders}, "headers.core: program header table (offset 0x40, ", 1},
 		{[]string{}, "expected exactly one CORE", 2},
 		{[]string{"--pid", "1", core}, "expected exactly one CORE", 2},
 	} {

@@ -31,11 +31,11 @@ func (c *cli) runStats(args []string) int {
 	gas := fs.Bool("gas-compat", false, "in a dry run: what generating with --gas-compat writes")
 	share := shareFlags(fs)
 	sframeVer := sframeVersionFlags(fs)
-	setUsage(fs, c.stdout, "sframe-gen stats [--json] [--dry-run] [GENERATE-OPTIONS] FILE",
+	setUsage(fs, c.stdout, "sframe-gen stats [--json] [--dry-run] [GENERATE-OPTIONS] FILE...",
 		"Coverage and cost of FILE's .sframe section (or, without one, of the section\n"+
 			"generating would write with the same options: nothing is written); of a static\n"+
 			"archive, of each member, named ARCHIVE(MEMBER).")
-	if code, done := c.parseOneFile(fs, args, help, "stats"); done {
+	if code, done := c.parseFiles(fs, args, help, "stats"); done {
 		return code
 	}
 	var o generateOptions
@@ -54,15 +54,23 @@ func (c *cli) runStats(args []string) int {
 	if err != nil {
 		return c.fail("", commandUsage("stats", err.Error()))
 	}
-	file := fs.Arg(0)
 	status := exitOK
-	err = readInputs(file, "no member has a .sframe section or call-frame information", func(in elfInput) bool {
+	for _, file := range fs.Args() {
+		status = max(status, c.statsFile(file, g, *dry, *asJSON))
+	}
+	return status
+}
+
+// statsFile prints the statistics of file and returns the exit status.
+func (c *cli) statsFile(file string, g *sframegen.Generator, dry, asJSON bool) int {
+	status := exitOK
+	err := readInputs(file, "no member has a .sframe section or call-frame information", func(in elfInput) bool {
 		if in.member && in.err == nil && verify.FindSection(in.f) == nil && !sframegen.Generates(in.f) {
 			return false // generate leaves such a member as it is
 		}
 		err := in.err
 		if err == nil {
-			err = c.writeStats(in, g, *dry, *asJSON)
+			err = c.writeStats(in, g, dry, asJSON)
 		}
 		if err != nil {
 			status = c.fail(in.name, err)

@@ -45,6 +45,9 @@ type job struct {
 	linkRels, outLinkRels []string
 	// outside is set when the file has hard links the walk did not find.
 	outside bool
+	// operand is set for a regular file named on the command line (not
+	// found by walking a directory).
+	operand bool
 	err     error // kindMissing
 }
 
@@ -96,8 +99,12 @@ func collect(operands []string, outputDir string, outRoot *sframegen.Dir) (jobs 
 				w.jobs = append(w.jobs, &job{path: op, kind: kindMissing, err: unwrapPath(err)})
 				continue
 			}
+			n := len(w.jobs)
 			if err := w.add(op, at.Dir, at.Name, filepath.Base(op), st); err != nil {
 				return nil, nil, err
+			}
+			if len(w.jobs) > n {
+				w.jobs[n].operand = true
 			}
 			w.opened = append(w.opened, at.Dir)
 			continue
