@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"debug/elf"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -132,5 +134,55 @@ func TestSmallNewUserThings(t *testing.T) {
 	}
 	if _, errs, code := runCLI("rows", out); code != 0 {
 		t.Errorf("rows without --json: exit %d %s", code, errs)
+	}
+}
+
+// TestReadmeBatchExamples runs the README's two batch examples literally
+// (bash, the built sframe-gen first in $PATH) in a directory holding a
+// debian/tmp/ and a prebuilt/ tree: one JSON line per file, the files
+// patched in place; a patched copy of prebuilt/ under out/, prebuilt/ as
+// it was.
+func TestReadmeBatchExamples(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := strings.Index(string(readme), "\nsframe-gen -j 8 --report sframe.jsonl debian/tmp/")
+	if i < 0 {
+		t.Fatal("README.md: no batch example")
+	}
+	block, _, _ := strings.Cut(string(readme)[i+1:], "```")
+	bindir := filepath.Dir(buildCommand(t))
+	dir := t.TempDir()
+	libs := []string{"link/x86_64/lazy.so", "link/aarch64/gasmix.so", "link/s390x/direct.so"}
+	for _, tree := range []string{"debian/tmp/usr/lib", "prebuilt/lib"} {
+		if err := os.MkdirAll(filepath.Join(dir, tree), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for _, lib := range libs {
+			copyFile(t, filepath.Join(testdataDir(), lib), filepath.Join(dir, tree, strings.ReplaceAll(lib, "/", "-")))
+		}
+	}
+	before := readFile(t, filepath.Join(dir, "prebuilt/lib", "link-x86_64-lazy.so"))
+	sh := exec.Command("bash", "-e", "-c", block)
+	sh.Dir = dir
+	sh.Env = append(os.Environ(), "PATH="+bindir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	if out, err := sh.CombinedOutput(); err != nil {
+		t.Fatalf("the README's batch examples: %v\n%s", err, out)
+	}
+	report := readFile(t, filepath.Join(dir, "sframe.jsonl"))
+	if n := bytes.Count(report, []byte("\n")); n != len(libs) || bytes.Count(report, []byte(`"status":"patched"`)) != len(libs) {
+		t.Errorf("sframe.jsonl: want %d lines, each patched:\n%s", len(libs), report)
+	}
+	for _, lib := range libs {
+		name := strings.ReplaceAll(lib, "/", "-")
+		for _, p := range []string{filepath.Join("debian/tmp/usr/lib", name), filepath.Join("out/lib", name)} {
+			if !hasSFrameSection(t, filepath.Join(dir, p)) {
+				t.Errorf("%s has no .sframe", p)
+			}
+		}
+	}
+	if !bytes.Equal(readFile(t, filepath.Join(dir, "prebuilt/lib", "link-x86_64-lazy.so")), before) {
+		t.Error("--output-dir changed its input")
 	}
 }
