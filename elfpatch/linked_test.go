@@ -170,6 +170,9 @@ func TestPatchLinkedTwins(t *testing.T) {
 	for _, tg := range targets(t) {
 		for _, k := range kinds {
 			t.Run(tg.arch+"/"+k.name, func(t *testing.T) {
+				if testing.Short() && k.name != "pie" && k.name != "many" {
+					t.Skip("-short: pie and many only, the other kinds of program run in make test-long")
+				}
 				if k.name == "static-pie" {
 					// Debian's s390x cross C library has no rcrt1.o,
 					// static-pie's start file: nothing can be built.
