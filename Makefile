@@ -30,13 +30,13 @@ run: build
 # testdata/testreport runs go test -json and prints each package's line, each
 # skipped test with its reason, each failure's output, and a closing count.
 # The delve cross-check is a module of its own (testdata/delvecheck), so that
-# the library's go.mod does not require delve.
+# the library's go.mod does not require delve: test-long runs it (go downloads
+# delve for it), make test needs nothing beyond go.mod's modules.
 test: vet
-	cd testdata/delvecheck && $(GO) test -short -count=1 ./...
 	$(GO) run ./testdata/testreport -short -count=1 ./... ./testdata/testreport
 
 test-long: vet
-	cd testdata/delvecheck && $(GO) test -count=1 ./...
+	cd testdata/delvecheck && $(GO) vet ./... && $(GO) test -count=1 ./...
 	$(GO) run ./testdata/testreport -count=1 -timeout 30m ./... ./testdata/testreport
 
 # race: every test of the -short suite under the race detector (which
@@ -52,7 +52,6 @@ vet:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./... ./testdata/testreport
-	cd testdata/delvecheck && $(GO) vet ./...
 
 # fuzz: every fuzz target for FUZZTIME each (default 1m).
 FUZZTIME ?= 1m

@@ -5,6 +5,10 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"go/doc/comment"
+	"go/parser"
+	"go/token"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -289,6 +293,19 @@ func buildReadmeProgram(t *testing.T) string {
 	if !ok {
 		t.Fatal("no Go program in the README's library section")
 	}
+	dir := docModule(t, map[string]string{"main.go": code})
+	prog := filepath.Join(dir, "where")
+	if out, err := goInModule(dir, "build", "-o", prog, "."); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return prog
+}
+
+// docModule writes files (names relative to the module's directory) into a
+// new module outside the tree that requires this tree's module in place
+// (a replace directive) and has its go.sum, and returns its directory.
+func docModule(t *testing.T, files map[string]string) string {
+	t.Helper()
 	root, err := os.Getwd()
 	if err != nil {
 		t.Fatal(err)
@@ -298,20 +315,27 @@ func buildReadmeProgram(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mod := "module readme\n\ngo 1.22\n\nrequire github.com/sframe-gen/sframe-gen v0.0.0\n\nreplace github.com/sframe-gen/sframe-gen => " + root + "\n"
-	for name, data := range map[string][]byte{"main.go": []byte(code), "go.mod": []byte(mod), "go.sum": sum} {
-		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+	files["go.mod"] = "module readme\n\ngo 1.22\n\nrequire github.com/sframe-gen/sframe-gen v0.0.0\n\nreplace github.com/sframe-gen/sframe-gen => " + root + "\n"
+	files["go.sum"] = string(sum)
+	for name, data := range files {
+		path := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	prog := filepath.Join(dir, "where")
-	cmd := exec.Command("go", "build", "-o", prog, ".")
+	return dir
+}
+
+// goInModule runs the go command in a module made by docModule, offline
+// (from the module cache) and outside any workspace.
+func goInModule(dir string, args ...string) ([]byte, error) {
+	cmd := exec.Command("go", args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "GOPROXY=off", "GOFLAGS=-mod=mod", "GOWORK=off")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return prog
+	return cmd.CombinedOutput()
 }
 
 // runProgram runs prog with args and returns its output (stdout and
@@ -328,4 +352,134 @@ func runProgram(t *testing.T, prog string, args ...string) (string, int) {
 	}
 	t.Fatalf("%s: %v", prog, err)
 	return "", -1
+}
+
+// TestDocsGoBlocks builds every Go code block of README.md, docs/*.md and
+// the library packages' doc comments, each where it is written (a //line
+// directive: an error names the document and its line), in a module that
+// uses this tree. A block that starts with "package" is a file of its own;
+// one that starts with a declaration (func, type, var, const; after its
+// doc comment) is put in a
+// file, the rest in a function body; the packages a block names (fmt.,
+// emit., ...) are imported for it. So a block must declare what it uses.
+func TestDocsGoBlocks(t *testing.T) {
+	blocks := docGoBlocks(t)
+	if len(blocks) < 3 {
+		t.Fatalf("only %d Go blocks found in the docs: the extraction is broken", len(blocks))
+	}
+	files := map[string]string{}
+	for i, b := range blocks {
+		files[fmt.Sprintf("b%02d/block.go", i)] = b.source(fmt.Sprintf("b%02d", i))
+	}
+	dir := docModule(t, files)
+	if out, err := goInModule(dir, "vet", "./..."); err != nil {
+		t.Errorf("a Go block of the docs does not build: %v\n%s", err, out)
+	}
+	for _, b := range blocks {
+		t.Logf("%s:%d: %d lines", b.file, b.line, strings.Count(b.code, "\n"))
+	}
+}
+
+// docBlock is a Go code block of a document: where it starts and its text.
+type docBlock struct {
+	file string
+	line int // of the block's first line
+	code string
+}
+
+// docImports are the packages a block may name, by the name it uses.
+var docImports = map[string]string{
+	"bytes": "bytes", "elf": "debug/elf", "errors": "errors", "fmt": "fmt", "io": "io",
+	"log": "log", "os": "os", "strconv": "strconv", "strings": "strings",
+	"sframegen": "github.com/sframe-gen/sframe-gen",
+	"cfi":       "github.com/sframe-gen/sframe-gen/cfi",
+	"lower":     "github.com/sframe-gen/sframe-gen/lower",
+	"emit":      "github.com/sframe-gen/sframe-gen/emit",
+	"verify":    "github.com/sframe-gen/sframe-gen/emit/verify",
+	"unwind":    "github.com/sframe-gen/sframe-gen/emit/unwind",
+	"elfpatch":  "github.com/sframe-gen/sframe-gen/elfpatch",
+}
+
+// source is the block as a Go file of package pkg (main for a program).
+func (b docBlock) source(pkg string) string {
+	abs, _ := filepath.Abs(b.file) // a //line name is relative to the file's directory
+	at := fmt.Sprintf("//line %s:%d\n", abs, b.line)
+	if strings.HasPrefix(b.code, "package ") {
+		return at + b.code
+	}
+	var imports strings.Builder
+	for name, path := range docImports {
+		if regexp.MustCompile(`\b` + name + `\.`).MatchString(b.code) {
+			fmt.Fprintf(&imports, "import %s %q\n", name, path)
+		}
+	}
+	head := "package " + pkg + "\n\n" + imports.String() + "\n"
+	if regexp.MustCompile(`^(//.*\n)*(func|type|var|const) `).MatchString(b.code) {
+		return head + at + b.code
+	}
+	return head + "func _() {\n" + at + b.code + "}\n"
+}
+
+// docGoBlocks returns the Go blocks of README.md and docs/*.md (fenced
+// ```go) and of the package doc comments of the library's packages (code
+// blocks, as go doc shows them).
+func docGoBlocks(t *testing.T) []docBlock {
+	var blocks []docBlock
+	docs, err := filepath.Glob("docs/*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fence := regexp.MustCompile("(?s)\n```go\n(.*?)```")
+	for _, name := range append([]string{"README.md"}, docs...) {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := string(data)
+		for _, m := range fence.FindAllStringSubmatchIndex(text, -1) {
+			line := strings.Count(text[:m[2]], "\n") + 1
+			blocks = append(blocks, docBlock{name, line, text[m[2]:m[3]]})
+		}
+	}
+	for _, dir := range []string{".", "cfi", "lower", "emit", "emit/verify", "emit/unwind", "elfpatch"} {
+		blocks = append(blocks, packageDocBlocks(t, dir)...)
+	}
+	return blocks
+}
+
+// packageDocBlocks returns the code blocks of the package doc comment of
+// the package in dir. A comment's code block is indented by a tab; its
+// lines are found in the file by their text.
+func packageDocBlocks(t *testing.T, dir string) []docBlock {
+	fset := token.NewFileSet()
+	notTest := func(fi fs.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }
+	pkgs, err := parser.ParseDir(fset, dir, notTest, parser.ParseComments|parser.PackageClauseOnly)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var blocks []docBlock
+	for _, p := range pkgs {
+		for name, f := range p.Files {
+			if f.Doc == nil {
+				continue
+			}
+			var parse comment.Parser
+			for _, blk := range parse.Parse(f.Doc.Text()).Content {
+				code, ok := blk.(*comment.Code)
+				if !ok {
+					continue
+				}
+				first, _, _ := strings.Cut(code.Text, "\n")
+				line := fset.Position(f.Doc.Pos()).Line
+				for _, c := range f.Doc.List {
+					if strings.TrimPrefix(strings.TrimPrefix(c.Text, "//"), "\t") == first {
+						line = fset.Position(c.Pos()).Line
+						break
+					}
+				}
+				blocks = append(blocks, docBlock{name, line, code.Text})
+			}
+		}
+	}
+	return blocks
 }

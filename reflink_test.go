@@ -21,7 +21,7 @@ import (
 // skips, or fails under CI=true.
 func TestReflinkSharesUnchanged(t *testing.T) {
 	if testing.Short() {
-		t.Skip("makes and mounts a file system")
+		t.Skip("-short: makes and mounts a file system (runs in make test-long)")
 	}
 	mkfs, err := exec.LookPath("mkfs.xfs")
 	if err != nil { // a PATH without sbin

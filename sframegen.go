@@ -11,8 +11,10 @@
 // stack walkers, looks PCs up in a section), elfpatch writes the ELF file.
 //
 //	sec, err := sframegen.GenerateFile("libfoo.so", sframegen.Options{})
-//	if err != nil { ... }
-//	fmt.Printf("%d bytes at %#x, %d functions left out\n", len(sec.Data), sec.Addr, len(sec.Skipped()))
+//	if err != nil {
+//		log.Fatal(err)
+//	}
+//	fmt.Printf("%d bytes at %#x, %d functions left out\n", len(sec.Bytes()), sec.Addr, len(sec.Skipped()))
 package sframegen
 
 import (

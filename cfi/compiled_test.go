@@ -17,7 +17,7 @@ import (
 // and cross compilers and compares our rows with readelf's tables.
 func TestCompiledFrames(t *testing.T) {
 	if testing.Short() {
-		t.Skip("compiles programs")
+		t.Skip("-short: compiles programs (runs in make test-long)")
 	}
 	refTool(t, "x86_64-readelf")
 	ref := filepath.Dir(refTool(t, "x86_64-ld"))
@@ -117,7 +117,7 @@ func checkPAC(t *testing.T, path string) {
 // the libstdc++ gcc links (sysfiles_test.go finds them).
 func TestSystemFrames(t *testing.T) {
 	if testing.Short() {
-		t.Skip("reads large files")
+		t.Skip("-short: reads large files (runs in make test-long)")
 	}
 	refTool(t, "x86_64-readelf")
 	for _, p := range []string{pathProgram(t, "ls"), compilerLib(t, "gcc", "libstdc++.so.6")} {
@@ -135,7 +135,7 @@ func TestSystemFrames(t *testing.T) {
 // compresses) and compares its rows with readelf's.
 func TestGoBinary(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds a Go program")
+		t.Skip("-short: builds a Go program (runs in make test-long)")
 	}
 	refTool(t, "x86_64-readelf")
 	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
@@ -171,7 +171,7 @@ func TestGoBinary(t *testing.T) {
 // rows with readelf's.
 func TestCompressedDebugFrame(t *testing.T) {
 	if testing.Short() {
-		t.Skip("compiles programs")
+		t.Skip("-short: compiles programs (runs in make test-long)")
 	}
 	refTool(t, "x86_64-readelf")
 	objcopy, err := exec.LookPath("objcopy")
@@ -245,7 +245,7 @@ func checkForgedSize(t *testing.T, path string) {
 // readelf run now, when no golden .frames file is beside them.
 func TestCCObjects(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs readelf on many files")
+		t.Skip("-short: runs readelf on many files (runs in make test-long)")
 	}
 	files, _ := filepath.Glob("../testdata/cc/*/*/*.o")
 	n := 0

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/sframe-gen/sframe-gen/testdata/sysfiles"
 )
 
 // This file checks rows against GNU readelf --debug-dump=frames-interp.
@@ -342,24 +344,13 @@ func diffRow(names map[string]uint64, ra uint64, cols []string, w readelfRow, ro
 // or skips the test.
 func refTool(t testing.TB, name string) string {
 	t.Helper()
-	dir := os.Getenv("GNU_SFRAME_REF")
-	if dir == "" {
-		dir = "/root/.cache/gnu-sframe-ref/bin"
-	}
-	p := filepath.Join(dir, name)
-	if _, err := os.Stat(p); err != nil {
-		needTool(t, p)
-	}
-	return p
+	return sysfiles.GNURefTool(t, name)
 }
 
 // needTool skips the test for a missing tool, or fails it in CI.
 func needTool(t testing.TB, what string) {
 	t.Helper()
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("%s not available", what)
-	}
-	t.Skipf("%s not available", what)
+	sysfiles.NeedInput(t, "%s not available: %s", what, sysfiles.InstallHint(what))
 }
 
 // readelfFrames runs readelf --debug-dump=frames-interp on path.

@@ -123,6 +123,9 @@ func TestReadDamagedSection(t *testing.T) {
 // .debug_frame 197 to 1 (20,000: 338 to 1; every FDE is the same bytes, the addresses being
 // relocations); Read must read it, and SectionBytes give its size.
 func TestReadHighlyCompressed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: compiles 3,000 functions with -g (runs in make test-long)")
+	}
 	if _, err := exec.LookPath("gcc"); err != nil {
 		needTool(t, "gcc")
 	}

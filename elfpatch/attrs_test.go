@@ -18,14 +18,14 @@ func TestReplaceNamedPrivileged(t *testing.T) {
 		if os.Getenv("CI") == "true" {
 			t.Fatal("not root (CI=true runs as root: no test may skip)")
 		}
-		t.Skip("needs root")
+		t.Skip("needs root: run the tests as root (as .ci/run does)")
 	}
 	setcap, err := exec.LookPath("setcap")
 	if err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatal("setcap missing (CI=true: no test may skip)")
 		}
-		t.Skip("setcap missing")
+		t.Skip("setcap missing: install Debian's libcap2-bin")
 	}
 	for _, named := range []bool{true, false} {
 		dir := t.TempDir()

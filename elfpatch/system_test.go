@@ -47,7 +47,7 @@ func TestPatchSystemPrograms(t *testing.T) {
 			p := bigLib()
 			if p == "" {
 				// CI does not install LLVM: the other cases stand.
-				t.Skip("no libLLVM in ldconfig -p")
+				t.Skip("no libLLVM in ldconfig -p: install Debian's libllvm19 (optional: CI does not install LLVM)")
 			}
 			return p
 		}, nil},

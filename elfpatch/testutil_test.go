@@ -17,34 +17,19 @@ import (
 // skips the test (fails under CI=true) when it is missing.
 func refTool(t *testing.T, arch, name string) string {
 	t.Helper()
-	dir := os.Getenv("GNU_SFRAME_REF")
-	if dir == "" {
-		dir = "/root/.cache/gnu-sframe-ref/bin"
-	}
-	p := filepath.Join(dir, arch+"-"+name)
-	if _, err := os.Stat(p); err != nil {
-		need(t, "GNU reference tool "+p)
-	}
-	return p
+	return sysfiles.GNURefTool(t, arch+"-"+name)
 }
 
 // need skips the test for a missing external tool, or fails it under CI.
 func need(t *testing.T, what string) {
 	t.Helper()
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("%s is missing (CI=true)", what)
-	}
-	t.Skipf("%s is missing", what)
+	sysfiles.NeedInput(t, "%s is missing (.ci/run installs it)", what)
 }
 
 // lookTool returns the path of a program on $PATH, or skips/fails.
 func lookTool(t *testing.T, name string) string {
 	t.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		need(t, name)
-	}
-	return p
+	return sysfiles.NeedProgram(t, name)
 }
 
 // run runs a command and returns its stdout; stderr is returned separately.
@@ -74,6 +59,17 @@ func sframeText(t *testing.T, objdump, path string) string {
 	return out[i:]
 }
 
+// hasSection reports whether the ELF file path has a section called name.
+func hasSection(t *testing.T, path, name string) bool {
+	t.Helper()
+	f, err := elf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	return f.Section(name) != nil
+}
+
 // objectSFrame reads the .sframe bytes and .rela.sframe relocations of a
 // gas --gsframe object, as PatchObject inputs.
 func objectSFrame(t *testing.T, path string) ([]byte, []Reloc) {
@@ -85,7 +81,7 @@ func objectSFrame(t *testing.T, path string) ([]byte, []Reloc) {
 	defer f.Close()
 	sf := f.Section(".sframe")
 	if sf == nil {
-		t.Skipf("%s: no .sframe", path)
+		t.Fatalf("%s: no .sframe", path)
 	}
 	data, err := sf.Data()
 	if err != nil {

@@ -11,25 +11,16 @@ import (
 	"regexp"
 	"slices"
 	"testing"
+
+	"github.com/sframe-gen/sframe-gen/testdata/sysfiles"
 )
 
 // gnuTool returns the path of a GNU reference tool (arch-name), from
-// $GNU_SFRAME_REF or /root/.cache/gnu-sframe-ref/bin. It skips the test when
+// $GNU_SFRAME_REF or testdata/gnu-sframe-ref.sh's prefix. It skips the test when
 // the tool is missing, unless $CI is "true".
 func gnuTool(t *testing.T, arch, name string) string {
 	t.Helper()
-	dir := os.Getenv("GNU_SFRAME_REF")
-	if dir == "" {
-		dir = "/root/.cache/gnu-sframe-ref/bin"
-	}
-	p := filepath.Join(dir, arch+"-"+name)
-	if _, err := os.Stat(p); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("GNU reference tool missing: %v", err)
-		}
-		t.Skipf("GNU reference tool missing: %v", err)
-	}
-	return p
+	return sysfiles.GNURefTool(t, arch+"-"+name)
 }
 
 // randomSection makes a section objdump can dump: any version 2 or 3

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"debug/elf"
 	"fmt"
+	"github.com/sframe-gen/sframe-gen/testdata/sysfiles"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,18 +18,7 @@ import (
 // "x86_64-ld", skipping the test when it is missing (failing in CI).
 func refTool(t *testing.T, name string) string {
 	t.Helper()
-	dir := os.Getenv("GNU_SFRAME_REF")
-	if dir == "" {
-		dir = "/root/.cache/gnu-sframe-ref/bin"
-	}
-	p := filepath.Join(dir, name)
-	if _, err := os.Stat(p); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("GNU reference tool %s missing", p)
-		}
-		t.Skipf("GNU reference tool %s missing", p)
-	}
-	return p
+	return sysfiles.GNURefTool(t, name)
 }
 
 func run(t *testing.T, dir string, prog string, args ...string) {

@@ -12,6 +12,7 @@ import (
 	sframegen "github.com/sframe-gen/sframe-gen"
 	"github.com/sframe-gen/sframe-gen/emit"
 	"github.com/sframe-gen/sframe-gen/emit/verify"
+	"github.com/sframe-gen/sframe-gen/testdata/sysfiles"
 )
 
 // a64PLTProgram calls through the PLT and uses a TLS variable of another
@@ -53,12 +54,7 @@ int main(int argc, char **argv) {
 // mode, as ld, none.
 func TestAArch64PLT(t *testing.T) {
 	cc := "aarch64-linux-gnu-gcc"
-	if _, err := exec.LookPath(cc); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s missing", cc)
-		}
-		t.Skipf("%s missing", cc)
-	}
+	sysfiles.NeedProgram(t, cc)
 	dir := t.TempDir()
 	lib, exe := filepath.Join(dir, "lib.c"), filepath.Join(dir, "main.c")
 	for path, text := range map[string]string{lib: a64PLTProgram, exe: a64PLTMain} {

@@ -33,7 +33,7 @@ ROUNDS=${ROUNDS:-7} PASSES=${PASSES:-3} PCS=${PCS:-1000000}
 ref=${GNU_SFRAME_REF:-/root/.cache/gnu-sframe-ref/bin}
 root=$ref/../root
 lib=$root/usr/lib/x86_64-linux-gnu/libsframe.a
-[ -f "$lib" ] || { echo "bench-lookup.sh: no $lib (../shared/tools/gnu-sframe-ref installs it)" >&2; exit 1; }
+[ -f "$lib" ] || { echo "bench-lookup.sh: no $lib (testdata/gnu-sframe-ref.sh installs it)" >&2; exit 1; }
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

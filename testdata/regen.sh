@@ -5,8 +5,8 @@
 #   testdata/regen.sh [gas] [cc] [link] [sample] [v2]     (default: all, in this order)
 #
 # Tools: directory of the wrappers from $GNU_SFRAME_REF, else whatever
-# ../shared/tools/gnu-sframe-ref prints (it installs them on first use), else
-# $HOME/.cache/gnu-sframe-ref/bin. Also needs gcc, g++, aarch64-linux-gnu-gcc,
+# testdata/gnu-sframe-ref.sh prints (it installs them on first use into
+# $HOME/.cache/gnu-sframe-ref). Also needs gcc, g++, aarch64-linux-gnu-gcc,
 # s390x-linux-gnu-gcc (Debian 12) for the cc, link and sample stages.
 # Every command runs inside the output directory with relative file names, and
 # no debug info is produced, so outputs carry no absolute paths or timestamps;
@@ -16,15 +16,10 @@ export LC_ALL=C TZ=UTC SOURCE_DATE_EPOCH=0
 TD=$(cd "$(dirname "$0")" && pwd)
 
 if [ -z "${GNU_SFRAME_REF:-}" ]; then
-  for cand in "$TD/../../shared/tools/gnu-sframe-ref" "$TD/../shared/tools/gnu-sframe-ref"; do
-    if [ -x "$cand" ]; then GNU_SFRAME_REF=$("$cand"); break; fi
-  done
-fi
-if [ -z "${GNU_SFRAME_REF:-}" ] && [ -x "${HOME:-/root}/.cache/gnu-sframe-ref/bin/x86_64-as" ]; then
-  GNU_SFRAME_REF=${HOME:-/root}/.cache/gnu-sframe-ref/bin
+  GNU_SFRAME_REF=$("$TD/gnu-sframe-ref.sh")
 fi
 [ -n "${GNU_SFRAME_REF:-}" ] && [ -x "$GNU_SFRAME_REF/x86_64-as" ] || {
-  echo "regen.sh: GNU reference tools not found (set GNU_SFRAME_REF)" >&2; exit 1; }
+  echo "regen.sh: GNU reference tools not found in ${GNU_SFRAME_REF:-?} (run testdata/gnu-sframe-ref.sh, or set GNU_SFRAME_REF)" >&2; exit 1; }
 REF=$GNU_SFRAME_REF
 GCCB=$(dirname "$REF")          # holds gcc-ARCH/{as,ld} for gcc -B
 

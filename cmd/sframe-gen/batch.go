@@ -119,7 +119,7 @@ func (c *cli) runBatch(paths []string, o generateOptions, b batchOptions) int {
 				// cannot be read are no part of them.
 				counted := j.kind == kindFile
 				if counted {
-					prog.start(j.path)
+					prog.start(j.path, j.size)
 				}
 				results[i] = c.runJob(g, j, o, sframegen.ReplaceOptions{KeepTimes: b.preserveDates, NoSync: !b.sync, Written: release, DirSynced: dirs.add})
 				release()

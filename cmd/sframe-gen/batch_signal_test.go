@@ -23,7 +23,7 @@ import (
 // first).
 func TestBatchInterrupt(t *testing.T) {
 	if testing.Short() {
-		t.Skip("-short")
+		t.Skip("-short: kills batch runs at random points (runs in make test-long)")
 	}
 	bin := filepath.Join(t.TempDir(), "sframe-gen")
 	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")

@@ -38,9 +38,18 @@ func (c *cli) processFile(g *sframegen.Generator, j *job, o generateOptions, ro 
 	var msgs bytes.Buffer
 	fc := &cli{stdout: c.stdout, stderr: &msgs, temps: c.temps}
 	out, err := fc.processJob(g, j, o, ro)
-	if err == nil {
+	switch {
+	case err == nil && j.operand && out.Status == statusSkipped:
+		// A file the user named gets no SFrame: an error, as it is when
+		// named alone, not passed over as the files a walk finds.
+		r = fileResult{status: statusFailed, kind: out.Kind, arch: out.Arch, reason: out.Reason}
+		if j.out != "" {
+			r.reason += " (copied as it is)"
+		}
+		fmt.Fprintf(&msgs, "sframe-gen: %s: %s\n", displayName(j.path), r.reason)
+	case err == nil:
 		r = fileResult{status: out.Status, kind: out.Kind, arch: out.Arch, fdes: out.FDEs, reason: out.Reason}
-	} else {
+	default:
 		r = fileResult{status: statusFailed, kind: out.Kind, arch: out.Arch, reason: err.Error()}
 		fmt.Fprintf(&msgs, "sframe-gen: %s: %s\n", displayName(j.path), r.reason)
 	}

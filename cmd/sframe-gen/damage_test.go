@@ -39,7 +39,7 @@ import (
 // variants whose name (printed with a failure) contains TEXT.
 func TestDamage(t *testing.T) {
 	if testing.Short() {
-		t.Skip("-short")
+		t.Skip("-short: about 900 damaged inputs (runs in make test-long)")
 	}
 	factor := 1
 	if s := os.Getenv("SFRAME_DAMAGE_LONG"); s != "" {

@@ -136,6 +136,9 @@ func fillTo(t *testing.T, dir string, free int64) {
 // always the old or the new one, and no other file (no set-user-ID copy)
 // is left in its directory.
 func TestKilled(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: kills 30 runs on a 64 MiB program (runs in make test-long)")
+	}
 	needRoot(t)
 	bin := buildCommand(t)
 	ref := t.TempDir()

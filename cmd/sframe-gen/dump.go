@@ -22,18 +22,28 @@ func (c *cli) runDump(args []string) int {
 	fs.SetOutput(c.stderr)
 	help := helpFlag(fs)
 	asJSON := fs.Bool("json", false, "print JSON instead of objdump's text")
-	setUsage(fs, c.stdout, "sframe-gen dump [--json] FILE",
+	setUsage(fs, c.stdout, "sframe-gen dump [--json] FILE...",
 		"Print the .sframe section of FILE as objdump --sframe does; of a static archive,\n"+
-			"of each member, named ARCHIVE(MEMBER).")
-	if code, done := c.parseOneFile(fs, args, help, "dump"); done {
+			"of each member, named ARCHIVE(MEMBER); of several FILEs, each after a line naming it.")
+	if code, done := c.parseFiles(fs, args, help, "dump"); done {
 		return code
 	}
-	file := fs.Arg(0)
+	status := exitOK
+	for _, file := range fs.Args() {
+		status = max(status, c.dumpFile(file, fs.NArg() > 1, *asJSON))
+	}
+	return status
+}
+
+// dumpFile prints the .sframe section of file (named: after a line naming
+// it) and returns the exit status.
+func (c *cli) dumpFile(file string, named, asJSON bool) int {
 	status := exitOK
 	err := readInputs(file, "no member has a .sframe section", func(in elfInput) bool {
+		in.named = in.member || named
 		err := in.err
 		if err == nil {
-			err = dumpELF(c.stdout, in, *asJSON)
+			err = dumpELF(c.stdout, in, asJSON)
 		}
 		if in.member && errors.Is(err, errNoSFrame) {
 			return false // an object without CFI, which generate leaves as it is
@@ -66,11 +76,11 @@ func dumpELF(w io.Writer, in elfInput, asJSON bool) error {
 		addr = 0
 	}
 	switch {
-	case asJSON && in.member:
+	case asJSON && in.named:
 		return emit.DumpJSONFile(w, in.name, s, addr, sec.Name)
 	case asJSON:
 		return emit.DumpJSON(w, s, addr, sec.Name)
-	case in.member:
+	case in.named:
 		fmt.Fprintf(w, "\n%s:\n", in.name)
 	}
 	return emit.Dump(w, s, addr, sec.Name)

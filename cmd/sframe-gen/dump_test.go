@@ -158,8 +158,9 @@ func TestDumpErrors(t *testing.T) {
 		code   int
 		stderr string
 	}{
-		{"no file", []string{"dump"}, exitUsage, "sframe-gen: dump: expected exactly one FILE\n"},
-		{"two files", []string{"dump", "a", "b"}, exitUsage, "sframe-gen: dump: expected exactly one FILE\n"},
+		{"no file", []string{"dump"}, exitUsage, "sframe-gen: dump: expected a FILE\n"},
+		{"two missing files", []string{"dump", "/nonexistent/a", "/nonexistent/b"}, exitFailure,
+			"sframe-gen: /nonexistent/a: no such file or directory\n"}, // then b's line
 		{"bad flag", []string{"dump", "--nope", "a"}, exitUsage, "sframe-gen: dump: unknown flag: --nope\n"},
 		{"missing file", []string{"dump", "/nonexistent/x.o"}, exitFailure,
 			"sframe-gen: /nonexistent/x.o: no such file or directory\n"},

@@ -54,10 +54,10 @@ func cfiSourceFlags(fs *pflag.FlagSet, verb string) func() (cfi.Source, error) {
 	}
 }
 
-// parseOneFile parses the flags of the reading command name, which takes
-// exactly one FILE: done, with the exit status, when the command ends
-// here (a usage error, or --help: help is its flag).
-func (c *cli) parseOneFile(fs *pflag.FlagSet, args []string, help *bool, name string) (code int, done bool) {
+// parseFiles parses the flags of the reading command name, which takes one
+// FILE or more (as objdump and readelf do): done, with the exit status,
+// when the command ends here (a usage error, or --help: help is its flag).
+func (c *cli) parseFiles(fs *pflag.FlagSet, args []string, help *bool, name string) (code int, done bool) {
 	if err := fs.Parse(args); err != nil {
 		return c.fail("", commandUsage(name, err.Error())), true
 	}
@@ -65,8 +65,8 @@ func (c *cli) parseOneFile(fs *pflag.FlagSet, args []string, help *bool, name st
 		fs.Usage()
 		return exitOK, true
 	}
-	if fs.NArg() != 1 {
-		return c.fail("", commandUsage(name, "expected exactly one FILE")), true
+	if fs.NArg() == 0 {
+		return c.fail("", commandUsage(name, "expected a FILE")), true
 	}
 	return 0, false
 }

@@ -17,6 +17,9 @@ type elfInput struct {
 	name string
 	// member is true for a member of an archive.
 	member bool
+	// named is true when the output names the input before its part: a
+	// member, or one of several FILEs.
+	named bool
 	// f is the file read; nil when err says why it cannot be.
 	f   *elf.File
 	err error

@@ -19,7 +19,7 @@ import (
 // the programs it runs: a missing one skips it, or fails it under CI=true.
 func TestIntegration(t *testing.T) {
 	if testing.Short() {
-		t.Skip("-short")
+		t.Skip("-short: builds projects with CMake, Meson, debhelper, rpm, ... (runs in make test-long)")
 	}
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/sframe-gen/sframe-gen/testdata/sysfiles"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,19 +21,12 @@ import (
 func libsframeLookup(t *testing.T) string {
 	t.Helper()
 	gcc := needTool(t, "gcc")
-	dir := os.Getenv("GNU_SFRAME_REF")
-	if dir == "" {
-		dir = "/root/.cache/gnu-sframe-ref/bin"
-	}
-	root := filepath.Join(dir, "..", "root")
+	root := filepath.Join(sysfiles.GNURefDir(), "..", "root")
 	lib := prefixLib(root, "libsframe.a")
 	inc := filepath.Join(root, "usr", "include")
 	for _, p := range []string{lib, filepath.Join(inc, "sframe-api.h")} {
 		if _, err := os.Stat(p); err != nil {
-			if os.Getenv("CI") == "true" {
-				t.Fatalf("GNU libsframe missing (CI=true: no test may skip): %v", err)
-			}
-			t.Skipf("GNU libsframe missing: %v", err)
+			sysfiles.NeedInput(t, "GNU libsframe missing: %v: %s", err, sysfiles.GNURefInstall)
 		}
 	}
 	src := filepath.Join(testdataDir(), "libsframe")

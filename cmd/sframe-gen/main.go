@@ -5,10 +5,10 @@
 //
 //	sframe-gen [flags] FILE            generate (the default command), in place or -o OUT
 //	sframe-gen [flags] PATH...         generate for every ELF file of files and directories
-//	sframe-gen dump [--json] FILE      print the .sframe section like objdump --sframe
-//	sframe-gen verify [--json] FILE    check the .sframe section against the CFI
-//	sframe-gen stats [--json] FILE     coverage and cost
-//	sframe-gen rows --json FILE        print the CFI row tables
+//	sframe-gen dump [--json] FILE...   print the .sframe section like objdump --sframe
+//	sframe-gen verify [--json] FILE... check the .sframe section against the CFI
+//	sframe-gen stats [--json] FILE...  coverage and cost
+//	sframe-gen rows [--json] FILE...   print the CFI row tables
 //	sframe-gen stack [--json] CORE     walk every thread of a core (or --pid PID) with SFrame
 //
 // generate.go runs the pipeline (cfi, lower, emit, elfpatch) on one file,

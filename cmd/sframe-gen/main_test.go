@@ -198,7 +198,7 @@ func TestUsagePointsAtHelp(t *testing.T) {
 		help string
 	}{
 		{[]string{"rows"}, "help rows"},
-		{[]string{"dump", "a", "b"}, "help dump"},
+		{[]string{"dump", "--nope", "a", "b"}, "help dump"},
 		{[]string{"verify", "--bogus", "x"}, "help verify"},
 		{[]string{"stats"}, "help stats"},
 		{[]string{"stack", "--pid", "1", "core"}, "help stack"},

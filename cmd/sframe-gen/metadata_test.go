@@ -23,7 +23,7 @@ func needRoot(t *testing.T) {
 	if os.Getenv("CI") == "true" {
 		t.Fatal("not root (CI=true runs as root: no test may skip)")
 	}
-	t.Skip("needs root")
+	t.Skip("needs root: run the tests as root (as .ci/run does)")
 }
 
 // metadata is what getfattr, getfacl and stat say of a file: every

@@ -14,6 +14,13 @@ import (
 // and bytes done out of the total, the file being processed and the time
 // left. On anything but a terminal, or with -q, it only passes messages
 // through.
+//
+// The time left is the bytes left at the measured rate: the bytes done,
+// files in progress included, over the time since the first file began. A
+// file in progress counts the bytes a worker does in the time it has had,
+// at the rate of the finished files (up to its size): with the big files
+// done first and several at once, counting finished files only would see
+// almost nothing done while the workers are busy with the biggest files.
 type progress struct {
 	mu         sync.Mutex
 	w          io.Writer
@@ -23,17 +30,27 @@ type progress struct {
 	done       int
 	doneBytes  int64
 	current    string
-	started    time.Time
+	running    map[string]runningFile
+	began      time.Time     // when the first file began
+	busy       time.Duration // the time the finished files took, together
 	drawn      bool
 	stopTicker chan struct{}
 	tickerDone chan struct{}
 }
 
+// runningFile is a file in progress: its size and when it began.
+type runningFile struct {
+	size    int64
+	started time.Time
+}
+
 // progressEvery is how often the status line is redrawn.
 const progressEvery = 150 * time.Millisecond
 
+// newProgress makes the status line of a batch of files regular files of
+// total bytes.
 func newProgress(w io.Writer, quiet bool, files int, total int64) *progress {
-	p := &progress{w: w, files: files, total: total, started: time.Now()}
+	p := &progress{w: w, files: files, total: total, running: map[string]runningFile{}}
 	if f, ok := w.(*os.File); ok && !quiet && isTerminal(f) {
 		p.tty = f
 		p.stopTicker, p.tickerDone = make(chan struct{}), make(chan struct{})
@@ -59,10 +76,15 @@ func (p *progress) tick() {
 	}
 }
 
-// start notes the file a worker begins.
-func (p *progress) start(path string) {
+// start notes the file of size bytes a worker begins.
+func (p *progress) start(path string, size int64) {
 	p.mu.Lock()
 	p.current = displayName(path)
+	now := time.Now()
+	if p.began.IsZero() {
+		p.began = now
+	}
+	p.running[path] = runningFile{size: size, started: now}
 	p.mu.Unlock()
 }
 
@@ -71,7 +93,30 @@ func (p *progress) finish(path string, size int64) {
 	p.mu.Lock()
 	p.done++
 	p.doneBytes += size
+	if r, ok := p.running[path]; ok {
+		p.busy += time.Since(r.started)
+		delete(p.running, path)
+	}
 	p.mu.Unlock()
+}
+
+// left estimates the time the batch still needs at now; false before a
+// file is finished (nothing measured yet).
+func (p *progress) left(now time.Time) (time.Duration, bool) {
+	if p.busy <= 0 || p.doneBytes <= 0 {
+		return 0, false
+	}
+	perWorker := float64(p.doneBytes) / p.busy.Seconds() // bytes per second
+	done := float64(p.doneBytes)
+	for _, r := range p.running {
+		done += min(float64(r.size), perWorker*now.Sub(r.started).Seconds())
+	}
+	elapsed := now.Sub(p.began).Seconds()
+	if elapsed <= 0 {
+		return 0, false
+	}
+	rest := max(float64(p.total)-done, 0)
+	return time.Duration(rest / (done / elapsed) * float64(time.Second)), true
 }
 
 // print writes messages above the status line.
@@ -110,8 +155,7 @@ func (p *progress) draw() {
 		return
 	}
 	line := fmt.Sprintf("%d/%d files, %s/%s", p.done, p.files, mib(p.doneBytes), mib(p.total))
-	if el := time.Since(p.started); p.doneBytes > 0 && p.doneBytes < p.total {
-		left := time.Duration(float64(el) * float64(p.total-p.doneBytes) / float64(p.doneBytes))
+	if left, ok := p.left(time.Now()); ok && p.done < p.files {
 		line += fmt.Sprintf(", %s left", left.Round(time.Second))
 	}
 	if p.current != "" {

@@ -15,7 +15,7 @@ import (
 // "yes" or "no: " and the tool's message, which its output must contain.
 func TestReadersTable(t *testing.T) {
 	if testing.Short() {
-		t.Skip("-short")
+		t.Skip("-short: runs three binutils on every form of SFrame (runs in make test-long)")
 	}
 	rows := readersTableRows(t)
 	bin := buildCommand(t)

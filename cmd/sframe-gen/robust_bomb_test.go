@@ -20,7 +20,7 @@ import (
 // 272 MiB for a 66 KB file.)
 func TestCompressedBomb(t *testing.T) {
 	if testing.Short() {
-		t.Skip("-short")
+		t.Skip("-short: inflates decompression bombs in every command (runs in make test-long)")
 	}
 	for _, tc := range []struct {
 		name   string

@@ -104,7 +104,7 @@ func writeFile(t *testing.T, dir, name string, data []byte, hole int64) string {
 //     with the limit lifted, logged for comparison, peaked at 424-440 MiB).
 func TestMemoryBudget(t *testing.T) {
 	if testing.Short() {
-		t.Skip("-short")
+		t.Skip("-short: measures peak memory on hostile files (runs in make test-long)")
 	}
 	bin := buildCommand(t)
 	dir := t.TempDir()

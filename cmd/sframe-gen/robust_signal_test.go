@@ -22,7 +22,7 @@ import (
 // -o, the output path) are as before.
 func TestSignalRemovesTemp(t *testing.T) {
 	if testing.Short() {
-		t.Skip("-short")
+		t.Skip("-short: signals a run on a big input (runs in make test-long)")
 	}
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "sframe-gen")
@@ -63,7 +63,7 @@ func TestSignalRemovesTemp(t *testing.T) {
 		{"SIGTERM in place libLLVM", syscall.SIGTERM, true, func(t *testing.T, dir string) string {
 			llvm := bigLib()
 			if llvm == "" {
-				t.Skip("no libLLVM in ldconfig -p (the synthetic cases cover the same; CI does not install LLVM)")
+				t.Skip("no libLLVM in ldconfig -p: install Debian's libllvm19 (optional: the synthetic cases cover the same; CI does not install LLVM)")
 			}
 			p := filepath.Join(dir, "libLLVM.so")
 			copyBig(t, llvm, p)

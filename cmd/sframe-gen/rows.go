@@ -24,20 +24,31 @@ func (c *cli) runRows(args []string) int {
 	help := helpFlag(fs)
 	asJSON := fs.Bool("json", false, "print one JSON object per FDE and line")
 	source := cfiSourceFlags(fs, "read")
-	setUsage(fs, c.stdout, "sframe-gen rows [--json] [--eh-frame|--debug-frame] FILE",
+	setUsage(fs, c.stdout, "sframe-gen rows [--json] [--eh-frame|--debug-frame] FILE...",
 		"Print the CFI row table of every FDE of FILE: the CFA and register rules from\n"+
 			"each address on, as the call-frame information describes them; of a static\n"+
-			"archive, of each member with CFI, after a line naming it ARCHIVE(MEMBER).")
-	if code, done := c.parseOneFile(fs, args, help, "rows"); done {
+			"archive, of each member with CFI, after a line naming it ARCHIVE(MEMBER); of\n"+
+			"several FILEs, each after a line naming it.")
+	if code, done := c.parseFiles(fs, args, help, "rows"); done {
 		return code
 	}
 	src, err := source()
 	if err != nil {
 		return c.fail("", commandUsage("rows", err.Error()))
 	}
-	file := fs.Arg(0)
 	status := exitOK
-	err = readInputs(file, "no member has call-frame information", func(in elfInput) bool {
+	for _, file := range fs.Args() {
+		status = max(status, c.rowsFile(file, src, fs.NArg() > 1, *asJSON))
+	}
+	return status
+}
+
+// rowsFile prints the rows of file (named: after a line naming it) and
+// returns the exit status.
+func (c *cli) rowsFile(file string, src cfi.Source, named, asJSON bool) int {
+	status := exitOK
+	err := readInputs(file, "no member has call-frame information", func(in elfInput) bool {
+		in.named = in.member || named
 		if in.err != nil {
 			status = c.fail(in.name, in.err)
 			return true
@@ -55,7 +66,7 @@ func (c *cli) runRows(args []string) int {
 			return true
 		}
 		w := bufio.NewWriter(c.stdout)
-		if st := printRows(w, c.stderr, in, frames, *asJSON); st != exitOK {
+		if st := printRows(w, c.stderr, in, frames, asJSON); st != exitOK {
 			status = st
 		}
 		if err := w.Flush(); err != nil {
@@ -81,10 +92,10 @@ func printRows(w *bufio.Writer, stderr io.Writer, in elfInput, frames *cfi.Frame
 	}
 	var jsonFile []byte // `"file":"ARCHIVE(MEMBER)",` in JSON lines
 	switch {
-	case in.member && asJSON:
+	case in.named && asJSON:
 		name, _ := json.Marshal(in.name) // a string always marshals
 		jsonFile = append(append([]byte(`"file":`), name...), ',')
-	case in.member:
+	case in.named:
 		fmt.Fprintf(w, "%s:\n", in.name)
 	}
 	errs := frames.Errors

@@ -2,13 +2,17 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/spf13/pflag"
 
+	"github.com/sframe-gen/sframe-gen/emit"
 	"github.com/sframe-gen/sframe-gen/emit/unwind"
 )
 
@@ -26,8 +30,9 @@ func (c *cli) runStack(args []string) int {
 		return c.fail("", commandUsage("stack", err.Error()))
 	}
 	if *help {
-		fmt.Fprintf(c.stdout, "Usage: sframe-gen stack [--json] [--sysroot DIR] CORE\n       sframe-gen stack [--json] --pid PID\n\n"+
-			"Walk the stack of every thread of an ELF core file or a running process with\nthe .sframe sections of the files it maps, and print the frames as gdb's bt does.\n\n%s", fs.FlagUsages())
+		setUsage(fs, c.stdout, "sframe-gen stack [--json] [--sysroot DIR] CORE\n       sframe-gen stack [--json] --pid PID",
+			"Walk the stack of every thread of an ELF core file or a running process with\nthe .sframe sections of the files it maps, and print the frames as gdb's bt does.")
+		fs.Usage()
 		return exitOK
 	}
 	var (
@@ -99,6 +104,10 @@ type moduleInfo struct {
 	NoSFrame string `json:"no_sframe,omitempty"`
 }
 
+// sysrootHint says what to do about files of a process that are not on
+// this host.
+const sysrootHint = "walk with --sysroot DIR, DIR holding them at those paths (qemu-user's -L directory, or a copy of the other machine's files)"
+
 // stackOfCore walks the threads of the core file at path.
 func stackOfCore(path, sysroot string) (*stackResult, error) {
 	p, closer, err := openCore(path)
@@ -128,7 +137,17 @@ func walkProcess(p *process, mods []*stackModule) (*stackResult, error) {
 	for _, m := range mods {
 		checkBuildID(m, p.Mem, p.ABI.ByteOrder())
 	}
-	umods, kept := unwindModules(mods)
+	var located, missing []*stackModule
+	seen := map[string]bool{}
+	for _, m := range mods {
+		if m.End > m.Start {
+			located = append(located, m)
+		} else if !seen[m.Name] {
+			seen[m.Name] = true
+			missing = append(missing, m) // a library not found, its extent unknown
+		}
+	}
+	umods, kept := unwindModules(located)
 	w, err := unwind.New(p.ABI, p.Mem, umods)
 	if err != nil {
 		return nil, err
@@ -140,6 +159,15 @@ func walkProcess(p *process, mods []*stackModule) (*stackResult, error) {
 			info.NoSFrame = m.NoSFrame.Error()
 		}
 		res.Modules = append(res.Modules, info)
+	}
+	var notHere []string // files the process maps that are not on this host
+	for _, m := range append(kept, missing...) {
+		if m.NoSFrame != nil && errors.Is(m.NoSFrame, fs.ErrNotExist) {
+			notHere = append(notHere, m.Name)
+		}
+	}
+	for _, m := range missing {
+		res.Modules = append(res.Modules, moduleInfo{Name: m.Name, Path: m.Path, NoSFrame: m.NoSFrame.Error()})
 	}
 	var frames []unwind.Frame
 	for _, t := range p.Threads {
@@ -164,7 +192,14 @@ func walkProcess(p *process, mods []*stackModule) (*stackResult, error) {
 		if end.Reason == unwind.EndNoSFrame && len(frames) > 0 {
 			if m := frames[len(frames)-1].Module; m >= 0 && kept[m].NoSFrame != nil {
 				ts.End.Detail += ": " + kept[m].Name + ": " + kept[m].NoSFrame.Error()
+				if errors.Is(kept[m].NoSFrame, emit.ErrNoSFrame) {
+					p := kept[m].Path
+					ts.End.Detail += "; give it SFrame: sframe-gen " + p + " in place, or a patched copy the program loads (sframe-gen --output-dir DIR " + p + ", then LD_LIBRARY_PATH=DIR)"
+				}
 			}
+		}
+		if end.Reason == unwind.EndNoModule && len(notHere) > 0 {
+			ts.End.Detail += "; files the process maps are not on this host: " + strings.Join(notHere, ", ") + ": " + sysrootHint
 		}
 		res.Threads = append(res.Threads, ts)
 	}

@@ -27,6 +27,9 @@ import (
 // else in it: the frames up to the handler's agree with gdb's, and the
 // next one does not.
 func TestStackS390XEHReturn(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: single-steps a C++ program under qemu-s390x and gdb (runs in make test-long)")
+	}
 	if runtime.GOARCH != "amd64" || runtime.GOOS != "linux" {
 		t.Skip("the proof runs on x86-64 Linux (qemu-user for s390x)")
 	}

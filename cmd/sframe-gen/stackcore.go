@@ -99,7 +99,8 @@ func openCore(path string) (*process, io.Closer, error) {
 	f, err := sframegen.ReadELF(file, st.Size())
 	if err != nil {
 		file.Close()
-		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		var cut *sframegen.CutError
+		if !errors.As(err, &cut) && (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)) {
 			return nil, nil, errors.New("truncated: the file ends inside its ELF headers")
 		}
 		return nil, nil, err

@@ -245,11 +245,23 @@ func modulesFromMappings(ms []mapping, sysroot string) []*stackModule {
 		}
 		if err != nil {
 			sp := span[name]
-			mod = &stackModule{Name: name, Path: path, Start: sp[0], End: sp[1], NoSFrame: err}
+			mod = &stackModule{Name: name, Path: path, Start: sp[0], End: sp[1], NoSFrame: notOnHost(err, sysroot)}
 		}
 		mods = append(mods, mod)
 	}
 	return mods
+}
+
+// notOnHost adds to the error of a file that does not exist what to do
+// about it: --sysroot.
+func notOnHost(err error, sysroot string) error {
+	if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if sysroot != "" {
+		return fmt.Errorf("%w (not under --sysroot %s either)", err, sysroot)
+	}
+	return fmt.Errorf("%w: not on this host: %s", err, sysrootHint)
 }
 
 // deletedSuffix ends the path of a mapped file that was deleted, or
@@ -365,6 +377,8 @@ func modulesFromLinkMap(p *process, sysroot, coreDir string) ([]*stackModule, er
 		if interp, err := interpreter(path); err == nil {
 			if m, err := openModule(sysroot, interp, base); err == nil {
 				mods = append(mods, m)
+			} else if errors.Is(err, fs.ErrNotExist) {
+				mods = append(mods, &stackModule{Name: interp, Path: resolve(sysroot, interp), NoSFrame: notOnHost(err, sysroot)})
 			}
 		}
 	}
@@ -388,8 +402,15 @@ func modulesFromLinkMap(p *process, sysroot, coreDir string) ([]*stackModule, er
 		namep, _ := rd.word(lm + 8)
 		next, _ := rd.word(lm + 24)
 		if lib, err := rd.cstring(namep); err == nil && lib != "" {
-			if m, err := openModule(sysroot, fromDir(coreDir, lib), addr); err == nil {
+			m, err := openModule(sysroot, fromDir(coreDir, lib), addr)
+			switch {
+			case err == nil:
 				mods = append(mods, m)
+			case errors.Is(err, fs.ErrNotExist):
+				// Listed without its extent, which only the file
+				// gives: the walk names it when it ends outside
+				// every module.
+				mods = append(mods, &stackModule{Name: lib, Path: resolve(sysroot, lib), NoSFrame: notOnHost(err, sysroot)})
 			}
 		}
 		lm = next

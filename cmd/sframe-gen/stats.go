@@ -68,15 +68,19 @@ func (c *cli) runStats(args []string) int {
 	if fs.NArg() > 1 || isDir(fs.Arg(0)) {
 		return c.runStatsTree(fs.Args(), g, *dry, *asJSON, *jobs)
 	}
-	file := fs.Arg(0)
+	return c.statsFile(fs.Arg(0), g, *dry, *asJSON)
+}
+
+// statsFile prints the statistics of file and returns the exit status.
+func (c *cli) statsFile(file string, g *sframegen.Generator, dry, asJSON bool) int {
 	status := exitOK
-	err = readInputs(file, "no member has a .sframe section or call-frame information", func(in elfInput) bool {
+	err := readInputs(file, "no member has a .sframe section or call-frame information", func(in elfInput) bool {
 		if in.member && in.err == nil && verify.FindSection(in.f) == nil && !sframegen.Generates(in.f) {
 			return false // generate leaves such a member as it is
 		}
 		err := in.err
 		if err == nil {
-			err = c.writeStats(in, g, *dry, *asJSON)
+			err = c.writeStats(in, g, dry, asJSON)
 		}
 		if err != nil {
 			status = c.fail(in.name, err)

@@ -21,7 +21,7 @@ import (
 // the rule in the docs must change with it.
 func TestStripOrder(t *testing.T) {
 	if testing.Short() {
-		t.Skip("-short")
+		t.Skip("-short: builds and strips programs for three ABIs (runs in make test-long)")
 	}
 	bin := buildCommand(t)
 	src := filepath.Join(t.TempDir(), "hello.c")

@@ -28,12 +28,12 @@ func (c *cli) runVerify(args []string) int {
 	asJSON := fs.Bool("json", false, "print the report as one JSON object")
 	verbose := fs.BoolP("verbose", "v", false, "also list the functions the CFI describes and the section does not cover")
 	source := cfiSourceFlags(fs, "compare with")
-	setUsage(fs, c.stdout, "sframe-gen verify [--json] [-v] FILE",
+	setUsage(fs, c.stdout, "sframe-gen verify [--json] [-v] FILE...",
 		"Check the .sframe section of FILE against its call-frame information at every\n"+
 			"address, and against the rules of the Linux kernel, libsframe and GNU ld.\n"+
 			"A static archive is checked member by member, each named ARCHIVE(MEMBER).\n"+
 			"Exit status: 0 clean, 1 problems found, 2 FILE cannot be checked.")
-	if code, done := c.parseOneFile(fs, args, help, "verify"); done {
+	if code, done := c.parseFiles(fs, args, help, "verify"); done {
 		return code
 	}
 	var opt verify.Options
@@ -41,23 +41,25 @@ func (c *cli) runVerify(args []string) int {
 	if opt.Source, err = source(); err != nil {
 		return c.fail("", commandUsage("verify", err.Error()))
 	}
-	file := fs.Arg(0)
 	var problems, unchecked bool
-	err = readInputs(file, "no member has a .sframe section", func(in elfInput) bool {
-		switch c.verifyInput(in, opt, *asJSON, *verbose) {
-		case verifySkipped:
-			return false
-		case verifyProblems:
-			problems = true
-		case verifyUnchecked:
+	for _, file := range fs.Args() {
+		err = readInputs(file, "no member has a .sframe section", func(in elfInput) bool {
+			switch c.verifyInput(in, opt, *asJSON, *verbose) {
+			case verifySkipped:
+				return false
+			case verifyProblems:
+				problems = true
+			case verifyUnchecked:
+				unchecked = true
+			}
+			return true
+		})
+		if err != nil {
+			c.fail(file, err)
 			unchecked = true
 		}
-		return true
-	})
+	}
 	switch {
-	case err != nil:
-		c.fail(file, err)
-		return exitUsage
 	case problems:
 		return exitFailure
 	case unchecked:

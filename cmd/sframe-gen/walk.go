@@ -45,6 +45,9 @@ type job struct {
 	linkRels, outLinkRels []string
 	// outside is set when the file has hard links the walk did not find.
 	outside bool
+	// operand is set for a regular file named on the command line (not
+	// found by walking a directory).
+	operand bool
 	err     error // kindMissing
 }
 
@@ -136,8 +139,12 @@ func walkOperands(operands []string, outputDir string, outRoot *sframegen.Dir, f
 				continue
 			}
 			w.opened = append(w.opened, at.Dir)
+			n := len(w.jobs)
 			if err := w.add(op, at.Dir, at.Name, filepath.Base(op), st); err != nil {
 				return nil, nil, nil, err
+			}
+			if len(w.jobs) > n {
+				w.jobs[n].operand = true
 			}
 			continue
 		}

@@ -28,6 +28,74 @@ func NeedInput(t testing.TB, format string, args ...any) {
 	t.Skipf(format, args...)
 }
 
+// debianPackages names the Debian package of the programs the tests run
+// whose package is not called as the program is (.ci/run installs them all).
+var debianPackages = map[string]string{
+	"aarch64-linux-gnu-gcc": "gcc-aarch64-linux-gnu", "s390x-linux-gnu-gcc": "gcc-s390x-linux-gnu",
+	"aarch64-linux-gnu-g++": "g++-aarch64-linux-gnu", "s390x-linux-gnu-g++": "g++-s390x-linux-gnu",
+	"qemu-aarch64": "qemu-user", "qemu-s390x": "qemu-user", "qemu-aarch64_be": "qemu-user",
+	"eu-stack": "elfutils", "eu-readelf": "elfutils", "eu-unstrip": "elfutils",
+	"ninja": "ninja-build", "rpmbuild": "rpm", "dpkg-buildpackage": "dpkg-dev", "dh": "debhelper",
+	"script": "util-linux", "setpriv": "util-linux", "setcap": "libcap2-bin", "getcap": "libcap2-bin",
+	"getfacl": "acl", "setfacl": "acl", "getfattr": "attr", "setfattr": "attr",
+	"objdump": "binutils", "readelf": "binutils", "strip": "binutils", "ld": "binutils", "as": "binutils",
+	"mkfs.xfs": "xfsprogs", "autoreconf": "autoconf", "man": "man-db",
+}
+
+// InstallHint says how to get the program name the tests run: the Debian
+// package that has it (.ci/run installs every one of them).
+func InstallHint(name string) string {
+	name = filepath.Base(name)
+	pkg, ok := debianPackages[name]
+	if !ok {
+		pkg = name
+	}
+	return "install Debian's " + pkg + " (.ci/run installs every tool the tests use)"
+}
+
+// NeedProgram returns the path of the program name in $PATH; it skips t
+// (fails it under CI=true) when there is none, saying what to install.
+func NeedProgram(t testing.TB, name string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err != nil {
+		NeedInput(t, "%s not found in $PATH: %s", name, InstallHint(name))
+	}
+	return p
+}
+
+// GNURefInstall is the command that installs the GNU reference binutils
+// (2.46 or newer: as --gsframe, ld, objdump and readelf --sframe, for
+// x86-64, AArch64 and s390x) and points the tests at them.
+const GNURefInstall = "export GNU_SFRAME_REF=$(testdata/gnu-sframe-ref.sh)"
+
+// GNURefDir returns the directory of the GNU reference tools' wrappers
+// (ARCH-as, ARCH-objdump, ...): $GNU_SFRAME_REF, else where
+// testdata/gnu-sframe-ref.sh installs them by default,
+// $HOME/.cache/gnu-sframe-ref/bin.
+func GNURefDir() string {
+	if d := os.Getenv("GNU_SFRAME_REF"); d != "" {
+		return d
+	}
+	home := os.Getenv("HOME")
+	if home == "" {
+		home = "/root"
+	}
+	return filepath.Join(home, ".cache", "gnu-sframe-ref", "bin")
+}
+
+// GNURefTool returns the path of the GNU reference tool name
+// ("x86_64-objdump"); it skips t (fails it under CI=true) when the tool is
+// missing, saying how to install it.
+func GNURefTool(t testing.TB, name string) string {
+	t.Helper()
+	p := filepath.Join(GNURefDir(), name)
+	if _, err := os.Stat(p); err != nil {
+		NeedInput(t, "GNU reference tool %s missing: %s", p, GNURefInstall)
+	}
+	return p
+}
+
 // CompilerLib returns the path of the library name that compiler cc links
 // ("gcc": the host's; "aarch64-linux-gnu-gcc": its sysroot's), with
 // symbolic links resolved; it skips t (fails it under CI=true) when cc or
