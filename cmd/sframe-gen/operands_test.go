@@ -11,11 +11,11 @@ import (
 	"testing"
 )
 
-// TestReadCommandsTakeSeveralFiles runs dump, verify, stats and rows (text
-// and JSON) on two files, as objdump and readelf take them: the output
-// holds each file's own output, in order (dump and rows after a line
-// naming the file), and a file that cannot be read fails the run without
-// hiding the others.
+// TestReadCommandsTakeSeveralFiles runs dump, verify and rows (text and
+// JSON) on two files, as objdump and readelf take them: the output holds
+// each file's own output, in order (dump and rows after a line naming the
+// file), and a file that cannot be read fails the run without hiding the
+// others. (stats takes several PATHs as a tree: TestStatsTree.)
 func TestReadCommandsTakeSeveralFiles(t *testing.T) {
 	dir := t.TempDir()
 	a, b := filepath.Join(dir, "a.so"), filepath.Join(dir, "b.so")
@@ -24,7 +24,7 @@ func TestReadCommandsTakeSeveralFiles(t *testing.T) {
 	if _, errs, code := runCLI("-q", a, b); code != 0 {
 		t.Fatalf("generate: exit %d: %s", code, errs)
 	}
-	for _, args := range [][]string{{"dump"}, {"dump", "--json"}, {"verify"}, {"verify", "--json"}, {"stats"}, {"stats", "--json"}, {"rows"}, {"rows", "--json"}} {
+	for _, args := range [][]string{{"dump"}, {"dump", "--json"}, {"verify"}, {"verify", "--json"}, {"rows"}, {"rows", "--json"}} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			outA, _, codeA := runCLI(append(args, a)...)
 			outB, _, codeB := runCLI(append(args, b)...)

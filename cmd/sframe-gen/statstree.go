@@ -19,7 +19,9 @@ import (
 // symbolic link found in them followed, every file opened below its held
 // directory); each ELF file, and each member of a static archive that
 // generate would patch, gets the statistics of the one-file form, and
-// the run ends with their sum.
+// the run ends with their sum. A file named on the command line that
+// generate would not patch (not ELF, another architecture) fails, as
+// generate fails it.
 
 // statsTotal is the sum of the statistics of a tree (docs/stats.md).
 type statsTotal struct {
@@ -114,7 +116,10 @@ type statsFile struct {
 // runStatsTree prints the statistics of every ELF file and archive member
 // under paths, then their total; exit status 1 when a file failed.
 func (c *cli) runStatsTree(paths []string, g *sframegen.Generator, dry, asJSON bool, workers int) int {
-	jobs, closeDirs, err := collect(paths, "", nil)
+	// Walked as the batch form walks a tree in place, but for what a
+	// killed run left: its temporary names are passed over, not resumed
+	// (stats writes nothing).
+	jobs, closeDirs, _, err := walkOperands(paths, "", nil, 2)
 	if err != nil {
 		return c.fail("", err)
 	}
@@ -220,7 +225,11 @@ func statsOfJob(j *job, g *sframegen.Generator, dry bool) (r statsFile) {
 	// one too).
 	var magic [len(sframegen.ArchiveMagic)]byte
 	if n, _ := file.ReadAt(magic[:], 0); string(magic[:n]) != sframegen.ArchiveMagic && (n < 4 || string(magic[:4]) != "\x7fELF") {
-		r.skipped++
+		if j.operand {
+			fail(j.path, sframegen.ErrNotELF) // named: as generate fails it
+		} else {
+			r.skipped++
+		}
 		return r
 	}
 	_, err = sframegen.Objects(file, size, func(o sframegen.Object) bool {
@@ -232,8 +241,12 @@ func statsOfJob(j *job, g *sframegen.Generator, dry bool) (r statsFile) {
 			fail(in.name, o.Err)
 			return true
 		}
-		if sframegen.Supported(in.f) != nil {
-			r.skipped++ // generate leaves it alone
+		if err := sframegen.Supported(in.f); err != nil {
+			if j.operand && o.Member == "" {
+				fail(in.name, err) // named: as generate fails it
+			} else {
+				r.skipped++ // generate leaves it alone
+			}
 			return false
 		}
 		st, err := computeStats(in, g, dry)

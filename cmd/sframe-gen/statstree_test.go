@@ -167,8 +167,9 @@ func TestStatsTree(t *testing.T) {
 }
 
 // TestStatsTreeErrors: a file that cannot be read fails the run (exit 1)
-// with its one-line error, after the others were counted; a single FILE
-// keeps the one-file form.
+// with its one-line error, after the others were counted; so does a file
+// that is not ELF named on the command line (found in a directory, it is
+// skipped); a single FILE keeps the one-file form.
 func TestStatsTreeErrors(t *testing.T) {
 	dir := t.TempDir()
 	td := testdataDir()
@@ -182,6 +183,12 @@ func TestStatsTreeErrors(t *testing.T) {
 	files, total := readStatsStream(t, out)
 	if len(files) != 1 || total.statsCounts.Files != 1 || total.FilesFailed != 1 {
 		t.Errorf("files %d, total %+v", len(files), total)
+	}
+	readme := filepath.Join(dir, "README")
+	os.WriteFile(readme, []byte("text\n"), 0o644)
+	_, stderr, code = runCLI("stats", filepath.Join(dir, "a.o"), readme)
+	if code != exitFailure || stderr != "sframe-gen: "+readme+": not an ELF file\n" {
+		t.Errorf("a file that is not ELF named among others: exit %d, %q", code, stderr)
 	}
 	one, _, code := runCLI("stats", "--json", filepath.Join(dir, "a.o"))
 	var st statsJSON
