@@ -102,7 +102,7 @@ install: build
 	$(INSTALL) -D -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/sframe-gen
 	$(INSTALL) -D -m 755 docs/integration/dh_sframe $(DESTDIR)$(PREFIX)/bin/dh_sframe
 	$(INSTALL) -D -m 644 docs/sframe-gen.1 $(DESTDIR)$(PREFIX)/share/man/man1/sframe-gen.1
-	pod2man --utf8 --section=1 --center=sframe-gen --release=sframe-gen --name=DH_SFRAME docs/integration/dh_sframe >$(DESTDIR)$(PREFIX)/share/man/man1/dh_sframe.1
+	pod2man --section=1 --center=sframe-gen --release=sframe-gen --name=DH_SFRAME docs/integration/dh_sframe >$(DESTDIR)$(PREFIX)/share/man/man1/dh_sframe.1
 	$(INSTALL) -D -m 644 docs/integration/sframe-gen.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/sframe-gen
 	$(INSTALL) -D -m 644 docs/integration/SFrameGen.cmake $(DESTDIR)$(PREFIX)/share/sframe-gen/cmake/SFrameGen.cmake
 	$(INSTALL) -D -m 644 docs/integration/perl5/Debian/Debhelper/Sequence/sframe.pm $(DESTDIR)$(PREFIX)/share/perl5/Debian/Debhelper/Sequence/sframe.pm

@@ -79,8 +79,13 @@ for deb in default/debs/*; do
   cmp "$deb" "again/debs/${deb##*/}" || fail "${deb##*/} differs between two builds"
 done
 
-# Opted in, with the version binutils 2.41-2.44 link: the archive's member gets version 2 SFrame.
-build objects DEB_SFRAME_OBJECTS=1 'DEB_SFRAME_OBJECTS_FLAGS=--sframe-version=2 --v2-layout=2.44'
+# Opted in as docs/integration.md#debhelper says, with the version binutils
+# 2.41-2.44 link: the archive's member gets version 2 SFrame.
+cp sframe-demo/debian/rules rules.default
+grep '^export DEB_SFRAME_OBJECTS' "$REPO/docs/integration.md" >>sframe-demo/debian/rules
+[ "$(grep -c '^export DEB_SFRAME_OBJECTS' sframe-demo/debian/rules)" = 2 ] || fail "docs/integration.md: no opt-in lines to test"
+build objects
+cp rules.default sframe-demo/debian/rules
 grep -q 'left alone [0-9]* static' objects.log && fail "DEB_SFRAME_OBJECTS=1: the log still says something was left alone"
 a=objects/libgreet-dev/usr/lib/sframe-demo/libgreet.a
 sections $a | grep -qx '\.sframe' || fail "DEB_SFRAME_OBJECTS=1: libgreet.a has no .sframe"
