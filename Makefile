@@ -86,12 +86,14 @@ regen:
 	./testdata/regen.sh
 
 # install: the command, its man page and bash completion, and the build-system
-# recipes of docs/integration.md (CMake module, debhelper add-on, RPM macros),
-# under $(DESTDIR)$(PREFIX). With PREFIX=/usr the debhelper add-on and the RPM
-# macros land where Debian's perl and rpm look; elsewhere see docs/integration.md.
+# recipes of docs/integration.md (CMake module, debhelper add-on with its man
+# page dh_sframe(1) made from its POD, RPM macros), under $(DESTDIR)$(PREFIX).
+# With PREFIX=/usr the debhelper add-on and the RPM macros land where Debian's
+# perl and rpm look; elsewhere see docs/integration.md. pod2man dates the page
+# from SOURCE_DATE_EPOCH when set (dpkg-buildpackage sets it).
 PREFIX ?= /usr/local
 INSTALL ?= install
-INSTALLED := bin/sframe-gen bin/dh_sframe share/man/man1/sframe-gen.1 \
+INSTALLED := bin/sframe-gen bin/dh_sframe share/man/man1/sframe-gen.1 share/man/man1/dh_sframe.1 \
 	share/bash-completion/completions/sframe-gen share/sframe-gen/cmake/SFrameGen.cmake \
 	share/perl5/Debian/Debhelper/Sequence/sframe.pm lib/rpm/macros.d/macros.sframe-gen \
 	share/doc/sframe-gen/integration.md
@@ -99,6 +101,7 @@ install: build
 	$(INSTALL) -D -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/sframe-gen
 	$(INSTALL) -D -m 755 docs/integration/dh_sframe $(DESTDIR)$(PREFIX)/bin/dh_sframe
 	$(INSTALL) -D -m 644 docs/sframe-gen.1 $(DESTDIR)$(PREFIX)/share/man/man1/sframe-gen.1
+	pod2man --section=1 --center=sframe-gen --release=sframe-gen --name=DH_SFRAME docs/integration/dh_sframe >$(DESTDIR)$(PREFIX)/share/man/man1/dh_sframe.1
 	$(INSTALL) -D -m 644 docs/integration/sframe-gen.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/sframe-gen
 	$(INSTALL) -D -m 644 docs/integration/SFrameGen.cmake $(DESTDIR)$(PREFIX)/share/sframe-gen/cmake/SFrameGen.cmake
 	$(INSTALL) -D -m 644 docs/integration/perl5/Debian/Debhelper/Sequence/sframe.pm $(DESTDIR)$(PREFIX)/share/perl5/Debian/Debhelper/Sequence/sframe.pm

@@ -40,7 +40,9 @@ func TestIntegration(t *testing.T) {
 					needTool(t, tool)
 				}
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+			// The packaging scripts run dpkg-buildpackage three times
+			// (deb) or build sframe-gen's own package (debpkg).
+			ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 			defer cancel()
 			cmd := exec.CommandContext(ctx, "bash", script)
 			cmd.Env = append(os.Environ(), "PATH="+path, "REPO="+root, "WORK="+t.TempDir(), "LC_ALL=C")
