@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sync"
 	"sync/atomic"
 
 	"github.com/sframe-gen/sframe-gen/lower"
@@ -18,6 +19,9 @@ type Generator struct {
 	want  *lower.Target // Options.Arch, when given
 	res   Resources
 	files atomic.Int32 // files being generated for at this moment
+	// stageMu is held by the file whose memory is being charged in
+	// stages, before its Cost is admitted (Process).
+	stageMu sync.Mutex
 }
 
 // Resources are what a Generator shares between the files it processes

@@ -22,16 +22,24 @@ func (c *cli) runDump(args []string) int {
 	fs.SetOutput(c.stderr)
 	help := helpFlag(fs)
 	asJSON := fs.Bool("json", false, "print JSON instead of objdump's text")
+	budget := c.memoryLimitFlag(fs)
 	setUsage(fs, c.stdout, "sframe-gen dump [--json] FILE",
 		"Print the .sframe section of FILE as objdump --sframe does; of a static archive,\n"+
 			"of each member, named ARCHIVE(MEMBER).")
 	if code, done := c.parseOneFile(fs, args, help, "dump"); done {
 		return code
 	}
+	b, err := budget()
+	if err != nil {
+		return c.fail("", commandUsage("dump", err.Error()))
+	}
 	file := fs.Arg(0)
 	status := exitOK
-	err := readInputs(file, "no member has a .sframe section", func(in elfInput) bool {
+	err = readInputs(file, "no member has a .sframe section", b, func(in elfInput) bool {
 		err := in.err
+		if err == nil {
+			err = in.meter.ChargeSFrame(in.f, in.size)
+		}
 		if err == nil {
 			err = dumpELF(c.stdout, in, *asJSON)
 		}

@@ -34,10 +34,10 @@ type generateOptions struct {
 // charge takes cost out of the run's memory budget (waiting while other
 // files hold it) and returns what gives it back.
 func (o generateOptions) charge(cost sframegen.Cost) (release func(), err error) {
-	if err := o.memory.acquire(cost.Bytes, cost.What); err != nil {
+	if err := o.memory.Acquire(cost.Bytes, cost.What); err != nil {
 		return nil, err
 	}
-	return func() { o.memory.release(cost.Bytes) }, nil
+	return func() { o.memory.Release(cost.Bytes) }, nil
 }
 
 // runGenerate is the default command: generate SFrame for FILE.
@@ -181,7 +181,7 @@ func (c *cli) generator(o generateOptions, single bool, batch *batchRun) (*sfram
 	case single && c.heapFor != nil:
 		admit = func(cost sframegen.Cost) (func(), error) {
 			release, err := o.charge(cost)
-			if err == nil {
+			if err == nil && cost.CFIBytes > 0 {
 				c.heapFor(uint64(cost.CFIBytes))
 			}
 			return release, err

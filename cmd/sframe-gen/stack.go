@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	sframegen "github.com/sframe-gen/sframe-gen"
 	"io"
 	"path/filepath"
 	"strconv"
@@ -22,6 +23,7 @@ func (c *cli) runStack(args []string) int {
 	sysroot := fs.String("sysroot", "", "read the files the process maps under `DIR` (cores of cross-built programs)")
 	pid := fs.Int("pid", 0, "walk the threads of the running process `PID` (ptrace; it continues afterwards)")
 	help := fs.BoolP("help", "h", false, "print this help and exit")
+	budget := c.memoryLimitFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		return c.fail("", commandUsage("stack", err.Error()))
 	}
@@ -30,18 +32,25 @@ func (c *cli) runStack(args []string) int {
 			"Walk the stack of every thread of an ELF core file or a running process with\nthe .sframe sections of the files it maps, and print the frames as gdb's bt does.\n\n%s", fs.FlagUsages())
 		return exitOK
 	}
+	b, err := budget()
+	if err != nil {
+		return c.fail("", commandUsage("stack", err.Error()))
+	}
+	// The core's headers and notes and every module's headers, .sframe
+	// and symbols are charged before they are read, and held for the walk.
+	meter := sframegen.NewMeter(b)
+	defer meter.Release()
 	var (
 		st   *stackResult
-		err  error
 		name string
 	)
 	switch {
 	case *pid != 0 && fs.NArg() == 0:
 		name = "pid " + strconv.Itoa(*pid)
-		st, err = stackOfPID(*pid, *sysroot)
+		st, err = stackOfPID(*pid, *sysroot, meter)
 	case *pid == 0 && fs.NArg() == 1:
 		name = fs.Arg(0)
-		st, err = stackOfCore(name, *sysroot)
+		st, err = stackOfCore(name, *sysroot, meter)
 	default:
 		return c.fail("", commandUsage("stack", "expected exactly one CORE, or --pid PID"))
 	}
@@ -99,14 +108,15 @@ type moduleInfo struct {
 	NoSFrame string `json:"no_sframe,omitempty"`
 }
 
-// stackOfCore walks the threads of the core file at path.
-func stackOfCore(path, sysroot string) (*stackResult, error) {
-	p, closer, err := openCore(path)
+// stackOfCore walks the threads of the core file at path, what it reads
+// charged to meter.
+func stackOfCore(path, sysroot string, meter *sframegen.Meter) (*stackResult, error) {
+	p, closer, err := openCore(path, meter)
 	if err != nil {
 		return nil, err
 	}
 	defer closer.Close()
-	mods, err := coreModules(p, path, sysroot)
+	mods, err := coreModules(p, path, sysroot, meter)
 	if err != nil {
 		return nil, err
 	}
@@ -116,11 +126,11 @@ func stackOfCore(path, sysroot string) (*stackResult, error) {
 // coreModules returns the modules of the process of the core at path:
 // from its NT_FILE mappings, or, without them (qemu's), from the dynamic
 // linker's list in its memory.
-func coreModules(p *process, path, sysroot string) ([]*stackModule, error) {
+func coreModules(p *process, path, sysroot string, meter *sframegen.Meter) ([]*stackModule, error) {
 	if len(p.Mappings) > 0 {
-		return modulesFromMappings(p.Mappings, sysroot), nil
+		return modulesFromMappings(p.Mappings, sysroot, meter), nil
 	}
-	return modulesFromLinkMap(p, sysroot, filepath.Dir(path))
+	return modulesFromLinkMap(p, sysroot, filepath.Dir(path), meter)
 }
 
 // walkProcess walks every thread of p with modules mods.

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	sframegen "github.com/sframe-gen/sframe-gen"
 	"io"
 	"io/fs"
 	"os"
@@ -71,17 +72,32 @@ func fromDir(dir, name string) string {
 
 // openModule reads the module name of the process at bias (the ELF file
 // at its path or under sysroot); nil for a file that is not ELF.
-func openModule(sysroot, name string, bias uint64) (*stackModule, error) {
-	return openModuleAt(name, resolve(sysroot, name), bias)
+func openModule(sysroot, name string, bias uint64, meter *sframegen.Meter) (*stackModule, error) {
+	return openModuleAt(name, resolve(sysroot, name), bias, meter)
 }
 
-// openModuleAt is openModule of the file at path.
-func openModuleAt(name, path string, bias uint64) (*stackModule, error) {
-	f, err := elf.Open(path)
+// openModuleAt is openModule of the file at path: its headers, .sframe
+// and symbols charged to meter before they are read.
+func openModuleAt(name, path string, bias uint64, meter *sframegen.Meter) (*stackModule, error) {
+	file, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer file.Close()
+	st, err := file.Stat()
+	if err != nil {
+		return nil, err
+	}
+	f, err := meter.ReadELF(file, st.Size())
+	if err != nil {
+		return nil, err
+	}
+	if err := meter.ChargeSFrame(f, st.Size()); err != nil {
+		return nil, err
+	}
+	if err := meter.ChargeNames(f, st.Size()); err != nil {
+		return nil, err
+	}
 	m := &stackModule{Name: name, Path: path, Bias: bias, Start: ^uint64(0)}
 	for _, p := range f.Progs {
 		if p.Type == elf.PT_LOAD {
@@ -209,7 +225,7 @@ func (m *stackModule) symbolize(addr uint64) (string, uint64) {
 // that cannot be read is still a module, without SFrame, the error saying
 // why (a walk that reaches it says so: a missing --sysroot, a file
 // deleted or replaced since the process mapped it).
-func modulesFromMappings(ms []mapping, sysroot string) []*stackModule {
+func modulesFromMappings(ms []mapping, sysroot string, meter *sframegen.Meter) []*stackModule {
 	first := map[string]mapping{}
 	span := map[string][2]uint64{}
 	var order []string
@@ -234,11 +250,11 @@ func modulesFromMappings(ms []mapping, sysroot string) []*stackModule {
 		path, err := mappedFile(sysroot, m)
 		var bias uint64
 		if err == nil {
-			bias, err = mappingBias(path, m)
+			bias, err = mappingBias(path, m, meter)
 		}
 		var mod *stackModule
 		if err == nil {
-			mod, err = openModuleAt(name, path, bias)
+			mod, err = openModuleAt(name, path, bias, meter)
 		}
 		if errors.Is(err, errNotELF) {
 			continue // a data file mapped (a locale archive)
@@ -288,13 +304,22 @@ var errNotELF = errors.New("not an ELF file")
 // mappingBias returns the load bias of the ELF file at path given one of
 // its mappings: the PT_LOAD holding the mapping's file offset says which
 // address that offset was linked at.
-func mappingBias(path string, m mapping) (uint64, error) {
+func mappingBias(path string, m mapping, meter *sframegen.Meter) (uint64, error) {
 	file, err := os.Open(path)
 	if err != nil {
 		return 0, err
 	}
 	defer file.Close()
-	f, err := elf.NewFile(file)
+	st, err := file.Stat()
+	if err != nil {
+		return 0, err
+	}
+	defer meter.ReleaseTo(meter.Held())
+	f, err := meter.ReadELF(file, st.Size())
+	var over *sframegen.OverBudgetError
+	if errors.As(err, &over) {
+		return 0, err
+	}
 	if err != nil {
 		return 0, errNotELF
 	}
@@ -325,7 +350,7 @@ const (
 // list in memory (DT_DEBUG), as gdb does. A relative path (a program
 // started as ../prog) is looked up in coreDir first: the core is written
 // in the process's working directory, which the core does not record.
-func modulesFromLinkMap(p *process, sysroot, coreDir string) ([]*stackModule, error) {
+func modulesFromLinkMap(p *process, sysroot, coreDir string, meter *sframegen.Meter) ([]*stackModule, error) {
 	rd := memReader{mem: p.Mem, order: p.ABI.ByteOrder()}
 	execfn, ok := p.Auxv[atEXECFN]
 	if !ok {
@@ -345,7 +370,7 @@ func modulesFromLinkMap(p *process, sysroot, coreDir string) ([]*stackModule, er
 	if err != nil {
 		return nil, fmt.Errorf("program %s: %w", path, err)
 	}
-	prog, err := openModule(sysroot, name, bias)
+	prog, err := openModule(sysroot, name, bias, meter)
 	if err != nil {
 		return nil, fmt.Errorf("program %s: %w", path, err)
 	}
@@ -358,8 +383,8 @@ func modulesFromLinkMap(p *process, sysroot, coreDir string) ([]*stackModule, er
 	// has it mapped already (the list's entry for it is then dropped
 	// as the same module).
 	if base := p.Auxv[atBASE]; base != 0 {
-		if interp, err := interpreter(path); err == nil {
-			if m, err := openModule(sysroot, interp, base); err == nil {
+		if interp, err := interpreter(path, meter); err == nil {
+			if m, err := openModule(sysroot, interp, base, meter); err == nil {
 				mods = append(mods, m)
 			}
 		}
@@ -384,7 +409,7 @@ func modulesFromLinkMap(p *process, sysroot, coreDir string) ([]*stackModule, er
 		namep, _ := rd.word(lm + 8)
 		next, _ := rd.word(lm + 24)
 		if lib, err := rd.cstring(namep); err == nil && lib != "" {
-			if m, err := openModule(sysroot, fromDir(coreDir, lib), addr); err == nil {
+			if m, err := openModule(sysroot, fromDir(coreDir, lib), addr, meter); err == nil {
 				mods = append(mods, m)
 			}
 		}
@@ -394,14 +419,26 @@ func modulesFromLinkMap(p *process, sysroot, coreDir string) ([]*stackModule, er
 }
 
 // interpreter returns the PT_INTERP path of the program at path.
-func interpreter(path string) (string, error) {
-	f, err := elf.Open(path)
+func interpreter(path string, meter *sframegen.Meter) (string, error) {
+	file, err := os.Open(path)
 	if err != nil {
 		return "", err
 	}
-	defer f.Close()
+	defer file.Close()
+	st, err := file.Stat()
+	if err != nil {
+		return "", err
+	}
+	defer meter.ReleaseTo(meter.Held())
+	f, err := meter.ReadELF(file, st.Size())
+	if err != nil {
+		return "", err
+	}
 	for _, p := range f.Progs {
 		if p.Type == elf.PT_INTERP {
+			if p.Filesz > 4096 {
+				return "", fmt.Errorf("PT_INTERP of %d bytes", p.Filesz)
+			}
 			b := make([]byte, p.Filesz)
 			if _, err := p.ReadAt(b, 0); err != nil {
 				return "", err

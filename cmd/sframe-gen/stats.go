@@ -31,6 +31,7 @@ func (c *cli) runStats(args []string) int {
 	gas := fs.Bool("gas-compat", false, "in a dry run: what generating with --gas-compat writes")
 	share := shareFlags(fs)
 	sframeVer := sframeVersionFlags(fs)
+	budget := c.memoryLimitFlag(fs)
 	setUsage(fs, c.stdout, "sframe-gen stats [--json] [--dry-run] [GENERATE-OPTIONS] FILE",
 		"Coverage and cost of FILE's .sframe section (or, without one, of the section\n"+
 			"generating would write with the same options: nothing is written); of a static\n"+
@@ -50,13 +51,22 @@ func (c *cli) runStats(args []string) int {
 	if o.share, err = share(o.gas); err != nil {
 		return c.fail("", commandUsage("stats", err.Error()))
 	}
-	g, err := sframegen.NewGenerator(o.library(), sframegen.Resources{Admit: admitCFI})
+	b, err := budget()
+	if err != nil {
+		return c.fail("", commandUsage("stats", err.Error()))
+	}
+	// The dry run's generator charges what it reads to the input's
+	// meter, given back with the input's.
+	var meter *sframegen.Meter
+	admit := func(cost sframegen.Cost) (func(), error) { return func() {}, meter.Charge(cost) }
+	g, err := sframegen.NewGenerator(o.library(), sframegen.Resources{Admit: admit})
 	if err != nil {
 		return c.fail("", commandUsage("stats", err.Error()))
 	}
 	file := fs.Arg(0)
 	status := exitOK
-	err = readInputs(file, "no member has a .sframe section or call-frame information", func(in elfInput) bool {
+	err = readInputs(file, "no member has a .sframe section or call-frame information", b, func(in elfInput) bool {
+		meter = in.meter
 		if in.member && in.err == nil && verify.FindSection(in.f) == nil && !sframegen.Generates(in.f) {
 			return false // generate leaves such a member as it is
 		}
@@ -180,6 +190,10 @@ func computeStats(in elfInput, g *sframegen.Generator, dry bool) (*statsJSON, er
 	}
 	sec := verify.FindSection(f)
 	if sec != nil && !dry {
+		// Decoded here, and checked by verify.File against the CFI.
+		if err := chargeVerify(in, src); err != nil {
+			return nil, err
+		}
 		data, err := emit.SectionData(sec)
 		if err != nil {
 			return nil, err
