@@ -3,13 +3,13 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	sframegen "github.com/sframe-gen/sframe-gen"
 	"io"
 	"path/filepath"
 	"strconv"
 
 	"github.com/spf13/pflag"
 
+	sframegen "github.com/sframe-gen/sframe-gen"
 	"github.com/sframe-gen/sframe-gen/emit/unwind"
 )
 

@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	sframegen "github.com/sframe-gen/sframe-gen"
 	"io"
 	"io/fs"
 	"os"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/ianlancetaylor/demangle"
 
+	sframegen "github.com/sframe-gen/sframe-gen"
 	"github.com/sframe-gen/sframe-gen/emit"
 	"github.com/sframe-gen/sframe-gen/emit/unwind"
 )

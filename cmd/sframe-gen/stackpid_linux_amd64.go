@@ -6,7 +6,6 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
-	sframegen "github.com/sframe-gen/sframe-gen"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -15,6 +14,7 @@ import (
 	"syscall"
 	"unsafe"
 
+	sframegen "github.com/sframe-gen/sframe-gen"
 	"github.com/sframe-gen/sframe-gen/emit"
 )
 
