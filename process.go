@@ -157,7 +157,7 @@ func (g *Generator) Process(j Job) (out Outcome, err error) {
 	n, _ := r.ReadAt(magic[:], 0)
 	if n == len(magic) && string(magic[:]) == ArchiveMagic {
 		out.Kind = "archive"
-		cost, err := archiveCost(src.File, src.Size(), g.opt.Source, g.admit)
+		cost, err := archiveCost(src.File, src.Size(), g.opt.Source, st.acquire)
 		if err != nil {
 			return out, err
 		}
@@ -213,6 +213,7 @@ func (g *Generator) Process(j Job) (out Outcome, err error) {
 type staging struct {
 	g        *Generator
 	locked   bool
+	held     int64 // charged to Resources.Budget
 	releases []func()
 }
 
@@ -222,9 +223,45 @@ func (g *Generator) startStaging() *staging {
 	return &staging{g: g, locked: true}
 }
 
-// charge admits c, held until done.
+// acquire charges c to Resources.Budget, what the file holds already
+// counted (a file needing more than the budget in all is refused, never
+// left waiting for itself), and admits it (Resources.Admit); release
+// gives it back.
+func (s *staging) acquire(c Cost) (release func(), err error) {
+	b := s.g.res.Budget
+	if b != nil {
+		if c.Bytes < 0 || c.Bytes > b.limit-MemoryReserve-s.held {
+			need := int64(1 << 62)
+			if c.Bytes >= 0 && c.Bytes < need-s.held-MemoryReserve {
+				need = s.held + c.Bytes + MemoryReserve
+			}
+			return nil, &OverBudgetError{Need: need, Limit: b.limit, What: c.What}
+		}
+		if err := b.Acquire(c.Bytes, c.What); err != nil {
+			return nil, err
+		}
+		s.held += c.Bytes
+	}
+	done, err := s.g.admit(c)
+	if err != nil {
+		if b != nil {
+			b.Release(c.Bytes)
+			s.held -= c.Bytes
+		}
+		return nil, err
+	}
+	return func() {
+		done()
+		if b != nil {
+			b.Release(c.Bytes)
+			s.held -= c.Bytes
+		}
+	}, nil
+}
+
+// charge charges c, held until done.
 func (s *staging) charge(c Cost) error {
-	release, err := s.g.admit(c)
+	release, err := s.acquire(c)
 	if err != nil {
 		return err
 	}

@@ -31,15 +31,6 @@ type generateOptions struct {
 	memory    *memoryBudget // --memory-limit: shared by every file of the run
 }
 
-// charge takes cost out of the run's memory budget (waiting while other
-// files hold it) and returns what gives it back.
-func (o generateOptions) charge(cost sframegen.Cost) (release func(), err error) {
-	if err := o.memory.Acquire(cost.Bytes, cost.What); err != nil {
-		return nil, err
-	}
-	return func() { o.memory.Release(cost.Bytes) }, nil
-}
-
 // runGenerate is the default command: generate SFrame for FILE.
 func (c *cli) runGenerate(args []string) int {
 	fs := pflag.NewFlagSet("sframe-gen", pflag.ContinueOnError)
@@ -175,29 +166,23 @@ type batchRun struct {
 // each file, the input files closed by its closer), functions named in
 // messages with -v and --strict.
 func (c *cli) generator(o generateOptions, single bool, batch *batchRun) (*sframegen.Generator, error) {
-	admit := o.charge
+	var admit func(sframegen.Cost) (func(), error)
 	var closeInput func(*os.File)
 	switch {
 	case single && c.heapFor != nil:
 		admit = func(cost sframegen.Cost) (func(), error) {
-			release, err := o.charge(cost)
-			if err == nil && cost.CFIBytes > 0 {
+			if cost.CFIBytes > 0 {
 				c.heapFor(uint64(cost.CFIBytes))
 			}
-			return release, err
+			return func() {}, nil
 		}
 	case batch != nil:
 		closeInput = batch.closeInput
 		admit = func(cost sframegen.Cost) (func(), error) {
-			release, err := o.charge(cost)
-			if err != nil {
-				return nil, err
-			}
-			done := batch.gc.admit(cost)
-			return func() { done(); release() }, nil
+			return batch.gc.admit(cost), nil
 		}
 	}
-	g, err := sframegen.NewGenerator(o.library(), sframegen.Resources{Temps: c.temps, Admit: admit, Names: o.verbose || o.strict, CloseInput: closeInput})
+	g, err := sframegen.NewGenerator(o.library(), sframegen.Resources{Temps: c.temps, Budget: o.memory, Admit: admit, Names: o.verbose || o.strict, CloseInput: closeInput})
 	if err != nil && o.arch != "" {
 		if _, aerr := sframegen.NewGenerator(sframegen.Options{Arch: o.arch}, sframegen.Resources{}); aerr != nil {
 			return nil, usageError{msg: "--arch: " + aerr.Error()}

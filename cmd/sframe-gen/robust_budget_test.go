@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -64,7 +65,10 @@ func runMeasured(t *testing.T, bin string, args ...string) measuredRun {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(self, append([]string{bin}, args...)...)
+	// A run that waits for memory it holds itself must fail, not hang.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, self, append([]string{bin}, args...)...)
 	cmd.Env = append(os.Environ(), measureEnv+"=1")
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()

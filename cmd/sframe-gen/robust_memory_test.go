@@ -40,6 +40,28 @@ func craftedSections(t *testing.T, dir, name string, typ elf.Type, count uint64)
 	return writeFile(t, dir, name, b, int64(count*64)-64)
 }
 
+// craftedLinked copies the testdata file src with count sections: its
+// section headers moved to a page past its end, in the extended form
+// (e_shnum 0, the count in section 0's sh_size), the sections after its
+// own all zeros, a hole.
+func craftedLinked(t *testing.T, dir, name, src string, count uint64) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(testdataDir(), src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	le := binary.LittleEndian
+	shoff, shnum := le.Uint64(data[0x28:]), uint64(le.Uint16(data[0x3c:]))
+	hdrs := append([]byte(nil), data[shoff:shoff+shnum*64]...)
+	off := (len(data) + 4095) &^ 4095
+	data = append(data, make([]byte, off-len(data))...)
+	data = append(data, hdrs...)
+	le.PutUint64(data[0x28:], uint64(off))
+	le.PutUint16(data[0x3c:], 0)
+	le.PutUint64(data[off+0x20:], count)
+	return writeFile(t, dir, name, data, int64(count-shnum)*64)
+}
+
 // craftedNames writes an ELF64 object of n sections, each named by
 // offset 0 of a string table of one name of nameLen bytes: n strings of
 // nameLen bytes for debug/elf to make from a file of nameLen bytes.
@@ -191,6 +213,7 @@ func TestMemoryCraftedSizes(t *testing.T) {
 	symtabCore := craftedCore(t, dir, "symtab.core", symtab)
 	archive := craftedArchive(t, dir, "sections.a", 4<<20)
 	names := craftedNames(t, dir, "names.o", 1000, 1<<20)
+	linked := craftedLinked(t, dir, "linked800k.so", "link/x86_64/direct.so", 800_000)
 
 	over := `needs about [0-9.]+ [MGT]iB of memory \(.*\), over the memory limit of 256 MiB \(--memory-limit\)`
 	past := `section \.sframe \(offset 0x[0-9a-f]+, size 0x60000000\) extends past the end of the file \(0x[0-9a-f]+ bytes\)`
@@ -218,6 +241,7 @@ func TestMemoryCraftedSizes(t *testing.T) {
 		{"stack, a module of 10M symbols", []string{"stack", symtabCore}, "", regexp.QuoteMeta(symtab) + ": " + over},
 		{"generate, an archive with a member of 4M sections", []string{"-o", out, archive}, archive, over},
 		{"dump, an archive with a member of 4M sections", []string{"dump", archive}, archive, over},
+		{"generate, CFI and 800,000 sections, each charge within the limit", []string{"-o", out, linked}, linked, over},
 		{"generate, 1000 section names of 1 MiB", []string{"-o", out, names}, names, over},
 		{"dump, 1000 section names of 1 MiB", []string{"dump", names}, names, over},
 	} {
