@@ -2,22 +2,24 @@ package main
 
 import (
 	"fmt"
-	sframegen "github.com/sframe-gen/sframe-gen"
 	"os"
 	"strconv"
 	"strings"
 	"syscall"
 
 	"github.com/spf13/pflag"
+
+	sframegen "github.com/sframe-gen/sframe-gen"
 )
 
-// The memory budget of a generate run (--memory-limit): the files being
-// processed at once, by all the workers of the batch form or by the
-// single-file form, hold at most that much. Each file is charged an
-// estimate of its peak (sframegen.Cost) before its CFI or contents are read: a
-// file alone over the budget fails with a message naming both, and in the
-// batch form a file waits until the files before it give back enough
-// (docs/robustness.md).
+// The memory budget of a run (--memory-limit, sframegen.MemoryBudget): the
+// files being processed at once, by all the workers of the batch form or
+// by the single-file form, hold at most that much. Each file's headers,
+// then an estimate of its peak (sframegen.Cost), are charged before they
+// are read: a file alone over the budget fails with a message naming
+// both, and in the batch form a file waits until the files before it give
+// back enough. The read commands charge what they read of each file the
+// same way (sframegen.Meter; docs/robustness.md).
 
 // maxDefaultMemory caps the default budget: a build machine runs other
 // jobs beside sframe-gen, and 2 GiB is eight times what the biggest file
@@ -99,12 +101,16 @@ func parseSize(v string) (int64, error) {
 // formatSize prints a byte count in the largest binary unit it reaches.
 func formatSize(n int64) string { return sframegen.FormatSize(n) }
 
+// readMemoryUsage is the help of the read commands' --memory-limit.
+const readMemoryUsage = "the most memory reading FILE may take"
+
 // memoryLimitFlag adds --memory-limit to the flags of a command that
-// reads files, with generate's default, and returns what gives its
-// budget once the flags are parsed (the Go runtime told of it too).
-func (c *cli) memoryLimitFlag(fs *pflag.FlagSet) func() (*memoryBudget, error) {
+// reads files (usage: what it bounds), with its default, and returns what
+// gives the run's budget once the flags are parsed (the Go runtime told
+// of it too).
+func (c *cli) memoryLimitFlag(fs *pflag.FlagSet, usage string) func() (*memoryBudget, error) {
 	limit := sizeValue(defaultMemoryLimit())
-	fs.Var(&limit, "memory-limit", "the most memory reading FILE may take (`SIZE`: 512M, 2G); unless given, half the machine's memory, at most 2G")
+	fs.Var(&limit, "memory-limit", usage+" (`SIZE`: 512M, 2G); unless given, half the machine's memory, at most 2G")
 	return func() (*memoryBudget, error) {
 		if limit < minMemoryLimit {
 			return nil, fmt.Errorf("--memory-limit %s: want at least %s", formatSize(int64(limit)), formatSize(minMemoryLimit))

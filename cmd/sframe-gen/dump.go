@@ -22,7 +22,7 @@ func (c *cli) runDump(args []string) int {
 	fs.SetOutput(c.stderr)
 	help := helpFlag(fs)
 	asJSON := fs.Bool("json", false, "print JSON instead of objdump's text")
-	budget := c.memoryLimitFlag(fs)
+	budget := c.memoryLimitFlag(fs, readMemoryUsage)
 	setUsage(fs, c.stdout, "sframe-gen dump [--json] FILE",
 		"Print the .sframe section of FILE as objdump --sframe does; of a static archive,\n"+
 			"of each member, named ARCHIVE(MEMBER).")

@@ -54,8 +54,7 @@ func (c *cli) runGenerate(args []string) int {
 	fs.StringVar(&b.report, "report", "", "write what was done with each file to `FILE` as JSON lines")
 	fs.BoolVarP(&b.preserveDates, "preserve-dates", "p", false, "keep the access and modification times of the files written")
 	fs.StringVar(&b.outputDir, "output-dir", "", "write the results under `DIR` (mirroring the tree) instead of in place")
-	memLimit := sizeValue(defaultMemoryLimit())
-	fs.Var(&memLimit, "memory-limit", "the most memory the files processed at once may take (`SIZE`: 512M, 2G); unless given, half the machine's memory, at most 2G")
+	budget := c.memoryLimitFlag(fs, "the most memory the files processed at once may take")
 	fs.BoolVar(&b.sync, "sync", false, "with several PATHs: sync each file to the disk before it replaces the old one (as one FILE is)")
 	setGenerateUsage(fs, c.stdout)
 	if err := fs.Parse(args); err != nil {
@@ -91,12 +90,8 @@ func (c *cli) runGenerate(args []string) int {
 	if err := generateFlagsAgree(fs, o); err != nil {
 		return c.fail("", err)
 	}
-	if memLimit < minMemoryLimit {
-		return c.fail("", usageError{msg: fmt.Sprintf("--memory-limit %s: want at least %s", formatSize(int64(memLimit)), formatSize(minMemoryLimit))})
-	}
-	o.memory = newMemoryBudget(int64(memLimit))
-	if c.memoryLimit != nil {
-		c.memoryLimit(int64(memLimit))
+	if o.memory, err = budget(); err != nil {
+		return c.fail("", usageError{msg: err.Error()})
 	}
 	if isBatch(fs, b) {
 		if err := batchUsage(fs, o, b); err != nil {

@@ -24,7 +24,7 @@ func (c *cli) runRows(args []string) int {
 	help := helpFlag(fs)
 	asJSON := fs.Bool("json", false, "print one JSON object per FDE and line")
 	source := cfiSourceFlags(fs, "read")
-	budget := c.memoryLimitFlag(fs)
+	budget := c.memoryLimitFlag(fs, readMemoryUsage)
 	setUsage(fs, c.stdout, "sframe-gen rows [--json] [--eh-frame|--debug-frame] FILE",
 		"Print the CFI row table of every FDE of FILE: the CFA and register rules from\n"+
 			"each address on, as the call-frame information describes them; of a static\n"+

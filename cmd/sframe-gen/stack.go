@@ -23,7 +23,7 @@ func (c *cli) runStack(args []string) int {
 	sysroot := fs.String("sysroot", "", "read the files the process maps under `DIR` (cores of cross-built programs)")
 	pid := fs.Int("pid", 0, "walk the threads of the running process `PID` (ptrace; it continues afterwards)")
 	help := fs.BoolP("help", "h", false, "print this help and exit")
-	budget := c.memoryLimitFlag(fs)
+	budget := c.memoryLimitFlag(fs, readMemoryUsage)
 	if err := fs.Parse(args); err != nil {
 		return c.fail("", commandUsage("stack", err.Error()))
 	}

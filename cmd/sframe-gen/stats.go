@@ -31,7 +31,7 @@ func (c *cli) runStats(args []string) int {
 	gas := fs.Bool("gas-compat", false, "in a dry run: what generating with --gas-compat writes")
 	share := shareFlags(fs)
 	sframeVer := sframeVersionFlags(fs)
-	budget := c.memoryLimitFlag(fs)
+	budget := c.memoryLimitFlag(fs, readMemoryUsage)
 	setUsage(fs, c.stdout, "sframe-gen stats [--json] [--dry-run] [GENERATE-OPTIONS] FILE",
 		"Coverage and cost of FILE's .sframe section (or, without one, of the section\n"+
 			"generating would write with the same options: nothing is written); of a static\n"+

@@ -28,7 +28,7 @@ func (c *cli) runVerify(args []string) int {
 	asJSON := fs.Bool("json", false, "print the report as one JSON object")
 	verbose := fs.BoolP("verbose", "v", false, "also list the functions the CFI describes and the section does not cover")
 	source := cfiSourceFlags(fs, "compare with")
-	budget := c.memoryLimitFlag(fs)
+	budget := c.memoryLimitFlag(fs, readMemoryUsage)
 	setUsage(fs, c.stdout, "sframe-gen verify [--json] [-v] FILE",
 		"Check the .sframe section of FILE against its call-frame information at every\n"+
 			"address, and against the rules of the Linux kernel, libsframe and GNU ld.\n"+
