@@ -53,6 +53,9 @@ type OverBudgetError struct {
 
 // Error says what is needed, why, and the limit.
 func (e *OverBudgetError) Error() string {
+	if e.Need >= 1<<60 {
+		return fmt.Sprintf("needs more memory than any limit (%s), over the memory limit of %s (--memory-limit)", e.What, FormatSize(e.Limit))
+	}
 	need, limit := FormatSize(e.Need), FormatSize(e.Limit)
 	if strings.Replace(need, ".0 ", " ", 1) == limit {
 		// Close enough to print alike: in MiB, rounded up and down.

@@ -411,7 +411,7 @@ func chargeSymbols(f *elf.File, size int64, typ elf.SectionType, charge func(Cos
 				if err != nil {
 					return err
 				}
-				entries += 4 * c
+				entries += 2 * c // read here (versionCost) and by debug/elf
 			}
 		}
 	}
@@ -437,7 +437,18 @@ func chargeSymbols(f *elf.File, size int64, typ elf.SectionType, charge func(Cos
 	if err := forEachEntry(sym, 0, n, ent, func(e []byte) { names += tab.cost(f.ByteOrder.Uint32(e)) }); err != nil {
 		return err
 	}
-	return charge(Cost{Bytes: names, What: fmt.Sprintf("the names of %d symbols", n)})
+	if err := charge(Cost{Bytes: names, What: fmt.Sprintf("the names of %d symbols", n)}); err != nil || typ != elf.SHT_DYNSYM {
+		return err
+	}
+	v, err := versionCost(f, tab)
+	if err != nil {
+		return err
+	}
+	vwhat := "the names of the symbols' versions"
+	if v > maxVersionBytes {
+		vwhat = fmt.Sprintf("version tables naming over %s", FormatSize(maxVersionBytes))
+	}
+	return charge(Cost{Bytes: v, What: vwhat})
 }
 
 // sframeFactor is the memory reading and decoding an SFrame section takes
@@ -489,3 +500,69 @@ func chargeNames(f *elf.File, size int64, charge func(Cost) error) error {
 // ChargeCFI charges reading f's CFI and evaluating it (CFICost), as rows,
 // stats and verify do.
 func (m *Meter) ChargeCFI(f *elf.File, src cfi.Source) error { return m.Charge(CFICost(f, src)) }
+
+// maxVersionBytes bounds versionCost's walk: version tables that would
+// take more are charged as more than any budget.
+const maxVersionBytes = 2 << 30
+
+// versionCost is what debug/elf's DynamicSymbols allocates for the
+// version definitions and needs of f (names in tab), walked as it walks
+// them: an entry's names are read cnt times over when their next
+// offset is 0, so a few bytes of table can make millions of strings.
+// Each is appended to a slice, which growing by a quarter allocates up
+// to 5 times its final size in all.
+func versionCost(f *elf.File, tab *strtab) (int64, error) {
+	bo := f.ByteOrder
+	var total int64
+	over := func() bool { return total > maxVersionBytes }
+	if vd := f.SectionByType(elf.SHT_GNU_VERDEF); vd != nil {
+		d, err := vd.Data()
+		if err != nil {
+			return 0, nil // debug/elf ignores it too
+		}
+		for i := 0; i+20 <= len(d) && bo.Uint16(d[i:]) == 1; {
+			cnt, aux, next := int(bo.Uint16(d[i+6:])), int(bo.Uint32(d[i+12:])), int(bo.Uint32(d[i+16:]))
+			if cnt == 0 {
+				break
+			}
+			total += 5 * 64 // a DynamicVersion, appended
+			for c, j := 0, i+aux; c < cnt && j+8 <= len(d); c++ {
+				total += tab.cost(bo.Uint32(d[j:])) + 5*16 // a name, appended
+				if over() {
+					return 1 << 62, nil
+				}
+				j += int(bo.Uint32(d[j+4:]))
+			}
+			if next == 0 {
+				break
+			}
+			i += next
+		}
+	}
+	if vn := f.SectionByType(elf.SHT_GNU_VERNEED); vn != nil {
+		d, err := vn.Data()
+		if err != nil {
+			return total, nil
+		}
+		for i := 0; i+16 <= len(d) && bo.Uint16(d[i:]) == 1; {
+			cnt, aux, next := int(bo.Uint16(d[i+2:])), int(bo.Uint32(d[i+8:])), int(bo.Uint32(d[i+12:]))
+			total += tab.cost(bo.Uint32(d[i+4:])) + 5*40 // a DynamicVersionNeed
+			for c, j := 0, i+aux; c < cnt && j+16 <= len(d); c++ {
+				total += tab.cost(bo.Uint32(d[j+8:])) + 5*24 // a DynamicVersionDep
+				if over() {
+					return 1 << 62, nil
+				}
+				dn := int(bo.Uint32(d[j+12:]))
+				if dn == 0 {
+					break
+				}
+				j += dn
+			}
+			if next == 0 {
+				break
+			}
+			i += next
+		}
+	}
+	return total, nil
+}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -187,4 +188,63 @@ func FuzzChargeHeaders(f *testing.F) {
 			t.Fatalf("charged %d bytes, debug/elf keeps %d", m.Held(), kept)
 		}
 	})
+}
+
+// TestChargeVersions: DynamicSymbols walks the version definitions as
+// their offsets say, an entry's names cnt times over when the next
+// offset is 0: 100 bytes of table make 65,535 strings. The charge of the
+// dynamic symbols covers what it allocates (measured).
+func TestChargeVersions(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "link", "x86_64", "direct.so"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := elf.NewFile(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	le := binary.LittleEndian
+	shoff := le.Uint64(data[0x28:])
+	retype := func(name string, typ elf.SectionType) *elf.Section {
+		for i, s := range f.Sections {
+			if s.Name == name {
+				le.PutUint32(data[shoff+uint64(i)*64+4:], uint32(typ))
+				return s
+			}
+		}
+		t.Fatalf("direct.so has no %s", name)
+		return nil
+	}
+	def := retype(".symtab", elf.SHT_GNU_VERDEF) // no .symtab: the dynamic symbols are read
+	retype(".strtab", elf.SHT_GNU_VERSYM)
+	d := data[def.Offset:]
+	clear(d[:def.Size])
+	le.PutUint16(d[0:], 1)      // vd_version
+	le.PutUint16(d[6:], 0xffff) // vd_cnt
+	le.PutUint32(d[12:], 20)    // vd_aux; vd_next 0
+	le.PutUint32(d[20:], 1)     // vda_name: the first name of .dynstr; vda_next 0
+	m := NewMeter(NewMemoryBudget(1 << 40))
+	ef, err := m.ReadELF(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.ChargeNames(ef, int64(len(data))); err != nil {
+		t.Fatal(err)
+	}
+	charged := m.Held()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	syms, err := ef.DynamicSymbols()
+	runtime.ReadMemStats(&after)
+	if err != nil || len(syms) == 0 {
+		t.Fatalf("DynamicSymbols: %d symbols, %v", len(syms), err)
+	}
+	allocated := int64(after.TotalAlloc - before.TotalAlloc)
+	t.Logf("charged %d bytes (headers included), DynamicSymbols allocated %d", charged, allocated)
+	if allocated < 1<<20 {
+		t.Fatalf("the crafted table made only %d bytes: not the case tested", allocated)
+	}
+	if charged < allocated {
+		t.Errorf("charged %d bytes, DynamicSymbols allocated %d", charged, allocated)
+	}
 }

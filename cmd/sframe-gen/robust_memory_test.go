@@ -62,6 +62,52 @@ func craftedLinked(t *testing.T, dir, name, src string, count uint64) string {
 	return writeFile(t, dir, name, data, int64(count-shnum)*64)
 }
 
+// craftedVersions copies the testdata file src with a table of version
+// definitions of entries entries in place of its .symtab (and its
+// .strtab made a version table, so that debug/elf reads them): each
+// entry names the same name 65,535 times (vd_cnt, every vda_next 0), a
+// string and a slice entry each in debug/elf's DynamicSymbols.
+func craftedVersions(t *testing.T, dir, name, src string, entries int) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(testdataDir(), src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := elf.NewFile(strings.NewReader(string(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	le := binary.LittleEndian
+	shoff := le.Uint64(data[0x28:])
+	off := (len(data) + 4095) &^ 4095
+	size := entries*20 + 8
+	for i, s := range f.Sections {
+		h := data[shoff+uint64(i)*64:]
+		switch s.Name {
+		case ".symtab":
+			le.PutUint32(h[4:], uint32(elf.SHT_GNU_VERDEF))
+			le.PutUint64(h[0x18:], uint64(off))
+			le.PutUint64(h[0x20:], uint64(size))
+		case ".strtab":
+			le.PutUint32(h[4:], uint32(elf.SHT_GNU_VERSYM))
+		}
+	}
+	table := make([]byte, size)
+	aux := entries * 20
+	for k := range entries {
+		e := table[k*20:]
+		le.PutUint16(e[0:], 1)      // vd_version
+		le.PutUint16(e[6:], 0xffff) // vd_cnt
+		le.PutUint32(e[12:], uint32(aux-k*20))
+		if k+1 < entries {
+			le.PutUint32(e[16:], 20) // vd_next
+		}
+	}
+	le.PutUint32(table[aux:], 1) // vda_name: .dynstr's first name; vda_next 0
+	data = append(data, make([]byte, off-len(data))...)
+	return writeFile(t, dir, name, append(data, table...), 0)
+}
+
 // craftedNames writes an ELF64 object of n sections, each named by
 // offset 0 of a string table of one name of nameLen bytes: n strings of
 // nameLen bytes for debug/elf to make from a file of nameLen bytes.
@@ -213,9 +259,11 @@ func TestMemoryCraftedSizes(t *testing.T) {
 	symtabCore := craftedCore(t, dir, "symtab.core", symtab)
 	archive := craftedArchive(t, dir, "sections.a", 4<<20)
 	names := craftedNames(t, dir, "names.o", 1000, 1<<20)
+	versions := craftedVersions(t, dir, "versions.so", "link/x86_64/direct.gs.so", 400)
+	versionsCore := craftedCore(t, dir, "versions.core", versions)
 	linked := craftedLinked(t, dir, "linked800k.so", "link/x86_64/direct.so", 800_000)
 
-	over := `needs about [0-9.]+ [MGT]iB of memory \(.*\), over the memory limit of 256 MiB \(--memory-limit\)`
+	over := `needs (about [0-9.]+ [MGT]iB of memory|more memory than any limit) \(.*\), over the memory limit of 256 MiB \(--memory-limit\)`
 	past := `section \.sframe \(offset 0x[0-9a-f]+, size 0x60000000\) extends past the end of the file \(0x[0-9a-f]+ bytes\)`
 	out := filepath.Join(dir, "out")
 	for _, tc := range []struct {
@@ -242,6 +290,8 @@ func TestMemoryCraftedSizes(t *testing.T) {
 		{"generate, an archive with a member of 4M sections", []string{"-o", out, archive}, archive, over},
 		{"dump, an archive with a member of 4M sections", []string{"dump", archive}, archive, over},
 		{"generate, CFI and 800,000 sections, each charge within the limit", []string{"-o", out, linked}, linked, over},
+		{"verify, 26M version names in 8 KB", []string{"verify", versions}, versions, over},
+		{"stack, a module of 26M version names in 8 KB", []string{"stack", versionsCore}, "", regexp.QuoteMeta(versions) + ": " + over},
 		{"generate, 1000 section names of 1 MiB", []string{"-o", out, names}, names, over},
 		{"dump, 1000 section names of 1 MiB", []string{"dump", names}, names, over},
 	} {
