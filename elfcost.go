@@ -501,6 +501,18 @@ func chargeNames(f *elf.File, size int64, charge func(Cost) error) error {
 // stats and verify do.
 func (m *Meter) ChargeCFI(f *elf.File, src cfi.Source) error { return m.Charge(CFICost(f, src)) }
 
+// offsetIn returns what reads a 32-bit offset in a version table d of
+// f's byte order: one past the table for any offset beyond it, so that
+// sums of offsets stay ints on every platform.
+func offsetIn(bo binary.ByteOrder, d []byte) func([]byte) int {
+	return func(p []byte) int {
+		if v := uint64(bo.Uint32(p)); v <= uint64(len(d)) {
+			return int(v)
+		}
+		return len(d) + 1
+	}
+}
+
 // maxVersionBytes bounds versionCost's walk: version tables that would
 // take more are charged as more than any budget.
 const maxVersionBytes = 2 << 30
@@ -520,8 +532,9 @@ func versionCost(f *elf.File, tab *strtab) (int64, error) {
 		if err != nil {
 			return 0, nil // debug/elf ignores it too
 		}
+		off := offsetIn(bo, d)
 		for i := 0; i+20 <= len(d) && bo.Uint16(d[i:]) == 1; {
-			cnt, aux, next := int(bo.Uint16(d[i+6:])), int(bo.Uint32(d[i+12:])), int(bo.Uint32(d[i+16:]))
+			cnt, aux, next := int(bo.Uint16(d[i+6:])), off(d[i+12:]), off(d[i+16:])
 			if cnt == 0 {
 				break
 			}
@@ -531,7 +544,7 @@ func versionCost(f *elf.File, tab *strtab) (int64, error) {
 				if over() {
 					return 1 << 62, nil
 				}
-				j += int(bo.Uint32(d[j+4:]))
+				j += off(d[j+4:])
 			}
 			if next == 0 {
 				break
@@ -544,15 +557,16 @@ func versionCost(f *elf.File, tab *strtab) (int64, error) {
 		if err != nil {
 			return total, nil
 		}
+		off := offsetIn(bo, d)
 		for i := 0; i+16 <= len(d) && bo.Uint16(d[i:]) == 1; {
-			cnt, aux, next := int(bo.Uint16(d[i+2:])), int(bo.Uint32(d[i+8:])), int(bo.Uint32(d[i+12:]))
+			cnt, aux, next := int(bo.Uint16(d[i+2:])), off(d[i+8:]), off(d[i+12:])
 			total += tab.cost(bo.Uint32(d[i+4:])) + 5*40 // a DynamicVersionNeed
 			for c, j := 0, i+aux; c < cnt && j+16 <= len(d); c++ {
 				total += tab.cost(bo.Uint32(d[j+8:])) + 5*24 // a DynamicVersionDep
 				if over() {
 					return 1 << 62, nil
 				}
-				dn := int(bo.Uint32(d[j+12:]))
+				dn := off(d[j+12:])
 				if dn == 0 {
 					break
 				}

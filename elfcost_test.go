@@ -164,13 +164,15 @@ func TestChargeCoversDebugELF(t *testing.T) {
 
 // FuzzChargeHeaders feeds any bytes to Meter.ReadELF under a budget: it
 // must not panic, and a file it reads must have had what debug/elf keeps
-// for its sections and programs charged.
+// for its sections and programs charged; then to the charges of its
+// symbols (version tables included), .sframe and CFI.
 func FuzzChargeHeaders(f *testing.F) {
 	ext := elfHeader64(4096+64, elf.ET_DYN, 0, 0, 4096, 0, 0)
 	binary.LittleEndian.PutUint64(ext[4096+0x20:], 0xff00)
 	f.Add(ext)
 	f.Add(elfHeader64(4096, elf.ET_EXEC, 64, 0xffff, 0, 0, 0))
 	f.Add(namesFile(20, 100))
+	f.Add(versionsFile(f))
 	if data, err := os.ReadFile(filepath.Join("testdata", "link", "x86_64", "direct.gs.so")); err == nil {
 		f.Add(data)
 	}
@@ -187,21 +189,25 @@ func FuzzChargeHeaders(f *testing.F) {
 		if m.Held() < kept {
 			t.Fatalf("charged %d bytes, debug/elf keeps %d", m.Held(), kept)
 		}
+		// The charges of what the read commands read next never panic.
+		m.ChargeNames(ef, int64(len(data)))
+		m.ChargeSFrame(ef, int64(len(data)))
+		m.ChargeCFI(ef, 0)
 	})
 }
 
-// TestChargeVersions: DynamicSymbols walks the version definitions as
-// their offsets say, an entry's names cnt times over when the next
-// offset is 0: 100 bytes of table make 65,535 strings. The charge of the
-// dynamic symbols covers what it allocates (measured).
-func TestChargeVersions(t *testing.T) {
+// versionsFile is testdata's direct.so with version definitions in
+// place of its .symtab (and its .strtab made the version table, so that
+// debug/elf reads them): one entry naming .dynstr's first name 65,535
+// times (vd_cnt, vda_next 0).
+func versionsFile(tb testing.TB) []byte {
 	data, err := os.ReadFile(filepath.Join("testdata", "link", "x86_64", "direct.so"))
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	f, err := elf.NewFile(bytes.NewReader(data))
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	le := binary.LittleEndian
 	shoff := le.Uint64(data[0x28:])
@@ -212,7 +218,7 @@ func TestChargeVersions(t *testing.T) {
 				return s
 			}
 		}
-		t.Fatalf("direct.so has no %s", name)
+		tb.Fatalf("direct.so has no %s", name)
 		return nil
 	}
 	def := retype(".symtab", elf.SHT_GNU_VERDEF) // no .symtab: the dynamic symbols are read
@@ -223,6 +229,15 @@ func TestChargeVersions(t *testing.T) {
 	le.PutUint16(d[6:], 0xffff) // vd_cnt
 	le.PutUint32(d[12:], 20)    // vd_aux; vd_next 0
 	le.PutUint32(d[20:], 1)     // vda_name: the first name of .dynstr; vda_next 0
+	return data
+}
+
+// TestChargeVersions: DynamicSymbols walks the version definitions as
+// their offsets say, an entry's names cnt times over when the next
+// offset is 0: 100 bytes of table make 65,535 strings. The charge of the
+// dynamic symbols covers what it allocates (measured).
+func TestChargeVersions(t *testing.T) {
+	data := versionsFile(t)
 	m := NewMeter(NewMemoryBudget(1 << 40))
 	ef, err := m.ReadELF(bytes.NewReader(data), int64(len(data)))
 	if err != nil {
