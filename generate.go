@@ -111,7 +111,9 @@ func (g *Generator) generate(r io.ReaderAt, size int64, addr *uint64) (sec *Sect
 			sec, err = nil, &InternalError{Panic: p, Stack: debug.Stack()}
 		}
 	}()
-	in, err := g.openInput(r, size)
+	st := g.startStaging()
+	defer st.done()
+	in, err := g.openInput(r, size, st.charge)
 	if err != nil {
 		return nil, err
 	}
@@ -121,11 +123,12 @@ func (g *Generator) generate(r io.ReaderAt, size int64, addr *uint64) (sec *Sect
 			return nil, err
 		}
 	}
-	release, err := g.admit(cost)
-	if err != nil {
+	if err := st.names(in.ef, size); err != nil {
 		return nil, err
 	}
-	defer release()
+	if err := st.admit(cost); err != nil {
+		return nil, err
+	}
 	sec, err = g.section(in, nil)
 	if err != nil {
 		if sec != nil && sec.result != nil {

@@ -40,13 +40,14 @@ func Kind(f *elf.File) string {
 	return f.Type.String()
 }
 
-// openInput reads the ELF file r (size bytes) and its ABI, which must be
+// openInput reads the ELF file r (size bytes), its headers' memory
+// charged to charge, and its ABI, which must be
 // Options.Arch's. A file for an architecture without SFrame is an
 // *UnsupportedError; so is an ELF type other than a relocatable object,
 // an executable or a shared object (a core file), and why the
 // architecture has no SFrame is the error when that is known.
-func (g *Generator) openInput(r io.ReaderAt, size int64) (*input, error) {
-	ef, err := ReadELF(r, size)
+func (g *Generator) openInput(r io.ReaderAt, size int64, charge func(Cost) error) (*input, error) {
+	ef, err := readELF(r, size, charge)
 	if err != nil {
 		return nil, err
 	}
@@ -128,11 +129,30 @@ var ErrNotELF = errors.New("not an ELF file")
 // ReadELF reads the ELF headers of r (size bytes) with debug/elf: a file
 // that does not start with the ELF magic is ErrNotELF, and debug/elf's
 // bare "EOF" for a file cut short is replaced by a *CutError naming the
-// part that runs past the end.
-func ReadELF(r io.ReaderAt, size int64) (*elf.File, error) {
+// part that runs past the end. The header tables and the section name
+// table are checked against the file before debug/elf reads them
+// (Meter.ReadELF also charges their memory).
+func ReadELF(r io.ReaderAt, size int64) (*elf.File, error) { return readELF(r, size, nil) }
+
+// ReadELF is [ReadELF] with the memory debug/elf takes for the headers of
+// r (the program and section headers, the section names) charged to m
+// before debug/elf allocates it: a file that would need more than the
+// budget is an *OverBudgetError.
+func (m *Meter) ReadELF(r io.ReaderAt, size int64) (*elf.File, error) {
+	return readELF(r, size, m.Charge)
+}
+
+// readELF is ReadELF, charging each allocation to charge (nil: none).
+func readELF(r io.ReaderAt, size int64, charge func(Cost) error) (*elf.File, error) {
 	var magic [len(elf.ELFMAG)]byte
 	if n, _ := r.ReadAt(magic[:], 0); n == len(magic) && string(magic[:]) != elf.ELFMAG {
 		return nil, ErrNotELF
+	}
+	if charge == nil {
+		charge = func(Cost) error { return nil }
+	}
+	if err := chargeHeaders(r, size, charge); err != nil {
+		return nil, err
 	}
 	f, err := elf.NewFile(r)
 	if err != nil {
@@ -212,13 +232,24 @@ type Object struct {
 // returns whether it found what it looks for in the object; Objects
 // returns whether any call did. The error is reading r itself.
 func Objects(r io.ReaderAt, size int64, fn func(Object) bool) (found bool, err error) {
+	return (*Meter)(nil).Objects(r, size, fn)
+}
+
+// Objects is [Objects] with the memory of reading r charged to m before
+// it is read: an archive's bytes (read whole), each object's headers
+// (Meter.ReadELF). What fn charges to m for a member is given back when
+// fn returns; for the file itself, by the caller.
+func (m *Meter) Objects(r io.ReaderAt, size int64, fn func(Object) bool) (found bool, err error) {
 	var magic [len(ArchiveMagic)]byte
 	if n, _ := r.ReadAt(magic[:], 0); n < len(magic) || string(magic[:]) != ArchiveMagic {
-		f, err := ReadELF(r, size)
+		f, err := m.ReadELF(r, size)
 		if err != nil {
 			return false, err
 		}
 		return fn(Object{File: f, R: r, Size: size}), nil
+	}
+	if err := m.Charge(Cost{Bytes: 2 * size, What: fmt.Sprintf("an archive of %s is read whole", FormatSize(size))}); err != nil {
+		return false, err
 	}
 	data, err := readAll(r, size)
 	if err != nil {
@@ -228,15 +259,17 @@ func Objects(r io.ReaderAt, size int64, fn func(Object) bool) (found bool, err e
 	if err != nil {
 		return false, err
 	}
-	for _, m := range members {
-		if len(m.Data) < 4 || string(m.Data[:4]) != elf.ELFMAG {
+	for _, mem := range members {
+		if len(mem.Data) < 4 || string(mem.Data[:4]) != elf.ELFMAG {
 			continue
 		}
-		o := Object{Member: m.Name, R: bytes.NewReader(m.Data), Size: int64(len(m.Data))}
-		o.File, o.Err = ReadELF(o.R, o.Size)
+		mark := m.Held()
+		o := Object{Member: mem.Name, R: bytes.NewReader(mem.Data), Size: int64(len(mem.Data))}
+		o.File, o.Err = m.ReadELF(o.R, o.Size)
 		if fn(o) {
 			found = true
 		}
+		m.ReleaseTo(mark)
 	}
 	return found, nil
 }

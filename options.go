@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sync"
 	"sync/atomic"
 
 	"github.com/sframe-gen/sframe-gen/lower"
@@ -18,6 +19,9 @@ type Generator struct {
 	want  *lower.Target // Options.Arch, when given
 	res   Resources
 	files atomic.Int32 // files being generated for at this moment
+	// stageMu is held by the file whose memory is being charged in
+	// stages, before its Cost is admitted (Process).
+	stageMu sync.Mutex
 }
 
 // Resources are what a Generator shares between the files it processes
@@ -26,9 +30,17 @@ type Resources struct {
 	// Temps, when not nil, records the temporary files being written, so
 	// that a signal handler can remove them ([TempFiles.RemoveAll]).
 	Temps *TempFiles
-	// Admit, when not nil, is called with a file's estimated memory
-	// before its CFI or contents are read (a memory budget). It may wait;
-	// it returns what gives the memory back, or an error that fails the
+	// Budget, when not nil, is the memory budget the files processed
+	// at once share: each file's memory is charged to it before it is
+	// allocated (its headers, then its Cost), a file waiting while
+	// others hold what it needs and refused (*OverBudgetError) when it
+	// needs more than the whole budget.
+	Budget *MemoryBudget
+	// Admit, when not nil, is called with each charge of a file's
+	// memory (its headers, then its estimated Cost) before it is
+	// allocated, after Budget has granted it: another budget, or a
+	// caller that tunes itself to the files in flight. It may wait; it
+	// returns what gives the memory back, or an error that fails the
 	// file.
 	Admit func(Cost) (release func(), err error)
 	// Names names the functions of the reports from the file's symbol

@@ -2,6 +2,7 @@ package sframegen
 
 import (
 	"bytes"
+	"debug/elf"
 	"errors"
 	"fmt"
 	"io"
@@ -157,18 +158,22 @@ func (g *Generator) Process(j Job) (out Outcome, err error) {
 		}
 		r = bytes.NewReader(w.data)
 	}
+	st := g.startStaging()
+	defer st.done()
 	var magic [8]byte
 	n, _ := r.ReadAt(magic[:], 0)
 	if n == len(magic) && string(magic[:]) == ArchiveMagic {
 		out.Kind = "archive"
-		release, err := g.admit(archiveCost(src.File, src.Size(), g.opt.Source))
+		cost, err := archiveCost(src.File, src.Size(), g.opt.Source, st.acquire)
 		if err != nil {
 			return out, err
 		}
-		defer release()
+		if err := st.admit(cost); err != nil {
+			return out, err
+		}
 		return out, g.processArchive(w, &out)
 	}
-	ef, err := ReadELF(r, src.Size())
+	ef, err := readELF(r, src.Size(), st.charge)
 	if err != nil {
 		if named || n >= 4 && string(magic[:4]) == "\x7fELF" {
 			return out, err
@@ -195,15 +200,109 @@ func (g *Generator) Process(j Job) (out Outcome, err error) {
 			return out, err
 		}
 	}
-	release, err := g.admit(cost)
-	if err != nil {
+	if err := st.names(ef, src.Size()); err != nil {
 		return out, err
 	}
-	defer release()
+	if err := st.admit(cost); err != nil {
+		return out, err
+	}
 	if in.target.Relocatable {
 		return out, g.processObject(w, in, &out)
 	}
 	return out, g.processLinked(w, in, &out)
+}
+
+// staging charges the memory of one file that is allocated before its
+// Cost is known (its headers, an archive's members' headers, the symbol
+// table -v reads) as it comes, then its Cost (admit), one file at a
+// time: a file between its first charge and its Cost would otherwise
+// wait, holding part of the budget, for files that wait for it.
+type staging struct {
+	g        *Generator
+	locked   bool
+	held     int64 // charged to Resources.Budget
+	releases []func()
+}
+
+// startStaging starts charging a file in stages; done ends it.
+func (g *Generator) startStaging() *staging {
+	g.stageMu.Lock()
+	return &staging{g: g, locked: true}
+}
+
+// acquire charges c to Resources.Budget, what the file holds already
+// counted (a file needing more than the budget in all is refused, never
+// left waiting for itself), and admits it (Resources.Admit); release
+// gives it back.
+func (s *staging) acquire(c Cost) (release func(), err error) {
+	b := s.g.res.Budget
+	if b != nil {
+		if c.Bytes < 0 || c.Bytes > b.limit-MemoryReserve-s.held {
+			need := int64(1 << 62)
+			if c.Bytes >= 0 && c.Bytes < need-s.held-MemoryReserve {
+				need = s.held + c.Bytes + MemoryReserve
+			}
+			return nil, &OverBudgetError{Need: need, Limit: b.limit, What: c.What}
+		}
+		if err := b.Acquire(c.Bytes, c.What); err != nil {
+			return nil, err
+		}
+		s.held += c.Bytes
+	}
+	done, err := s.g.admit(c)
+	if err != nil {
+		if b != nil {
+			b.Release(c.Bytes)
+			s.held -= c.Bytes
+		}
+		return nil, err
+	}
+	return func() {
+		done()
+		if b != nil {
+			b.Release(c.Bytes)
+			s.held -= c.Bytes
+		}
+	}, nil
+}
+
+// charge charges c, held until done.
+func (s *staging) charge(c Cost) error {
+	release, err := s.acquire(c)
+	if err != nil {
+		return err
+	}
+	s.releases = append(s.releases, release)
+	return nil
+}
+
+// names charges the symbol table of ef (size bytes) when the reports name
+// functions (Resources.Names).
+func (s *staging) names(ef *elf.File, size int64) error {
+	if !s.g.res.Names {
+		return nil
+	}
+	return chargeNames(ef, size, s.charge)
+}
+
+// admit admits the file's Cost, its last charge: the next file may
+// start.
+func (s *staging) admit(c Cost) error {
+	err := s.charge(c)
+	s.g.stageMu.Unlock()
+	s.locked = false
+	return err
+}
+
+// done gives back all that was charged.
+func (s *staging) done() {
+	if s.locked {
+		s.g.stageMu.Unlock()
+		s.locked = false
+	}
+	for _, release := range s.releases {
+		release()
+	}
 }
 
 // closeInput closes the input file src, or gives it to

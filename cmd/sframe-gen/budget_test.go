@@ -45,11 +45,11 @@ func TestParseSize(t *testing.T) {
 func TestMemoryBudgetOrder(t *testing.T) {
 	const mib = 1 << 20
 	b := newMemoryBudget(processReserve + 100*mib)
-	err := b.acquire(101*mib, "an object of 101 MiB is read whole")
+	err := b.Acquire(101*mib, "an object of 101 MiB is read whole")
 	if err == nil || !strings.Contains(err.Error(), "over the memory limit of 132 MiB (--memory-limit)") {
 		t.Fatalf("over the budget: %v", err)
 	}
-	if err := b.acquire(60*mib, "first"); err != nil {
+	if err := b.Acquire(60*mib, "first"); err != nil {
 		t.Fatal(err)
 	}
 	var mu sync.Mutex
@@ -57,7 +57,7 @@ func TestMemoryBudgetOrder(t *testing.T) {
 	var wg sync.WaitGroup
 	ask := func(name string, n int64) {
 		defer wg.Done()
-		if err := b.acquire(n, name); err != nil {
+		if err := b.Acquire(n, name); err != nil {
 			t.Error(err)
 			return
 		}
@@ -76,7 +76,7 @@ func TestMemoryBudgetOrder(t *testing.T) {
 		t.Errorf("served while the budget was held, or before the file that asked first: %v", order)
 	}
 	mu.Unlock()
-	b.release(60 * mib)
+	b.Release(60 * mib)
 	wg.Wait()
 	if len(order) != 2 {
 		t.Errorf("served %v; want big and small", order)

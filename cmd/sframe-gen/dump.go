@@ -22,26 +22,34 @@ func (c *cli) runDump(args []string) int {
 	fs.SetOutput(c.stderr)
 	help := helpFlag(fs)
 	asJSON := fs.Bool("json", false, "print JSON instead of objdump's text")
+	budget := c.memoryLimitFlag(fs, readMemoryUsage)
 	setUsage(fs, c.stdout, "sframe-gen dump [--json] FILE...",
 		"Print the .sframe section of FILE as objdump --sframe does; of a static archive,\n"+
 			"of each member, named ARCHIVE(MEMBER); of several FILEs, each after a line naming it.")
 	if code, done := c.parseFiles(fs, args, help, "dump"); done {
 		return code
 	}
+	b, err := budget()
+	if err != nil {
+		return c.fail("", commandUsage("dump", err.Error()))
+	}
 	status := exitOK
 	for _, file := range fs.Args() {
-		status = max(status, c.dumpFile(file, fs.NArg() > 1, *asJSON))
+		status = max(status, c.dumpFile(file, fs.NArg() > 1, *asJSON, b))
 	}
 	return status
 }
 
 // dumpFile prints the .sframe section of file (named: after a line naming
 // it) and returns the exit status.
-func (c *cli) dumpFile(file string, named, asJSON bool) int {
+func (c *cli) dumpFile(file string, named, asJSON bool, b *memoryBudget) int {
 	status := exitOK
-	err := readInputs(file, "no member has a .sframe section", func(in elfInput) bool {
+	err := readInputs(file, "no member has a .sframe section", b, func(in elfInput) bool {
 		in.named = in.member || named
 		err := in.err
+		if err == nil {
+			err = in.meter.ChargeSFrame(in.f, in.size)
+		}
 		if err == nil {
 			err = dumpELF(c.stdout, in, asJSON)
 		}

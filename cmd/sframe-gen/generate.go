@@ -31,15 +31,6 @@ type generateOptions struct {
 	memory    *memoryBudget // --memory-limit: shared by every file of the run
 }
 
-// charge takes cost out of the run's memory budget (waiting while other
-// files hold it) and returns what gives it back.
-func (o generateOptions) charge(cost sframegen.Cost) (release func(), err error) {
-	if err := o.memory.acquire(cost.Bytes, cost.What); err != nil {
-		return nil, err
-	}
-	return func() { o.memory.release(cost.Bytes) }, nil
-}
-
 // runGenerate is the default command: generate SFrame for FILE.
 func (c *cli) runGenerate(args []string) int {
 	fs := pflag.NewFlagSet("sframe-gen", pflag.ContinueOnError)
@@ -63,8 +54,7 @@ func (c *cli) runGenerate(args []string) int {
 	fs.StringVar(&b.report, "report", "", "write what was done with each file to `FILE` as JSON lines")
 	fs.BoolVarP(&b.preserveDates, "preserve-dates", "p", false, "keep the access and modification times of the files written")
 	fs.StringVar(&b.outputDir, "output-dir", "", "write the results under `DIR` (mirroring the tree) instead of in place")
-	memLimit := sizeValue(defaultMemoryLimit())
-	fs.Var(&memLimit, "memory-limit", "the most memory the files processed at once may take (`SIZE`: 512M, 2G); unless given, half the machine's memory, at most 2G")
+	budget := c.memoryLimitFlag(fs, "the most memory the files processed at once may take")
 	fs.BoolVar(&b.sync, "sync", false, "with several PATHs: sync each file to the disk before it replaces the old one (as one FILE is)")
 	setGenerateUsage(fs, c.stdout)
 	if err := fs.Parse(args); err != nil {
@@ -100,12 +90,8 @@ func (c *cli) runGenerate(args []string) int {
 	if err := generateFlagsAgree(fs, o); err != nil {
 		return c.fail("", err)
 	}
-	if memLimit < minMemoryLimit {
-		return c.fail("", usageError{msg: fmt.Sprintf("--memory-limit %s: want at least %s", formatSize(int64(memLimit)), formatSize(minMemoryLimit))})
-	}
-	o.memory = newMemoryBudget(int64(memLimit))
-	if c.memoryLimit != nil {
-		c.memoryLimit(int64(memLimit))
+	if o.memory, err = budget(); err != nil {
+		return c.fail("", usageError{msg: err.Error()})
 	}
 	if isBatch(fs, b) {
 		if err := batchUsage(fs, o, b); err != nil {
@@ -175,29 +161,23 @@ type batchRun struct {
 // each file, the input files closed by its closer), functions named in
 // messages with -v and --strict.
 func (c *cli) generator(o generateOptions, single bool, batch *batchRun) (*sframegen.Generator, error) {
-	admit := o.charge
+	var admit func(sframegen.Cost) (func(), error)
 	var closeInput func(*os.File)
 	switch {
 	case single && c.heapFor != nil:
 		admit = func(cost sframegen.Cost) (func(), error) {
-			release, err := o.charge(cost)
-			if err == nil {
+			if cost.CFIBytes > 0 {
 				c.heapFor(uint64(cost.CFIBytes))
 			}
-			return release, err
+			return func() {}, nil
 		}
 	case batch != nil:
 		closeInput = batch.closeInput
 		admit = func(cost sframegen.Cost) (func(), error) {
-			release, err := o.charge(cost)
-			if err != nil {
-				return nil, err
-			}
-			done := batch.gc.admit(cost)
-			return func() { done(); release() }, nil
+			return batch.gc.admit(cost), nil
 		}
 	}
-	g, err := sframegen.NewGenerator(o.library(), sframegen.Resources{Temps: c.temps, Admit: admit, Names: o.verbose || o.strict, CloseInput: closeInput})
+	g, err := sframegen.NewGenerator(o.library(), sframegen.Resources{Temps: c.temps, Budget: o.memory, Admit: admit, Names: o.verbose || o.strict, CloseInput: closeInput})
 	if err != nil && o.arch != "" {
 		if _, aerr := sframegen.NewGenerator(sframegen.Options{Arch: o.arch}, sframegen.Resources{}); aerr != nil {
 			return nil, usageError{msg: "--arch: " + aerr.Error()}

@@ -26,6 +26,9 @@ type elfInput struct {
 	// r holds its size bytes.
 	r    io.ReaderAt
 	size int64
+	// meter charges what is read of it to the command's --memory-limit
+	// (its headers are charged already).
+	meter *sframegen.Meter
 }
 
 // readInputs calls read with the ELF file at path, or, when path is a
@@ -34,8 +37,10 @@ type elfInput struct {
 // are). read returns whether it found something to read in the input (a
 // member without the section the command reads is passed over). The error
 // is opening or parsing path, or, for an archive in which read found
-// nothing, the message nothing.
-func readInputs(path string, nothing string, read func(in elfInput) bool) error {
+// nothing, the message nothing. What is read is charged to budget
+// (sframegen.Meter), each input's headers before they are read; read
+// charges what it reads of in (in.meter), given back when it returns.
+func readInputs(path string, nothing string, budget *memoryBudget, read func(in elfInput) bool) error {
 	// Not elf.Open: a FIFO would block, a cut header say "EOF".
 	file, st, err := openRegular(path)
 	if err != nil {
@@ -43,12 +48,14 @@ func readInputs(path string, nothing string, read func(in elfInput) bool) error 
 	}
 	defer file.Close()
 	archive := false
-	found, err := sframegen.Objects(file, st.Size(), func(o sframegen.Object) bool {
+	meter := sframegen.NewMeter(budget)
+	defer meter.Release()
+	found, err := meter.Objects(file, st.Size(), func(o sframegen.Object) bool {
 		if o.Member == "" {
-			return read(elfInput{name: path, f: o.File, r: o.R, size: o.Size})
+			return read(elfInput{name: path, f: o.File, r: o.R, size: o.Size, meter: meter})
 		}
 		archive = true
-		return read(elfInput{name: fmt.Sprintf("%s(%s)", path, o.Member), member: true, f: o.File, err: o.Err, r: o.R, size: o.Size})
+		return read(elfInput{name: fmt.Sprintf("%s(%s)", path, o.Member), member: true, f: o.File, err: o.Err, r: o.R, size: o.Size, meter: meter})
 	})
 	if err == nil && archive && !found {
 		return errors.New(nothing)

@@ -2,11 +2,13 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -14,6 +16,7 @@ import (
 
 // measuredRun is one run of the built command with its peak memory.
 type measuredRun struct {
+	stdout  string
 	stderr  string
 	code    int
 	maxRSS  int64 // bytes (getrusage ru_maxrss: VmHWM)
@@ -35,11 +38,11 @@ func init() {
 	}
 }
 
-// measuredChild runs args, its standard error passed through, and prints
-// its peak RSS on standard output.
+// measuredChild runs args, its output passed through, and prints its
+// peak RSS on standard output, on a line of its own after the command's.
 func measuredChild(args []string) int {
 	cmd := exec.Command(args[0], args[1:]...)
-	cmd.Stderr = os.Stderr
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	cmd.Env = append(os.Environ(), measureEnv+"=", "GOGC=", "GOMEMLIMIT=")
 	if err := cmd.Run(); err != nil {
 		if _, ok := err.(*exec.ExitError); !ok {
@@ -48,7 +51,7 @@ func measuredChild(args []string) int {
 		}
 	}
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		fmt.Printf("maxrss %d\n", ru.Maxrss<<10)
+		fmt.Printf("\nmaxrss %d\n", ru.Maxrss<<10)
 	}
 	return cmd.ProcessState.ExitCode()
 }
@@ -62,7 +65,10 @@ func runMeasured(t *testing.T, bin string, args ...string) measuredRun {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(self, append([]string{bin}, args...)...)
+	// A run that waits for memory it holds itself must fail, not hang.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, self, append([]string{bin}, args...)...)
 	cmd.Env = append(os.Environ(), measureEnv+"=1")
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()
@@ -72,7 +78,9 @@ func runMeasured(t *testing.T, bin string, args ...string) measuredRun {
 		t.Fatal(err)
 	}
 	r.code = cmd.ProcessState.ExitCode()
-	if _, err := fmt.Sscanf(stdout.String(), "maxrss %d", &r.maxRSS); err != nil || r.code == 125 {
+	out, rss, _ := strings.Cut(stdout.String(), "\nmaxrss ")
+	r.stdout = out
+	if _, err := fmt.Sscanf(rss, "%d", &r.maxRSS); err != nil || r.code == 125 {
 		t.Fatalf("measuring %s %v: %q, %q", bin, args, stdout.String(), stderr.String())
 	}
 	return r

@@ -367,7 +367,7 @@ func TestKernelStackOpens(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() {
-		_, err := openModuleAt("prog", fifo, 0)
+		_, err := openModuleAt("prog", fifo, 0, nil)
 		done <- err
 	}()
 	select {

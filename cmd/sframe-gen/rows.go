@@ -24,6 +24,7 @@ func (c *cli) runRows(args []string) int {
 	help := helpFlag(fs)
 	asJSON := fs.Bool("json", false, "print one JSON object per FDE and line")
 	source := cfiSourceFlags(fs, "read")
+	budget := c.memoryLimitFlag(fs, readMemoryUsage)
 	setUsage(fs, c.stdout, "sframe-gen rows [--json] [--eh-frame|--debug-frame] FILE...",
 		"Print the CFI row table of every FDE of FILE: the CFA and register rules from\n"+
 			"each address on, as the call-frame information describes them; of a static\n"+
@@ -36,24 +37,28 @@ func (c *cli) runRows(args []string) int {
 	if err != nil {
 		return c.fail("", commandUsage("rows", err.Error()))
 	}
+	b, err := budget()
+	if err != nil {
+		return c.fail("", commandUsage("rows", err.Error()))
+	}
 	status := exitOK
 	for _, file := range fs.Args() {
-		status = max(status, c.rowsFile(file, src, fs.NArg() > 1, *asJSON))
+		status = max(status, c.rowsFile(file, src, fs.NArg() > 1, *asJSON, b))
 	}
 	return status
 }
 
 // rowsFile prints the rows of file (named: after a line naming it) and
 // returns the exit status.
-func (c *cli) rowsFile(file string, src cfi.Source, named, asJSON bool) int {
+func (c *cli) rowsFile(file string, src cfi.Source, named, asJSON bool, b *memoryBudget) int {
 	status := exitOK
-	err := readInputs(file, "no member has call-frame information", func(in elfInput) bool {
+	err := readInputs(file, "no member has call-frame information", b, func(in elfInput) bool {
 		in.named = in.member || named
 		if in.err != nil {
 			status = c.fail(in.name, in.err)
 			return true
 		}
-		if err := checkCFIMemory(in.f, src); err != nil {
+		if err := in.meter.ChargeCFI(in.f, src); err != nil {
 			status = c.fail(in.name, err)
 			return true
 		}

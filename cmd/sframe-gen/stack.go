@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	sframegen "github.com/sframe-gen/sframe-gen"
 	"github.com/sframe-gen/sframe-gen/emit"
 	"github.com/sframe-gen/sframe-gen/emit/unwind"
 )
@@ -26,6 +27,7 @@ func (c *cli) runStack(args []string) int {
 	sysroot := fs.String("sysroot", "", "read the files the process maps under `DIR` (cores of cross-built programs)")
 	pid := fs.Int("pid", 0, "walk the threads of the running process `PID` (ptrace; it continues afterwards)")
 	help := fs.BoolP("help", "h", false, "print this help and exit")
+	budget := c.memoryLimitFlag(fs, readMemoryUsage)
 	if err := fs.Parse(args); err != nil {
 		return c.fail("", commandUsage("stack", err.Error()))
 	}
@@ -35,18 +37,25 @@ func (c *cli) runStack(args []string) int {
 		fs.Usage()
 		return exitOK
 	}
+	b, err := budget()
+	if err != nil {
+		return c.fail("", commandUsage("stack", err.Error()))
+	}
+	// The core's headers and notes and every module's headers, .sframe
+	// and symbols are charged before they are read, and held for the walk.
+	meter := sframegen.NewMeter(b)
+	defer meter.Release()
 	var (
 		st   *stackResult
-		err  error
 		name string
 	)
 	switch {
 	case *pid != 0 && fs.NArg() == 0:
 		name = "pid " + strconv.Itoa(*pid)
-		st, err = stackOfPID(*pid, *sysroot)
+		st, err = stackOfPID(*pid, *sysroot, meter)
 	case *pid == 0 && fs.NArg() == 1:
 		name = fs.Arg(0)
-		st, err = stackOfCore(name, *sysroot)
+		st, err = stackOfCore(name, *sysroot, meter)
 	default:
 		return c.fail("", commandUsage("stack", "expected exactly one CORE, or --pid PID"))
 	}
@@ -108,14 +117,15 @@ type moduleInfo struct {
 // this host.
 const sysrootHint = "walk with --sysroot DIR, DIR holding them at those paths (qemu-user's -L directory, or a copy of the other machine's files)"
 
-// stackOfCore walks the threads of the core file at path.
-func stackOfCore(path, sysroot string) (*stackResult, error) {
-	p, closer, err := openCore(path)
+// stackOfCore walks the threads of the core file at path, what it reads
+// charged to meter.
+func stackOfCore(path, sysroot string, meter *sframegen.Meter) (*stackResult, error) {
+	p, closer, err := openCore(path, meter)
 	if err != nil {
 		return nil, err
 	}
 	defer closer.Close()
-	mods, err := coreModules(p, path, sysroot)
+	mods, err := coreModules(p, path, sysroot, meter)
 	if err != nil {
 		return nil, err
 	}
@@ -125,11 +135,11 @@ func stackOfCore(path, sysroot string) (*stackResult, error) {
 // coreModules returns the modules of the process of the core at path:
 // from its NT_FILE mappings, or, without them (qemu's), from the dynamic
 // linker's list in its memory.
-func coreModules(p *process, path, sysroot string) ([]*stackModule, error) {
+func coreModules(p *process, path, sysroot string, meter *sframegen.Meter) ([]*stackModule, error) {
 	if len(p.Mappings) > 0 {
-		return modulesFromMappings(p.Mappings, sysroot), nil
+		return modulesFromMappings(p.Mappings, sysroot, meter), nil
 	}
-	return modulesFromLinkMap(p, sysroot, filepath.Dir(path))
+	return modulesFromLinkMap(p, sysroot, filepath.Dir(path), meter)
 }
 
 // walkProcess walks every thread of p with modules mods.

@@ -75,11 +75,11 @@ func recordStacks(tb testing.TB, perProgram int) []recordedStack {
 			cores = append(cores, c)
 		}
 		for _, c := range cores {
-			p, closer, err := openCore(c)
+			p, closer, err := openCore(c, nil)
 			if err != nil {
 				tb.Fatal(err)
 			}
-			mods, err := coreModules(p, c, "")
+			mods, err := coreModules(p, c, "", nil)
 			if err != nil {
 				tb.Fatal(err)
 			}

@@ -62,7 +62,7 @@ func TestStackS390XEHReturn(t *testing.T) {
 	if err := os.Link(core, moved); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := stackOfCore(moved, ""); err == nil || !strings.Contains(err.Error(), "program ../s390x-exceptions: a path relative to the process's working directory") {
+	if _, err := stackOfCore(moved, "", nil); err == nil || !strings.Contains(err.Error(), "program ../s390x-exceptions: a path relative to the process's working directory") {
 		t.Errorf("%s: want an error naming the relative path, got %v", moved, err)
 	}
 	// Not listed where gdb's frames are not the DWARF walk's.
@@ -137,7 +137,7 @@ func stopUnderGDB(t *testing.T, abi stackABI, bin, dir, where, want string) stri
 // frames of it and the DWARF walker on it.
 func threadOfCore(t *testing.T, abi stackABI, bin, core string) (threadStack, []gdbFrame, *pastGDB) {
 	t.Helper()
-	res, err := stackOfCore(core, "")
+	res, err := stackOfCore(core, "", nil)
 	if err != nil || len(res.Threads) != 1 {
 		t.Fatalf("%s: %v (%d threads)", core, err, len(res.Threads))
 	}

@@ -49,7 +49,7 @@ func TestStackPIDAgainstEuStack(t *testing.T) {
 	pid := cmd.Process.Pid
 	waitInRead(t, pid, 4) // main and the three workers: stacks that hold still
 
-	res, err := stackOfPID(pid, "")
+	res, err := stackOfPID(pid, "", nil)
 	if err != nil {
 		t.Fatalf("stack --pid: %v", err)
 	}
@@ -94,7 +94,7 @@ func TestStackPIDAgainstEuStack(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	again, err := stackOfPID(pid, "")
+	again, err := stackOfPID(pid, "", nil)
 	if err != nil {
 		t.Fatalf("stack --pid after the files were replaced: %v", err)
 	}
@@ -202,7 +202,7 @@ func TestStackPIDTraced(t *testing.T) {
 			t.Fatalf("gdb did not attach to %d in 20 s", pid)
 		}
 	}
-	_, err := stackOfPID(pid, "")
+	_, err := stackOfPID(pid, "", nil)
 	if err == nil || !strings.Contains(err.Error(), "PTRACE_ATTACH: operation not permitted: process ") || !strings.Contains(err.Error(), "traces it already") {
 		t.Fatalf("stack --pid of a traced process: %v, want the tracer named", err)
 	}

@@ -358,7 +358,7 @@ func stopProgram(t testing.TB, abi stackABI, run stackRun, dir string, n int) []
 
 // coreComplete reports why the core at path cannot be read, if it cannot.
 func coreComplete(path string) error {
-	_, closer, err := openCore(path)
+	_, closer, err := openCore(path, nil)
 	if err != nil {
 		return err
 	}
@@ -476,7 +476,7 @@ func compareWithGDB(t *testing.T, abi stackABI, bin string, cores []string) stac
 	var tally stackTally
 	for i, core := range cores {
 		tally.stops++
-		res, err := stackOfCore(core, "")
+		res, err := stackOfCore(core, "", nil)
 		if err != nil {
 			tally.disagree = append(tally.disagree, fmt.Sprintf("%s: %v", core, err))
 			continue
@@ -537,11 +537,11 @@ type pastGDB struct {
 
 func openPastGDB(t *testing.T, core string) *pastGDB {
 	t.Helper()
-	p, closer, err := openCore(core)
+	p, closer, err := openCore(core, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	mods, err := coreModules(p, core, "")
+	mods, err := coreModules(p, core, "", nil)
 	if err != nil {
 		t.Fatalf("%s: %v", core, err)
 	}

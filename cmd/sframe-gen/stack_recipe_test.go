@@ -95,7 +95,7 @@ func TestStackReadmeRecipe(t *testing.T) {
 		t.Fatalf("the recipe's walk is not whole:\n%s", out)
 	}
 	core := filepath.Join(dir, "core")
-	res, err := stackOfCore(core, "")
+	res, err := stackOfCore(core, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -91,12 +91,12 @@ func coreABI(f *elf.File) (emit.ABI, error) {
 }
 
 // openCore reads an ELF core file.
-func openCore(path string) (*process, io.Closer, error) {
+func openCore(path string, meter *sframegen.Meter) (*process, io.Closer, error) {
 	file, st, err := openRegular(path)
 	if err != nil {
 		return nil, nil, err
 	}
-	f, err := sframegen.ReadELF(file, st.Size())
+	f, err := meter.ReadELF(file, st.Size())
 	if err != nil {
 		file.Close()
 		var cut *sframegen.CutError
@@ -109,7 +109,7 @@ func openCore(path string) (*process, io.Closer, error) {
 		file.Close()
 		return nil, nil, fmt.Errorf("not a core file (ELF type %v)", f.Type)
 	}
-	p, err := readCore(f, file)
+	p, err := readCore(f, file, st.Size(), meter)
 	if err != nil {
 		file.Close()
 		return nil, nil, err
@@ -118,8 +118,8 @@ func openCore(path string) (*process, io.Closer, error) {
 }
 
 // readCore reads the threads, mappings, auxiliary vector and memory of
-// core f.
-func readCore(f *elf.File, r io.ReaderAt) (*process, error) {
+// core f (size bytes), its notes charged to meter before they are read.
+func readCore(f *elf.File, r io.ReaderAt, size int64, meter *sframegen.Meter) (*process, error) {
 	abi, err := coreABI(f)
 	if err != nil {
 		return nil, err
@@ -132,6 +132,12 @@ func readCore(f *elf.File, r io.ReaderAt) (*process, error) {
 		case elf.PT_LOAD:
 			mem.segs = append(mem.segs, prog)
 		case elf.PT_NOTE:
+			if prog.Off > uint64(size) || prog.Filesz > uint64(size)-prog.Off {
+				return nil, fmt.Errorf("PT_NOTE at offset %#x (%d bytes) extends past the end of the file (%#x bytes)", prog.Off, prog.Filesz, size)
+			}
+			if err := meter.Charge(sframegen.Cost{Bytes: 2 * int64(prog.Filesz), What: fmt.Sprintf("notes of %s", sframegen.FormatSize(int64(prog.Filesz)))}); err != nil {
+				return nil, err
+			}
 			data := make([]byte, prog.Filesz)
 			if _, err := prog.ReadAt(data, 0); err != nil {
 				return nil, fmt.Errorf("PT_NOTE at offset %#x (%d bytes): truncated (%w)", prog.Off, prog.Filesz, err)

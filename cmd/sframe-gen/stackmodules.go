@@ -16,6 +16,7 @@ import (
 
 	"github.com/ianlancetaylor/demangle"
 
+	sframegen "github.com/sframe-gen/sframe-gen"
 	"github.com/sframe-gen/sframe-gen/emit"
 	"github.com/sframe-gen/sframe-gen/emit/unwind"
 )
@@ -71,17 +72,24 @@ func fromDir(dir, name string) string {
 
 // openModule reads the module name of the process at bias (the ELF file
 // at its path or under sysroot); nil for a file that is not ELF.
-func openModule(sysroot, name string, bias uint64) (*stackModule, error) {
-	return openModuleAt(name, resolve(sysroot, name), bias)
+func openModule(sysroot, name string, bias uint64, meter *sframegen.Meter) (*stackModule, error) {
+	return openModuleAt(name, resolve(sysroot, name), bias, meter)
 }
 
-// openModuleAt is openModule of the file at path.
-func openModuleAt(name, path string, bias uint64) (*stackModule, error) {
-	f, file, err := openStackELF(path)
+// openModuleAt is openModule of the file at path: its headers, .sframe
+// and symbols charged to meter before they are read.
+func openModuleAt(name, path string, bias uint64, meter *sframegen.Meter) (*stackModule, error) {
+	f, file, size, err := openStackELF(path, meter)
 	if err != nil {
 		return nil, err
 	}
 	defer file.Close()
+	if err := meter.ChargeSFrame(f, size); err != nil {
+		return nil, err
+	}
+	if err := meter.ChargeNames(f, size); err != nil {
+		return nil, err
+	}
 	m := &stackModule{Name: name, Path: path, Bias: bias, Start: ^uint64(0)}
 	for _, p := range f.Progs {
 		if p.Type == elf.PT_LOAD {
@@ -209,7 +217,7 @@ func (m *stackModule) symbolize(addr uint64) (string, uint64) {
 // that cannot be read is still a module, without SFrame, the error saying
 // why (a walk that reaches it says so: a missing --sysroot, a file
 // deleted or replaced since the process mapped it).
-func modulesFromMappings(ms []mapping, sysroot string) []*stackModule {
+func modulesFromMappings(ms []mapping, sysroot string, meter *sframegen.Meter) []*stackModule {
 	first := map[string]mapping{}
 	span := map[string][2]uint64{}
 	var order []string
@@ -234,11 +242,11 @@ func modulesFromMappings(ms []mapping, sysroot string) []*stackModule {
 		path, err := mappedFile(sysroot, m)
 		var bias uint64
 		if err == nil {
-			bias, err = mappingBias(path, m)
+			bias, err = mappingBias(path, m, meter)
 		}
 		var mod *stackModule
 		if err == nil {
-			mod, err = openModuleAt(name, path, bias)
+			mod, err = openModuleAt(name, path, bias, meter)
 		}
 		if errors.Is(err, errNotELF) {
 			continue // a data file mapped (a locale archive)
@@ -304,13 +312,22 @@ var errNotELF = errors.New("not an ELF file")
 // mappingBias returns the load bias of the ELF file at path given one of
 // its mappings: the PT_LOAD holding the mapping's file offset says which
 // address that offset was linked at.
-func mappingBias(path string, m mapping) (uint64, error) {
+func mappingBias(path string, m mapping, meter *sframegen.Meter) (uint64, error) {
 	file, _, err := openRegular(path)
 	if err != nil {
 		return 0, err
 	}
 	defer file.Close()
-	f, err := elf.NewFile(file)
+	st, err := file.Stat()
+	if err != nil {
+		return 0, err
+	}
+	defer meter.ReleaseTo(meter.Held())
+	f, err := meter.ReadELF(file, st.Size())
+	var over *sframegen.OverBudgetError
+	if errors.As(err, &over) {
+		return 0, err
+	}
 	if err != nil {
 		return 0, errNotELF
 	}
@@ -341,7 +358,7 @@ const (
 // list in memory (DT_DEBUG), as gdb does. A relative path (a program
 // started as ../prog) is looked up in coreDir first: the core is written
 // in the process's working directory, which the core does not record.
-func modulesFromLinkMap(p *process, sysroot, coreDir string) ([]*stackModule, error) {
+func modulesFromLinkMap(p *process, sysroot, coreDir string, meter *sframegen.Meter) ([]*stackModule, error) {
 	rd := memReader{mem: p.Mem, order: p.ABI.ByteOrder()}
 	execfn, ok := p.Auxv[atEXECFN]
 	if !ok {
@@ -361,7 +378,7 @@ func modulesFromLinkMap(p *process, sysroot, coreDir string) ([]*stackModule, er
 	if err != nil {
 		return nil, fmt.Errorf("program %s: %w", path, err)
 	}
-	prog, err := openModule(sysroot, name, bias)
+	prog, err := openModule(sysroot, name, bias, meter)
 	if err != nil {
 		return nil, fmt.Errorf("program %s: %w", path, err)
 	}
@@ -374,8 +391,8 @@ func modulesFromLinkMap(p *process, sysroot, coreDir string) ([]*stackModule, er
 	// has it mapped already (the list's entry for it is then dropped
 	// as the same module).
 	if base := p.Auxv[atBASE]; base != 0 {
-		if interp, err := interpreter(path); err == nil {
-			if m, err := openModule(sysroot, interp, base); err == nil {
+		if interp, err := interpreter(path, meter); err == nil {
+			if m, err := openModule(sysroot, interp, base, meter); err == nil {
 				mods = append(mods, m)
 			} else if errors.Is(err, fs.ErrNotExist) {
 				mods = append(mods, &stackModule{Name: interp, Path: resolve(sysroot, interp), NoSFrame: notOnHost(err, sysroot)})
@@ -402,7 +419,7 @@ func modulesFromLinkMap(p *process, sysroot, coreDir string) ([]*stackModule, er
 		namep, _ := rd.word(lm + 8)
 		next, _ := rd.word(lm + 24)
 		if lib, err := rd.cstring(namep); err == nil && lib != "" {
-			m, err := openModule(sysroot, fromDir(coreDir, lib), addr)
+			m, err := openModule(sysroot, fromDir(coreDir, lib), addr, meter)
 			switch {
 			case err == nil:
 				mods = append(mods, m)
@@ -419,14 +436,18 @@ func modulesFromLinkMap(p *process, sysroot, coreDir string) ([]*stackModule, er
 }
 
 // interpreter returns the PT_INTERP path of the program at path.
-func interpreter(path string) (string, error) {
-	f, file, err := openStackELF(path)
+func interpreter(path string, meter *sframegen.Meter) (string, error) {
+	defer meter.ReleaseTo(meter.Held())
+	f, file, _, err := openStackELF(path, meter)
 	if err != nil {
 		return "", err
 	}
 	defer file.Close()
 	for _, p := range f.Progs {
 		if p.Type == elf.PT_INTERP {
+			if p.Filesz > 4096 {
+				return "", fmt.Errorf("PT_INTERP of %d bytes", p.Filesz)
+			}
 			b := make([]byte, p.Filesz)
 			if _, err := p.ReadAt(b, 0); err != nil {
 				return "", err
@@ -536,17 +557,18 @@ func unwindModules(mods []*stackModule) ([]unwind.Module, []*stackModule) {
 }
 
 // openStackELF opens the ELF file at path as every file stack reads is
-// opened (openRegular: without waiting on a FIFO, only a regular file).
-// Close the *os.File when done.
-func openStackELF(path string) (*elf.File, *os.File, error) {
-	file, _, err := openRegular(path)
+// opened (openRegular: without waiting on a FIFO, only a regular file),
+// its headers charged to meter before they are read, and returns its size
+// too. Close the *os.File when done.
+func openStackELF(path string, meter *sframegen.Meter) (*elf.File, *os.File, int64, error) {
+	file, st, err := openRegular(path)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, 0, err
 	}
-	f, err := elf.NewFile(file)
+	f, err := meter.ReadELF(file, st.Size())
 	if err != nil {
 		file.Close()
-		return nil, nil, err
+		return nil, nil, 0, err
 	}
-	return f, file, nil
+	return f, file, st.Size(), nil
 }

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"unsafe"
 
+	sframegen "github.com/sframe-gen/sframe-gen"
 	"github.com/sframe-gen/sframe-gen/emit"
 )
 
@@ -22,7 +23,7 @@ import (
 // /proc/PID/mem with the modules of /proc/PID/maps, and every thread
 // detached again (a signal that arrived while it was stopped is passed
 // on), so the process runs on.
-func stackOfPID(pid int, sysroot string) (*stackResult, error) {
+func stackOfPID(pid int, sysroot string, meter *sframegen.Meter) (*stackResult, error) {
 	runtime.LockOSThread() // ptrace requests must come from the tracing thread
 	defer runtime.UnlockOSThread()
 	attached := map[int]syscall.Signal{}
@@ -80,7 +81,7 @@ func stackOfPID(pid int, sysroot string) (*stackResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	return walkProcess(p, modulesFromMappings(maps, sysroot))
+	return walkProcess(p, modulesFromMappings(maps, sysroot, meter))
 }
 
 // taskIDs lists the threads of pid, the main thread first.

@@ -32,6 +32,7 @@ func (c *cli) runStats(args []string) int {
 	share := shareFlags(fs)
 	sframeVer := sframeVersionFlags(fs)
 	jobs := fs.IntP("jobs", "j", 0, "with several PATHs or a directory: files read at once (default: the CPUs available)")
+	budget := c.memoryLimitFlag(fs, readMemoryUsage)
 	setUsage(fs, c.stdout, "sframe-gen stats [--json] [--dry-run] [GENERATE-OPTIONS] FILE\n"+
 		"  or:  sframe-gen stats [--json] [--dry-run] [-j N] [GENERATE-OPTIONS] PATH...",
 		"Coverage and cost of FILE's .sframe section (or, without one, of the section\n"+
@@ -61,20 +62,34 @@ func (c *cli) runStats(args []string) int {
 	if o.share, err = share(o.gas); err != nil {
 		return c.fail("", commandUsage("stats", err.Error()))
 	}
-	g, err := sframegen.NewGenerator(o.library(), sframegen.Resources{Admit: admitCFI})
+	b, err := budget()
 	if err != nil {
 		return c.fail("", commandUsage("stats", err.Error()))
 	}
-	if fs.NArg() > 1 || isDir(fs.Arg(0)) {
-		return c.runStatsTree(fs.Args(), g, *dry, *asJSON, *jobs)
+	opts := o.library()
+	if _, err := sframegen.NewGenerator(opts, sframegen.Resources{}); err != nil {
+		return c.fail("", commandUsage("stats", err.Error()))
 	}
-	return c.statsFile(fs.Arg(0), g, *dry, *asJSON)
+	if fs.NArg() > 1 || isDir(fs.Arg(0)) {
+		return c.runStatsTree(fs.Args(), opts, b, *dry, *asJSON, *jobs)
+	}
+	return c.statsFile(fs.Arg(0), opts, b, *dry, *asJSON)
+}
+
+// meteredGenerator is the generator of a dry run with options opts: it
+// charges what it reads to meter, the input's, given back with the
+// input's.
+func meteredGenerator(opts sframegen.Options, meter *sframegen.Meter) *sframegen.Generator {
+	admit := func(cost sframegen.Cost) (func(), error) { return func() {}, meter.Charge(cost) }
+	g, _ := sframegen.NewGenerator(opts, sframegen.Resources{Admit: admit}) // opts checked by runStats
+	return g
 }
 
 // statsFile prints the statistics of file and returns the exit status.
-func (c *cli) statsFile(file string, g *sframegen.Generator, dry, asJSON bool) int {
+func (c *cli) statsFile(file string, opts sframegen.Options, b *memoryBudget, dry, asJSON bool) int {
 	status := exitOK
-	err := readInputs(file, "no member has a .sframe section or call-frame information", func(in elfInput) bool {
+	err := readInputs(file, "no member has a .sframe section or call-frame information", b, func(in elfInput) bool {
+		g := meteredGenerator(opts, in.meter)
 		if in.member && in.err == nil && verify.FindSection(in.f) == nil && !sframegen.Generates(in.f) {
 			return false // generate leaves such a member as it is
 		}
@@ -262,6 +277,10 @@ func computeStats(in elfInput, g *sframegen.Generator, dry bool) (*statsJSON, er
 	}
 	sec := verify.FindSection(f)
 	if sec != nil && !dry {
+		// Decoded here, and checked by verify.File against the CFI.
+		if err := chargeVerify(in, src); err != nil {
+			return nil, err
+		}
 		data, err := emit.SectionData(sec)
 		if err != nil {
 			return nil, err

@@ -115,7 +115,7 @@ type statsFile struct {
 
 // runStatsTree prints the statistics of every ELF file and archive member
 // under paths, then their total; exit status 1 when a file failed.
-func (c *cli) runStatsTree(paths []string, g *sframegen.Generator, dry, asJSON bool, workers int) int {
+func (c *cli) runStatsTree(paths []string, opts sframegen.Options, b *memoryBudget, dry, asJSON bool, workers int) int {
 	// Walked as the batch form walks a tree in place, but for what a
 	// killed run left: its temporary names are passed over, not resumed
 	// (stats writes nothing).
@@ -137,7 +137,7 @@ func (c *cli) runStatsTree(paths []string, g *sframegen.Generator, dry, asJSON b
 	for range workers {
 		wg.Go(func() {
 			for i := range next {
-				results[i] = statsOfJob(jobs[i], g, dry)
+				results[i] = statsOfJob(jobs[i], opts, b, dry)
 				close(done[i])
 			}
 		})
@@ -195,7 +195,11 @@ func (c *cli) runStatsTree(paths []string, g *sframegen.Generator, dry, asJSON b
 // statsOfJob reads the file of one job of the walk (opened below its
 // held directory, never through a symbolic link) and computes the
 // statistics of it, or of each archive member generate would patch.
-func statsOfJob(j *job, g *sframegen.Generator, dry bool) (r statsFile) {
+//
+// What is read is charged to b, the run's --memory-limit, before it is
+// read, as the one-file form charges it (sframegen.Meter): the workers
+// share the budget, a file waiting for memory others hold.
+func statsOfJob(j *job, opts sframegen.Options, b *memoryBudget, dry bool) (r statsFile) {
 	fail := func(name string, err error) {
 		r.failed++
 		r.msgs = fmt.Appendf(r.msgs, "sframe-gen: %s: %v\n", displayName(name), err)
@@ -232,8 +236,11 @@ func statsOfJob(j *job, g *sframegen.Generator, dry bool) (r statsFile) {
 		}
 		return r
 	}
-	_, err = sframegen.Objects(file, size, func(o sframegen.Object) bool {
-		in := elfInput{name: j.path, f: o.File, r: o.R, size: o.Size}
+	meter := sframegen.NewMeter(b)
+	defer meter.Release()
+	g := meteredGenerator(opts, meter)
+	_, err = meter.Objects(file, size, func(o sframegen.Object) bool {
+		in := elfInput{name: j.path, f: o.File, r: o.R, size: o.Size, meter: meter}
 		if o.Member != "" {
 			in.name, in.member = fmt.Sprintf("%s(%s)", j.path, o.Member), true
 		}

@@ -28,6 +28,7 @@ func (c *cli) runVerify(args []string) int {
 	asJSON := fs.Bool("json", false, "print the report as one JSON object")
 	verbose := fs.BoolP("verbose", "v", false, "also list the functions the CFI describes and the section does not cover")
 	source := cfiSourceFlags(fs, "compare with")
+	budget := c.memoryLimitFlag(fs, readMemoryUsage)
 	setUsage(fs, c.stdout, "sframe-gen verify [--json] [-v] FILE...",
 		"Check the .sframe section of FILE against its call-frame information at every\n"+
 			"address, and against the rules of the Linux kernel, libsframe and GNU ld.\n"+
@@ -41,9 +42,13 @@ func (c *cli) runVerify(args []string) int {
 	if opt.Source, err = source(); err != nil {
 		return c.fail("", commandUsage("verify", err.Error()))
 	}
+	b, err := budget()
+	if err != nil {
+		return c.fail("", commandUsage("verify", err.Error()))
+	}
 	var problems, unchecked bool
 	for _, file := range fs.Args() {
-		err = readInputs(file, "no member has a .sframe section", func(in elfInput) bool {
+		err = readInputs(file, "no member has a .sframe section", b, func(in elfInput) bool {
 			switch c.verifyInput(in, opt, *asJSON, *verbose) {
 			case verifySkipped:
 				return false
@@ -85,7 +90,7 @@ func (c *cli) verifyInput(in elfInput, opt verify.Options, asJSON, verbose bool)
 		c.fail(in.name, in.err)
 		return verifyUnchecked
 	}
-	if err := checkCFIMemory(in.f, opt.Source); err != nil {
+	if err := chargeVerify(in, opt.Source); err != nil {
 		c.fail(in.name, err)
 		return verifyUnchecked
 	}
@@ -108,6 +113,19 @@ func (c *cli) verifyInput(in elfInput, opt verify.Options, asJSON, verbose bool)
 		return verifyProblems
 	}
 	return verifyClean
+}
+
+// chargeVerify charges what checking in takes: its .sframe section read
+// and decoded, its CFI read and evaluated, its symbol table (the names of
+// the report).
+func chargeVerify(in elfInput, src cfi.Source) error {
+	if err := in.meter.ChargeSFrame(in.f, in.size); err != nil {
+		return err
+	}
+	if err := in.meter.ChargeCFI(in.f, src); err != nil {
+		return err
+	}
+	return in.meter.ChargeNames(in.f, in.size)
 }
 
 // writeVerify prints the report of in.
