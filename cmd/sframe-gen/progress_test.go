@@ -226,13 +226,15 @@ func TestProgressEstimateTruthful(t *testing.T) {
 	os.Mkdir(tree, 0o755)
 	libc := compilerLib(t, "gcc", "libc.so.6")
 	libstdcxx := compilerLib(t, "g++", "libstdc++.so.6")
-	for i := range 3 {
+	// Big enough for a run of several seconds on an idle 2-core
+	// machine: a status line every 150 ms, a dozen or more past 3%.
+	for i := range 6 {
 		copyFile(t, libc, filepath.Join(tree, fmt.Sprintf("libc%d.so", i)))
 		copyFile(t, libstdcxx, filepath.Join(tree, fmt.Sprintf("libstdcxx%d.so", i)))
 	}
 	smalls, _ := filepath.Glob(filepath.Join(testdataDir(), "gas", "*", "*.o"))
-	for i := range 400 {
-		copyFile(t, smalls[i%len(smalls)], filepath.Join(tree, fmt.Sprintf("obj%03d.o", i)))
+	for i := range 2000 {
+		copyFile(t, smalls[i%len(smalls)], filepath.Join(tree, fmt.Sprintf("obj%04d.o", i)))
 	}
 	master, slave := openPTY(t)
 	cmd := exec.Command(bin, "-j", "2", tree)
