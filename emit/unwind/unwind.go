@@ -83,9 +83,9 @@ type Walker struct {
 	// kernel's default); a core's NT_ARM_PAC_MASK gives the exact mask.
 	PACMask uint64
 
-	order binary.ByteOrder
-	buf   [8]byte
-	last  int // the module of the last ModuleAt, tried first
+	big  bool // the ABI is big-endian
+	buf  [8]byte
+	last int // the module of the last ModuleAt, tried first
 	// block holds blockLen bytes of memory read at blockAddr during the
 	// current walk (Walk empties it: memory changes between walks): the
 	// words of one frame and of its neighbours on the stack are read
@@ -106,11 +106,11 @@ const memBlock = 256
 // keeps (direct-mapped by PC).
 const lookupCache = 128
 
-// cachedLookup is one answer of sf.Lookup(pc).
+// cachedLookup is the frame of one answer of sf.Lookup(pc).
 type cachedLookup struct {
 	sf *emit.Reader
 	pc uint64
-	l  emit.Lookup
+	fr emit.Frame
 }
 
 // New returns a Walker for the address space of a thread of abi whose
@@ -140,7 +140,7 @@ func New(abi emit.ABI, mem io.ReaderAt, mods []Module) (*Walker, error) {
 			return nil, fmt.Errorf("unwind: modules %s and %s overlap at %#x", ms[i-1].Name, ms[i].Name, ms[i].Start)
 		}
 	}
-	return &Walker{ABI: abi, Mem: mem, Modules: ms, MaxFrames: 4096, PACMask: ^uint64(1<<48 - 1), order: abi.ByteOrder(),
+	return &Walker{ABI: abi, Mem: mem, Modules: ms, MaxFrames: 4096, PACMask: ^uint64(1<<48 - 1), big: abi.ByteOrder() == binary.BigEndian,
 		lookups: new([lookupCache]cachedLookup)}, nil
 }
 
@@ -175,19 +175,27 @@ func (w *Walker) word(addr uint64) (uint64, bool) {
 		return 0, false
 	}
 	if off := addr - w.blockAddr; addr >= w.blockAddr && off+8 <= uint64(w.blockLen) {
-		return w.order.Uint64(w.block[off:]), true
+		return w.uint64(w.block[off:]), true
 	}
 	start := addr &^ (memBlock - 1)
 	if n, _ := w.Mem.ReadAt(w.block[:], int64(start)); n >= int(addr-start)+8 {
 		w.blockAddr, w.blockLen = start, n
-		return w.order.Uint64(w.block[addr-start:]), true
+		return w.uint64(w.block[addr-start:]), true
 	}
 	w.blockLen = 0
 	n, err := w.Mem.ReadAt(w.buf[:], int64(addr))
 	if n < len(w.buf) && err != nil {
 		return 0, false
 	}
-	return w.order.Uint64(w.buf[:]), true
+	return w.uint64(w.buf[:]), true
+}
+
+// uint64 decodes a word in the ABI's byte order.
+func (w *Walker) uint64(b []byte) uint64 {
+	if w.big {
+		return binary.BigEndian.Uint64(b)
+	}
+	return binary.LittleEndian.Uint64(b)
 }
 
 // raReg returns the DWARF number of the register that holds the return

@@ -73,7 +73,7 @@ func (w *Walker) step(cur, next *Regs, f *Frame, look uint64) (End, bool) {
 	if l.Outermost {
 		return End{Reason: EndOutermost}, false
 	}
-	return w.caller(cur, next, &l.Frame)
+	return w.caller(cur, next, l)
 }
 
 // caller applies the rules of FRE fr to the registers cur, into next.
@@ -149,19 +149,19 @@ func (w *Walker) loc(cur *Regs, l *emit.Loc, cfa uint64) (uint64, End, bool) {
 	return v, End{}, true
 }
 
-// lookup is sf.Lookup(pc), kept in the walker's cache.
-func (w *Walker) lookup(sf *emit.Reader, pc uint64) (*emit.Lookup, bool) {
+// lookup is the frame of sf.Lookup(pc), kept in the walker's cache.
+func (w *Walker) lookup(sf *emit.Reader, pc uint64) (*emit.Frame, bool) {
 	if w.lookups == nil {
 		w.lookups = new([lookupCache]cachedLookup)
 	}
 	c := &w.lookups[(pc^pc>>8)%lookupCache]
 	if c.sf == sf && c.pc == pc {
-		return &c.l, true
+		return &c.fr, true
 	}
 	l, ok := sf.Lookup(pc)
 	if !ok {
 		return nil, false
 	}
-	*c = cachedLookup{sf: sf, pc: pc, l: l}
-	return &c.l, true
+	*c = cachedLookup{sf: sf, pc: pc, fr: l.Frame}
+	return &c.fr, true
 }
