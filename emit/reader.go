@@ -188,12 +188,17 @@ func (r *Reader) packBlocks(limit int) error {
 		keys[k] = uint64(r.sec.Index[r.fdeIndex(k)].FREOffset)<<32 | uint64(k)
 	}
 	slices.Sort(keys)
+	// The shape of each distinct block (in keys' order), then the blocks.
+	shapes := make([]uint8, 0, n)
 	size := 0
 	for x, key := range keys {
 		if x > 0 && key>>32 == keys[x-1]>>32 {
 			continue
 		}
-		size += r.blockSize(&r.fdes[r.fdeIndex(int(uint32(key)))])
+		f := &r.fdes[r.fdeIndex(int(uint32(key)))]
+		sc, wc := r.blockShape(f)
+		shapes = append(shapes, sc|wc<<2)
+		size += blockHead + len(f.FREs)*(1<<sc+1+3<<wc)
 	}
 	if size+blockPad > limit {
 		return fmt.Errorf("%d bytes of FRE data, more than a Reader holds (%d)", size+blockPad, limit)
@@ -204,7 +209,8 @@ func (r *Reader) packBlocks(limit int) error {
 		k := int(uint32(key))
 		if x == 0 || key>>32 != keys[x-1]>>32 {
 			blk = uint32(len(r.blocks))
-			r.blocks = r.packBlock(r.blocks, &r.fdes[r.fdeIndex(k)])
+			r.blocks = r.packBlock(r.blocks, &r.fdes[r.fdeIndex(k)], shapes[0])
+			shapes = shapes[1:]
 		}
 		r.funcs[k].blk = blk
 	}
@@ -232,12 +238,6 @@ func widthCode(v int64, signed bool) uint8 {
 	return 2
 }
 
-// blockSize returns the bytes of f's block in Reader.blocks.
-func (r *Reader) blockSize(f *FDE) int {
-	sc, wc := r.blockShape(f)
-	return blockHead + len(f.FREs)*(1<<sc+1+3<<wc)
-}
-
 // blockShape returns the narrowest packing of f's FREs: log2 of the bytes
 // of their starts and of their records' offsets.
 func (r *Reader) blockShape(f *FDE) (sc, wc uint8) {
@@ -250,11 +250,12 @@ func (r *Reader) blockShape(f *FDE) (sc, wc uint8) {
 	return sc, wc
 }
 
-// packBlock appends f's FREs to b as a block of Reader.blocks.
-func (r *Reader) packBlock(b []byte, f *FDE) []byte {
-	sc, wc := r.blockShape(f)
+// packBlock appends f's FREs to b as a block of Reader.blocks, packed as
+// shape says (blockShape: the start size code, the offset size code << 2).
+func (r *Reader) packBlock(b []byte, f *FDE, shape uint8) []byte {
+	sc, wc := shape&3, shape>>2
 	b = binary.LittleEndian.AppendUint32(b, uint32(len(f.FREs)))
-	b = append(b, sc|wc<<2, f.Info, f.RepSize, 0)
+	b = append(b, shape, f.Info, f.RepSize, 0)
 	put := func(v uint32, code uint8) {
 		switch code {
 		case 0:
