@@ -2,6 +2,7 @@ package emit
 
 import (
 	"io"
+	"os"
 	"testing"
 )
 
@@ -54,6 +55,26 @@ func BenchmarkDump(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		if err := Dump(io.Discard, sec, 0, ".sframe"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkNewReader decodes a section and builds its Reader: the biggest
+// golden section, or the section in the file $EMIT_BENCH_SFRAME (such as
+// libLLVM.so's, made with sframe-gen --raw -o FILE, read at address 0).
+func BenchmarkNewReader(b *testing.B) {
+	data := largestGolden(b)
+	if p := os.Getenv("EMIT_BENCH_SFRAME"); p != "" {
+		var err error
+		if data, err = os.ReadFile(p); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := NewReader(data, 0); err != nil {
 			b.Fatal(err)
 		}
 	}

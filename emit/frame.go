@@ -17,10 +17,10 @@ const (
 // Loc is where a stack walker finds one value: the CFA, the return
 // address or the frame pointer of the caller.
 type Loc struct {
-	Kind    LocKind
-	RegBase bool   // the base is register Reg; else the CFA
-	Reg     uint32 // DWARF register number of the base, with RegBase
 	Offset  int64
+	Reg     uint32 // DWARF register number of the base, with RegBase
+	Kind    LocKind
+	RegBase bool // the base is register Reg; else the CFA
 	Deref   bool // the value is the word at Base+Offset
 }
 

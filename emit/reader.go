@@ -18,48 +18,87 @@ type Reader struct {
 	// fdes are the section's functions with their FREs, in index order
 	// (Section.Functions).
 	fdes []FDE
-	// funcs are the functions in address order. A search starts in
+	// starts are the functions' start addresses in address order,
+	// followed by searchWindow entries of ^0, and funcs the rest of what
+	// a lookup reads of each; fdeOf[k] is the index in the section of
+	// function k, nil when that is k (a sorted index). A search starts in
 	// bucket: bucket[b] is how many functions start below base+b<<shift,
 	// so the function of a PC is among the few of its bucket (one table
-	// read, then usually one cache line of funcs, instead of a binary
+	// read, then one or two cache lines of starts, instead of a binary
 	// search's dozen dependent cache misses).
+	starts []uint64
 	funcs  []readerFunc
+	fdeOf  []int32
 	base   uint64
 	shift  uint
 	bucket []uint32
-	// fres holds each function's FREs, one function after the other in
-	// address order, packed as narrow as they fit: first the starts
-	// (1, 2 or 4 bytes each), then fixed-size records of the info byte,
-	// the word count and the data words (1, 2 or 4 bytes each, as many as
-	// the function's longest FRE has). A lookup reads one or two cache
-	// lines of it; on libLLVM.so's section the table takes about a third
-	// of what 20-byte FRE structs took.
-	fres []byte
+	// blocks holds each distinct block of FREs once (functions sharing
+	// one in the section share it here), in the layout of packBlock: an
+	// 8-byte head, the FREs' starts, then one record per FRE with the
+	// FRE's meaning already worked out (the CFA's base register, the RA
+	// and FP rules, their offsets: rec*), packed as narrow as they fit.
+	// A lookup reads one or two cache lines of it.
+	blocks []byte
+	// cfaReg is the CFA's base register of a default FRE: the frame
+	// pointer (record flag recSP clear) or the stack pointer (set).
+	cfaReg [2]uint32
 }
 
-// readerFunc is what a lookup reads of one function.
+// readerFunc is what a lookup reads of one function besides its start.
 type readerFunc struct {
-	start       uint64 // absolute start address
-	fde         int32  // index of the FDE in the section
-	size        uint32 // the function's size
-	fre         int    // offset of its FREs in Reader.fres
-	numFRE      uint32
-	info, info2 uint8 // the FDE's info bytes
-	rep         uint8 // the repeat size of a PCMASK function
-	// shape is how its FREs are packed: log2 of the start size (bits
-	// 0-1), log2 of the data-word size (bits 2-3), the words per record
-	// (bits 4-7).
-	shape uint8
+	size uint32 // the function's size
+	blk  uint32 // offset of its FRE block in Reader.blocks
 }
 
-// maxWords returns the number of data words in each of f's FRE records.
-func (f *readerFunc) maxWords() uint32 { return uint32(f.shape >> 4) }
+// The head of a block in Reader.blocks: the FRE count (4 bytes), the
+// shape (log2 of the start size in bits 0-1, log2 of the offset size in
+// bits 2-3), the FDE's info byte and its repeat size, one byte unused.
+const (
+	blockHead = 8
+	headShape = 4
+	headInfo  = 5
+	headRep   = 6
+	// blockPad is the zero bytes after the last block: every start and
+	// offset is read as 4 bytes (then masked or sign-extended to its
+	// size), also the last one, and a search of a block's starts reads
+	// searchWindow of them, also past the last.
+	blockPad = 4 * searchWindow
+)
 
-// funcsPerBucket: the bucket table has at most len(funcs)/funcsPerBucket
-// buckets (each a power of two bytes of addresses). On libLLVM.so's section
-// (160,806 functions, 2.3 million shuffled PCs, testdata/bench-lookup.sh)
-// 4 (a 160 KB table) and 1 measured the same, within the noise.
-const funcsPerBucket = 4
+// Flags of a record in Reader.blocks (its first byte); its three offsets
+// follow (the CFA's, the RA's and the FP's, each 1, 2 or 4 bytes).
+const (
+	recSP        = 1 << 0 // the CFA is based on the stack pointer, else the frame pointer
+	recRA        = 1 << 1 // the RA is saved at CFA+offset, else it is unchanged (LocSame)
+	recFP        = 1 << 2 // the FP likewise
+	recMangled   = 1 << 3 // Frame.RAMangled
+	recOutermost = 1 << 4 // Frame.Outermost: no data words
+	// recSlow: the record says nothing; Lookup evaluates the FRE with
+	// Header.Frame (flex FDEs, version 2 s390x rules naming a register,
+	// data words that do not fit the FDE type).
+	recSlow = 1 << 5
+)
+
+// searchWindow is how many starts a search reads at once: the functions
+// of a bucket, the FREs of a block, when there are fewer, are searched in
+// log2(searchWindow) steps without a branch on the data (conditional
+// moves); more, in a loop.
+const searchWindow = 16
+
+// The bucket table has at most len(funcs)*maxBucketsPerFunc buckets (each
+// a power of two bytes of addresses), and is made finer, from
+// len(funcs)/4, while more than 1/crowdedShare of the functions share a
+// bucket with searchWindow or more others. On libLLVM.so's section
+// (160,806 functions) that is 183,938 buckets (718 KB), where 1.7% of the
+// functions are in buckets of more than 16.
+const (
+	maxBucketsPerFunc = 2
+	crowdedShare      = 64
+)
+
+// maxBlocks is the most bytes Reader.blocks may take: offsets into it are
+// 32 bits.
+const maxBlocks = 1<<32 - 1
 
 // Func is one function of a section as Reader.Funcs gives it.
 type Func struct {
@@ -94,33 +133,97 @@ func NewReader(data []byte, sectionAddr uint64) (*Reader, error) {
 // The Reader keeps s: s must not change afterwards. An error says the
 // section's FRE data is malformed.
 func ReaderFor(s *Section, sectionAddr uint64) (*Reader, error) {
+	return readerFor(s, sectionAddr, maxBlocks)
+}
+
+// readerFor is ReaderFor with the limit of Reader.blocks (a test makes it
+// small).
+func readerFor(s *Section, sectionAddr uint64, limit int) (*Reader, error) {
 	fdes, err := s.Functions()
 	if err != nil {
 		return nil, err
 	}
-	order := make([]int, len(fdes))
-	starts := make([]uint64, len(fdes))
+	n := len(fdes)
+	r := &Reader{sec: s, addr: sectionAddr, fdes: fdes, starts: make([]uint64, n, n+searchWindow), funcs: make([]readerFunc, n),
+		cfaReg: [2]uint32{s.Header.ABI.FramePointer(), s.Header.ABI.StackPointer()}}
+	sorted := true
 	for i := range fdes {
-		order[i], starts[i] = i, s.FuncStart(i, sectionAddr)
+		r.starts[i], r.funcs[i] = s.FuncStart(i, sectionAddr), readerFunc{size: fdes[i].Size}
+		sorted = sorted && (i == 0 || r.starts[i-1] <= r.starts[i])
 	}
-	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(starts[a], starts[b]) })
-	r := &Reader{
-		sec: s, addr: sectionAddr, fdes: fdes,
-		funcs: make([]readerFunc, len(order)),
+	if !sorted {
+		order := make([]int32, n)
+		for i := range order {
+			order[i] = int32(i)
+		}
+		slices.SortStableFunc(order, func(a, b int32) int { return cmp.Compare(r.starts[a], r.starts[b]) })
+		starts, funcs := make([]uint64, n, n+searchWindow), make([]readerFunc, n)
+		for k, i := range order {
+			starts[k], funcs[k] = r.starts[i], r.funcs[i]
+		}
+		r.starts, r.funcs, r.fdeOf = starts, funcs, order
 	}
-	size := 0
-	for k, i := range order {
-		f := &fdes[i]
-		r.funcs[k] = readerFunc{start: starts[i], fde: int32(i), size: f.Size, fre: size, numFRE: uint32(len(f.FREs)),
-			info: f.Info, info2: f.Info2, rep: f.RepSize, shape: freShape(f.FREs)}
-		size += r.funcs[k].packedSize()
+	for range searchWindow {
+		r.starts = append(r.starts, ^uint64(0))
 	}
-	r.fres = make([]byte, 0, size)
-	for k := range r.funcs {
-		r.fres = r.funcs[k].pack(r.fres, fdes[r.funcs[k].fde].FREs)
+	if err := r.packBlocks(limit); err != nil {
+		return nil, err
 	}
 	r.makeBuckets()
 	return r, nil
+}
+
+// packBlocks fills Reader.blocks: one block for each distinct record of
+// the section's FRE data (its offset there says which functions share
+// it), in the order of the records.
+func (r *Reader) packBlocks(limit int) error {
+	n := len(r.funcs)
+	if n == 0 {
+		return nil
+	}
+	// Each function's record offset and place in address order, sorted by
+	// offset: the functions of one record are adjacent.
+	keys := make([]uint64, n)
+	for k := range r.funcs {
+		keys[k] = uint64(r.sec.Index[r.fdeIndex(k)].FREOffset)<<32 | uint64(k)
+	}
+	slices.Sort(keys)
+	// The shape of each distinct block (in keys' order), then the blocks.
+	shapes := make([]uint8, 0, n)
+	size := 0
+	for x, key := range keys {
+		if x > 0 && key>>32 == keys[x-1]>>32 {
+			continue
+		}
+		f := &r.fdes[r.fdeIndex(int(uint32(key)))]
+		sc, wc := r.blockShape(f)
+		shapes = append(shapes, sc|wc<<2)
+		size += blockHead + len(f.FREs)*(1<<sc+1+3<<wc)
+	}
+	if size+blockPad > limit {
+		return fmt.Errorf("%d bytes of FRE data, more than a Reader holds (%d)", size+blockPad, limit)
+	}
+	r.blocks = make([]byte, 0, size+blockPad)
+	var blk uint32
+	for x, key := range keys {
+		k := int(uint32(key))
+		if x == 0 || key>>32 != keys[x-1]>>32 {
+			blk = uint32(len(r.blocks))
+			r.blocks = r.packBlock(r.blocks, &r.fdes[r.fdeIndex(k)], shapes[0])
+			shapes = shapes[1:]
+		}
+		r.funcs[k].blk = blk
+	}
+	r.blocks = append(r.blocks, make([]byte, blockPad)...)
+	return nil
+}
+
+// fdeIndex returns the index in the section of funcs[k].
+func (r *Reader) fdeIndex(k int) int {
+	if r.fdeOf == nil {
+		return k
+	}
+	return int(r.fdeOf[k])
 }
 
 // widthCode returns log2 of the bytes (1, 2 or 4) that v needs, as
@@ -135,27 +238,24 @@ func widthCode(v int64, signed bool) uint8 {
 	return 2
 }
 
-// freShape returns the narrowest packing of es (readerFunc.shape).
-func freShape(es []FRE) uint8 {
-	var sc, wc, n uint8
-	for _, e := range es {
+// blockShape returns the narrowest packing of f's FREs: log2 of the bytes
+// of their starts and of their records' offsets.
+func (r *Reader) blockShape(f *FDE) (sc, wc uint8) {
+	for j := range f.FREs {
+		e := &f.FREs[j]
+		_, cfa, ra, fp := r.record(f, e)
 		sc = max(sc, widthCode(int64(e.StartAddr), false))
-		n = max(n, uint8(min(len(e.Words), MaxDataWords)))
-		for _, w := range e.Words {
-			wc = max(wc, widthCode(int64(w), true))
-		}
+		wc = max(wc, widthCode(int64(cfa), true), widthCode(int64(ra), true), widthCode(int64(fp), true))
 	}
-	return sc | wc<<2 | n<<4
+	return sc, wc
 }
 
-// packedSize returns the bytes of f's packed FRE table.
-func (f *readerFunc) packedSize() int {
-	return int(f.numFRE) * (1<<(f.shape&3) + 2 + int(f.maxWords())<<(f.shape>>2&3))
-}
-
-// pack appends FREs es to b as f's packed FRE table (f.shape).
-func (f *readerFunc) pack(b []byte, es []FRE) []byte {
-	sc, wc, n := f.shape&3, f.shape>>2&3, f.maxWords()
+// packBlock appends f's FREs to b as a block of Reader.blocks, packed as
+// shape says (blockShape: the start size code, the offset size code << 2).
+func (r *Reader) packBlock(b []byte, f *FDE, shape uint8) []byte {
+	sc, wc := shape&3, shape>>2
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(f.FREs)))
+	b = append(b, shape, f.Info, f.RepSize, 0)
 	put := func(v uint32, code uint8) {
 		switch code {
 		case 0:
@@ -166,43 +266,91 @@ func (f *readerFunc) pack(b []byte, es []FRE) []byte {
 			b = binary.LittleEndian.AppendUint32(b, v)
 		}
 	}
-	for _, e := range es {
+	for _, e := range f.FREs {
 		put(e.StartAddr, sc)
 	}
-	for _, e := range es {
-		// The count as it is (more than n: Lookup reads the FRE from
-		// the section), the words as far as they fit.
-		m := min(len(e.Words), MaxDataWords)
-		b = append(b, e.Info, byte(min(len(e.Words), 255)))
-		for k := range int(n) {
-			var w int32
-			if k < m {
-				w = e.Words[k]
-			}
-			put(uint32(w), wc)
-		}
+	for j := range f.FREs {
+		flags, cfa, ra, fp := r.record(f, &f.FREs[j])
+		b = append(b, flags)
+		put(uint32(cfa), wc)
+		put(uint32(ra), wc)
+		put(uint32(fp), wc)
 	}
 	return b
 }
 
-// makeBuckets fills the bucket table: the fewest buckets of a power of two
-// bytes, at most len(funcs)/funcsPerBucket.
+// record works out what FRE e of f means, for its record in a block: the
+// flags and the CFA, RA and FP offsets (Header.Frame's reading of a
+// default FDE, which lookup turns back into a Frame), or recSlow.
+func (r *Reader) record(f *FDE, e *FRE) (flags uint8, cfa, ra, fp int32) {
+	h := &r.sec.Header
+	n := len(e.Words)
+	if f.Type() != FDEDefault || e.DataWordCount() != n {
+		return recSlow, 0, 0, 0
+	}
+	if n == 0 {
+		return recOutermost, 0, 0, 0
+	}
+	w := e.Words
+	if e.BaseRegSP() {
+		flags |= recSP
+	}
+	if e.MangledRA() {
+		flags |= recMangled
+	}
+	cfa = w[0]
+	if h.ABI == ABIS390XBigEndian {
+		cfa = S390XCFAOffsetDecode(w[0])
+	}
+	// A word saving RA or FP in a register (version 2, s390x, odd).
+	regRule := func(v int32) bool { return h.Version == Version2 && h.ABI == ABIS390XBigEndian && v&1 != 0 }
+	i := 1
+	if h.CFAFixedRAOffset != 0 {
+		flags, ra = flags|recRA, int32(h.CFAFixedRAOffset)
+	} else if i < n {
+		if w[i] != RAOffsetInvalid {
+			if regRule(w[i]) {
+				return recSlow, 0, 0, 0
+			}
+			flags, ra = flags|recRA, w[i]
+		}
+		i++
+	}
+	if h.CFAFixedFPOffset != 0 {
+		flags, fp = flags|recFP, int32(h.CFAFixedFPOffset)
+	} else if i < n {
+		if regRule(w[i]) {
+			return recSlow, 0, 0, 0
+		}
+		flags, fp = flags|recFP, w[i]
+		i++
+	}
+	if i < n {
+		return recSlow, 0, 0, 0
+	}
+	return flags, cfa, ra, fp
+}
+
+// makeBuckets fills the bucket table (maxBucketsPerFunc, crowdedShare).
 func (r *Reader) makeBuckets() {
 	n := len(r.funcs)
 	if n == 0 {
 		return
 	}
-	r.base = r.funcs[0].start
-	span := r.funcs[n-1].start - r.base
-	limit := uint64(max(n/funcsPerBucket, 1))
-	for r.shift < 63 && span>>r.shift >= limit {
+	r.base = r.starts[0]
+	span := r.starts[n-1] - r.base
+	// The coarsest shift with at most n/4 buckets, then finer ones.
+	for r.shift < 63 && span>>r.shift >= uint64(max(n/4, 1)) {
 		r.shift++
+	}
+	for r.shift > 0 && span>>(r.shift-1) < uint64(n*maxBucketsPerFunc) && r.crowded(r.shift)*crowdedShare > n {
+		r.shift--
 	}
 	nb := int(span>>r.shift) + 1
 	r.bucket = make([]uint32, nb+1)
 	k := 0
 	for b := range nb {
-		for k < n && (r.funcs[k].start-r.base)>>r.shift < uint64(b) {
+		for k < n && (r.starts[k]-r.base)>>r.shift < uint64(b) {
 			k++
 		}
 		r.bucket[b] = uint32(k)
@@ -210,26 +358,19 @@ func (r *Reader) makeBuckets() {
 	r.bucket[nb] = uint32(n)
 }
 
-// uintAt reads the little-endian unsigned value of 1 << code bytes at p.
-func uintAt(p []byte, code uint32) uint32 {
-	switch code {
-	case 0:
-		return uint32(p[0])
-	case 1:
-		return uint32(binary.LittleEndian.Uint16(p))
+// crowded returns how many functions are in buckets of searchWindow or
+// more functions with buckets of 1<<shift bytes.
+func (r *Reader) crowded(shift uint) int {
+	crowded, first := 0, 0
+	for k := 1; k <= len(r.funcs); k++ {
+		if k == len(r.funcs) || (r.starts[k]-r.base)>>shift != (r.starts[first]-r.base)>>shift {
+			if k-first >= searchWindow {
+				crowded += k - first
+			}
+			first = k
+		}
 	}
-	return binary.LittleEndian.Uint32(p)
-}
-
-// intAt reads the little-endian signed value of 1 << code bytes at p.
-func intAt(p []byte, code uint32) int32 {
-	switch code {
-	case 0:
-		return int32(int8(p[0]))
-	case 1:
-		return int32(int16(binary.LittleEndian.Uint16(p)))
-	}
-	return int32(binary.LittleEndian.Uint32(p))
+	return crowded
 }
 
 // ReaderFromELF reads the SFrame section of an ELF file (ReadELFSection):
@@ -260,8 +401,8 @@ func (r *Reader) NumFuncs() int { return len(r.funcs) }
 
 // Func returns the i-th function in address order.
 func (r *Reader) Func(i int) Func {
-	k := int(r.funcs[i].fde)
-	return Func{Start: r.funcs[i].start, FDE: &r.fdes[k], Index: k}
+	k := r.fdeIndex(i)
+	return Func{Start: r.starts[i], FDE: &r.fdes[k], Index: k}
 }
 
 // Find returns the FDE (its index in the section) and the FRE (its index
@@ -271,54 +412,123 @@ func (r *Reader) Func(i int) Func {
 // their repeat size, as the specification says; a repeat size of 0 matches
 // nothing. Find allocates nothing.
 func (r *Reader) Find(pc uint64) (fde, fre int, ok bool) {
-	k, j, ok := r.find(pc)
+	k, j, _, ok := r.find(pc)
 	if !ok {
 		return 0, 0, false
 	}
-	return int(r.funcs[k].fde), j, true
+	return r.fdeIndex(k), j, true
 }
 
-// find returns the function (its place in address order) and the FRE (its
-// index in the function) that cover pc.
-func (r *Reader) find(pc uint64) (k, j int, ok bool) {
+// function returns the function (its place in address order) whose
+// address range holds pc.
+func (r *Reader) function(pc uint64) (int, bool) {
 	// The last function starting at or before pc: among the starts of
-	// its bucket.
+	// its bucket, or the one before them. The starts after the bucket's
+	// are above pc (or the padding, ^0).
 	if len(r.funcs) == 0 || pc < r.base {
-		return 0, 0, false
+		return 0, false
 	}
 	b := min((pc-r.base)>>r.shift, uint64(len(r.bucket)-2))
 	lo, hi := int(r.bucket[b]), int(r.bucket[b+1])
-	k = lo + countAtOrBelow(r.funcs[lo:hi], pc) - 1
-	if k < 0 {
-		return 0, 0, false
+	c := 0 // how many of starts[lo:] are at or before pc
+	if hi-lo < searchWindow {
+		s := (*[searchWindow]uint64)(r.starts[lo : lo+searchWindow])
+		if s[7] <= pc {
+			c = 8
+		}
+		if s[c+3&15] <= pc {
+			c += 4
+		}
+		if s[c+1&15] <= pc {
+			c += 2
+		}
+		if s[c&15] <= pc {
+			c++
+		}
+	} else {
+		c = countAtOrBelow(r.starts[lo:hi], pc)
+	}
+	k := min(lo+c, len(r.funcs)) - 1
+	if k < 0 || pc-r.starts[k] >= uint64(r.funcs[k].size) {
+		return 0, false
+	}
+	return k, true
+}
+
+// countAtOrBelow returns how many of the sorted starts s are at or before
+// pc, in a binary search without branches on the data.
+func countAtOrBelow(s []uint64, pc uint64) int {
+	c, n := 0, len(s)
+	for n > 0 {
+		half := (n + 1) >> 1
+		if s[c+half-1] <= pc {
+			c += half
+			n -= half
+		} else {
+			n = half - 1
+		}
+	}
+	return c
+}
+
+// find returns the function (its place in address order) and the FRE (its
+// index in the function) that cover pc, and the offset of the FRE's record
+// in Reader.blocks.
+func (r *Reader) find(pc uint64) (k, j, rec int, ok bool) {
+	k, ok = r.function(pc)
+	if !ok {
+		return 0, 0, 0, false
 	}
 	f := &r.funcs[k]
-	off := pc - f.start
-	if off >= uint64(f.size) {
-		return 0, 0, false
-	}
-	if (FDE{Info: f.info}).PCType() == PCMask {
-		if f.rep == 0 {
-			return 0, 0, false
+	off := uint32(pc - r.starts[k]) // below the function's size
+	blk := r.blocks[f.blk:]
+	if PCType(blk[headInfo]>>4&1) == PCMask {
+		if blk[headRep] == 0 {
+			return 0, 0, 0, false
 		}
-		off %= uint64(f.rep)
+		off %= uint32(blk[headRep])
 	}
-	// The last FRE starting at or before off.
-	sc := uint32(f.shape & 3)
-	fres := r.fres[f.fre : f.fre+int(f.numFRE)<<sc]
-	lo, hi = 0, int(f.numFRE)
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if uint64(uintAt(fres[m<<sc:], sc)) <= off {
-			lo = m + 1
-		} else {
-			hi = m
+	// The last FRE starting at or before off: c of them start there.
+	n := int(binary.LittleEndian.Uint32(blk))
+	shape := uint(blk[headShape])
+	sc, wc := shape&3, shape>>2&3
+	mask := uint32(1)<<(8<<sc) - 1 // 0xffffffff for sc 2: the shift makes 0
+	starts := blk[blockHead:]
+	c := 0
+	if n < searchWindow {
+		// Starts past the n-th read as 0xffffffff, above any offset.
+		s := (*[4 * searchWindow]byte)(starts[:4*searchWindow])
+		at := func(i int) uint32 {
+			return binary.LittleEndian.Uint32(s[i<<sc:])&mask | uint32(int32(n-1-i)>>31)
+		}
+		if at(7) <= off {
+			c = 8
+		}
+		if at(c+3) <= off {
+			c += 4
+		}
+		if at(c+1) <= off {
+			c += 2
+		}
+		if at(c) <= off {
+			c++
+		}
+	} else {
+		for m := n; m > 0; {
+			half := (m + 1) >> 1
+			if binary.LittleEndian.Uint32(starts[(c+half-1)<<sc:])&mask <= off {
+				c += half
+				m -= half
+			} else {
+				m = half - 1
+			}
 		}
 	}
-	if lo == 0 {
-		return 0, 0, false
+	if c == 0 {
+		return 0, 0, 0, false
 	}
-	return k, lo - 1, true
+	rec = int(f.blk) + blockHead + n<<sc + (c-1)*(1+3<<wc)
+	return k, c - 1, rec, true
 }
 
 // Lookup finds the function and FRE that cover pc (as Find) and says what
@@ -326,45 +536,40 @@ func (r *Reader) find(pc uint64) (k, j int, ok bool) {
 // an FRE whose data words do not fit its FDE type. Lookup allocates
 // nothing.
 func (r *Reader) Lookup(pc uint64) (Lookup, bool) {
-	k, j, ok := r.find(pc)
+	k, j, rec, ok := r.find(pc)
 	if !ok {
 		return Lookup{}, false
 	}
 	f := &r.funcs[k]
-	fde := FDE{Info: f.info, Info2: f.info2}
-	wc := uint32(f.shape >> 2 & 3)
-	rec := f.fre + int(f.numFRE)<<(f.shape&3) + j*int(2+f.maxWords()<<wc)
-	p := r.fres[rec:]
-	var words [MaxDataWords]int32
-	e := FRE{Info: p[0]}
-	if n := uint32(p[1]); n <= f.maxWords() {
-		for i := range n {
-			words[i] = intAt(p[2+i<<wc:], wc)
+	info := r.blocks[f.blk+headInfo]
+	wc := uint(r.blocks[f.blk+headShape]) >> 2 & 3
+	p := r.blocks[rec:]
+	flags := p[0]
+	l := Lookup{Func: r.fdeIndex(k), FRE: j, Start: r.starts[k]}
+	switch {
+	case flags&recSlow != 0:
+		fde := &r.fdes[l.Func]
+		fr, err := r.sec.Header.Frame(fde, &fde.FREs[j])
+		if err != nil {
+			return Lookup{}, false
 		}
-		e.Words = words[:n]
-	} else {
-		e = r.fdes[f.fde].FREs[j]
+		l.Frame = fr
+		return l, true
+	case flags&recOutermost != 0:
+		l.Outermost, l.Signal = true, info>>7 != 0
+		return l, true
 	}
-	fr, err := r.sec.Header.Frame(&fde, &e)
-	if err != nil {
-		return Lookup{}, false
-	}
-	return Lookup{Frame: fr, Func: int(f.fde), FRE: j, Start: f.start}, true
-}
-
-// countAtOrBelow returns how many of fs (in address order) start at or
-// before pc.
-func countAtOrBelow(fs []readerFunc, pc uint64) int {
-	lo, hi := 0, len(fs)
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if fs[m].start <= pc {
-			lo = m + 1
-		} else {
-			hi = m
-		}
-	}
-	return lo
+	// Each offset read as 4 bytes, sign-extended from its size.
+	sh := 32 - 8<<wc
+	cfa := int32(binary.LittleEndian.Uint32(p[1:])<<sh) >> sh
+	ra := int32(binary.LittleEndian.Uint32(p[1+1<<wc:])<<sh) >> sh
+	fp := int32(binary.LittleEndian.Uint32(p[1+2<<wc:])<<sh) >> sh
+	l.CFA = Loc{Kind: LocRule, RegBase: true, Reg: r.cfaReg[flags&recSP], Offset: int64(cfa)}
+	l.RA = Loc{Kind: LocKind(flags >> 1 & 1), Offset: int64(ra), Deref: flags&recRA != 0}
+	l.FP = Loc{Kind: LocKind(flags >> 2 & 1), Offset: int64(fp), Deref: flags&recFP != 0}
+	l.RAMangled = flags&recMangled != 0
+	l.Signal = info>>7 != 0
+	return l, true
 }
 
 // Covering returns the function whose address range holds pc, whether or
@@ -373,13 +578,8 @@ func countAtOrBelow(fs []readerFunc, pc uint64) int {
 // bit set; lower keeps such functions, as gas does) from a PC that no
 // function covers. Covering allocates nothing.
 func (r *Reader) Covering(pc uint64) (Func, bool) {
-	if len(r.funcs) == 0 || pc < r.base {
-		return Func{}, false
-	}
-	b := min((pc-r.base)>>r.shift, uint64(len(r.bucket)-2))
-	lo, hi := int(r.bucket[b]), int(r.bucket[b+1])
-	k := lo + countAtOrBelow(r.funcs[lo:hi], pc) - 1
-	if k < 0 || pc-r.funcs[k].start >= uint64(r.funcs[k].size) {
+	k, ok := r.function(pc)
+	if !ok {
 		return Func{}, false
 	}
 	return r.Func(k), true

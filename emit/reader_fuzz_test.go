@@ -9,7 +9,8 @@ import (
 
 // FuzzReader checks that a Reader never panics on what Decode accepts, and
 // that every answer is right: the function found holds the PC and the FRE
-// found is the last one starting at or before its offset.
+// found is the last one starting at or before its offset, and Lookup says
+// what Header.Frame says of it.
 func FuzzReader(f *testing.F) {
 	f.Add(example61(f), uint64(0x1000), uint64(0x1010))
 	for _, g := range goldenFiles(f) {
@@ -44,8 +45,13 @@ func FuzzReader(f *testing.F) {
 			if uint64(fde.FREs[j].StartAddr) > off {
 				t.Fatalf("Find(%#x): FRE %d starts at %#x, after offset %#x", pc, j, fde.FREs[j].StartAddr, off)
 			}
-			if l, ok := r.Lookup(pc); ok && (l.Func != i || l.FRE != j) {
-				t.Fatalf("Lookup(%#x) = %d/%d, Find %d/%d", pc, l.Func, l.FRE, i, j)
+			want, err := s.Header.Frame(&fde, &fde.FREs[j])
+			l, ok := r.Lookup(pc)
+			if ok != (err == nil) {
+				t.Fatalf("Lookup(%#x): found %v, Header.Frame: %v", pc, ok, err)
+			}
+			if ok && (l.Func != i || l.FRE != j || l.Start != start || l.Frame != want) {
+				t.Fatalf("Lookup(%#x) = %d/%d %#x %+v, want %d/%d %#x %+v", pc, l.Func, l.FRE, l.Start, l.Frame, i, j, start, want)
 			}
 		}
 		check(pc)

@@ -112,8 +112,18 @@ func covering(r *Reader, pc uint64) int {
 	return n
 }
 
-// TestHeaderFrame checks what FREs mean for each ABI and FDE type.
-func TestHeaderFrame(t *testing.T) {
+// frameCase is an FRE and what it means.
+type frameCase struct {
+	name string
+	h    Header
+	f    FDE
+	e    FRE
+	want Frame
+	err  bool
+}
+
+// frameCases are FREs of each ABI and FDE type, and what they mean.
+func frameCases() []frameCase {
 	amd := Header{Version: Version3, ABI: ABIAMD64LittleEndian, CFAFixedRAOffset: -8}
 	arm := Header{Version: Version3, ABI: ABIAArch64LittleEndian}
 	s390 := Header{Version: Version3, ABI: ABIS390XBigEndian}
@@ -126,29 +136,35 @@ func TestHeaderFrame(t *testing.T) {
 	fre := func(sp bool, mangled bool, w ...int32) FRE {
 		return FRE{Info: FREInfo(sp, len(w), DataWord1B, mangled), Words: w}
 	}
-	for _, tt := range []struct {
-		name string
-		h    Header
-		f    FDE
-		e    FRE
-		want Frame
-		err  bool
-	}{
+	fre4 := func(sp bool, w ...int32) FRE {
+		return FRE{Info: FREInfo(sp, len(w), DataWord4B, false), Words: w}
+	}
+	return []frameCase{
 		{"amd64 entry", amd, def, fre(true, false, 8), Frame{CFA: reg(7, 8), RA: rule(-8)}, false},
 		{"amd64 rbp frame", amd, def, fre(false, false, 16, -16), Frame{CFA: reg(6, 16), RA: rule(-8), FP: rule(-16)}, false},
+		{"amd64 wide offsets", amd, def, fre4(true, 0x12345678, -0x7654321), Frame{CFA: reg(7, 0x12345678), RA: rule(-8), FP: rule(-0x7654321)}, false},
 		{"amd64 outermost", amd, def, FRE{Info: FREInfo(true, 0, DataWord1B, false)}, Frame{Outermost: true}, false},
+		{"amd64 outermost signal", amd, signal, FRE{Info: FREInfo(true, 0, DataWord1B, true)}, Frame{Outermost: true, Signal: true}, false},
 		{"amd64 signal", amd, signal, fre(true, false, 8), Frame{CFA: reg(7, 8), RA: rule(-8), Signal: true}, false},
 		{"amd64 words left over", amd, def, fre(true, false, 8, -16, -24), Frame{CFA: reg(7, 8), RA: rule(-8), FP: rule(-16)}, true},
 		{"aarch64 pauth", arm, def, fre(false, true, 16, -8, -16), Frame{CFA: reg(29, 16), RA: rule(-8), FP: rule(-16), RAMangled: true}, false},
 		{"aarch64 no RA word", arm, def, fre(true, false, 0), Frame{CFA: reg(31, 0)}, false},
 		{"aarch64 RA padding", arm, def, fre(true, false, 32, 0, -32), Frame{CFA: reg(31, 32), FP: rule(-32)}, false},
+		{"aarch64 FP at CFA", arm, def, fre(true, false, 32, -8, 0), Frame{CFA: reg(31, 32), RA: rule(-8), FP: rule(0)}, false},
 		{"s390x CFA offset", s390, def, fre(true, false, int32(S390XCFAOffsetEncode(160)), -48), Frame{CFA: reg(15, 160), RA: rule(-48)}, false},
+		{"s390x CFA offset wider than its word", s390, def, fre(true, false, 100, -48, -56), Frame{CFA: reg(15, 100*8+160), RA: rule(-48), FP: rule(-56)}, false},
 		{"s390x v2 RA in register", s390v2, def, fre(true, false, int32(S390XCFAOffsetEncode(160)), 7<<1|1), Frame{CFA: reg(15, 160), RA: Loc{Kind: LocRule, RegBase: true, Reg: 7}}, false},
+		{"s390x v2 FP in register", s390v2, def, fre(true, false, int32(S390XCFAOffsetEncode(160)), -48, 11<<1|1), Frame{CFA: reg(15, 160), RA: rule(-48), FP: Loc{Kind: LocRule, RegBase: true, Reg: 11}}, false},
 		{"flex CFA r10 deref", amd, flex, fre(true, false, int32(FlexControlWord(10, true, true)), 0), Frame{CFA: Loc{Kind: LocRule, RegBase: true, Reg: 10, Deref: true}, RA: rule(-8)}, false},
 		{"flex FP in register", amd, flex, fre(true, false, int32(FlexControlWord(10, false, true)), 8, 0, int32(FlexControlWord(3, false, true)), 0), Frame{CFA: reg(10, 8), RA: rule(-8), FP: Loc{Kind: LocRule, RegBase: true, Reg: 3}}, false},
 		{"flex without register", amd, flex, fre(true, false, int32(FlexControlWord(10, false, false)), 8), Frame{}, true},
 		{"flex one word", amd, flex, fre(true, false, 1), Frame{}, true},
-	} {
+	}
+}
+
+// TestHeaderFrame checks what FREs mean for each ABI and FDE type.
+func TestHeaderFrame(t *testing.T) {
+	for _, tt := range frameCases() {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := tt.h.Frame(&tt.f, &tt.e)
 			if (err != nil) != tt.err {
@@ -156,6 +172,42 @@ func TestHeaderFrame(t *testing.T) {
 			}
 			if !tt.err && got != tt.want {
 				t.Errorf("got %+v\nwant %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestReaderFrame: Reader.Lookup, which works out most FREs' meaning when
+// it packs them, says of each FRE of frameCases what Header.Frame says,
+// in a function of its own and in one of several FREs whose offsets need
+// four bytes.
+func TestReaderFrame(t *testing.T) {
+	for _, tt := range frameCases() {
+		t.Run(tt.name, func(t *testing.T) {
+			wide := FRE{Info: FREInfo(true, 3, DataWord4B, false), Words: []int32{1 << 20, -1 << 20, 1 << 30}}
+			if tt.h.CFAFixedRAOffset != 0 {
+				wide = FRE{Info: FREInfo(true, 2, DataWord4B, false), Words: []int32{1 << 20, 1 << 30}}
+			}
+			e := tt.e
+			e.StartAddr = 0x100
+			s := mustSection(t, tt.h, []FDE{
+				{Size: 0x10, Info: tt.f.Info, Info2: tt.f.Info2, FREs: []FRE{tt.e}},
+				{Size: 0x200, Info: tt.f.Info | uint8(FREAddr2), Info2: tt.f.Info2, FREs: []FRE{wide, e}},
+			})
+			s.SetFuncStart(0, 0x1000, 0)
+			s.SetFuncStart(1, 0x2000, 0)
+			r, err := ReaderFor(s, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, pc := range []uint64{0x1000, 0x100f, 0x2100, 0x21ff} {
+				l, ok := r.Lookup(pc)
+				if ok == tt.err {
+					t.Fatalf("Lookup(%#x): found %v, want error %v", pc, ok, tt.err)
+				}
+				if ok && l.Frame != tt.want {
+					t.Errorf("Lookup(%#x) = %+v\nwant %+v", pc, l.Frame, tt.want)
+				}
 			}
 		})
 	}
@@ -356,5 +408,52 @@ func TestReaderCovering(t *testing.T) {
 		t.Fatal(err)
 	} else if _, ok := empty.Covering(0); ok {
 		t.Error("an empty section covers a PC")
+	}
+}
+
+// TestReaderSharedBlocks: functions sharing a block of FREs in the
+// section share one block in the Reader, and every lookup answers as in
+// the section where each function has its own; a Reader that would need
+// more than its limit for the blocks says so.
+func TestReaderSharedBlocks(t *testing.T) {
+	sharedAll := 0
+	for _, path := range linkedGoldens(t) {
+		raw, _, addr, ok := sframeOf(t, path)
+		if !ok {
+			continue
+		}
+		own, err := NewReader(raw, addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := Decode(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		shared, err := s.ShareFREs()
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := ReaderFor(s, addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sharedAll += shared
+		if shared > 0 && len(r.blocks) >= len(own.blocks) {
+			t.Errorf("%s: %d functions share blocks, the Reader's take %d bytes, %d unshared", path, shared, len(r.blocks), len(own.blocks))
+		}
+		for _, pc := range lookupPCs(own) {
+			a, aok := own.Lookup(pc)
+			b, bok := r.Lookup(pc)
+			if aok != bok || a != b {
+				t.Fatalf("%s: Lookup(%#x) = %+v %v shared, %+v %v not", path, pc, b, bok, a, aok)
+			}
+		}
+		if _, err := readerFor(s, addr, len(r.blocks)-1); err == nil {
+			t.Errorf("%s: no error for a limit below the blocks' size", path)
+		}
+	}
+	if sharedAll == 0 {
+		t.Error("no function of the goldens shares a block")
 	}
 }

@@ -33,5 +33,9 @@
 // instruction).
 //
 // Walk allocates nothing: the frames are appended to the caller's slice,
-// which can be reused from one walk to the next.
+// which can be reused from one walk to the next. A Walker reads the stack
+// a 256-byte block at a time (one ReadAt for the words of a frame and its
+// neighbours; the blocks are forgotten when a walk ends, as the memory
+// may change) and keeps the last answers of emit.Reader.Lookup from walk
+// to walk (a profiler meets the same return addresses again and again).
 package unwind

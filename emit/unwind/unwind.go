@@ -83,9 +83,34 @@ type Walker struct {
 	// kernel's default); a core's NT_ARM_PAC_MASK gives the exact mask.
 	PACMask uint64
 
-	order binary.ByteOrder
-	buf   [8]byte
-	last  int // the module of the last ModuleAt, tried first
+	big  bool // the ABI is big-endian
+	buf  [8]byte
+	last int // the module of the last ModuleAt, tried first
+	// block holds blockLen bytes of memory read at blockAddr during the
+	// current walk (Walk empties it: memory changes between walks): the
+	// words of one frame and of its neighbours on the stack are read
+	// with one ReadAt.
+	block     [memBlock]byte
+	blockAddr uint64
+	blockLen  int
+	// lookups are answers of Lookup kept from walk to walk: a profiler
+	// walks the same return addresses again and again.
+	lookups *[lookupCache]cachedLookup
+}
+
+// memBlock is the bytes Walker reads at once (aligned: a block never
+// crosses a page).
+const memBlock = 256
+
+// lookupCache is the number of answers of emit.Reader.Lookup a Walker
+// keeps (direct-mapped by PC).
+const lookupCache = 128
+
+// cachedLookup is the frame of one answer of sf.Lookup(pc).
+type cachedLookup struct {
+	sf *emit.Reader
+	pc uint64
+	fr emit.Frame
 }
 
 // New returns a Walker for the address space of a thread of abi whose
@@ -115,7 +140,8 @@ func New(abi emit.ABI, mem io.ReaderAt, mods []Module) (*Walker, error) {
 			return nil, fmt.Errorf("unwind: modules %s and %s overlap at %#x", ms[i-1].Name, ms[i].Name, ms[i].Start)
 		}
 	}
-	return &Walker{ABI: abi, Mem: mem, Modules: ms, MaxFrames: 4096, PACMask: ^uint64(1<<48 - 1), order: abi.ByteOrder()}, nil
+	return &Walker{ABI: abi, Mem: mem, Modules: ms, MaxFrames: 4096, PACMask: ^uint64(1<<48 - 1), big: abi.ByteOrder() == binary.BigEndian,
+		lookups: new([lookupCache]cachedLookup)}, nil
 }
 
 // ModuleAt returns the index of the module holding addr, or -1.
@@ -123,12 +149,17 @@ func (w *Walker) ModuleAt(addr uint64) int {
 	if w.last < len(w.Modules) && addr >= w.Modules[w.last].Start && addr < w.Modules[w.last].End {
 		return w.last
 	}
-	i, _ := slices.BinarySearchFunc(w.Modules, addr, func(m Module, a uint64) int {
-		if m.Start <= a {
-			return -1
+	// The first module starting above addr.
+	i, n := 0, len(w.Modules)
+	for n > 0 {
+		half := n >> 1
+		if w.Modules[i+half].Start <= addr {
+			i += half + 1
+			n -= half + 1
+		} else {
+			n = half
 		}
-		return 1
-	})
+	}
 	if i == 0 || addr >= w.Modules[i-1].End {
 		return -1
 	}
@@ -136,16 +167,35 @@ func (w *Walker) ModuleAt(addr uint64) int {
 	return i - 1
 }
 
-// word reads the 8-byte word at addr in the ABI's byte order.
+// word reads the 8-byte word at addr in the ABI's byte order: from the
+// block read last in this walk, or from a new block holding it, or, where
+// its block cannot be read whole, alone.
 func (w *Walker) word(addr uint64) (uint64, bool) {
 	if addr > 1<<63 {
 		return 0, false
 	}
+	if off := addr - w.blockAddr; addr >= w.blockAddr && off+8 <= uint64(w.blockLen) {
+		return w.uint64(w.block[off:]), true
+	}
+	start := addr &^ (memBlock - 1)
+	if n, _ := w.Mem.ReadAt(w.block[:], int64(start)); n >= int(addr-start)+8 {
+		w.blockAddr, w.blockLen = start, n
+		return w.uint64(w.block[addr-start:]), true
+	}
+	w.blockLen = 0
 	n, err := w.Mem.ReadAt(w.buf[:], int64(addr))
 	if n < len(w.buf) && err != nil {
 		return 0, false
 	}
-	return w.order.Uint64(w.buf[:]), true
+	return w.uint64(w.buf[:]), true
+}
+
+// uint64 decodes a word in the ABI's byte order.
+func (w *Walker) uint64(b []byte) uint64 {
+	if w.big {
+		return binary.BigEndian.Uint64(b)
+	}
+	return binary.LittleEndian.Uint64(b)
 }
 
 // raReg returns the DWARF number of the register that holds the return

@@ -12,6 +12,7 @@ func (w *Walker) Walk(regs *Regs, frames []Frame) ([]Frame, End) {
 	var a, b Regs
 	cur, next := &a, &b
 	*cur = *regs
+	w.blockLen = 0
 	exact := true
 	for n := 0; ; n++ {
 		if n >= w.MaxFrames {
@@ -57,7 +58,7 @@ func (w *Walker) step(cur, next *Regs, f *Frame, look uint64) (End, bool) {
 	if m.SFrame == nil {
 		return End{Reason: EndNoSFrame}, false
 	}
-	l, ok := m.SFrame.Lookup(look - m.Bias)
+	l, ok := w.lookup(m.SFrame, look-m.Bias)
 	if !ok {
 		if fn, in := m.SFrame.Covering(look - m.Bias); (in && fn.FDE.Signal()) || w.isSigreturn(cur.PC) {
 			f.Signal = true
@@ -72,7 +73,7 @@ func (w *Walker) step(cur, next *Regs, f *Frame, look uint64) (End, bool) {
 	if l.Outermost {
 		return End{Reason: EndOutermost}, false
 	}
-	return w.caller(cur, next, &l.Frame)
+	return w.caller(cur, next, l)
 }
 
 // caller applies the rules of FRE fr to the registers cur, into next.
@@ -146,4 +147,21 @@ func (w *Walker) loc(cur *Regs, l *emit.Loc, cfa uint64) (uint64, End, bool) {
 		return 0, End{Reason: EndMemory, Addr: addr}, false
 	}
 	return v, End{}, true
+}
+
+// lookup is the frame of sf.Lookup(pc), kept in the walker's cache.
+func (w *Walker) lookup(sf *emit.Reader, pc uint64) (*emit.Frame, bool) {
+	if w.lookups == nil {
+		w.lookups = new([lookupCache]cachedLookup)
+	}
+	c := &w.lookups[(pc^pc>>8)%lookupCache]
+	if c.sf == sf && c.pc == pc {
+		return &c.fr, true
+	}
+	l, ok := sf.Lookup(pc)
+	if !ok {
+		return nil, false
+	}
+	*c = cachedLookup{sf: sf, pc: pc, fr: l.Frame}
+	return &c.fr, true
 }

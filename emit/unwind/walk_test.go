@@ -1,7 +1,10 @@
 package unwind
 
 import (
+	"errors"
+	"io"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/sframe-gen/sframe-gen/emit"
@@ -285,39 +288,104 @@ func TestWalk(t *testing.T) {
 	cases = append(cases, aarch64Cases(emit.ABIAArch64BigEndian)...)
 	cases = append(cases, s390xCases()...)
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			m := newMem(tc.abi)
-			m.region(stackBase, stackSize)
-			mod := Module{Name: "prog", Start: modStart, End: modStart + 0x1000, Bias: modStart}
-			if !tc.noSF {
-				mod.SFrame = reader(t, tc.abi, tc.funcs...)
-			}
-			w, err := New(tc.abi, m, []Module{mod})
-			if err != nil {
-				t.Fatal(err)
-			}
-			var r Regs
-			tc.setup(m, &r)
-			frames, end := w.Walk(&r, nil)
-			var pcs []uint64
-			var sigs []int
-			for i, f := range frames {
-				pcs = append(pcs, f.PC)
-				if f.Signal {
-					sigs = append(sigs, i)
-				}
-			}
-			if !slices.Equal(pcs, tc.want) || end.Reason != tc.end {
-				t.Errorf("frames %#x, end %v\nwant   %#x, end %v", pcs, end, tc.want, tc.end)
-			}
-			if !slices.Equal(sigs, tc.signal) {
-				t.Errorf("signal frames %v, want %v", sigs, tc.signal)
-			}
-			if tc.check != nil && len(frames) == len(tc.want) {
-				tc.check(t, frames)
-			}
-		})
+		// Each case is walked twice by one Walker (the second walk from
+		// its cached lookups), also through a memory that reads at most
+		// 16 bytes at once (the Walker's reads of whole blocks fail).
+		for _, v := range []struct {
+			name  string
+			wordy bool
+		}{{"", false}, {"/again", false}, {"/words", true}, {"/words-again", true}} {
+			t.Run(tc.name+v.name, func(t *testing.T) { walkCase1(t, tc, v.wordy, strings.HasSuffix(v.name, "again")) })
+		}
 	}
+}
+
+// wordMem reads at most 16 bytes at once.
+type wordMem struct{ *fakeMem }
+
+func (m wordMem) ReadAt(p []byte, off int64) (int, error) {
+	if len(p) > 16 {
+		return 0, errors.New("a read of more than 16 bytes")
+	}
+	return m.fakeMem.ReadAt(p, off)
+}
+
+// walkCase1 walks tc's stack (twice with again) and checks the frames.
+func walkCase1(t *testing.T, tc walkCase, wordy, again bool) {
+	m := newMem(tc.abi)
+	m.region(stackBase, stackSize)
+	mod := Module{Name: "prog", Start: modStart, End: modStart + 0x1000, Bias: modStart}
+	if !tc.noSF {
+		mod.SFrame = reader(t, tc.abi, tc.funcs...)
+	}
+	var mem io.ReaderAt = m
+	if wordy {
+		mem = wordMem{m}
+	}
+	w, err := New(tc.abi, mem, []Module{mod})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r Regs
+	tc.setup(m, &r)
+	frames, end := w.Walk(&r, nil)
+	if again {
+		frames, end = w.Walk(&r, frames[:0])
+	}
+	var pcs []uint64
+	var sigs []int
+	for i, f := range frames {
+		pcs = append(pcs, f.PC)
+		if f.Signal {
+			sigs = append(sigs, i)
+		}
+	}
+	if !slices.Equal(pcs, tc.want) || end.Reason != tc.end {
+		t.Errorf("frames %#x, end %v\nwant   %#x, end %v", pcs, end, tc.want, tc.end)
+	}
+	if !slices.Equal(sigs, tc.signal) {
+		t.Errorf("signal frames %v, want %v", sigs, tc.signal)
+	}
+	if tc.check != nil && len(frames) == len(tc.want) {
+		tc.check(t, frames)
+	}
+}
+
+// TestWalkReadsBlocks: a walk reads the stack a block at a time, not a
+// word at a time, and a second walk reads the memory again (it may have
+// changed), not the first walk's blocks.
+func TestWalkReadsBlocks(t *testing.T) {
+	tc := amd64Cases()[0] // leaf, main, _start: three words read
+	m := newMem(tc.abi)
+	m.region(stackBase, stackSize)
+	cm := &countMem{fakeMem: m}
+	w, err := New(tc.abi, cm, []Module{{Name: "prog", Start: modStart, End: modStart + 0x1000, Bias: modStart, SFrame: reader(t, tc.abi, tc.funcs...)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r Regs
+	tc.setup(m, &r)
+	frames, _ := w.Walk(&r, nil)
+	if len(frames) != 3 || cm.reads != 1 {
+		t.Errorf("%d frames in %d reads, want 3 in 1", len(frames), cm.reads)
+	}
+	S := uint64(stackBase + 0x800)
+	m.put(S, modStart+0x110) // leaf returns to _start now
+	frames, _ = w.Walk(&r, frames[:0])
+	if len(frames) != 2 || frames[1].PC != modStart+0x110 {
+		t.Errorf("after the stack changed: frames %+v, want 2, the second at %#x", frames, modStart+0x110)
+	}
+}
+
+// countMem counts reads.
+type countMem struct {
+	*fakeMem
+	reads int
+}
+
+func (m *countMem) ReadAt(p []byte, off int64) (int, error) {
+	m.reads++
+	return m.fakeMem.ReadAt(p, off)
 }
 
 // TestWalkAllocatesNothing walks a stack into a reused slice.
@@ -352,6 +420,32 @@ func TestNewRejects(t *testing.T) {
 	} {
 		if _, err := New(tc.abi, m, tc.mods); err == nil {
 			t.Errorf("%s: no error", tc.name)
+		}
+	}
+}
+
+// TestModuleAt finds the module of addresses in, between, before and after
+// modules, in any order (the last answer is tried first).
+func TestModuleAt(t *testing.T) {
+	mods := []Module{{Name: "c", Start: 0x5000, End: 0x6000}, {Name: "a", Start: 0x1000, End: 0x2000}, {Name: "b", Start: 0x2000, End: 0x3000}}
+	w, err := New(emit.ABIAMD64LittleEndian, newMem(emit.ABIAMD64LittleEndian), mods)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		addr uint64
+		name string
+	}{
+		{0x1000, "a"}, {0x1fff, "a"}, {0x2000, "b"}, {0x5fff, "c"}, {0x2fff, "b"}, {0xfff, ""}, {0x3000, ""},
+		{0x4fff, ""}, {0x6000, ""}, {0x5000, "c"}, {0x1800, "a"}, {^uint64(0), ""}, {0, ""},
+	} {
+		i := w.ModuleAt(tc.addr)
+		name := ""
+		if i >= 0 {
+			name = w.Modules[i].Name
+		}
+		if name != tc.name {
+			t.Errorf("ModuleAt(%#x) = %d (%q), want %q", tc.addr, i, name, tc.name)
 		}
 	}
 }
