@@ -259,7 +259,13 @@ func TestChargeVersions(t *testing.T) {
 	if allocated < 1<<20 {
 		t.Fatalf("the crafted table made only %d bytes: not the case tested", allocated)
 	}
-	if charged < allocated {
+	// Under the race detector the same calls allocate a few percent more
+	// (6.59 MB against 6.07 MB here): the charge is the plain build's.
+	want := allocated
+	if raceEnabled {
+		want = allocated * 9 / 10
+	}
+	if charged < want {
 		t.Errorf("charged %d bytes, DynamicSymbols allocated %d", charged, allocated)
 	}
 }
