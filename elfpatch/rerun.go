@@ -303,16 +303,23 @@ func undoMoves(f *file, in io.ReaderAt, st undoState) []undoState {
 	if st.h.phoff < load.Off || tableEnd > load.Off+load.Filesz {
 		return nil
 	}
-	var in1 []int // sections with content in the first PT_LOAD after the table, by offset
+	// The sections with content in the first PT_LOAD's file range after
+	// the table, by offset; as for moveAfterPhdrs, one whose address is
+	// not the load's for its offset is there too, and is not movable.
+	var in1 []int
 	for i, t := range st.sects {
-		if t.hasContent() && t.Off >= tableEnd && t.Off < load.Off+load.Filesz && t.Addr-t.Off == load.Vaddr-load.Off {
+		if t.hasContent() && t.Off >= tableEnd && t.Off < load.Off+load.Filesz {
 			in1 = append(in1, i)
 		}
 	}
 	slices.SortFunc(in1, func(a, b int) int { return cmp.Compare(st.sects[a].Off, st.sects[b].Off) })
 	dyn := f.dynamicRefs(in)
 	k := len(in1)
-	for k > 0 && f.movable(&st.sects[in1[k-1]], dyn) {
+	for k > 0 {
+		t := &st.sects[in1[k-1]]
+		if t.Addr-t.Off != load.Vaddr-load.Off || !f.movable(t, dyn) {
+			break
+		}
 		k--
 	}
 	if k == 0 || k == len(in1) {
