@@ -223,7 +223,8 @@ func undoPatch(f *file, in io.ReaderAt) (cands []*overlay, off, addr, size uint6
 	}
 	for i := range progs {
 		if progs[i].Type == ptPhdr {
-			progs[i].Filesz, progs[i].Memsz = uint64(len(progs))*phdrSize, progs[i].Memsz-progs[i].Filesz+uint64(len(progs))*phdrSize
+			is := uint64(len(progs)) * phdrSize
+			progs[i].Filesz, progs[i].Memsz = progs[i].Filesz-phSize+is, progs[i].Memsz-phSize+is
 		}
 	}
 	if !newLoad {
@@ -392,7 +393,8 @@ func undoMoves(f *file, in io.ReaderAt, st undoState) (states []undoState, unkno
 			case p.Type == ptLoad && p.Vaddr == load.Vaddr:
 				p.Filesz, p.Memsz = kept-load.Off, kept-load.Off
 			case p.Type == ptPhdr:
-				p.Filesz, p.Memsz = uint64(len(m.progs))*phdrSize, p.Memsz-p.Filesz+uint64(len(m.progs))*phdrSize
+				was, is := uint64(len(st.progs))*phdrSize, uint64(len(m.progs))*phdrSize
+				p.Filesz, p.Memsz = p.Filesz-was+is, p.Memsz-was+is
 			case p.Type != ptLoad && p.Filesz > 0 && p.Off >= dst && p.Off+p.Filesz <= dstEnd:
 				p.Off, p.Vaddr, p.Paddr = p.Off-d, p.Vaddr-d, p.Paddr-d
 			}
