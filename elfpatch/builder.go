@@ -306,7 +306,10 @@ func (b *builder) writeHeaders(h *header, newLoad prog) {
 		case p.Type == ptPhdr:
 			p.Paddr += b.phaddr - p.Vaddr
 			p.Off, p.Vaddr = b.phoff, b.phaddr
-			p.Filesz, p.Memsz = uint64(n)*phdrSize, uint64(n)*phdrSize
+			// The sizes change by what the table does (from ld they are
+			// its size): a re-run rebuilds them from the output.
+			was, is := uint64(len(f.progs))*phdrSize, uint64(n)*phdrSize
+			p.Filesz, p.Memsz = p.Filesz-was+is, p.Memsz-was+is
 			// The Linux kernel registers the SFrame section for every
 			// PF_X program header, the table's included, which then
 			// takes the text's place when it lies in the text mapping.

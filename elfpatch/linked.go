@@ -539,7 +539,11 @@ func (pl *planner) room(li int) uint64 {
 		}
 		limit = u.start
 	}
-	room := limit - end
+	// Only the zeros there are free: a patch that wrote over other bytes
+	// (left by some tool outside every section and segment) would give
+	// the output of another input too, which a re-run could not tell
+	// apart from this one.
+	room := pl.zeros(end, limit)
 	vend := p.Vaddr + p.Memsz
 	for k, i := range pl.loads {
 		if i != li || k+1 == len(pl.loads) {
@@ -556,9 +560,32 @@ func (pl *planner) room(li int) uint64 {
 	return room
 }
 
+// zeros returns how many of the input's bytes from start on, up to end,
+// are zeros (bytes past the end of the file count as zeros).
+func (pl *planner) zeros(start, end uint64) uint64 {
+	const piece = 64 << 10
+	buf := make([]byte, min(piece, end-min(start, end)))
+	for at := start; at < end && at < uint64(pl.f.size); {
+		n := min(uint64(len(buf)), end-at, uint64(pl.f.size)-at)
+		if k, _ := pl.in.ReadAt(buf[:n], int64(at)); k != int(n) {
+			return at - start
+		}
+		for i, c := range buf[:n] {
+			if c != 0 {
+				return at + uint64(i) - start
+			}
+		}
+		at += n
+	}
+	return end - min(start, end)
+}
+
 // isFree reports whether [start, end) overlaps no used range other than the
-// PT_LOAD and PT_PHDR segments.
+// PT_LOAD and PT_PHDR segments, and holds zeros in the input (see room).
 func (pl *planner) isFree(start, end uint64) bool {
+	if start < end && pl.zeros(start, end) != end-start {
+		return false
+	}
 	for _, s := range pl.f.sects {
 		if s.hasContent() && s.Off < end && s.Off+s.Size > start {
 			return false

@@ -23,7 +23,8 @@ import (
 // where the first run put them (a file that does not grow, though not
 // always the bytes of one run when the two runs needed a different number
 // of program headers); any other file (GNU ld's .sframe, a file edited
-// since) is patched as it is.
+// since, one whose first PT_LOAD holds only movable sections after the
+// table) is patched as it is.
 
 // overlay is a file seen as base (its first baseSize bytes, zeros after)
 // cut or extended to size bytes, with chunks written over it in order.
@@ -222,14 +223,19 @@ func undoPatch(f *file, in io.ReaderAt) (cands []*overlay, off, addr, size uint6
 	}
 	for i := range progs {
 		if progs[i].Type == ptPhdr {
-			progs[i].Filesz, progs[i].Memsz = uint64(len(progs))*phdrSize, uint64(len(progs))*phdrSize
+			is := uint64(len(progs)) * phdrSize
+			progs[i].Filesz, progs[i].Memsz = progs[i].Filesz-phSize+is, progs[i].Memsz-phSize+is
 		}
 	}
 	if !newLoad {
 		chunks = append(chunks, chunk{s.Off, make([]byte, s.Size)})
 	}
 	st := undoState{h: h, progs: progs, sects: sects, chunks: chunks, tableMoved: tableMoved}
-	for _, m := range undoMoves(f, in, st) {
+	moves, unknown := undoMoves(f, in, st)
+	if unknown {
+		return nil, 0, 0, 0, false
+	}
+	for _, m := range moves {
 		cands = append(cands, m.overlay(f, in))
 	}
 	cands = append(cands, st.overlay(f, in))
@@ -287,10 +293,12 @@ func (st undoState) overlay(f *file, in io.ReaderAt) *overlay {
 // the table that keeps their alignment, with their symbols, the dynamic
 // entries naming them and the program headers over them; a PT_NOTE that
 // runs on into them is split, its other part's entry put back at each
-// place it may have had (one state for each). None when no such sections.
-func undoMoves(f *file, in io.ReaderAt, st undoState) []undoState {
+// place it may have had (one state for each). None when no such sections;
+// unknown when every section there is movable: whether the first run moved
+// them, and from where, the output does not tell.
+func undoMoves(f *file, in io.ReaderAt, st undoState) (states []undoState, unknown bool) {
 	if st.tableMoved {
-		return nil
+		return nil, false
 	}
 	fl := -1
 	for i, p := range st.progs {
@@ -301,22 +309,32 @@ func undoMoves(f *file, in io.ReaderAt, st undoState) []undoState {
 	load := st.progs[fl]
 	tableEnd := st.h.phoff + uint64(len(st.progs))*phdrSize
 	if st.h.phoff < load.Off || tableEnd > load.Off+load.Filesz {
-		return nil
+		return nil, false
 	}
-	var in1 []int // sections with content in the first PT_LOAD after the table, by offset
+	// The sections with content in the first PT_LOAD's file range after
+	// the table, by offset; as for moveAfterPhdrs, one whose address is
+	// not the load's for its offset is there too, and is not movable.
+	var in1 []int
 	for i, t := range st.sects {
-		if t.hasContent() && t.Off >= tableEnd && t.Off < load.Off+load.Filesz && t.Addr-t.Off == load.Vaddr-load.Off {
+		if t.hasContent() && t.Off >= tableEnd && t.Off < load.Off+load.Filesz {
 			in1 = append(in1, i)
 		}
 	}
 	slices.SortFunc(in1, func(a, b int) int { return cmp.Compare(st.sects[a].Off, st.sects[b].Off) })
 	dyn := f.dynamicRefs(in)
 	k := len(in1)
-	for k > 0 && f.movable(&st.sects[in1[k-1]], dyn) {
+	for k > 0 {
+		t := &st.sects[in1[k-1]]
+		if t.Addr-t.Off != load.Vaddr-load.Off || !f.movable(t, dyn) {
+			break
+		}
 		k--
 	}
-	if k == 0 || k == len(in1) {
-		return nil
+	if k == 0 && len(in1) > 0 {
+		return nil, true
+	}
+	if k == len(in1) {
+		return nil, false
 	}
 	moved := in1[k:]
 	dst, dstEnd, align := st.sects[moved[0]].Off, uint64(0), uint64(1)
@@ -375,14 +393,15 @@ func undoMoves(f *file, in io.ReaderAt, st undoState) []undoState {
 			case p.Type == ptLoad && p.Vaddr == load.Vaddr:
 				p.Filesz, p.Memsz = kept-load.Off, kept-load.Off
 			case p.Type == ptPhdr:
-				p.Filesz, p.Memsz = uint64(len(m.progs))*phdrSize, uint64(len(m.progs))*phdrSize
+				was, is := uint64(len(st.progs))*phdrSize, uint64(len(m.progs))*phdrSize
+				p.Filesz, p.Memsz = p.Filesz-was+is, p.Memsz-was+is
 			case p.Type != ptLoad && p.Filesz > 0 && p.Off >= dst && p.Off+p.Filesz <= dstEnd:
 				p.Off, p.Vaddr, p.Paddr = p.Off-d, p.Vaddr-d, p.Paddr-d
 			}
 		}
 		data := make([]byte, dstEnd-dst)
 		if _, err := in.ReadAt(data, int64(dst)); err != nil {
-			return nil
+			return nil, false
 		}
 		m.chunks = append(m.chunks, chunk{dst, make([]byte, dstEnd-dst)}, chunk{s0, data})
 		o := f.hdr.order
@@ -399,12 +418,12 @@ func undoMoves(f *file, in io.ReaderAt, st undoState) []undoState {
 		}
 		sym := &linkedPlan{moved: back}
 		if err := sym.fixSymbols(f, in); err != nil {
-			return nil
+			return nil, false
 		}
 		m.chunks = append(m.chunks, sym.chunks...)
 		out = append(out, m)
 	}
-	return out
+	return out, false
 }
 
 // planInput parses in and plans the patch of its earlier input when in is
