@@ -36,6 +36,7 @@ func statsTreeTree(t *testing.T) string {
 	if msg, err := exec.Command(ar, append([]string{"rcsD", filepath.Join(dir, "libdemo.a")}, objs...)...).CombinedOutput(); err != nil {
 		t.Fatalf("ar: %v\n%s", err, msg)
 	}
+	copyFile(t, filepath.Join(td, "gas/x86_64/nocfi.o"), filepath.Join(dir, "nocfi.o"))
 	os.WriteFile(filepath.Join(dir, "README"), []byte("text\n"), 0o644)
 	os.WriteFile(filepath.Join(dir, "empty"), nil, 0o644)
 	os.WriteFile(filepath.Join(dir, "i386.o"), elf32Object(), 0o644)
@@ -138,7 +139,7 @@ func TestStatsTree(t *testing.T) {
 		if !reflect.DeepEqual(byKind, total.ByKind) || !reflect.DeepEqual(byABI, total.ByABI) || len(byABI) != 3 {
 			t.Errorf("%s: totals by kind or ABI differ from the files' sums", name)
 		}
-		if total.statsCounts.Files != len(files) || members != 2 || total.FilesSkipped < 3 || total.FilesFailed != 0 || len(files) < 60 {
+		if total.statsCounts.Files != len(files) || members != 2 || total.FilesSkipped < 3 || total.FilesWithoutCFI != 1 || total.FilesFailed != 0 || len(files) < 60 {
 			t.Errorf("%s: %d files (%d members), total %+v", name, len(files), members, total)
 		}
 		var installed int64
