@@ -119,6 +119,12 @@ func (b *builder) finish() *linkedPlan {
 	h := b.f.hdr
 	t := b.sectionTable()
 	pos := b.keptInput(&t, &h)
+	if t.shstrGrows && !t.shstrInPlace && b.f.shstrndx != 0 {
+		// The grown copy goes where the input ends, before a new
+		// PT_LOAD: a re-run finds the input's size there (rerun.go).
+		t.shstrOff, t.shstrPlaced = pos, true
+		pos += uint64(len(t.shstr))
+	}
 	var newLoad prog
 	if b.withLoad {
 		newLoad, pos = b.addLoad(pos)
@@ -139,6 +145,7 @@ type sectTable struct {
 	appendMode   bool   // the table is written after everything else
 	shstrOff     uint64 // where the section-name table goes
 	shstrInPlace bool   // it grows where it is, at the end of the content
+	shstrPlaced  bool   // its grown copy is placed, at the end of the input
 }
 
 // sectionTable returns the input's section headers with .sframe's (set,
@@ -251,7 +258,7 @@ func (b *builder) writeSections(t *sectTable, h *header, pos uint64) uint64 {
 	f, pl, plan := b.f, b.pl, b.plan
 	sects := t.sects
 	if t.shstrGrows {
-		if !t.shstrInPlace {
+		if !t.shstrInPlace && !t.shstrPlaced {
 			t.shstrOff = pos
 			pos += uint64(len(t.shstr))
 		}

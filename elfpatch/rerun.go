@@ -10,8 +10,8 @@ import (
 // A file PatchLinked wrote is patched again as the file it was made from:
 // the section, its PT_GNU_SFRAME, the PT_LOAD added for it (or the growth
 // of the PT_LOAD it went into), its section header and name are taken out
-// first, the section header table and a moved program header table put
-// back, and the sections moved away from after the program header table
+// first, the section header table (and a section-name table copied to
+// the end) and a moved program header table put back, and the sections moved away from after the program header table
 // (with their symbols, dynamic entries and program headers, a PT_NOTE
 // they joined split again) put back, so that patching with one section
 // and then another gives the bytes of the second alone, and a file does
@@ -177,7 +177,8 @@ func undoPatch(f *file, in io.ReaderAt) (cands []*overlay, off, addr, size uint6
 	h := f.hdr
 	sects := slices.Clone(f.sects[:n-1])
 	shstr := &sects[f.shstrndx]
-	if uint64(s.Name)+uint64(len(nameSFrame))+1 == shstr.Size && bytes.HasSuffix(f.shstrtab, []byte(nameSFrame+"\x00")) {
+	grown := uint64(s.Name)+uint64(len(nameSFrame))+1 == shstr.Size && bytes.HasSuffix(f.shstrtab, []byte(nameSFrame+"\x00"))
+	if grown {
 		shstr.Size -= uint64(len(nameSFrame)) + 1
 	}
 	var progs []prog
@@ -235,11 +236,69 @@ func undoPatch(f *file, in io.ReaderAt) (cands []*overlay, off, addr, size uint6
 	if unknown {
 		return nil, 0, 0, 0, false
 	}
-	for _, m := range moves {
+	for _, m := range append(moves, st) {
+		if grown {
+			if b, ok := m.nameTableBack(f, in); ok {
+				cands = append(cands, b.overlay(f, in))
+			}
+		}
 		cands = append(cands, m.overlay(f, in))
 	}
-	cands = append(cands, st.overlay(f, in))
 	return cands, s.Off, s.Addr, s.Size, true
+}
+
+// nameTableWindow bounds how far before the end of an earlier input
+// nameTableBack looks for the section-name and section header tables
+// that input had.
+const nameTableWindow = 1 << 20
+
+// nameTableBack returns st with the section-name table put back where it
+// was in an input whose section header table was not at its end (bytes
+// after it, or the name table not the last content): PatchLinked then
+// wrote the grown table at the end of the input, and the section header
+// table after it, leaving the input's two tables where they were. So
+// when the name table is the last content, the input ended where it
+// starts, and its two tables are found, unchanged, in its last
+// nameTableWindow bytes. Whether it was moved or grown in place, the
+// output does not say: the caller tries both.
+func (st undoState) nameTableBack(f *file, in io.ReaderAt) (undoState, bool) {
+	name := st.sects[f.shstrndx]
+	end := name.Off // where the earlier input would have ended
+	if name.Size == 0 || st.h.phoff+uint64(len(st.progs))*phdrSize > end {
+		return st, false
+	}
+	for i, t := range st.sects {
+		if i != f.shstrndx && t.hasContent() && t.Off+t.Size > end {
+			return st, false
+		}
+	}
+	for _, p := range st.progs {
+		if p.Filesz > 0 && p.Off+p.Filesz > end {
+			return st, false
+		}
+	}
+	from := end - min(end, nameTableWindow)
+	win := make([]byte, end-from)
+	if _, err := in.ReadAt(win, int64(from)); err != nil {
+		return st, false
+	}
+	content := f.shstrtab[:name.Size]
+	for at, tries := 0, 0; tries < 4; tries++ {
+		i := bytes.Index(win[at:], content)
+		if i < 0 {
+			break
+		}
+		at += i
+		b := undoState{h: st.h, progs: st.progs, sects: slices.Clone(st.sects), chunks: st.chunks, tableMoved: st.tableMoved, size: end}
+		b.sects[f.shstrndx].Off = from + uint64(at)
+		table := encodeSects(&b.h, slices.Clone(b.sects), f.shstrndx)
+		if j := bytes.Index(win, table); j >= 0 {
+			b.h.shoff = from + uint64(j)
+			return b, true
+		}
+		at++
+	}
+	return st, false
 }
 
 // undoState is the file an earlier patch was made from, as undoPatch
@@ -250,6 +309,9 @@ type undoState struct {
 	sects      []sect
 	chunks     []chunk
 	tableMoved bool
+	// size, when not 0, is the file's size, its section header table
+	// being where h.shoff says; else the table follows the last content.
+	size uint64
 }
 
 // overlay encodes the state's headers (the section header table after
@@ -271,9 +333,13 @@ func (st undoState) overlay(f *file, in io.ReaderAt) *overlay {
 			end = max(end, p.Off+p.Filesz)
 		}
 	}
-	h.shoff = alignUp(end, 8)
+	size := st.size
+	if size == 0 {
+		h.shoff = alignUp(end, 8)
+		chunks = append(chunks, chunk{end, make([]byte, h.shoff-end)})
+		size = h.shoff + uint64(len(sects))*shdrSize
+	}
 	h.phnum = uint16(len(progs))
-	chunks = append(chunks, chunk{end, make([]byte, h.shoff-end)})
 	pt := make([]byte, len(progs)*phdrSize)
 	for i := range progs {
 		encodeProg(h.order, pt[i*phdrSize:], &progs[i])
@@ -283,7 +349,7 @@ func (st undoState) overlay(f *file, in io.ReaderAt) *overlay {
 	eh := make([]byte, ehdrSize)
 	encodeHeader(eh, &h)
 	chunks = append(chunks, chunk{0, eh})
-	return &overlay{base: in, baseSize: f.size, size: int64(h.shoff + uint64(len(sects))*shdrSize), chunks: chunks}
+	return &overlay{base: in, baseSize: f.size, size: int64(size), chunks: chunks}
 }
 
 // undoMoves returns st with the sections an earlier patch moved from

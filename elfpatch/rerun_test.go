@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -26,33 +27,42 @@ func TestRepatchAsFromInput(t *testing.T) {
 		if strings.Contains(base, ".gs.") || !(strings.HasSuffix(base, ".exe") || strings.HasSuffix(base, ".so")) {
 			continue
 		}
-		in, err := os.ReadFile(path)
+		plain, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)
 		}
 		n++
-		t.Run(filepath.Base(filepath.Dir(path))+"/"+base, func(t *testing.T) {
-			one := make([][]byte, len(sizes))
-			lays := make([]Layout, len(sizes))
-			for i, size := range sizes {
-				out, lay, err := patchBytes(t, in, bytes.Repeat([]byte{byte(i + 1)}, size))
-				if err != nil {
-					t.Fatalf("%d bytes: %v", size, err)
-				}
-				one[i], lays[i] = out, lay
+		// As the file is, and with bytes after its section header table
+		// (a signature, an appended payload): the section-name table is
+		// then copied to the end, and a re-run puts both tables back.
+		for _, in := range [][]byte{plain, append(slices.Clip(plain), "appended data"...)} {
+			name := filepath.Base(filepath.Dir(path)) + "/" + base
+			if len(in) > len(plain) {
+				name += "+appended"
 			}
-			for a := range sizes {
-				for b, size := range sizes {
-					got, lay, err := patchBytes(t, one[a], bytes.Repeat([]byte{byte(b + 1)}, size))
+			t.Run(name, func(t *testing.T) {
+				one := make([][]byte, len(sizes))
+				lays := make([]Layout, len(sizes))
+				for i, size := range sizes {
+					out, lay, err := patchBytes(t, in, bytes.Repeat([]byte{byte(i + 1)}, size))
 					if err != nil {
-						t.Fatalf("%d then %d bytes: %v", sizes[a], size, err)
+						t.Fatalf("%d bytes: %v", size, err)
 					}
-					if !lay.Replaced || !bytes.Equal(got, one[b]) {
-						t.Errorf("%d then %d bytes: %d bytes, %d alone, identical %v (first %+v; second %+v)", sizes[a], size, len(got), len(one[b]), bytes.Equal(got, one[b]), lays[a], lay)
+					one[i], lays[i] = out, lay
+				}
+				for a := range sizes {
+					for b, size := range sizes {
+						got, lay, err := patchBytes(t, one[a], bytes.Repeat([]byte{byte(b + 1)}, size))
+						if err != nil {
+							t.Fatalf("%d then %d bytes: %v", sizes[a], size, err)
+						}
+						if !lay.Replaced || !bytes.Equal(got, one[b]) {
+							t.Errorf("%d then %d bytes: %d bytes, %d alone, identical %v (first %+v; second %+v)", sizes[a], size, len(got), len(one[b]), bytes.Equal(got, one[b]), lays[a], lay)
+						}
 					}
 				}
-			}
-		})
+			})
+		}
 	}
 	if n < 20 {
 		t.Fatalf("%d linked files in testdata/link, want at least 20", n)
