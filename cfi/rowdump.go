@@ -1,140 +1,30 @@
-package main
+package cfi
 
 import (
-	"bufio"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"strconv"
-
-	"github.com/spf13/pflag"
-
-	"github.com/sframe-gen/sframe-gen/cfi"
 )
 
-// runRows prints the CFI row table of every FDE (of a static archive: of
-// each member with CFI): with --json one JSON object per FDE and line,
-// else a readable text form. Entry errors go to stderr and make the exit
-// status 1; the other FDEs are still printed.
-func (c *cli) runRows(args []string) int {
-	fs := pflag.NewFlagSet("sframe-gen rows", pflag.ContinueOnError)
-	fs.SetOutput(c.stderr)
-	help := helpFlag(fs)
-	asJSON := fs.Bool("json", false, "print one JSON object per FDE and line")
-	source := cfiSourceFlags(fs, "read")
-	budget := c.memoryLimitFlag(fs, readMemoryUsage)
-	setUsage(fs, c.stdout, "sframe-gen rows [--json] [--eh-frame|--debug-frame] FILE...",
-		"Print the CFI row table of every FDE of FILE: the CFA and register rules from\n"+
-			"each address on, as the call-frame information describes them; of a static\n"+
-			"archive, of each member with CFI, after a line naming it ARCHIVE(MEMBER); of\n"+
-			"several FILEs, each after a line naming it.")
-	if code, done := c.parseFiles(fs, args, help, "rows"); done {
-		return code
-	}
-	src, err := source()
-	if err != nil {
-		return c.fail("", commandUsage("rows", err.Error()))
-	}
-	b, err := budget()
-	if err != nil {
-		return c.fail("", commandUsage("rows", err.Error()))
-	}
-	status := exitOK
-	for _, file := range fs.Args() {
-		status = max(status, c.rowsFile(file, src, fs.NArg() > 1, *asJSON, b))
-	}
-	return status
-}
-
-// rowsFile prints the rows of file (named: after a line naming it) and
-// returns the exit status.
-func (c *cli) rowsFile(file string, src cfi.Source, named, asJSON bool, b *memoryBudget) int {
-	status := exitOK
-	err := readInputs(file, "no member has call-frame information", b, func(in elfInput) bool {
-		in.named = in.member || named
-		if in.err != nil {
-			status = c.fail(in.name, in.err)
-			return true
-		}
-		if err := in.meter.ChargeCFI(in.f, src); err != nil {
-			status = c.fail(in.name, err)
-			return true
-		}
-		frames, err := cfi.Read(in.f, src)
-		if in.member && errors.Is(err, cfi.ErrNoCFI) {
-			return false // an object without CFI
-		}
-		if err != nil {
-			status = c.fail(in.name, err)
-			return true
-		}
-		w := bufio.NewWriter(c.stdout)
-		if st := printRows(w, c.stderr, in, frames, asJSON); st != exitOK {
-			status = st
-		}
-		if err := w.Flush(); err != nil {
-			status = c.fail(in.name, err)
-		}
-		return true
-	})
-	if err != nil {
-		return c.fail(file, err)
-	}
-	return status
-}
-
-// printRows prints every FDE's rows and, in section order with them, the
-// entry errors. The rows of an archive's member follow a line naming it
-// (text), or carry a "file" member (JSON).
-func printRows(w *bufio.Writer, stderr io.Writer, in elfInput, frames *cfi.Frames, asJSON bool) int {
-	status := exitOK
-	report := func(err error) {
-		w.Flush()
-		fmt.Fprintf(stderr, "sframe-gen: %s: %v\n", displayName(in.name), err)
-		status = exitFailure
-	}
-	var jsonFile []byte // `"file":"ARCHIVE(MEMBER)",` in JSON lines
-	switch {
-	case in.named && asJSON:
-		name, _ := json.Marshal(in.name) // a string always marshals
-		jsonFile = append(append([]byte(`"file":`), name...), ',')
-	case in.named:
-		fmt.Fprintf(w, "%s:\n", in.name)
-	}
-	errs := frames.Errors
-	var it cfi.RowIterator
-	var buf []byte
-	for _, fde := range frames.FDEs {
-		for len(errs) > 0 && errs[0].Offset < fde.Offset {
-			report(errs[0])
-			errs = errs[1:]
-		}
-		it.Reset(frames, fde)
-		var err error
-		if asJSON {
-			buf, err = appendFDEJSON(buf[:0], jsonFile, frames, fde, &it)
-		} else {
-			buf, err = appendFDEText(buf[:0], fde, &it)
-		}
-		w.Write(buf)
-		if err != nil {
-			report(err)
-		}
-	}
-	for _, e := range errs {
-		report(e)
-	}
-	return status
-}
-
-// appendFDEJSON appends the FDE's JSON line, file (a "file" member and
-// its comma, or nothing) first. On an error the rows read so far are still
-// printed.
-func appendFDEJSON(b, file []byte, frames *cfi.Frames, fde *cfi.FDE, it *cfi.RowIterator) ([]byte, error) {
+// AppendRowsJSON appends the row table of fde, one of frames' FDEs, as
+// one JSON object and a newline, in the form "sframe-gen rows --json"
+// prints (docs/rows.md):
+//
+//	{"start":4096,"end":4160,"rows":[{"pc":4096,"cfa":{"reg":7,"offset":8},"regs":{"16":{"rule":"offset","offset":-8}}}]}
+//
+// "section" follows "end" in a relocatable object; a register's rule has
+// "offset", "reg" or "expr" (hex) as its kind needs; a CFA expression is
+// {"expr":HEX}. members, when not empty, is written first in the object:
+// members of the caller's and their comma (`"file":"a.o",`).
+//
+// it is scratch state, reset to fde (a zero RowIterator will do). On an
+// error the rows read before it are appended and the object closed.
+func AppendRowsJSON(b []byte, frames *Frames, fde *FDE, it *RowIterator, members []byte) ([]byte, error) {
+	it.Reset(frames, fde)
 	b = append(b, '{')
-	b = append(b, file...)
+	b = append(b, members...)
 	b = append(b, `"start":`...)
 	b = strconv.AppendUint(b, fde.Start, 10)
 	b = append(b, `,"end":`...)
@@ -146,7 +36,7 @@ func appendFDEJSON(b, file []byte, frames *cfi.Frames, fde *cfi.FDE, it *cfi.Row
 	b = append(b, `,"rows":[`...)
 	var err error
 	for n := 0; ; n++ {
-		var row *cfi.Row
+		var row *Row
 		row, err = it.Next()
 		if err != nil {
 			break
@@ -179,13 +69,13 @@ func appendFDEJSON(b, file []byte, frames *cfi.Frames, fde *cfi.FDE, it *cfi.Row
 			b = append(b, r.Rule.Kind.String()...)
 			b = append(b, '"')
 			switch r.Rule.Kind {
-			case cfi.RuleOffset, cfi.RuleValOffset:
+			case RuleOffset, RuleValOffset:
 				b = append(b, `,"offset":`...)
 				b = strconv.AppendInt(b, r.Rule.Offset, 10)
-			case cfi.RuleRegister:
+			case RuleRegister:
 				b = append(b, `,"reg":`...)
 				b = strconv.AppendUint(b, r.Rule.Reg, 10)
-			case cfi.RuleExpression, cfi.RuleValExpression:
+			case RuleExpression, RuleValExpression:
 				b = append(b, `,"expr":"`...)
 				b = hex.AppendEncode(b, r.Rule.Expr)
 				b = append(b, '"')
@@ -205,11 +95,23 @@ func appendFDEJSON(b, file []byte, frames *cfi.Frames, fde *cfi.FDE, it *cfi.Row
 	return b, err
 }
 
-// appendFDEText appends the FDE's rows in a readable form:
+// AppendRowsText appends the row table of fde, one of frames' FDEs, in
+// the readable form "sframe-gen rows" prints (docs/rows.md): a line naming
+// the FDE (its offset in the section, the addresses it covers, its CIE's
+// offset, and in a relocatable object its section), then a line per row,
+// the CFA rule and the rule of each register column:
 //
 //	FDE 0x18 pc 0x1000..0x1040 CIE 0x0
 //	  0x1000  cfa r7+8  r16 c-8
-func appendFDEText(b []byte, fde *cfi.FDE, it *cfi.RowIterator) ([]byte, error) {
+//
+// A rule is u (undefined), s (same value), c+N (saved at CFA+N), v+N (the
+// value CFA+N), rN (in register N), exp(HEX) or vexp(HEX) (DWARF
+// expressions); ra-mangled ends a row whose return address is signed.
+//
+// it is scratch state, reset to fde (a zero RowIterator will do). On an
+// error the rows read before it are appended.
+func AppendRowsText(b []byte, frames *Frames, fde *FDE, it *RowIterator) ([]byte, error) {
+	it.Reset(frames, fde)
 	b = fmt.Appendf(b, "FDE %#x pc %#x..%#x CIE %#x", fde.Offset, fde.Start, fde.End(), fde.CIE.Offset)
 	if fde.Section != 0 {
 		b = fmt.Appendf(b, " section %d", fde.Section)
@@ -217,7 +119,7 @@ func appendFDEText(b []byte, fde *cfi.FDE, it *cfi.RowIterator) ([]byte, error) 
 	b = append(b, '\n')
 	var err error
 	for {
-		var row *cfi.Row
+		var row *Row
 		row, err = it.Next()
 		if err != nil {
 			break
@@ -231,19 +133,19 @@ func appendFDEText(b []byte, fde *cfi.FDE, it *cfi.RowIterator) ([]byte, error) 
 		for _, r := range row.Regs {
 			b = fmt.Appendf(b, "  r%d ", r.Column)
 			switch r.Rule.Kind {
-			case cfi.RuleUndefined:
+			case RuleUndefined:
 				b = append(b, 'u')
-			case cfi.RuleSameValue:
+			case RuleSameValue:
 				b = append(b, 's')
-			case cfi.RuleOffset:
+			case RuleOffset:
 				b = fmt.Appendf(b, "c%+d", r.Rule.Offset)
-			case cfi.RuleValOffset:
+			case RuleValOffset:
 				b = fmt.Appendf(b, "v%+d", r.Rule.Offset)
-			case cfi.RuleRegister:
+			case RuleRegister:
 				b = fmt.Appendf(b, "r%d", r.Rule.Reg)
-			case cfi.RuleExpression:
+			case RuleExpression:
 				b = fmt.Appendf(b, "exp(%x)", r.Rule.Expr)
-			case cfi.RuleValExpression:
+			case RuleValExpression:
 				b = fmt.Appendf(b, "vexp(%x)", r.Rule.Expr)
 			}
 		}

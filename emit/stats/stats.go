@@ -1,136 +1,18 @@
-package main
+package stats
 
 import (
-	"bufio"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"io"
 	"slices"
 	"sort"
 
-	"github.com/spf13/pflag"
-
-	sframegen "github.com/sframe-gen/sframe-gen"
-	"github.com/sframe-gen/sframe-gen/cfi"
 	"github.com/sframe-gen/sframe-gen/emit"
 	"github.com/sframe-gen/sframe-gen/emit/verify"
 )
 
-// runStats implements "sframe-gen stats [--json] [--dry-run] FILE":
-// coverage and cost of the .sframe section, or, for a file without one (or
-// with --dry-run), of the section generating would write; for a static
-// archive, of each member generate reads.
-func (c *cli) runStats(args []string) int {
-	fs := pflag.NewFlagSet("sframe-gen stats", pflag.ContinueOnError)
-	fs.SetOutput(c.stderr)
-	help := helpFlag(fs)
-	asJSON := fs.Bool("json", false, "print the statistics as one JSON object")
-	dry := fs.Bool("dry-run", false, "describe what generating would write even when FILE has a .sframe section")
-	source := cfiSourceFlags(fs, "read")
-	gas := fs.Bool("gas-compat", false, "in a dry run: what generating with --gas-compat writes")
-	share := shareFlags(fs)
-	sframeVer := sframeVersionFlags(fs)
-	jobs := fs.IntP("jobs", "j", 0, "with several PATHs or a directory: files read at once (default: the CPUs available)")
-	budget := c.memoryLimitFlag(fs, readMemoryUsage)
-	setUsage(fs, c.stdout, "sframe-gen stats [--json] [--dry-run] [GENERATE-OPTIONS] FILE\n"+
-		"  or:  sframe-gen stats [--json] [--dry-run] [-j N] [GENERATE-OPTIONS] PATH...",
-		"Coverage and cost of FILE's .sframe section (or, without one, of the section\n"+
-			"generating would write with the same options: nothing is written); of a static\n"+
-			"archive, of each member, named ARCHIVE(MEMBER).\n"+
-			"With several PATHs or a directory (walked as generate walks it): a line per\n"+
-			"file (--json: an object per file), then the total of all of them.")
-	if err := fs.Parse(args); err != nil {
-		return c.fail("", commandUsage("stats", err.Error()))
-	}
-	if *help {
-		fs.Usage()
-		return exitOK
-	}
-	if fs.NArg() == 0 {
-		return c.fail("", commandUsage("stats", "expected a FILE, or PATHs"))
-	}
-	var o generateOptions
-	var err error
-	o.gas = *gas
-	if o.source, err = source(); err != nil {
-		return c.fail("", commandUsage("stats", err.Error()))
-	}
-	if o.version, err = sframeVer(); err != nil {
-		return c.fail("", commandUsage("stats", err.Error()))
-	}
-	if o.share, err = share(o.gas); err != nil {
-		return c.fail("", commandUsage("stats", err.Error()))
-	}
-	b, err := budget()
-	if err != nil {
-		return c.fail("", commandUsage("stats", err.Error()))
-	}
-	opts := o.library()
-	if _, err := sframegen.NewGenerator(opts, sframegen.Resources{}); err != nil {
-		return c.fail("", commandUsage("stats", err.Error()))
-	}
-	if fs.NArg() > 1 || isDir(fs.Arg(0)) {
-		return c.runStatsTree(fs.Args(), opts, b, *dry, *asJSON, *jobs)
-	}
-	return c.statsFile(fs.Arg(0), opts, b, *dry, *asJSON)
-}
-
-// meteredGenerator is the generator of a dry run with options opts: it
-// charges what it reads to meter, the input's, given back with the
-// input's.
-func meteredGenerator(opts sframegen.Options, meter *sframegen.Meter) *sframegen.Generator {
-	admit := func(cost sframegen.Cost) (func(), error) { return func() {}, meter.Charge(cost) }
-	g, _ := sframegen.NewGenerator(opts, sframegen.Resources{Admit: admit}) // opts checked by runStats
-	return g
-}
-
-// statsFile prints the statistics of file and returns the exit status.
-func (c *cli) statsFile(file string, opts sframegen.Options, b *memoryBudget, dry, asJSON bool) int {
-	status := exitOK
-	err := readInputs(file, "no member has a .sframe section or call-frame information", b, func(in elfInput) bool {
-		g := meteredGenerator(opts, in.meter)
-		if in.member && in.err == nil && verify.FindSection(in.f) == nil && !sframegen.Generates(in.f) {
-			return false // generate leaves such a member as it is
-		}
-		err := in.err
-		if err == nil {
-			err = c.writeStats(in, g, dry, asJSON)
-		}
-		if err != nil {
-			status = c.fail(in.name, err)
-		}
-		return true
-	})
-	if err != nil {
-		return c.fail(file, err)
-	}
-	return status
-}
-
-// writeStats prints the statistics of in.
-func (c *cli) writeStats(in elfInput, g *sframegen.Generator, dry, asJSON bool) error {
-	st, err := computeStats(in, g, dry)
-	if err != nil {
-		return err
-	}
-	st.describe(in)
-	w := bufio.NewWriter(c.stdout)
-	if asJSON {
-		enc := json.NewEncoder(jsonWriter{w})
-		enc.SetIndent("", "  ")
-		err = enc.Encode(st)
-	} else {
-		writeStatsText(w, st)
-	}
-	if ferr := w.Flush(); err == nil {
-		err = ferr
-	}
-	return err
-}
-
-// statsJSON is the statistics of one file (docs/stats.md).
-type statsJSON struct {
+// Stats is the statistics of one SFrame section (docs/stats.md): its
+// coverage of the functions the CFI describes, its FDEs and FREs by kind,
+// where its bytes go and what sharing FRE data saves. The JSON names are
+// those of "sframe-gen stats --json".
+type Stats struct {
 	File string `json:"file"`
 	// Kind is the file's kind (sframegen.Kind: "executable",
 	// "pie-executable", "shared-library", "object"), or "archive-member";
@@ -151,13 +33,13 @@ type statsJSON struct {
 	UncoveredBytes     uint64 `json:"uncovered_bytes"`
 	// Skipped groups the functions left out by lower's reason (dry run
 	// only: an existing section does not say why).
-	Skipped []statsSkip `json:"skipped"`
+	Skipped []Reason `json:"skipped"`
 
 	// V2Lost counts, in a dry run, the functions of the version 3
 	// section that version 2 (--sframe-version 2) would leave out, by
 	// reason in V2LostReasons.
-	V2Lost        int         `json:"v2_lost_functions"`
-	V2LostReasons []statsSkip `json:"v2_lost"`
+	V2Lost        int      `json:"v2_lost_functions"`
+	V2LostReasons []Reason `json:"v2_lost"`
 
 	FDEs       int `json:"fdes"`
 	PCMaskFDEs int `json:"pcmask_fdes"`
@@ -198,12 +80,12 @@ type statsJSON struct {
 	EHFrameHdrBytes uint64 `json:"eh_frame_hdr_bytes"`
 	// Breakdown says where the section's bytes go; its parts add up to
 	// SectionBytes.
-	Breakdown statsBreakdown `json:"breakdown"`
+	Breakdown Breakdown `json:"breakdown"`
 }
 
-// statsBreakdown splits a section's bytes by what they hold, as written
+// Breakdown splits a section's bytes by what they hold, as written
 // (a block of FRE data shared by several FDEs is counted once).
-type statsBreakdown struct {
+type Breakdown struct {
 	// Header is the header and the auxiliary header.
 	Header int `json:"header"`
 	// FDEIndex is the FDE index: 16 bytes per FDE in version 3, the
@@ -226,7 +108,8 @@ type statsBreakdown struct {
 	SharingSaved int `json:"sharing_saved"`
 }
 
-func (b *statsBreakdown) add(o *statsBreakdown) {
+// Add adds o's parts to b's.
+func (b *Breakdown) Add(o *Breakdown) {
 	b.Header += o.Header
 	b.FDEIndex += o.FDEIndex
 	b.FDEAttributes += o.FDEAttributes
@@ -237,161 +120,38 @@ func (b *statsBreakdown) add(o *statsBreakdown) {
 	b.SharingSaved += o.SharingSaved
 }
 
-// sum is the section size the parts add up to (SharingSaved is not a
+// Sum is the section size the parts add up to (SharingSaved is not a
 // part).
-func (b *statsBreakdown) sum() int {
+func (b *Breakdown) Sum() int {
 	return b.Header + b.FDEIndex + b.FDEAttributes + b.FREStartAddresses + b.FREInfo + b.DataWords + b.Other
 }
 
-// errNoSFrameNoCFI is computeStats' error for a file that has neither a
-// .sframe section nor CFI.
-var errNoSFrameNoCFI = errors.New("no .sframe section and no call-frame information")
-
-type statsSkip struct {
+// Reason is a count of functions left out of a section for one reason.
+type Reason struct {
 	Reason    string `json:"reason"`
 	Functions int    `json:"functions"`
 	Bytes     uint64 `json:"bytes"`
 }
 
-// describe sets the fields that name st's file: its name, kind and size.
-func (st *statsJSON) describe(in elfInput) {
-	st.File = in.name
-	st.Kind = sframegen.Kind(in.f)
-	if in.member {
-		st.Kind = "archive-member"
+// Tally counts functions and their bytes by reason.
+type Tally map[string]*Reason
+
+// Add counts one function of size bytes left out for reason.
+func (t Tally) Add(reason string, bytes uint64) {
+	k := t[reason]
+	if k == nil {
+		k = &Reason{Reason: reason}
+		t[reason] = k
 	}
-	st.FileBytes = in.size
+	k.Functions++
+	k.Bytes += bytes
 }
 
-// computeStats gathers the statistics of in's section, or of a dry run:
-// the section g generates, as --raw writes it (for a linked file, at
-// address 0) with the same options.
-func computeStats(in elfInput, g *sframegen.Generator, dry bool) (*statsJSON, error) {
-	f, src := in.f, g.Options().Source
-	st := &statsJSON{Skipped: []statsSkip{}, V2LostReasons: []statsSkip{}}
-	if s := f.Section(".eh_frame"); s != nil {
-		st.EHFrameBytes = s.Size
-	}
-	if s := f.Section(".eh_frame_hdr"); s != nil {
-		st.EHFrameHdrBytes = s.Size
-	}
-	sec := verify.FindSection(f)
-	if sec != nil && !dry {
-		// Decoded here, and checked by verify.File against the CFI.
-		if err := chargeVerify(in, src); err != nil {
-			return nil, err
-		}
-		data, err := emit.SectionData(sec)
-		if err != nil {
-			return nil, err
-		}
-		s, err := emit.Decode(data)
-		if err != nil {
-			return nil, fmt.Errorf("section %s: %w", sec.Name, err)
-		}
-		st.SectionBytes = len(data)
-		fdes, err := s.Functions()
-		if err != nil {
-			return nil, fmt.Errorf("section %s: %w", sec.Name, err)
-		}
-		st.sectionStats(s, fdes, data)
-		if err := st.sharingStats(s, fdes); err != nil {
-			return nil, fmt.Errorf("section %s: %w", sec.Name, err)
-		}
-		st.Shared = st.SharedFDEs > 0
-		rep, err := verify.File(f, verify.Options{Source: src})
-		if errors.Is(err, verify.ErrNoCFI) {
-			return st, nil // nothing describes the code: no coverage to measure
-		}
-		if err != nil {
-			return nil, err
-		}
-		st.CFIFunctions, st.CFIBytes = rep.CFIFunctions, rep.CFIBytes
-		st.UncoveredFunctions = len(rep.Uncovered)
-		for _, u := range rep.Uncovered {
-			st.UncoveredBytes += u.Size
-		}
-		st.CoveredFunctions = st.CFIFunctions - st.UncoveredFunctions
-		st.CoveredBytes = st.CFIBytes - st.UncoveredBytes
-		return st, nil
-	}
-
-	st.DryRun = true
-	gen, err := g.GenerateAt(in.r, in.size, 0)
-	switch {
-	case errors.Is(err, sframegen.ErrNoCFI):
-		return nil, errNoSFrameNoCFI
-	case errors.Is(err, sframegen.ErrNoFunctions) && gen != nil:
-		// Nothing is written: every function is left out.
-	case err != nil:
-		return nil, err
-	}
-	// The functions the CFI describes, one FDE at a time (a Scanner, as
-	// the lowering reads them: none kept).
-	frames, rerr := cfi.Open(f, src)
-	if rerr != nil {
-		return nil, rerr
-	}
-	var fde cfi.FDE
-	for sc := frames.Scanner(0, len(frames.Data)); sc.Next(&fde); {
-		if fde.Size > 0 {
-			st.CFIFunctions++
-			st.CFIBytes += fde.Size
-		}
-	}
-	st.uncovered(gen.Omitted())
-	st.CoveredFunctions = st.CFIFunctions - st.UncoveredFunctions
-	st.CoveredBytes = st.CFIBytes - st.UncoveredBytes
-	st.Shared, st.Unshared = gen.Shared, gen.Unshared
-	if err != nil {
-		h := gen.Result().Section.Header
-		st.ABI, st.Version = h.ABI.String(), h.Version
-		return st, nil
-	}
-	data := gen.Bytes()
-	s, err := emit.Decode(data)
-	if err != nil {
-		return nil, fmt.Errorf("encoding .sframe: %w", err)
-	}
-	st.SectionBytes = gen.Size()
-	fdes, err := s.Functions()
-	if err != nil {
-		return nil, fmt.Errorf("encoding .sframe: %w", err)
-	}
-	st.sectionStats(s, fdes, data)
-	if err := st.sharingStats(s, fdes); err != nil {
-		return nil, fmt.Errorf("encoding .sframe: %w", err)
-	}
-	if s.Header.Version == emit.Version3 {
-		st.v2Loss(gen, fdes)
-	}
-	return st, nil
-}
-
-// uncovered counts the functions left out (skipped), by reason.
-func (st *statsJSON) uncovered(skipped []sframegen.Skip) {
-	byReason := map[string]*statsSkip{}
-	for _, s := range skipped {
-		if s.Emitted || s.FDE.Size == 0 {
-			continue
-		}
-		st.UncoveredFunctions++
-		st.UncoveredBytes += s.FDE.Size
-		k := byReason[s.Reason]
-		if k == nil {
-			k = &statsSkip{Reason: s.Reason}
-			byReason[s.Reason] = k
-		}
-		k.Functions++
-		k.Bytes += s.FDE.Size
-	}
-	st.Skipped = sortedSkips(byReason)
-}
-
-// sortedSkips lists the counts of byReason, the most functions first.
-func sortedSkips(byReason map[string]*statsSkip) []statsSkip {
-	list := []statsSkip{}
-	for _, k := range byReason {
+// Sorted lists the counts, the most functions first (then by reason);
+// empty, not nil, without any.
+func (t Tally) Sorted() []Reason {
+	list := []Reason{}
+	for _, k := range t {
 		list = append(list, *k)
 	}
 	sort.Slice(list, func(i, j int) bool {
@@ -404,9 +164,36 @@ func sortedSkips(byReason map[string]*statsSkip) []statsSkip {
 	return list
 }
 
+// Measure counts the FDEs and FREs of the SFrame section s (version 2 or
+// 3), decoded from data (emit.Decode), fdes its functions with their FREs
+// (s.Functions()): the breakdown of its bytes, and what sharing FRE data
+// saves in it (emit's ShareFREs on copies of it). Coverage is left to the
+// caller: [Stats.Cover] from a verify report, or the lowering's own count.
+func Measure(s *emit.Section, fdes []emit.FDE, data []byte) (*Stats, error) {
+	st := &Stats{Skipped: []Reason{}, V2LostReasons: []Reason{}, SectionBytes: len(data)}
+	st.sectionStats(s, fdes, data)
+	if err := st.sharingStats(s, fdes); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// Cover sets st's coverage from rep, the section checked against the CFI
+// (verify.File): the functions the CFI describes, and those the section
+// does not cover.
+func (st *Stats) Cover(rep *verify.Report) {
+	st.CFIFunctions, st.CFIBytes = rep.CFIFunctions, rep.CFIBytes
+	st.UncoveredFunctions = len(rep.Uncovered)
+	for _, u := range rep.Uncovered {
+		st.UncoveredBytes += u.Size
+	}
+	st.CoveredFunctions = st.CFIFunctions - st.UncoveredFunctions
+	st.CoveredBytes = st.CFIBytes - st.UncoveredBytes
+}
+
 // sharingStats measures what sharing FRE data saves in s (emit's
 // ShareFREs on copies of it) and how many of its FDEs share already.
-func (st *statsJSON) sharingStats(s *emit.Section, fdes []emit.FDE) error {
+func (st *Stats) sharingStats(s *emit.Section, fdes []emit.FDE) error {
 	// Each function its own block, in the order of the FDEs.
 	unshared := emit.Section{Header: s.Header, Trailer: s.Trailer}
 	first := map[uint32]bool{}
@@ -438,7 +225,7 @@ func (st *statsJSON) sharingStats(s *emit.Section, fdes []emit.FDE) error {
 }
 
 // sectionStats counts the FDEs and FREs of s, decoded from data into fdes.
-func (st *statsJSON) sectionStats(s *emit.Section, fdes []emit.FDE, data []byte) {
+func (st *Stats) sectionStats(s *emit.Section, fdes []emit.FDE, data []byte) {
 	st.ABI, st.Version = s.Header.ABI.String(), s.Header.Version
 	st.FDEs = s.NumFDEs()
 	b := &st.Breakdown
@@ -482,7 +269,7 @@ func (st *statsJSON) sectionStats(s *emit.Section, fdes []emit.FDE, data []byte)
 		}
 		if k := blockOf(i); (v3 || len(fde.FREs) > 0) && !counted[k] {
 			counted[k] = true
-			b.add(blockBytes(fde, s.Header.Version))
+			b.Add(blockBytes(fde, s.Header.Version))
 		}
 		for j := range fde.FREs {
 			e := &fde.FREs[j]
@@ -501,8 +288,8 @@ func (st *statsJSON) sectionStats(s *emit.Section, fdes []emit.FDE, data []byte)
 
 // blockBytes is the breakdown of the block of FRE data of one FDE, f, in
 // a section of version v.
-func blockBytes(f *emit.FDE, v uint8) *statsBreakdown {
-	b := &statsBreakdown{}
+func blockBytes(f *emit.FDE, v uint8) *Breakdown {
+	b := &Breakdown{}
 	if v != emit.Version2 {
 		b.FDEAttributes = emit.FDEAttrSize
 	}
@@ -522,81 +309,87 @@ func blockBytes(f *emit.FDE, v uint8) *statsBreakdown {
 	return b
 }
 
-func percent(a, b uint64) string {
-	if b == 0 {
-		return "-"
-	}
-	return fmt.Sprintf("%.1f%%", 100*float64(a)/float64(b))
+// Total is the sum of the statistics of a tree (docs/stats.md).
+type Total struct {
+	// Counts.Files counts the files and archive members described
+	// (one object each); FilesWithoutCFI the ELF files and members that have neither
+	// .sframe nor CFI; FilesSkipped those that are not ELF or are for an
+	// architecture without SFrame; FilesFailed those that could not be
+	// read.
+	FilesWithoutCFI int `json:"files_without_cfi"`
+	FilesSkipped    int `json:"files_skipped"`
+	FilesFailed     int `json:"files_failed"`
+	// InstalledBytes is the size of every ELF file and static archive
+	// read (with or without CFI): what the SFrame adds to.
+	InstalledBytes int64 `json:"installed_bytes"`
+	Counts
+	// ByKind sums the same counts by the kind of file (sframegen.Kind,
+	// or "archive-member"), ByABI by the section's ABI.
+	ByKind map[string]*Counts `json:"by_kind"`
+	ByABI  map[string]*Counts `json:"by_abi"`
 }
 
-func writeStatsText(w io.Writer, st *statsJSON) {
-	if st.DryRun {
-		fmt.Fprintf(w, "%s: dry run: the .sframe section generating would write (%s, version %d)\n", displayName(st.File), st.ABI, st.Version)
-	} else {
-		fmt.Fprintf(w, "%s: .sframe section (%s, version %d)\n", displayName(st.File), st.ABI, st.Version)
-	}
-	fmt.Fprintf(w, "  functions   %d of %d described by the CFI covered (%s), %d not covered\n",
-		st.CoveredFunctions, st.CFIFunctions, percent(uint64(st.CoveredFunctions), uint64(st.CFIFunctions)), st.UncoveredFunctions)
-	fmt.Fprintf(w, "  text bytes  %d of %d covered (%s)\n", st.CoveredBytes, st.CFIBytes, percent(st.CoveredBytes, st.CFIBytes))
-	fmt.Fprintf(w, "  FDEs        %d: %d PCMASK, %d flex, %d signal, %d without FREs\n",
-		st.FDEs, st.PCMaskFDEs, st.FlexFDEs, st.SignalFDEs, st.EmptyFDEs)
-	c := st.FREsByWordCount
-	fmt.Fprintf(w, "  FREs        %d: start address 1/2/4 bytes %d/%d/%d; data words 1/2/4 bytes %d/%d/%d;"+
-		" 0/1/2/3/4/5/6 words %d/%d/%d/%d/%d/%d/%d; mangled RA %d\n",
-		st.FREs, st.FREsByAddrSize[0], st.FREsByAddrSize[1], st.FREsByAddrSize[2],
-		st.FREsByWordSize[0], st.FREsByWordSize[1], st.FREsByWordSize[2],
-		c[0], c[1], c[2], c[3], c[4], c[5], c[6], st.MangledRA)
-	eh := st.EHFrameBytes + st.EHFrameHdrBytes
-	fmt.Fprintf(w, "  size        %d bytes; .eh_frame %d + .eh_frame_hdr %d = %d (.sframe is %s of that)\n",
-		st.SectionBytes, st.EHFrameBytes, st.EHFrameHdrBytes, eh, percent(uint64(st.SectionBytes), eh))
-	b := &st.Breakdown
-	fmt.Fprintf(w, "  bytes       header %d, FDE index %d, FDE attributes %d, FRE start addresses %d, FRE info %d, data words %d, other %d\n",
-		b.Header, b.FDEIndex, b.FDEAttributes, b.FREStartAddresses, b.FREInfo, b.DataWords, b.Other)
-	fmt.Fprintf(w, "  sharing     %d FDEs repeat an earlier FDE's FRE data (%d bytes): %d bytes with one block per function,"+
-		" %d with each block once (%s of .eh_frame + .eh_frame_hdr); %d FDEs share in this section\n",
-		st.RepeatedFDEs, st.RepeatedBytes, st.UnsharedBytes, st.SharedBytes, percent(uint64(st.SharedBytes), eh), st.SharedFDEs)
-	switch {
-	case st.Shared:
-		fmt.Fprintf(w, "  written     with shared FRE blocks\n")
-	case st.Unshared != "":
-		fmt.Fprintf(w, "  written     one block of FREs per function: %s\n", st.Unshared)
-	default:
-		fmt.Fprintf(w, "  written     one block of FREs per function\n")
-	}
-	if st.DryRun {
-		fmt.Fprintf(w, "  skipped     %d functions, %d bytes\n", st.UncoveredFunctions, st.UncoveredBytes)
-		for _, s := range st.Skipped {
-			fmt.Fprintf(w, "    %6d  %s (%d bytes)\n", s.Functions, s.Reason, s.Bytes)
+// NewTotal returns an empty Total.
+func NewTotal() *Total {
+	return &Total{ByKind: map[string]*Counts{}, ByABI: map[string]*Counts{}}
+}
+
+// Add counts st in the total, its kind's and its ABI's.
+func (t *Total) Add(st *Stats) {
+	t.Counts.Add(st)
+	for _, by := range []struct {
+		m   map[string]*Counts
+		key string
+	}{{t.ByKind, st.Kind}, {t.ByABI, st.ABI}} {
+		c := by.m[by.key]
+		if c == nil {
+			c = &Counts{}
+			by.m[by.key] = c
 		}
-		fmt.Fprintf(w, "  version 2   would leave out %d more functions (--sframe-version 2 covers %d)\n",
-			st.V2Lost, st.CoveredFunctions-st.V2Lost)
-		for _, s := range st.V2LostReasons {
-			fmt.Fprintf(w, "    %6d  %s (%d bytes)\n", s.Functions, s.Reason, s.Bytes)
-		}
+		c.Add(st)
 	}
 }
 
-// v2Loss counts the functions of the version 3 section gen (decoded as
-// fdes) that version 2 cannot express (in the 2.45 layout), by reason.
-func (st *statsJSON) v2Loss(gen *sframegen.Section, fdes []emit.FDE) {
-	byReason := map[string]*statsSkip{}
-	for i := range fdes {
-		f := &fdes[i]
-		if f.Size == 0 {
-			continue
-		}
-		reason := gen.V2Refusal(i, f)
-		if reason == "" {
-			continue
-		}
-		st.V2Lost++
-		k := byReason[reason]
-		if k == nil {
-			k = &statsSkip{Reason: reason}
-			byReason[reason] = k
-		}
-		k.Functions++
-		k.Bytes += uint64(f.Size)
-	}
-	st.V2LostReasons = sortedSkips(byReason)
+// Counts are the figures of Stats that add up over files.
+type Counts struct {
+	Files              int       `json:"files"`
+	FileBytes          int64     `json:"file_bytes"`
+	CFIFunctions       int       `json:"cfi_functions"`
+	CFIBytes           uint64    `json:"cfi_bytes"`
+	CoveredFunctions   int       `json:"covered_functions"`
+	CoveredBytes       uint64    `json:"covered_bytes"`
+	UncoveredFunctions int       `json:"uncovered_functions"`
+	UncoveredBytes     uint64    `json:"uncovered_bytes"`
+	FDEs               int       `json:"fdes"`
+	FREs               int       `json:"fres"`
+	RepeatedFDEs       int       `json:"repeated_fdes"`
+	RepeatedBytes      int       `json:"repeated_fre_bytes"`
+	UnsharedBytes      int       `json:"sframe_bytes_unshared"`
+	SharedBytes        int       `json:"sframe_bytes_shared"`
+	SectionBytes       int       `json:"sframe_bytes"`
+	EHFrameBytes       uint64    `json:"eh_frame_bytes"`
+	EHFrameHdrBytes    uint64    `json:"eh_frame_hdr_bytes"`
+	Breakdown          Breakdown `json:"breakdown"`
+}
+
+// Add adds the counts of one file's statistics.
+func (c *Counts) Add(st *Stats) {
+	c.Files++
+	c.FileBytes += st.FileBytes
+	c.CFIFunctions += st.CFIFunctions
+	c.CFIBytes += st.CFIBytes
+	c.CoveredFunctions += st.CoveredFunctions
+	c.CoveredBytes += st.CoveredBytes
+	c.UncoveredFunctions += st.UncoveredFunctions
+	c.UncoveredBytes += st.UncoveredBytes
+	c.FDEs += st.FDEs
+	c.FREs += st.FREs
+	c.RepeatedFDEs += st.RepeatedFDEs
+	c.RepeatedBytes += st.RepeatedBytes
+	c.UnsharedBytes += st.UnsharedBytes
+	c.SharedBytes += st.SharedBytes
+	c.SectionBytes += st.SectionBytes
+	c.EHFrameBytes += st.EHFrameBytes
+	c.EHFrameHdrBytes += st.EHFrameHdrBytes
+	c.Breakdown.Add(&st.Breakdown)
 }
