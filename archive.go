@@ -46,11 +46,11 @@ func (g *Generator) processArchive(w *writer, out *Outcome) error {
 		arches[in.target.String()] = true
 		object, rep, err := g.patchObject(in, member)
 		rep.Member = name
-		if rep.Section != nil || err == nil || err == ErrNoCFI {
+		if rep.Section != nil || err == nil || errors.Is(err, ErrNoCFI) {
 			out.Reports = append(out.Reports, rep)
 		}
 		switch {
-		case err == ErrNoCFI:
+		case errors.Is(err, ErrNoCFI):
 			return member, nil
 		case err != nil:
 			return nil, err

@@ -9,7 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/sframe-gen/sframe-gen/cfi"
-	"github.com/sframe-gen/sframe-gen/emit/verify"
+	"github.com/sframe-gen/sframe-gen/emit"
 )
 
 // What debug/elf allocates, charged before it does (docs/robustness.md,
@@ -462,7 +462,7 @@ const sframeFactor = 16
 // A section that extends past the end of the file is an error; a file
 // without one charges nothing.
 func (m *Meter) ChargeSFrame(f *elf.File, size int64) error {
-	sec := verify.FindSection(f)
+	sec := emit.FindSection(f)
 	if sec == nil {
 		return nil
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/sframe-gen/sframe-gen/elfpatch"
+	"github.com/sframe-gen/sframe-gen/emit"
 	"github.com/sframe-gen/sframe-gen/emit/verify"
 )
 
@@ -33,16 +34,16 @@ func (g *Generator) processLinked(w *writer, in *input, out *Outcome) error {
 	}
 	var rep Report
 	var err error
-	if size, _ := cfiSize(in.ef); size >= ParallelCFIBytes && in.ef.Section(".sframe") == nil {
+	if size, _ := cfiSize(in.ef); size >= ParallelCFIBytes && emit.FindSection(in.ef) == nil {
 		rep, err = g.linkedOverCopy(w, in)
 	} else {
 		rep, err = g.linkedPlanned(w, in)
 	}
-	if rep.Section != nil || err == nil || err == ErrNoCFI {
+	if rep.Section != nil || err == nil || errors.Is(err, ErrNoCFI) {
 		out.Reports = append(out.Reports, rep)
 	}
 	switch {
-	case err == ErrNoCFI:
+	case errors.Is(err, ErrNoCFI):
 		out.Status = NoCFI
 		return nil
 	case err != nil:
@@ -63,7 +64,7 @@ func (g *Generator) processLinked(w *writer, in *input, out *Outcome) error {
 func (g *Generator) linkedPlanned(w *writer, in *input) (Report, error) {
 	sec, err := g.section(in, nil)
 	rep := Report{Section: sec}
-	if err == ErrNoCFI {
+	if errors.Is(err, ErrNoCFI) {
 		return rep, w.unchangedErr(err)
 	}
 	if err != nil {
@@ -122,7 +123,7 @@ func (g *Generator) linkedOverCopy(w *writer, in *input) (Report, error) {
 		return <-done
 	})
 	switch {
-	case err == errUnchanged:
+	case errors.Is(err, errUnchanged):
 		return rep, ErrNoCFI
 	case err == nil && rep.Section == nil:
 		return rep, ErrNoCFI // copied as it is to Out
@@ -140,9 +141,9 @@ func (g *Generator) patchOverCopy(w *writer, in *input, tmp *os.File, copying <-
 			return rep, cerr
 		}
 		switch {
-		case err == ErrNoCFI && w.j.Out.Dir == nil:
+		case errors.Is(err, ErrNoCFI) && w.j.Out.Dir == nil:
 			return Report{}, errUnchanged // in place: nothing to write
-		case err == ErrNoCFI:
+		case errors.Is(err, ErrNoCFI):
 			return Report{}, nil // the output is the input unchanged: the copy
 		}
 		return rep, err

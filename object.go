@@ -2,6 +2,7 @@ package sframegen
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 
@@ -19,11 +20,11 @@ func (g *Generator) processObject(w *writer, in *input, out *Outcome) error {
 		in.r = bytes.NewReader(data)
 	}
 	patched, rep, err := g.patchObject(in, data)
-	if rep.Section != nil || err == nil || err == ErrNoCFI {
+	if rep.Section != nil || err == nil || errors.Is(err, ErrNoCFI) {
 		out.Reports = append(out.Reports, rep)
 	}
 	switch {
-	case err == ErrNoCFI:
+	case errors.Is(err, ErrNoCFI):
 		out.Status = NoCFI
 		return w.unchanged()
 	case err != nil:

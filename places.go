@@ -32,7 +32,7 @@ type (
 	Layout = elfpatch.Layout
 	// NotRegularError is the error for a name that holds something else
 	// than a regular file.
-	NotRegularError = elfpatch.ErrNotRegular
+	NotRegularError = elfpatch.NotRegularError
 )
 
 // ErrChanged is the error for a file that changed (or was replaced)

@@ -127,7 +127,7 @@ func (g *Generator) Process(j Job) (out Outcome, err error) {
 		}
 	}()
 	src, err := elfpatch.OpenSource(j.In)
-	var notRegular *elfpatch.ErrNotRegular
+	var notRegular *elfpatch.NotRegularError
 	switch {
 	case errors.As(err, &notRegular) && j.Seen != [2]uint64{}:
 		out.Status, out.Reason = Skipped, err.Error()

@@ -187,9 +187,10 @@ func (s *Section) Skipped() []lower.Skip {
 	return out
 }
 
-// ErrNoCFI is returned for a file without call-frame information: nothing
-// to generate from.
-var ErrNoCFI = errors.New("no call-frame information")
+// ErrNoCFI is the error for a file without call-frame information: nothing
+// to generate from. It is cfi.ErrNoCFI; the errors that say so wrap it
+// (test with errors.Is).
+var ErrNoCFI = cfi.ErrNoCFI
 
 // ErrNoFunctions is returned when no function of the file has an SFrame
 // representation: there is no section to write (Section.Skipped says why

@@ -1,6 +1,7 @@
 package cfi
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -222,7 +223,7 @@ func (r *InstructionReader) factorS(s int64) (int64, error) {
 
 // errorf reports a problem with the instruction at data[start].
 func (r *InstructionReader) errorf(start int, op Op, err error) error {
-	if err == errUnknownOp {
+	if errors.Is(err, errUnknownOp) {
 		return fmt.Errorf("instruction at offset %#x: unknown opcode %#02x", r.base+uint64(start), r.data[start])
 	}
 	return fmt.Errorf("instruction at offset %#x: %v: %w", r.base+uint64(start), op, err)

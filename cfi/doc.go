@@ -29,4 +29,10 @@
 //     decoded by ULEB128, and leaves the rest to the decoder: about three times
 //     the speed (BenchmarkRowsOnly); TestFastPathAgrees and the fuzz targets
 //     check that it gives the same rows.
+//
+// AppendRowsText and AppendRowsJSON (rowdump.go) print an FDE's row table
+// as "sframe-gen rows" does, as emit.Dump prints an SFrame section.
+//
+// A file without call-frame information gets an error that is ErrNoCFI,
+// the module's one sentinel for that condition.
 package cfi

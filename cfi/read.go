@@ -11,9 +11,18 @@ import (
 	"sync"
 )
 
-// ErrNoCFI is returned by Read for a file with no call-frame information
-// section to read.
-var ErrNoCFI = errors.New("no .eh_frame or .debug_frame section")
+// ErrNoCFI is the error for a file without call-frame information: the
+// errors of Read and Open for a file with no CFI section to read wrap it
+// (and say which section is missing), and so do the other packages' errors
+// for the same condition (sframegen.ErrNoCFI is this value).
+var ErrNoCFI = errors.New("no call-frame information")
+
+// noSectionError is ErrNoCFI for a file with neither CFI section, said as
+// such.
+type noSectionError struct{}
+
+func (noSectionError) Error() string { return "no .eh_frame or .debug_frame section" }
+func (noSectionError) Unwrap() error { return ErrNoCFI }
 
 // Read reads the CIEs and FDEs of f's .eh_frame or .debug_frame section,
 // as src selects. Problems with single entries are collected in
@@ -243,7 +252,7 @@ func findSection(f *elf.File, src Source) (*elf.Section, Source, error) {
 		if usable(dbg) {
 			return dbg, DebugFrame, nil
 		}
-		return nil, 0, fmt.Errorf("no .debug_frame section: %w", ErrNoCFI)
+		return nil, 0, fmt.Errorf("no .debug_frame section: %w", noSectionError{})
 	case Auto:
 		if usable(eh) && eh.Size > 0 {
 			return eh, EHFrame, nil
@@ -254,7 +263,7 @@ func findSection(f *elf.File, src Source) (*elf.Section, Source, error) {
 		if usable(eh) {
 			return eh, EHFrame, nil
 		}
-		return nil, 0, ErrNoCFI
+		return nil, 0, noSectionError{}
 	}
 	return nil, 0, fmt.Errorf("unknown CFI source %d", int(src))
 }

@@ -250,20 +250,20 @@ type Source struct {
 	st   unix.Stat_t
 }
 
-// ErrNotRegular is the error of [OpenSource] for a place that holds
+// NotRegularError is the error of [OpenSource] for a place that holds
 // something else than a regular file (a directory, FIFO, device, socket or
 // symbolic link).
-type ErrNotRegular struct{ Kind string }
+type NotRegularError struct{ Kind string }
 
 // Error says what the place holds instead of a regular file.
-func (e *ErrNotRegular) Error() string { return "not a regular file (" + e.Kind + ")" }
+func (e *NotRegularError) Error() string { return "not a regular file (" + e.Kind + ")" }
 
 // OpenSource opens the regular file at p for reading. A symbolic link at p
 // is not followed; a FIFO is not waited for (O_NONBLOCK).
 func OpenSource(p Place) (*Source, error) {
 	fd, err := unix.Openat(p.Dir.fd, p.Name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
 	if errors.Is(err, unix.ELOOP) {
-		return nil, &ErrNotRegular{Kind: "a symbolic link"}
+		return nil, &NotRegularError{Kind: "a symbolic link"}
 	}
 	if err != nil {
 		return nil, err
@@ -275,7 +275,7 @@ func OpenSource(p Place) (*Source, error) {
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
 		unix.Close(fd)
-		return nil, &ErrNotRegular{Kind: fileKind(st.Mode)}
+		return nil, &NotRegularError{Kind: fileKind(st.Mode)}
 	}
 	// Back to blocking reads (O_NONBLOCK changes nothing for a regular
 	// file, but keep the descriptor ordinary).
@@ -608,7 +608,7 @@ func sinkAllowed(st *unix.Stat_t) error {
 			return nil
 		}
 	}
-	return &ErrNotRegular{Kind: fileKind(st.Mode)}
+	return &NotRegularError{Kind: fileKind(st.Mode)}
 }
 
 // Clone is another descriptor of the same directory (dup), for a caller

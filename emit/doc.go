@@ -5,7 +5,9 @@
 // ([NewReader], [ReaderFromELF]; [Reader.Lookup] says, for a PC, where the
 // CFA, the return address and the frame pointer are), or from [Section] to
 // build one ([Section.Encode]; [Decode] and [Dump] go the other way). The
-// examples show both.
+// examples show both. [FindSection] is the one way every package finds the
+// section in an ELF file; a file without one gets an error that is
+// [ErrNoSFrame].
 //
 // The layout follows the SFrame version 3 specification and the way GNU as
 // and ld write it: header, FDE index, then for each function a 5-byte

@@ -10,28 +10,43 @@ import (
 // SectionType is SHT_GNU_SFRAME, the ELF section type of .sframe since binutils 2.45.
 const SectionType elf.SectionType = 0x6ffffff4
 
-// ErrNoSFrame is returned for an ELF file without an SFrame section.
+// ErrNoSFrame is the error for an ELF file without an SFrame section; the
+// errors that say so wrap it.
 var ErrNoSFrame = errors.New("no .sframe section")
 
-// ReadELFSection finds the .sframe section (SectionType, or SHT_PROGBITS as
-// written by binutils 2.44 and older) and returns its contents, with its
-// RELA relocations applied in a relocatable object, as objdump does.
-func ReadELFSection(f *elf.File) (*elf.Section, []byte, error) {
-	var sec *elf.Section
-	idx := 0
-	for i, s := range f.Sections {
-		if s.Name == ".sframe" && (s.Type == SectionType || s.Type == elf.SHT_PROGBITS) {
-			sec, idx = s, i
-			break
+// FindSection returns the SFrame section of f, or nil: the section named
+// .sframe that has contents in the file (of type SHT_GNU_SFRAME, as
+// binutils 2.45 and later write it, SHT_PROGBITS as older ones do, or any
+// other: emit/verify reports a wrong type), else the first section of type
+// SHT_GNU_SFRAME whatever its name. It is the one way every package finds
+// the section.
+func FindSection(f *elf.File) *elf.Section {
+	for _, s := range f.Sections {
+		if s.Name == ".sframe" && s.Type != elf.SHT_NOBITS {
+			return s
 		}
 	}
-	if sec == nil {
-		for _, s := range f.Sections {
-			if s.Name == ".sframe" {
-				return nil, nil, fmt.Errorf("section .sframe of type %v does not contain SFrame data", s.Type)
-			}
+	for _, s := range f.Sections {
+		if s.Type == SectionType {
+			return s
 		}
+	}
+	return nil
+}
+
+// ReadELFSection finds the SFrame section of f (FindSection) and returns
+// its contents, with its RELA relocations applied in a relocatable object,
+// as objdump does; ErrNoSFrame when there is none.
+func ReadELFSection(f *elf.File) (*elf.Section, []byte, error) {
+	sec := FindSection(f)
+	if sec == nil {
 		return nil, nil, ErrNoSFrame
+	}
+	idx := 0
+	for i, s := range f.Sections {
+		if s == sec {
+			idx = i
+		}
 	}
 	data, err := SectionData(sec)
 	if err != nil {

@@ -219,7 +219,7 @@ func checkCorrect(t *testing.T, path, twin string) (differ, total int) {
 	ref, refFile := gas.report, in
 	if twin != "" && in.Type == elf.ET_REL {
 		tf := openELF(t, twin)
-		if verify.FindSection(tf) != nil {
+		if emit.FindSection(tf) != nil {
 			r, err := verify.File(tf, verify.Options{})
 			if err != nil {
 				t.Fatalf("verify %s: %v", twin, err)

@@ -181,7 +181,7 @@ func readA64(t *testing.T, path string) (*elf.File, *emit.Section, *elf.Section)
 	if err != nil {
 		t.Fatal(err)
 	}
-	data, err := verify.FindSection(f).Data()
+	data, err := emit.FindSection(f).Data()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,4 +196,4 @@ func readA64(t *testing.T, path string) (*elf.File, *emit.Section, *elf.Section)
 	return f, sec, plt
 }
 
-func sframeAddr(f *elf.File) uint64 { return verify.FindSection(f).Addr }
+func sframeAddr(f *elf.File) uint64 { return emit.FindSection(f).Addr }

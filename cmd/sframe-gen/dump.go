@@ -11,9 +11,6 @@ import (
 	"github.com/sframe-gen/sframe-gen/emit"
 )
 
-// errNoSFrame is returned for a file without a .sframe section.
-var errNoSFrame = emit.ErrNoSFrame
-
 // runDump implements "sframe-gen dump [--json] FILE": the .sframe section
 // printed as objdump --sframe prints it (from "Contents of the SFrame
 // section" on), or as JSON.
@@ -53,7 +50,7 @@ func (c *cli) dumpFile(file string, named, asJSON bool, b *memoryBudget) int {
 		if err == nil {
 			err = dumpELF(c.stdout, in, asJSON)
 		}
-		if in.member && errors.Is(err, errNoSFrame) {
+		if in.member && errors.Is(err, emit.ErrNoSFrame) {
 			return false // an object without CFI, which generate leaves as it is
 		}
 		if err != nil {

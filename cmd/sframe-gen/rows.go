@@ -2,12 +2,10 @@ package main
 
 import (
 	"bufio"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 
 	"github.com/spf13/pflag"
 
@@ -111,12 +109,11 @@ func printRows(w *bufio.Writer, stderr io.Writer, in elfInput, frames *cfi.Frame
 			report(errs[0])
 			errs = errs[1:]
 		}
-		it.Reset(frames, fde)
 		var err error
 		if asJSON {
-			buf, err = appendFDEJSON(buf[:0], jsonFile, frames, fde, &it)
+			buf, err = cfi.AppendRowsJSON(buf[:0], frames, fde, &it, jsonFile)
 		} else {
-			buf, err = appendFDEText(buf[:0], fde, &it)
+			buf, err = cfi.AppendRowsText(buf[:0], frames, fde, &it)
 		}
 		w.Write(buf)
 		if err != nil {
@@ -127,133 +124,4 @@ func printRows(w *bufio.Writer, stderr io.Writer, in elfInput, frames *cfi.Frame
 		report(e)
 	}
 	return status
-}
-
-// appendFDEJSON appends the FDE's JSON line, file (a "file" member and
-// its comma, or nothing) first. On an error the rows read so far are still
-// printed.
-func appendFDEJSON(b, file []byte, frames *cfi.Frames, fde *cfi.FDE, it *cfi.RowIterator) ([]byte, error) {
-	b = append(b, '{')
-	b = append(b, file...)
-	b = append(b, `"start":`...)
-	b = strconv.AppendUint(b, fde.Start, 10)
-	b = append(b, `,"end":`...)
-	b = strconv.AppendUint(b, fde.End(), 10)
-	if frames.Relocatable {
-		b = append(b, `,"section":`...)
-		b = strconv.AppendInt(b, int64(fde.Section), 10)
-	}
-	b = append(b, `,"rows":[`...)
-	var err error
-	for n := 0; ; n++ {
-		var row *cfi.Row
-		row, err = it.Next()
-		if err != nil {
-			break
-		}
-		if n > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, `{"pc":`...)
-		b = strconv.AppendUint(b, row.PC, 10)
-		b = append(b, `,"cfa":`...)
-		if row.CFA.IsExpression() {
-			b = append(b, `{"expr":"`...)
-			b = hex.AppendEncode(b, row.CFA.Expr)
-			b = append(b, `"}`...)
-		} else {
-			b = append(b, `{"reg":`...)
-			b = strconv.AppendUint(b, row.CFA.Reg, 10)
-			b = append(b, `,"offset":`...)
-			b = strconv.AppendInt(b, row.CFA.Offset, 10)
-			b = append(b, '}')
-		}
-		b = append(b, `,"regs":{`...)
-		for i, r := range row.Regs {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, '"')
-			b = strconv.AppendUint(b, r.Column, 10)
-			b = append(b, `":{"rule":"`...)
-			b = append(b, r.Rule.Kind.String()...)
-			b = append(b, '"')
-			switch r.Rule.Kind {
-			case cfi.RuleOffset, cfi.RuleValOffset:
-				b = append(b, `,"offset":`...)
-				b = strconv.AppendInt(b, r.Rule.Offset, 10)
-			case cfi.RuleRegister:
-				b = append(b, `,"reg":`...)
-				b = strconv.AppendUint(b, r.Rule.Reg, 10)
-			case cfi.RuleExpression, cfi.RuleValExpression:
-				b = append(b, `,"expr":"`...)
-				b = hex.AppendEncode(b, r.Rule.Expr)
-				b = append(b, '"')
-			}
-			b = append(b, '}')
-		}
-		b = append(b, '}')
-		if row.RAMangled {
-			b = append(b, `,"ra_mangled":true`...)
-		}
-		b = append(b, '}')
-	}
-	b = append(b, "]}\n"...)
-	if errors.Is(err, io.EOF) {
-		err = nil
-	}
-	return b, err
-}
-
-// appendFDEText appends the FDE's rows in a readable form:
-//
-//	FDE 0x18 pc 0x1000..0x1040 CIE 0x0
-//	  0x1000  cfa r7+8  r16 c-8
-func appendFDEText(b []byte, fde *cfi.FDE, it *cfi.RowIterator) ([]byte, error) {
-	b = fmt.Appendf(b, "FDE %#x pc %#x..%#x CIE %#x", fde.Offset, fde.Start, fde.End(), fde.CIE.Offset)
-	if fde.Section != 0 {
-		b = fmt.Appendf(b, " section %d", fde.Section)
-	}
-	b = append(b, '\n')
-	var err error
-	for {
-		var row *cfi.Row
-		row, err = it.Next()
-		if err != nil {
-			break
-		}
-		b = fmt.Appendf(b, "  %#x  cfa ", row.PC)
-		if row.CFA.IsExpression() {
-			b = fmt.Appendf(b, "exp(%x)", row.CFA.Expr)
-		} else {
-			b = fmt.Appendf(b, "r%d%+d", row.CFA.Reg, row.CFA.Offset)
-		}
-		for _, r := range row.Regs {
-			b = fmt.Appendf(b, "  r%d ", r.Column)
-			switch r.Rule.Kind {
-			case cfi.RuleUndefined:
-				b = append(b, 'u')
-			case cfi.RuleSameValue:
-				b = append(b, 's')
-			case cfi.RuleOffset:
-				b = fmt.Appendf(b, "c%+d", r.Rule.Offset)
-			case cfi.RuleValOffset:
-				b = fmt.Appendf(b, "v%+d", r.Rule.Offset)
-			case cfi.RuleRegister:
-				b = fmt.Appendf(b, "r%d", r.Rule.Reg)
-			case cfi.RuleExpression:
-				b = fmt.Appendf(b, "exp(%x)", r.Rule.Expr)
-			case cfi.RuleValExpression:
-				b = fmt.Appendf(b, "vexp(%x)", r.Rule.Expr)
-			}
-		}
-		if row.RAMangled {
-			b = append(b, "  ra-mangled"...)
-		}
-		b = append(b, '\n')
-	}
-	if errors.Is(err, io.EOF) {
-		err = nil
-	}
-	return b, err
 }

@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"github.com/sframe-gen/sframe-gen/emit"
+
+	"github.com/sframe-gen/sframe-gen/emit/stats"
 )
 
 // sframeSection returns the .sframe bytes of the ELF file at path.
@@ -283,7 +285,7 @@ func TestShareFREsStats(t *testing.T) {
 				t.Fatalf("%s: exit %d: %s", strings.Join(args, " "), code, stderr)
 			}
 		}
-		var st [2]statsJSON
+		var st [2]stats.Stats
 		for k, f := range []string{plain, shared} {
 			out, stderr, code := runCLI("stats", "--json", f)
 			if code != 0 {

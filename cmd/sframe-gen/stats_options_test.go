@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sframe-gen/sframe-gen/emit/stats"
 )
 
 // TestStatsSizeIsRawSize checks that stats' dry run, given the options of
@@ -43,7 +45,7 @@ func TestStatsSizeIsRawSize(t *testing.T) {
 				t.Errorf("%s: stats failed (%s); --raw did not", name, strings.TrimSpace(statsErr))
 				continue
 			}
-			var st statsJSON
+			var st stats.Stats
 			if err := json.Unmarshal([]byte(stdout), &st); err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}

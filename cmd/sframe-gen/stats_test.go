@@ -9,15 +9,17 @@ import (
 	"testing"
 
 	"github.com/sframe-gen/sframe-gen/emit"
+
+	"github.com/sframe-gen/sframe-gen/emit/stats"
 )
 
-func statsOf(t *testing.T, args ...string) statsJSON {
+func statsOf(t *testing.T, args ...string) stats.Stats {
 	t.Helper()
 	out, errOut, status := runCLI(append([]string{"stats", "--json"}, args...)...)
 	if status != exitOK {
 		t.Fatalf("stats %v: status %d: %s", args, status, errOut)
 	}
-	var st statsJSON
+	var st stats.Stats
 	if err := json.Unmarshal([]byte(out), &st); err != nil {
 		t.Fatalf("stats %v: %v\n%s", args, err, out)
 	}
@@ -84,7 +86,7 @@ func TestStatsDryRunMatchesGNU(t *testing.T) {
 		// GNU writes one block of FREs per function: the dry run's
 		// unshared size; the default command writes the shared size,
 		// which the dry run reports as the section's.
-		for _, st := range []statsJSON{dry, gnu} {
+		for _, st := range []stats.Stats{dry, gnu} {
 			size := st.SectionBytes
 			if st.DryRun {
 				size = st.UnsharedBytes
@@ -123,13 +125,13 @@ func TestStatsCLI(t *testing.T) {
 	td := testdataDir()
 	lazy := filepath.Join(td, "link/x86_64/lazy.gs.so")
 	st := statsOf(t, lazy)
-	want := statsJSON{
+	want := stats.Stats{
 		File: lazy, Kind: "shared-library", FileBytes: 16016, ABI: "SFRAME_ABI_AMD64_ENDIAN_LITTLE", Version: 3,
 		CFIFunctions: 10, CFIBytes: 1569, CoveredFunctions: 10, CoveredBytes: 1569,
-		Skipped: []statsSkip{}, V2LostReasons: []statsSkip{}, FDEs: 11, PCMaskFDEs: 2, FREs: 78,
+		Skipped: []stats.Reason{}, V2LostReasons: []stats.Reason{}, FDEs: 11, PCMaskFDEs: 2, FREs: 78,
 		FREsByAddrSize: [3]int{41, 37, 0}, FREsByWordSize: [3]int{71, 7, 0}, FREsByWordCount: [7]int{0, 31, 47},
 		UnsharedBytes: 589, SharedBytes: 589, SectionBytes: 589, EHFrameBytes: 504, EHFrameHdrBytes: 92,
-		Breakdown: statsBreakdown{Header: 28, FDEIndex: 11 * 16, FDEAttributes: 11 * 5, FREStartAddresses: 41 + 37*2,
+		Breakdown: stats.Breakdown{Header: 28, FDEIndex: 11 * 16, FDEAttributes: 11 * 5, FREStartAddresses: 41 + 37*2,
 			FREInfo: 78, DataWords: 137},
 	}
 	if got, _ := json.Marshal(st); string(got) != mustJSON(t, want) {

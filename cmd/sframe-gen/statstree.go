@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	sframegen "github.com/sframe-gen/sframe-gen"
+	"github.com/sframe-gen/sframe-gen/emit/stats"
 )
 
 // The tree form of stats: "sframe-gen stats [flags] PATH..." with more
@@ -23,89 +24,9 @@ import (
 // generate would not patch (not ELF, another architecture) fails, as
 // generate fails it.
 
-// statsTotal is the sum of the statistics of a tree (docs/stats.md).
-type statsTotal struct {
-	// statsCounts.Files counts the files and archive members described
-	// (one object each); FilesWithoutCFI the ELF files and members that have neither
-	// .sframe nor CFI; FilesSkipped those that are not ELF or are for an
-	// architecture without SFrame; FilesFailed those that could not be
-	// read.
-	FilesWithoutCFI int `json:"files_without_cfi"`
-	FilesSkipped    int `json:"files_skipped"`
-	FilesFailed     int `json:"files_failed"`
-	// InstalledBytes is the size of every ELF file and static archive
-	// read (with or without CFI): what the SFrame adds to.
-	InstalledBytes int64 `json:"installed_bytes"`
-	statsCounts
-	// ByKind sums the same counts by the kind of file (sframegen.Kind,
-	// or "archive-member"), ByABI by the section's ABI.
-	ByKind map[string]*statsCounts `json:"by_kind"`
-	ByABI  map[string]*statsCounts `json:"by_abi"`
-}
-
-// add counts st in the total.
-func (t *statsTotal) add(st *statsJSON) {
-	t.statsCounts.add(st)
-	for _, by := range []struct {
-		m   map[string]*statsCounts
-		key string
-	}{{t.ByKind, st.Kind}, {t.ByABI, st.ABI}} {
-		c := by.m[by.key]
-		if c == nil {
-			c = &statsCounts{}
-			by.m[by.key] = c
-		}
-		c.add(st)
-	}
-}
-
-// statsCounts are the counts of statsJSON that add up over files.
-type statsCounts struct {
-	Files              int            `json:"files"`
-	FileBytes          int64          `json:"file_bytes"`
-	CFIFunctions       int            `json:"cfi_functions"`
-	CFIBytes           uint64         `json:"cfi_bytes"`
-	CoveredFunctions   int            `json:"covered_functions"`
-	CoveredBytes       uint64         `json:"covered_bytes"`
-	UncoveredFunctions int            `json:"uncovered_functions"`
-	UncoveredBytes     uint64         `json:"uncovered_bytes"`
-	FDEs               int            `json:"fdes"`
-	FREs               int            `json:"fres"`
-	RepeatedFDEs       int            `json:"repeated_fdes"`
-	RepeatedBytes      int            `json:"repeated_fre_bytes"`
-	UnsharedBytes      int            `json:"sframe_bytes_unshared"`
-	SharedBytes        int            `json:"sframe_bytes_shared"`
-	SectionBytes       int            `json:"sframe_bytes"`
-	EHFrameBytes       uint64         `json:"eh_frame_bytes"`
-	EHFrameHdrBytes    uint64         `json:"eh_frame_hdr_bytes"`
-	Breakdown          statsBreakdown `json:"breakdown"`
-}
-
-// add adds the counts of one file's statistics.
-func (c *statsCounts) add(st *statsJSON) {
-	c.Files++
-	c.FileBytes += st.FileBytes
-	c.CFIFunctions += st.CFIFunctions
-	c.CFIBytes += st.CFIBytes
-	c.CoveredFunctions += st.CoveredFunctions
-	c.CoveredBytes += st.CoveredBytes
-	c.UncoveredFunctions += st.UncoveredFunctions
-	c.UncoveredBytes += st.UncoveredBytes
-	c.FDEs += st.FDEs
-	c.FREs += st.FREs
-	c.RepeatedFDEs += st.RepeatedFDEs
-	c.RepeatedBytes += st.RepeatedBytes
-	c.UnsharedBytes += st.UnsharedBytes
-	c.SharedBytes += st.SharedBytes
-	c.SectionBytes += st.SectionBytes
-	c.EHFrameBytes += st.EHFrameBytes
-	c.EHFrameHdrBytes += st.EHFrameHdrBytes
-	c.Breakdown.add(&st.Breakdown)
-}
-
 // statsFile is what the tree form found in one file of the walk.
 type statsFile struct {
-	objects   []*statsJSON
+	objects   []*stats.Stats
 	installed int64 // the file's size, when it is ELF or an archive
 	noCFI     int   // ELF files or members with neither .sframe nor CFI
 	skipped   int
@@ -152,7 +73,7 @@ func (c *cli) runStatsTree(paths []string, opts sframegen.Options, b *memoryBudg
 	w := bufio.NewWriter(c.stdout)
 	enc := json.NewEncoder(jsonWriter{w})
 	enc.SetIndent("", "  ")
-	total := statsTotal{ByKind: map[string]*statsCounts{}, ByABI: map[string]*statsCounts{}}
+	total := stats.NewTotal()
 	status := exitOK
 	for i := range jobs {
 		<-done[i]
@@ -169,7 +90,7 @@ func (c *cli) runStatsTree(paths []string, opts sframegen.Options, b *memoryBudg
 		total.FilesSkipped += r.skipped
 		total.FilesFailed += r.failed
 		for _, st := range r.objects {
-			total.add(st)
+			total.Add(st)
 			if asJSON {
 				enc.Encode(st)
 			} else {
@@ -181,10 +102,10 @@ func (c *cli) runStatsTree(paths []string, opts sframegen.Options, b *memoryBudg
 	wg.Wait()
 	if asJSON {
 		enc.Encode(struct {
-			Total *statsTotal `json:"total"`
-		}{&total})
+			Total *stats.Total `json:"total"`
+		}{total})
 	} else {
-		writeStatsTotal(w, &total)
+		writeStatsTotal(w, total)
 	}
 	if err := w.Flush(); err != nil {
 		return c.fail("", err)
@@ -256,16 +177,15 @@ func statsOfJob(j *job, opts sframegen.Options, b *memoryBudget, dry bool) (r st
 			}
 			return false
 		}
-		st, err := computeStats(in, g, dry)
+		st, err := fileStats(in, g, dry)
 		switch {
-		case errors.Is(err, errNoSFrameNoCFI):
+		case errors.Is(err, sframegen.ErrNoCFI):
 			r.noCFI++ // generate leaves it as it is
 			return false
 		case err != nil:
 			fail(in.name, err)
 			return true
 		}
-		st.describe(in)
 		r.objects = append(r.objects, st)
 		return true
 	})
@@ -278,7 +198,7 @@ func statsOfJob(j *job, opts sframegen.Options, b *memoryBudget, dry bool) (r st
 }
 
 // writeStatsLine prints one file's statistics on one line.
-func writeStatsLine(w io.Writer, st *statsJSON) {
+func writeStatsLine(w io.Writer, st *stats.Stats) {
 	eh := st.EHFrameBytes + st.EHFrameHdrBytes
 	what := ".sframe"
 	if st.DryRun {
@@ -290,11 +210,11 @@ func writeStatsLine(w io.Writer, st *statsJSON) {
 }
 
 // writeStatsTotal prints the total of a tree.
-func writeStatsTotal(w io.Writer, t *statsTotal) {
+func writeStatsTotal(w io.Writer, t *stats.Total) {
 	fmt.Fprintf(w, "total: %s described, %d without CFI, %d skipped, %d failed; %d bytes of ELF files and archives\n",
-		plural(t.statsCounts.Files, "file"), t.FilesWithoutCFI, t.FilesSkipped, t.FilesFailed, t.InstalledBytes)
-	writeStatsCounts(w, "  ", &t.statsCounts, t.InstalledBytes)
-	for _, by := range []map[string]*statsCounts{t.ByKind, t.ByABI} {
+		plural(t.Counts.Files, "file"), t.FilesWithoutCFI, t.FilesSkipped, t.FilesFailed, t.InstalledBytes)
+	writeStatsCounts(w, "  ", &t.Counts, t.InstalledBytes)
+	for _, by := range []map[string]*stats.Counts{t.ByKind, t.ByABI} {
 		keys := make([]string, 0, len(by))
 		for k := range by {
 			keys = append(keys, k)
@@ -310,7 +230,7 @@ func writeStatsTotal(w io.Writer, t *statsTotal) {
 
 // writeStatsCounts prints the sizes and coverage of c; installed is the
 // size of the files they are part of.
-func writeStatsCounts(w io.Writer, indent string, c *statsCounts, installed int64) {
+func writeStatsCounts(w io.Writer, indent string, c *stats.Counts, installed int64) {
 	eh := c.EHFrameBytes + c.EHFrameHdrBytes
 	fmt.Fprintf(w, "%s.sframe     %d bytes: %s of .eh_frame %d + .eh_frame_hdr %d = %d, %s of the files\n",
 		indent, c.SectionBytes, ratio(uint64(c.SectionBytes), eh), c.EHFrameBytes, c.EHFrameHdrBytes, eh,

@@ -12,6 +12,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/sframe-gen/sframe-gen/emit/stats"
 )
 
 // statsTreeTree makes a tree of ELF files for the tree form of stats: the
@@ -45,10 +47,10 @@ func statsTreeTree(t *testing.T) string {
 
 // readStatsStream decodes the objects stats --json prints in the tree
 // form: one per file, then {"total": ...}.
-func readStatsStream(t *testing.T, out string) ([]statsJSON, statsTotal) {
+func readStatsStream(t *testing.T, out string) ([]stats.Stats, stats.Total) {
 	t.Helper()
 	dec := json.NewDecoder(strings.NewReader(out))
-	var files []statsJSON
+	var files []stats.Stats
 	for {
 		var raw json.RawMessage
 		if err := dec.Decode(&raw); errors.Is(err, io.EOF) {
@@ -57,7 +59,7 @@ func readStatsStream(t *testing.T, out string) ([]statsJSON, statsTotal) {
 			t.Fatalf("stats --json: %v\n%s", err, out)
 		}
 		var total struct {
-			Total *statsTotal `json:"total"`
+			Total *stats.Total `json:"total"`
 		}
 		if err := json.Unmarshal(raw, &total); err == nil && total.Total != nil {
 			if dec.More() {
@@ -65,14 +67,14 @@ func readStatsStream(t *testing.T, out string) ([]statsJSON, statsTotal) {
 			}
 			return files, *total.Total
 		}
-		var st statsJSON
+		var st stats.Stats
 		if err := json.Unmarshal(raw, &st); err != nil {
 			t.Fatal(err)
 		}
 		files = append(files, st)
 	}
 	t.Fatalf("stats --json: no total\n%s", out)
-	return nil, statsTotal{}
+	return nil, stats.Total{}
 }
 
 // TestStatsTree: stats over a tree prints an object per file and a total
@@ -100,19 +102,19 @@ func TestStatsTree(t *testing.T) {
 			t.Errorf("%s: -j 1 prints otherwise", name)
 		}
 
-		var sum statsCounts
-		byKind, byABI := map[string]*statsCounts{}, map[string]*statsCounts{}
+		var sum stats.Counts
+		byKind, byABI := map[string]*stats.Counts{}, map[string]*stats.Counts{}
 		members := 0
 		for i := range files {
 			st := &files[i]
-			sum.add(st)
-			for by, key := range map[*map[string]*statsCounts]string{&byKind: st.Kind, &byABI: st.ABI} {
+			sum.Add(st)
+			for by, key := range map[*map[string]*stats.Counts]string{&byKind: st.Kind, &byABI: st.ABI} {
 				if (*by)[key] == nil {
-					(*by)[key] = &statsCounts{}
+					(*by)[key] = &stats.Counts{}
 				}
-				(*by)[key].add(st)
+				(*by)[key].Add(st)
 			}
-			if got := st.Breakdown.sum(); got != st.SectionBytes {
+			if got := st.Breakdown.Sum(); got != st.SectionBytes {
 				t.Errorf("%s: %s: breakdown adds up to %d, section %d bytes (%+v)", name, st.File, got, st.SectionBytes, st.Breakdown)
 			}
 			if !st.DryRun {
@@ -133,13 +135,13 @@ func TestStatsTree(t *testing.T) {
 				t.Errorf("%s: %s: stats says %d bytes, --raw wrote %v (%v)", name, st.File, st.SectionBytes, w, err)
 			}
 		}
-		if !reflect.DeepEqual(sum, total.statsCounts) {
-			t.Errorf("%s: total\n%+v\nis not the sum of the files\n%+v", name, total.statsCounts, sum)
+		if !reflect.DeepEqual(sum, total.Counts) {
+			t.Errorf("%s: total\n%+v\nis not the sum of the files\n%+v", name, total.Counts, sum)
 		}
 		if !reflect.DeepEqual(byKind, total.ByKind) || !reflect.DeepEqual(byABI, total.ByABI) || len(byABI) != 3 {
 			t.Errorf("%s: totals by kind or ABI differ from the files' sums", name)
 		}
-		if total.statsCounts.Files != len(files) || members != 2 || total.FilesSkipped < 3 || total.FilesWithoutCFI != 1 || total.FilesFailed != 0 || len(files) < 60 {
+		if total.Counts.Files != len(files) || members != 2 || total.FilesSkipped < 3 || total.FilesWithoutCFI != 1 || total.FilesFailed != 0 || len(files) < 60 {
 			t.Errorf("%s: %d files (%d members), total %+v", name, len(files), members, total)
 		}
 		var installed int64
@@ -182,7 +184,7 @@ func TestStatsTreeErrors(t *testing.T) {
 		t.Errorf("exit %d, stderr %q", code, stderr)
 	}
 	files, total := readStatsStream(t, out)
-	if len(files) != 1 || total.statsCounts.Files != 1 || total.FilesFailed != 1 {
+	if len(files) != 1 || total.Counts.Files != 1 || total.FilesFailed != 1 {
 		t.Errorf("files %d, total %+v", len(files), total)
 	}
 	readme := filepath.Join(dir, "README")
@@ -192,7 +194,7 @@ func TestStatsTreeErrors(t *testing.T) {
 		t.Errorf("a file that is not ELF named among others: exit %d, %q", code, stderr)
 	}
 	one, _, code := runCLI("stats", "--json", filepath.Join(dir, "a.o"))
-	var st statsJSON
+	var st stats.Stats
 	if code != exitOK || json.Unmarshal([]byte(one), &st) != nil || st.File != filepath.Join(dir, "a.o") || strings.Contains(one, `"total"`) {
 		t.Errorf("one file: exit %d\n%s", code, one)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/sframe-gen/sframe-gen/cfi"
+	"github.com/sframe-gen/sframe-gen/emit"
 	"github.com/sframe-gen/sframe-gen/emit/verify"
 )
 
@@ -96,9 +97,9 @@ func (c *cli) verifyInput(in elfInput, opt verify.Options, asJSON, verbose bool)
 	}
 	rep, err := verify.File(in.f, opt)
 	switch {
-	case in.member && errors.Is(err, verify.ErrNoSFrame) && !sframegen.Generates(in.f):
+	case in.member && errors.Is(err, emit.ErrNoSFrame) && !sframegen.Generates(in.f):
 		return verifySkipped
-	case errors.Is(err, verify.ErrNoCFI):
+	case errors.Is(err, cfi.ErrNoCFI):
 		fmt.Fprintf(c.stderr, "sframe-gen: %s: cannot be checked: %s has no %s to check its .sframe against\n", in.name, in.name, cfiName(opt.Source))
 		return verifyUnchecked
 	case err != nil:
@@ -195,23 +196,12 @@ func (n *verifyNames) where(fd *verify.Finding) string {
 	return fmt.Sprintf("%s@%#x", n.name(fd.Section, fd.Func), fd.Addr)
 }
 
-func findingText(fd *verify.Finding) string {
-	s := fd.Msg
-	if fd.End > fd.Addr+1 || fd.Bytes > 1 {
-		s += fmt.Sprintf(" [%#x, %#x)", fd.Addr, fd.End)
-		if fd.Bytes != fd.End-fd.Addr {
-			s += fmt.Sprintf(", %d addresses", fd.Bytes)
-		}
-	}
-	return s
-}
-
 func writeVerifyText(w io.Writer, file string, rep *verify.Report, names *verifyNames, verbose bool) {
 	line := func(prefix string, fd *verify.Finding) {
 		if at := names.where(fd); at != "" {
-			fmt.Fprintf(w, "sframe-gen: %s: %s%s: %s\n", displayName(file), prefix, at, findingText(fd))
+			fmt.Fprintf(w, "sframe-gen: %s: %s%s: %s\n", displayName(file), prefix, at, fd.String())
 		} else {
-			fmt.Fprintf(w, "sframe-gen: %s: %s%s\n", displayName(file), prefix, findingText(fd))
+			fmt.Fprintf(w, "sframe-gen: %s: %s%s\n", displayName(file), prefix, fd.String())
 		}
 	}
 	for i := range rep.Problems {
@@ -230,19 +220,7 @@ func writeVerifyText(w io.Writer, file string, rep *verify.Report, names *verify
 				file, names.name(u.Section, u.Start), sig, u.Start, u.Start+u.Size)
 		}
 	}
-	fmt.Fprintf(w, "sframe-gen: %s: %s\n", displayName(file), verifySummary(rep))
-}
-
-func verifySummary(rep *verify.Report) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s checked, %s covered, %s", plural(rep.Functions, "function"), plural(int(rep.Addresses), "address"),
-		plural(len(rep.Problems), "problem"))
-	fmt.Fprintf(&b, " (%s; %d of %d CFI functions not covered by SFrame", plural(len(rep.Notes), "note"), len(rep.Uncovered), rep.CFIFunctions)
-	if rep.SignalNoFREs > 0 {
-		fmt.Fprintf(&b, "; %s without FREs not compared", plural(rep.SignalNoFREs, "signal frame"))
-	}
-	b.WriteString(")")
-	return b.String()
+	fmt.Fprintf(w, "sframe-gen: %s: %s\n", displayName(file), rep.Summary())
 }
 
 // plural is "1 thing" or "N things".
@@ -256,79 +234,8 @@ func plural(n int, noun string) string {
 	return fmt.Sprintf("%d %ss", n, noun)
 }
 
-type verifyFindingJSON struct {
-	Kind     string  `json:"kind"`
-	Function *string `json:"function"`
-	Section  int     `json:"section,omitempty"`
-	Start    *uint64 `json:"start"`
-	Addr     *uint64 `json:"addr"`
-	End      *uint64 `json:"end"`
-	Bytes    uint64  `json:"bytes,omitempty"`
-	FDE      *int    `json:"fde"`
-	Message  string  `json:"message"`
-	Line     string  `json:"line"`
-}
-
-type verifyUncoveredJSON struct {
-	Function string `json:"function"`
-	Section  int    `json:"section,omitempty"`
-	Start    uint64 `json:"start"`
-	Size     uint64 `json:"size"`
-	Signal   bool   `json:"signal"`
-}
-
-type verifyJSON struct {
-	File         string                `json:"file"`
-	OK           bool                  `json:"ok"`
-	ABI          string                `json:"abi"`
-	Version      uint8                 `json:"version"`
-	Flags        string                `json:"flags"`
-	Relocatable  bool                  `json:"relocatable"`
-	Functions    int                   `json:"functions"`
-	Addresses    uint64                `json:"addresses"`
-	FREs         int                   `json:"fres"`
-	CFIFunctions int                   `json:"cfi_functions"`
-	SignalNoFREs int                   `json:"signal_without_fres"`
-	Problems     []verifyFindingJSON   `json:"problems"`
-	Notes        []verifyFindingJSON   `json:"notes"`
-	Uncovered    []verifyUncoveredJSON `json:"uncovered"`
-	Summary      string                `json:"summary"`
-}
-
-func findingsJSON(fds []verify.Finding, names *verifyNames) []verifyFindingJSON {
-	out := make([]verifyFindingJSON, 0, len(fds))
-	for i := range fds {
-		fd := &fds[i]
-		j := verifyFindingJSON{Kind: string(fd.Kind), Message: fd.Msg, Line: findingText(fd)}
-		if fd.InFunction {
-			name := names.name(fd.Section, fd.Func)
-			start, addr, end := fd.Func, fd.Addr, fd.End
-			j.Function, j.Section, j.Start, j.Addr, j.End, j.Bytes = &name, fd.Section, &start, &addr, &end, fd.Bytes
-		}
-		if fd.FDE >= 0 {
-			k := fd.FDE
-			j.FDE = &k
-		}
-		out = append(out, j)
-	}
-	return out
-}
-
 func writeVerifyJSON(w io.Writer, file string, rep *verify.Report, names *verifyNames) error {
-	v := verifyJSON{
-		File: file, OK: len(rep.Problems) == 0, ABI: rep.ABI.String(), Version: rep.Version,
-		Flags: rep.Flags.String(), Relocatable: rep.Relocatable, Functions: rep.Functions,
-		Addresses: rep.Addresses, FREs: rep.FREs, CFIFunctions: rep.CFIFunctions,
-		SignalNoFREs: rep.SignalNoFREs,
-		Problems:     findingsJSON(rep.Problems, names),
-		Notes:        findingsJSON(rep.Notes, names),
-		Uncovered:    []verifyUncoveredJSON{},
-		Summary:      verifySummary(rep),
-	}
-	for _, u := range rep.Uncovered {
-		v.Uncovered = append(v.Uncovered, verifyUncoveredJSON{names.name(u.Section, u.Start), u.Section, u.Start, u.Size, u.Signal})
-	}
 	enc := json.NewEncoder(jsonWriter{w})
 	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	return enc.Encode(rep.JSON(file, names.name))
 }

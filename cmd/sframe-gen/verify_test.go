@@ -10,13 +10,15 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/sframe-gen/sframe-gen/emit/verify"
 )
 
 // verifyReport runs "verify --json" on path.
-func verifyReport(t *testing.T, path string) (verifyJSON, int) {
+func verifyReport(t *testing.T, path string) (verify.ReportJSON, int) {
 	t.Helper()
 	out, errOut, status := runCLI("verify", "--json", path)
-	var v verifyJSON
+	var v verify.ReportJSON
 	if status == exitUsage {
 		return v, status
 	}
@@ -29,7 +31,7 @@ func verifyReport(t *testing.T, path string) (verifyJSON, int) {
 // problemSet renders the problems as "kind +OFFSET: message" (offset from
 // the function start), sorted, leaving out the rules only GNU ld breaks
 // (an empty function's FDE at the same address as the next one).
-func problemSet(v verifyJSON) []string {
+func problemSet(v verify.ReportJSON) []string {
 	var out []string
 	for _, p := range v.Problems {
 		if strings.Contains(p.Message, "FDE starts must be strictly increasing") {

@@ -15,5 +15,7 @@
 // address.
 //
 // What is compared, what is not, and which consumer rules are applied, is
-// documented in docs/verify.md.
+// documented in docs/verify.md. The report's text and JSON forms
+// (Finding.String, Report.Summary, Report.JSON: report.go) are those of
+// "sframe-gen verify".
 package verify

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"testing"
+
+	"github.com/sframe-gen/sframe-gen/emit"
 )
 
 // FuzzFile checks arbitrary ELF files: File must return a report or an
@@ -89,7 +91,7 @@ func FuzzSection(f *testing.F) {
 		if err != nil {
 			f.Fatal(err)
 		}
-		s := FindSection(ef)
+		s := emit.FindSection(ef)
 		f.Add(len(bases) == 1, append([]byte(nil), raw[s.Offset:s.Offset+s.Size]...))
 		bases = append(bases, raw)
 	}

@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/sframe-gen/sframe-gen/emit"
 )
 
 // goldenFiles returns the GNU-made files of testdata with an .sframe
@@ -139,7 +141,7 @@ func TestGolden(t *testing.T) {
 			}
 			defer f.Close()
 			r, err := File(f, Options{})
-			if errors.Is(err, ErrNoSFrame) {
+			if errors.Is(err, emit.ErrNoSFrame) {
 				return // gas makes no .sframe without CFI
 			}
 			if err != nil {

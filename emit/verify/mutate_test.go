@@ -27,7 +27,7 @@ func mutateSection(t *testing.T, src, dir string, fn func(s *draft, addr uint64)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sec := FindSection(f)
+	sec := emit.FindSection(f)
 	if sec == nil {
 		t.Fatalf("%s: no .sframe", src)
 	}
@@ -128,7 +128,7 @@ func mutateRaw(t *testing.T, src, dir string, fn func(data []byte, s *draft)) st
 	if err != nil {
 		t.Fatal(err)
 	}
-	sec := FindSection(f)
+	sec := emit.FindSection(f)
 	data := raw[sec.Offset : sec.Offset+sec.Size]
 	fn(data, decodeDraft(t, data))
 	return writeCopy(t, dir, src, raw)

@@ -101,15 +101,6 @@ type Options struct {
 	Source cfi.Source
 }
 
-// ErrNoSFrame is returned for a file with no .sframe section.
-var ErrNoSFrame = errors.New("no .sframe section")
-
-// ErrNoCFI is returned for a file without the call-frame information to
-// check its section against: none at all (cfi.ErrNoCFI, a program whose
-// .eh_frame or .debug_frame was stripped), or not the section
-// Options.Source asks for. The error returned wraps it and says which.
-var ErrNoCFI = errors.New("no call-frame information to check the .sframe section against")
-
 // programType is PT_GNU_SFRAME.
 const programType elf.ProgType = 0x6474e554
 
@@ -123,30 +114,18 @@ const maxMaskBlocks = 1 << 20
 // thousand; 16 Mi take about a second).
 const maxExprAddresses = 1 << 24
 
-// FindSection returns the .sframe section of f (by name, or by type
-// SHT_GNU_SFRAME), or nil.
-func FindSection(f *elf.File) *elf.Section {
-	for _, s := range f.Sections {
-		if s.Name == ".sframe" && s.Type != elf.SHT_NOBITS {
-			return s
-		}
-	}
-	for _, s := range f.Sections {
-		if s.Type == emit.SectionType {
-			return s
-		}
-	}
-	return nil
-}
-
 // File checks the .sframe section of f against f's CFI and against the
 // consumer rules described in docs/verify.md. The error result is for a
-// file that cannot be checked at all (no .sframe section, unreadable
-// section data); everything wrong with the section itself is a Finding.
+// file that cannot be checked at all: no .sframe section (emit.FindSection;
+// the error is emit.ErrNoSFrame), no call-frame information to check it
+// against (none at all, a program whose .eh_frame or .debug_frame was
+// stripped, or not the section opt.Source asks for: the error wraps
+// cfi.ErrNoCFI and says which), unreadable section data. Everything wrong
+// with the section itself is a Finding.
 func File(f *elf.File, opt Options) (*Report, error) {
-	sec := FindSection(f)
+	sec := emit.FindSection(f)
 	if sec == nil {
-		return nil, ErrNoSFrame
+		return nil, emit.ErrNoSFrame
 	}
 	data, err := sec.Data()
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
@@ -159,7 +138,7 @@ func File(f *elf.File, opt Options) (*Report, error) {
 	c.r = &Report{Relocatable: c.rel}
 	c.run(opt)
 	if c.noCFI != nil {
-		return nil, fmt.Errorf("%w (%v)", ErrNoCFI, c.noCFI)
+		return nil, c.noCFI
 	}
 	return c.r, nil
 }
@@ -181,7 +160,8 @@ type checker struct {
 	// exprBudget is how many more addresses a PC-dependent CFA expression
 	// may be evaluated at (one at a time); a hostile FDE could ask for 2^64.
 	exprBudget uint64
-	// noCFI is why the file has no CFI to compare with (File's ErrNoCFI).
+	// noCFI is why the file has no CFI to compare with: File's error,
+	// which wraps cfi.ErrNoCFI.
 	noCFI error
 	// plt is the .plt's code, for the instruction boundaries of its
 	// entries (cfaAtBoundary).
@@ -239,8 +219,11 @@ func (c *checker) run(opt Options) {
 
 	frames, err := cfi.Read(c.f, opt.Source)
 	switch {
-	case errors.Is(err, cfi.ErrNoCFI), err != nil && opt.Source == cfi.EHFrame && c.f.Section(".eh_frame") == nil:
-		c.noCFI = err
+	case errors.Is(err, cfi.ErrNoCFI):
+		c.noCFI = fmt.Errorf("nothing to check the .sframe section against: %w", err)
+		return
+	case err != nil && opt.Source == cfi.EHFrame && c.f.Section(".eh_frame") == nil:
+		c.noCFI = fmt.Errorf("nothing to check the .sframe section against: %w (%v)", cfi.ErrNoCFI, err)
 		return
 	case err != nil:
 		c.note(-1, "reading the call-frame information: %v", err)
