@@ -6,6 +6,7 @@ import (
 	"runtime/debug"
 
 	"github.com/sframe-gen/sframe-gen/elfpatch"
+	"github.com/sframe-gen/sframe-gen/elfpatch/replace"
 )
 
 // Generate makes the SFrame section of the ELF file r (of size bytes), as
@@ -94,7 +95,7 @@ func (g *Generator) GenerateFile(path string, addr *uint64) (*Section, error) {
 		return nil, unwrapPath(err)
 	}
 	defer at.Dir.Close()
-	src, err := elfpatch.OpenSource(at)
+	src, err := replace.OpenSource(at)
 	if err != nil {
 		return nil, unwrapPath(err)
 	}

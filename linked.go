@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/sframe-gen/sframe-gen/elfpatch"
+	"github.com/sframe-gen/sframe-gen/elfpatch/sparse"
 	"github.com/sframe-gen/sframe-gen/emit/verify"
 )
 
@@ -117,7 +118,7 @@ func (g *Generator) linkedOverCopy(w *writer, in *input) (Report, error) {
 			rep, err = g.patchOverCopy(w, in, tmp, copying, wait)
 			done <- err
 		}()
-		copyErr = elfpatch.CopySparse(tmp, w.src.File, w.size)
+		copyErr = sparse.CopySparse(tmp, w.src.File, w.size)
 		close(copying)
 		return <-done
 	})

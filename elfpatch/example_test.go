@@ -10,6 +10,7 @@ import (
 
 	"github.com/sframe-gen/sframe-gen/cfi"
 	"github.com/sframe-gen/sframe-gen/elfpatch"
+	"github.com/sframe-gen/sframe-gen/elfpatch/replace"
 	"github.com/sframe-gen/sframe-gen/lower"
 )
 
@@ -54,7 +55,7 @@ func ExamplePatchLinked() {
 	}
 	defer input.Close()
 	var layout elfpatch.Layout
-	err = new(elfpatch.TempFiles).ReplaceFile(out, 0o755, func(tmp *os.File) error {
+	err = new(replace.TempFiles).ReplaceFile(out, 0o755, func(tmp *os.File) error {
 		var err error
 		layout, err = elfpatch.PatchLinked(input, tmp, size, func(addr uint64) ([]byte, error) {
 			parts, err := res.EncodePlaced(addr)

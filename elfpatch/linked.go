@@ -8,6 +8,8 @@ import (
 	"slices"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/sframe-gen/sframe-gen/elfpatch/sparse"
 )
 
 // Layout says where PatchLinked put the SFrame section and what it changed.
@@ -197,7 +199,7 @@ func (p *linkedPlan) write(in, out *os.File) error {
 	if _, err := out.Seek(0, io.SeekStart); err != nil {
 		return err
 	}
-	if err := CopySparse(out, in, int64(p.copyEnd)); err != nil {
+	if err := sparse.CopySparse(out, in, int64(p.copyEnd)); err != nil {
 		return err
 	}
 	return p.writeChunks(out)

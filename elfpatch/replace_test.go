@@ -3,6 +3,7 @@ package elfpatch
 import (
 	"bytes"
 	"encoding/binary"
+	"github.com/sframe-gen/sframe-gen/elfpatch/replace"
 	"os"
 	"path/filepath"
 	"strings"
@@ -47,24 +48,24 @@ func TestReplaceOptions(t *testing.T) {
 	write := func(s string) func(*os.File) error {
 		return func(tmp *os.File) error { _, err := tmp.WriteString(s); return err }
 	}
-	var temps TempFiles
-	place := func(p string) Place {
-		pl, err := NamedPlace(p)
+	var temps replace.TempFiles
+	place := func(p string) replace.Place {
+		pl, err := replace.NamedPlace(p)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { pl.Dir.Close() })
 		return pl
 	}
-	open := func(p string) *Source {
-		s, err := OpenSource(place(p))
+	open := func(p string) *replace.Source {
+		s, err := replace.OpenSource(place(p))
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { s.Close() })
 		return s
 	}
-	if err := temps.Replace(place(a), open(a), 0o644, ReplaceOptions{Links: []Place{place(b), place(c)}, KeepTimes: true}, write("new")); err != nil {
+	if err := temps.Replace(place(a), open(a), 0o644, replace.ReplaceOptions{Links: []replace.Place{place(b), place(c)}, KeepTimes: true}, write("new")); err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range []string{b, c} {
@@ -77,7 +78,7 @@ func TestReplaceOptions(t *testing.T) {
 	}
 
 	ino := inode(t, a)
-	if err := temps.Replace(place(a), open(a), 0o644, ReplaceOptions{InPlace: true}, write("newer, longer")); err != nil {
+	if err := temps.Replace(place(a), open(a), 0o644, replace.ReplaceOptions{InPlace: true}, write("newer, longer")); err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range []string{a, b, c} {
@@ -89,7 +90,7 @@ func TestReplaceOptions(t *testing.T) {
 	leftTemps(t, filepath.Dir(c))
 
 	temps.RemoveAll()
-	if err := temps.Replace(place(a), open(a), 0o644, ReplaceOptions{Links: []Place{place(b)}}, write("x")); err == nil {
+	if err := temps.Replace(place(a), open(a), 0o644, replace.ReplaceOptions{Links: []replace.Place{place(b)}}, write("x")); err == nil {
 		t.Errorf("Replace after RemoveAll succeeded")
 	}
 	if got, _ := os.ReadFile(a); string(got) != "newer, longer" {

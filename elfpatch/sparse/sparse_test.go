@@ -1,4 +1,4 @@
-package elfpatch
+package sparse
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package elfpatch
+package sparse
 
 import (
 	"errors"
@@ -16,9 +16,9 @@ import (
 // file (copy_file_range where the kernel has it). The file offsets of in
 // and out are left anywhere.
 func CopySparse(out, in *os.File, n int64) error {
-	err := dataRanges(in, n, func(off, end int64, data bool) error {
+	err := DataRanges(in, n, func(off, end int64, data bool) error {
 		if data {
-			return copyRange(out, in, off, end-off)
+			return CopyRange(out, in, off, end-off)
 		}
 		return nil
 	})
@@ -42,11 +42,11 @@ func CopySparse(out, in *os.File, n int64) error {
 	return nil
 }
 
-// dataRanges calls fn for the ranges [off, end) of in's first n bytes in
+// DataRanges calls fn for the ranges [off, end) of in's first n bytes in
 // order: its data (data true) and the holes between (data false), as
 // SEEK_DATA and SEEK_HOLE find them. Where the file system cannot tell
 // holes apart, everything is one data range.
-func dataRanges(in *os.File, n int64, fn func(off, end int64, data bool) error) error {
+func DataRanges(in *os.File, n int64, fn func(off, end int64, data bool) error) error {
 	const seekData, seekHole = 3, 4 // Linux, FreeBSD, Solaris
 	for off := int64(0); off < n; {
 		data, err := in.Seek(off, seekData)
@@ -71,8 +71,8 @@ func dataRanges(in *os.File, n int64, fn func(off, end int64, data bool) error) 
 	return nil
 }
 
-// copyRange copies in's bytes [off, off+n) to the same offsets of out.
-func copyRange(out, in *os.File, off, n int64) error {
+// CopyRange copies in's bytes [off, off+n) to the same offsets of out.
+func CopyRange(out, in *os.File, off, n int64) error {
 	if _, err := in.Seek(off, io.SeekStart); err != nil {
 		return err
 	}

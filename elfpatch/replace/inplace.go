@@ -1,10 +1,12 @@
-package elfpatch
+package replace
 
 import (
 	"fmt"
 	"os"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/sframe-gen/sframe-gen/elfpatch/sparse"
 )
 
 // writeInPlace writes the complete new file tmp over dst's own inode
@@ -70,9 +72,9 @@ func (t *TempFiles) writeInPlace(dst Place, old replaced, tmp *tempFile, opt Rep
 // data ranges copied, the holes of in punched in out (or written as zeros
 // where the file system cannot punch).
 func copyOver(out, in *os.File, n int64) error {
-	return dataRanges(in, n, func(off, end int64, data bool) error {
+	return sparse.DataRanges(in, n, func(off, end int64, data bool) error {
 		if data {
-			return copyRange(out, in, off, end-off)
+			return sparse.CopyRange(out, in, off, end-off)
 		}
 		return zeroRange(out, off, end-off)
 	})
