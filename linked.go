@@ -118,7 +118,7 @@ func (g *Generator) linkedOverCopy(w *writer, in *input) (Report, error) {
 			rep, err = g.patchOverCopy(w, in, tmp, copying, wait)
 			done <- err
 		}()
-		copyErr = sparse.CopySparse(tmp, w.src.File, w.size)
+		copyErr = sparse.Copy(tmp, w.src.File, w.size)
 		close(copying)
 		return <-done
 	})

@@ -84,7 +84,7 @@ func (w *writer) unchanged() error {
 	if w.j.Out.Dir == nil {
 		return nil
 	}
-	return w.replace(func(tmp *os.File) error { return sparse.CopySparse(tmp, w.src.File, w.size) })
+	return w.replace(func(tmp *os.File) error { return sparse.Copy(tmp, w.src.File, w.size) })
 }
 
 // holeBlock is the unit writeKeepingHoles leaves unwritten when it is all

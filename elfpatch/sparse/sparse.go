@@ -1,24 +1,21 @@
 package sparse
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"syscall"
 )
 
-// CopySparse copies in's first n bytes to out at the same offsets and
-// makes out at least n bytes long. The holes of a sparse input (found with
-// SEEK_DATA/SEEK_HOLE) are not written, so the output stays sparse: a 20 KB
-// file claiming 1 TB must not make us write 1 TB. Where the file system
-// cannot tell holes apart, everything is copied. Data ranges go file to
-// file (copy_file_range where the kernel has it). The file offsets of in
-// and out are left anywhere.
-func CopySparse(out, in *os.File, n int64) error {
-	err := DataRanges(in, n, func(off, end int64, data bool) error {
+// Copy copies in's first n bytes to out at the same offsets and makes out
+// at least n bytes long. The holes of a sparse input are not written, so
+// the output stays sparse: a 20 KB file claiming 1 TB must not make us
+// write 1 TB. Where the system or file system cannot tell holes apart,
+// everything is copied. Data ranges go file to file (copy_file_range where
+// the kernel has it). The file offsets of in and out are left anywhere.
+func Copy(out, in *os.File, n int64) error {
+	err := dataRanges(in, n, func(off, end int64, data bool) error {
 		if data {
-			return CopyRange(out, in, off, end-off)
+			return copyRange(out, in, off, end-off)
 		}
 		return nil
 	})
@@ -42,37 +39,20 @@ func CopySparse(out, in *os.File, n int64) error {
 	return nil
 }
 
-// DataRanges calls fn for the ranges [off, end) of in's first n bytes in
-// order: its data (data true) and the holes between (data false), as
-// SEEK_DATA and SEEK_HOLE find them. Where the file system cannot tell
-// holes apart, everything is one data range.
-func DataRanges(in *os.File, n int64, fn func(off, end int64, data bool) error) error {
-	const seekData, seekHole = 3, 4 // Linux, FreeBSD, Solaris
-	for off := int64(0); off < n; {
-		data, err := in.Seek(off, seekData)
-		if errors.Is(err, syscall.ENXIO) || err == nil && data >= n {
-			return fn(off, n, false) // only a hole after off
+// CopyOver writes in's first n bytes over out at the same offsets: the
+// data ranges copied, the holes of in punched in out (or written as zeros
+// where the file system cannot punch). out keeps its size.
+func CopyOver(out, in *os.File, n int64) error {
+	return dataRanges(in, n, func(off, end int64, data bool) error {
+		if data {
+			return copyRange(out, in, off, end-off)
 		}
-		if err != nil { // no SEEK_DATA
-			return fn(off, n, true)
-		}
-		if err := fn(off, data, false); err != nil {
-			return err
-		}
-		hole, err := in.Seek(data, seekHole)
-		if err != nil || hole > n {
-			hole = n
-		}
-		if err := fn(data, hole, true); err != nil {
-			return err
-		}
-		off = hole
-	}
-	return nil
+		return zeroRange(out, off, end-off)
+	})
 }
 
-// CopyRange copies in's bytes [off, off+n) to the same offsets of out.
-func CopyRange(out, in *os.File, off, n int64) error {
+// copyRange copies in's bytes [off, off+n) to the same offsets of out.
+func copyRange(out, in *os.File, off, n int64) error {
 	if _, err := in.Seek(off, io.SeekStart); err != nil {
 		return err
 	}
@@ -85,6 +65,23 @@ func CopyRange(out, in *os.File, off, n int64) error {
 	}
 	if m != n {
 		return fmt.Errorf("copying input: got %d bytes, want %d", m, n)
+	}
+	return nil
+}
+
+// zeroRange makes out's bytes [off, off+n) zeros: a hole punched, or
+// zeros written.
+func zeroRange(out *os.File, off, n int64) error {
+	if n <= 0 || punchHole(out, off, n) {
+		return nil
+	}
+	zeros := make([]byte, min(n, 1<<20))
+	for n > 0 {
+		k := min(n, int64(len(zeros)))
+		if _, err := out.WriteAt(zeros[:k], off); err != nil {
+			return err
+		}
+		off, n = off+k, n-k
 	}
 	return nil
 }
