@@ -2,6 +2,7 @@ package sparse
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 	"syscall"
 
@@ -40,4 +41,11 @@ func dataRanges(in *os.File, n int64, fn func(off, end int64, data bool) error) 
 // reports whether it could.
 func punchHole(out *os.File, off, n int64) bool {
 	return unix.Fallocate(int(out.Fd()), unix.FALLOC_FL_PUNCH_HOLE|unix.FALLOC_FL_KEEP_SIZE, off, n) == nil
+}
+
+// MayHaveHoles reports whether the file fi describes may have holes: it
+// has fewer blocks than its size needs.
+func MayHaveHoles(fi fs.FileInfo) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return !ok || st.Blocks*512 < fi.Size()
 }

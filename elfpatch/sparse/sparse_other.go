@@ -2,7 +2,10 @@
 
 package sparse
 
-import "os"
+import (
+	"io/fs"
+	"os"
+)
 
 // dataRanges calls fn for in's first n bytes as one data range: holes are
 // found on Linux only.
@@ -15,3 +18,6 @@ func dataRanges(in *os.File, n int64, fn func(off, end int64, data bool) error) 
 
 // punchHole reports false: holes are punched on Linux only.
 func punchHole(out *os.File, off, n int64) bool { return false }
+
+// MayHaveHoles reports true: holes are told apart on Linux only.
+func MayHaveHoles(fi fs.FileInfo) bool { return true }
