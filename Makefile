@@ -52,6 +52,12 @@ vet:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./... ./testdata/testreport
+	@# Generating a section builds on every system and word size; the file
+	@# machinery (elfpatch/replace) is Linux only (docs/elfpatch.md).
+	GOARCH=386 $(GO) vet ./...
+	GOARCH=arm64 $(GO) vet ./...
+	GOOS=darwin $(GO) vet ./cfi ./lower ./emit/... ./elfpatch/... .
+	GOOS=windows $(GO) build ./cfi ./lower ./emit/... ./elfpatch/... .
 
 # fuzz: every fuzz target for FUZZTIME each (default 1m).
 FUZZTIME ?= 1m

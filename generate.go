@@ -6,6 +6,7 @@ import (
 	"runtime/debug"
 
 	"github.com/sframe-gen/sframe-gen/elfpatch"
+	"github.com/sframe-gen/sframe-gen/elfpatch/replace"
 )
 
 // Generate makes the SFrame section of the ELF file r (of size bytes), as
@@ -46,12 +47,12 @@ func WriteFile(in, out string, opt Options) (*Section, error) {
 		return nil, err
 	}
 	job := Job{}
-	if job.In, err = NamedPlace(in); err != nil {
+	if job.In, err = replace.NamedPlace(in); err != nil {
 		return nil, err
 	}
 	defer job.In.Dir.Close()
 	if out != in {
-		if job.Out, err = OutputPlace(out); err != nil {
+		if job.Out, err = replace.OutputPlace(out); err != nil {
 			return nil, err
 		}
 		defer job.Out.Dir.Close()
@@ -89,12 +90,12 @@ func (g *Generator) GenerateAt(r io.ReaderAt, size int64, addr uint64) (*Section
 // followed, anything but a regular file refused before it is read.
 // Errors do not name the file.
 func (g *Generator) GenerateFile(path string, addr *uint64) (*Section, error) {
-	at, err := NamedPlace(path)
+	at, err := replace.NamedPlace(path)
 	if err != nil {
 		return nil, unwrapPath(err)
 	}
 	defer at.Dir.Close()
-	src, err := elfpatch.OpenSource(at)
+	src, err := replace.OpenSource(at)
 	if err != nil {
 		return nil, unwrapPath(err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/sframe-gen/sframe-gen/elfpatch"
 	"github.com/sframe-gen/sframe-gen/emit"
+	"github.com/sframe-gen/sframe-gen/elfpatch/sparse"
 	"github.com/sframe-gen/sframe-gen/emit/verify"
 )
 
@@ -118,7 +119,7 @@ func (g *Generator) linkedOverCopy(w *writer, in *input) (Report, error) {
 			rep, err = g.patchOverCopy(w, in, tmp, copying, wait)
 			done <- err
 		}()
-		copyErr = elfpatch.CopySparse(tmp, w.src.File, w.size)
+		copyErr = sparse.Copy(tmp, w.src.File, w.size)
 		close(copying)
 		return <-done
 	})

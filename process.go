@@ -9,7 +9,7 @@ import (
 	"os"
 	"runtime/debug"
 
-	"github.com/sframe-gen/sframe-gen/elfpatch"
+	"github.com/sframe-gen/sframe-gen/elfpatch/replace"
 )
 
 // Status is what [Generator.Process] did with a file.
@@ -126,8 +126,8 @@ func (g *Generator) Process(j Job) (out Outcome, err error) {
 			err = &InternalError{Panic: p, Stack: debug.Stack()}
 		}
 	}()
-	src, err := elfpatch.OpenSource(j.In)
-	var notRegular *elfpatch.NotRegularError
+	src, err := replace.OpenSource(j.In)
+	var notRegular *replace.NotRegularError
 	switch {
 	case errors.As(err, &notRegular) && j.Seen != [2]uint64{}:
 		out.Status, out.Reason = Skipped, err.Error()
@@ -307,7 +307,7 @@ func (s *staging) done() {
 
 // closeInput closes the input file src, or gives it to
 // Resources.CloseInput to close.
-func (g *Generator) closeInput(src *elfpatch.Source) {
+func (g *Generator) closeInput(src *replace.Source) {
 	if g.res.CloseInput == nil {
 		src.Close()
 		return

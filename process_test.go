@@ -3,6 +3,7 @@ package sframegen
 import (
 	"bytes"
 	"errors"
+	"github.com/sframe-gen/sframe-gen/elfpatch/replace"
 	"os"
 	"path/filepath"
 	"testing"
@@ -30,7 +31,7 @@ func TestCloseInput(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		in, err := NamedPlace(path)
+		in, err := replace.NamedPlace(path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -86,7 +87,7 @@ func TestProcessPanicIsAnError(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		in, err := NamedPlace(path)
+		in, err := replace.NamedPlace(path)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -398,6 +398,7 @@ var docImports = map[string]string{
 	"verify":    "github.com/sframe-gen/sframe-gen/emit/verify",
 	"unwind":    "github.com/sframe-gen/sframe-gen/emit/unwind",
 	"elfpatch":  "github.com/sframe-gen/sframe-gen/elfpatch",
+	"replace":   "github.com/sframe-gen/sframe-gen/elfpatch/replace",
 }
 
 // source is the block as a Go file of package pkg (main for a program).

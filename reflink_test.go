@@ -3,6 +3,7 @@ package sframegen
 import (
 	"bytes"
 	"fmt"
+	"github.com/sframe-gen/sframe-gen/elfpatch/replace"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -76,12 +77,12 @@ func TestReflinkSharesUnchanged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in, err := NamedPlace(inPath)
+	in, err := replace.NamedPlace(inPath)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer in.Dir.Close()
-	out, err := NamedPlace(outPath)
+	out, err := replace.NamedPlace(outPath)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package sframegen
 import (
 	"bytes"
 	"fmt"
+	"github.com/sframe-gen/sframe-gen/elfpatch/replace"
 	"os"
 	"path/filepath"
 	"testing"
@@ -99,7 +100,7 @@ func patchBytes(t *testing.T, dir string, data []byte, opt Options) ([]byte, err
 	if err != nil {
 		t.Fatal(err)
 	}
-	in, err := NamedPlace(path)
+	in, err := replace.NamedPlace(path)
 	if err != nil {
 		t.Fatal(err)
 	}

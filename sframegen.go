@@ -10,6 +10,11 @@
 // translates it per ABI, emit is the SFrame format (and emit.Reader, for
 // stack walkers, looks PCs up in a section), elfpatch writes the ELF file.
 //
+// Files are opened and replaced (GenerateFile, WriteFile,
+// Generator.Process) on linux only, through package replace; elsewhere
+// these return an error wrapping replace.ErrUnsupported. [Generate], from
+// an io.ReaderAt, builds and works on every system Go supports.
+//
 //	sec, err := sframegen.GenerateFile("libfoo.so", sframegen.Options{})
 //	if err != nil {
 //		log.Fatal(err)

@@ -6,7 +6,8 @@ import (
 	"io/fs"
 	"os"
 
-	"github.com/sframe-gen/sframe-gen/elfpatch"
+	"github.com/sframe-gen/sframe-gen/elfpatch/replace"
+	"github.com/sframe-gen/sframe-gen/elfpatch/sparse"
 )
 
 // writer writes one job's result: over the file (with its other links in
@@ -14,7 +15,7 @@ import (
 type writer struct {
 	g    *Generator
 	j    Job
-	src  *elfpatch.Source
+	src  *replace.Source
 	size int64
 	data []byte // the file's bytes, when it was read whole
 }
@@ -47,7 +48,7 @@ func (w *writer) replace(write func(tmp *os.File) error) error {
 		return err
 	}
 	for i, l := range w.j.OutLinks {
-		if err := elfpatch.Link(w.j.Out, l); err != nil {
+		if err := replace.Link(w.j.Out, l); err != nil {
 			return &OutputError{Op: "linking", Link: i, Err: unwrapPath(err)}
 		}
 	}
@@ -83,7 +84,7 @@ func (w *writer) unchanged() error {
 	if w.j.Out.Dir == nil {
 		return nil
 	}
-	return w.replace(func(tmp *os.File) error { return elfpatch.CopySparse(tmp, w.src.File, w.size) })
+	return w.replace(func(tmp *os.File) error { return sparse.Copy(tmp, w.src.File, w.size) })
 }
 
 // holeBlock is the unit writeKeepingHoles leaves unwritten when it is all

@@ -63,10 +63,14 @@ func (s *Scanner) usual(f *FDE) bool {
 	if !p.eh || p.ptr.rel != nil || p.last == nil || p.last.err != nil || len(data)-off < 16 {
 		return false
 	}
-	length := int(p.u32(data[off:]))
-	id := int(p.u32(data[off+4:]))
+	// Compared as uint32 first: an int holds them on 64-bit systems only.
+	length32, id32 := p.u32(data[off:]), p.u32(data[off+4:])
+	if length32 < 12 || length32 >= 0xfffffff0 || uint64(length32) > uint64(len(data)-off-4) || id32 == 0 || uint64(id32) > uint64(off+4) {
+		return false
+	}
+	length, id := int(length32), int(id32)
 	end := off + 4 + length
-	if length < 12 || length >= 0xfffffff0 || length > len(data)-off-4 || id == 0 || id > off+4 || uint64(off+4-id) != p.lastOff {
+	if uint64(off+4-id) != p.lastOff {
 		return false
 	}
 	cie := p.last.cie
@@ -165,12 +169,12 @@ func (fr *Frames) CutWeighted(weights []int) (cuts, fdes []int) {
 		// The usual entry, read in line: a 32-bit length that holds its
 		// id, within the section.
 		if size-off >= 8 {
-			length := int(u32(data[off:]))
-			if length >= 4 && length < 0xfffffff0 && length <= size-off-4 {
+			length := u32(data[off:])
+			if length >= 4 && length < 0xfffffff0 && uint64(length) <= uint64(size-off-4) {
 				if u32(data[off+4:]) != cieID {
 					fdes[len(fdes)-1]++
 				}
-				off += 4 + length
+				off += 4 + int(length)
 				continue
 			}
 		}

@@ -2,11 +2,11 @@
 //
 // Start from [PatchLinked] (an executable or shared library: it chooses
 // the section's address, then asks for the bytes encoded for it) or
-// [PatchObjectBytes] (a relocatable object, with its relocations), written
-// through [TempFiles.Replace], which replaces the output atomically.
+// [PatchObjectBytes] (a relocatable object, with its relocations).
 // ExamplePatchLinked shows the whole sequence; the library's
 // sframegen.Generator.Process is the pipeline that uses them for every
-// kind of file.
+// kind of file, writing through package replace, which replaces the
+// output atomically.
 //
 // It does not compute SFrame: its inputs are the section bytes (and, for
 // relocatable objects, the relocations). Two kinds of file are handled:
@@ -25,23 +25,18 @@
 // For a caller that overlaps work with the copy of a big file,
 // [PatchLinkedCopyParts] writes only what changes over an output that
 // already holds (or is still receiving, see its wait argument) a copy of
-// the input made with [CopySparse], and takes the section in pieces.
+// the input made with sparse.Copy, and takes the section in pieces.
 // [PlanLinked] plans a patch without writing, and tells whether the file
 // already holds exactly that section ([LinkedPatch.Unchanged]).
 // [PatchArchive] patches the ELF members of a static archive.
 //
-// Files are read and written at a [Place] (a [Dir] held open and one name
-// in it), never through a path resolved again: [OpenSource] opens the file
-// without following a link, and [TempFiles.Replace] writes a new file in
-// the same directory, with every attribute of the file it replaces, and
-// renames it into place only while the name still holds the file read,
-// unchanged; when it replaces an existing file, the new file is synced
-// before the rename and the directory after it, so that a crash leaves the
-// old or the new contents.
-// [TempFiles] tracks the temporary files being named so that a signal
-// handler can remove them; what SIGKILL leaves of a privileged or linked
-// file's replacement is journaled, and finished or undone by the next run
-// ([ResumeTemp], [Source.Resume]). docs/elfpatch.md explains the layout strategy.
+// elfpatch rewrites bytes: its inputs and outputs are open files, byte
+// slices, readers and writers; it names no path, opens and renames no file
+// and builds on every system Go supports (pwritev on Linux). Opening files
+// without following links and replacing them atomically, with their
+// attributes, is package replace's job (Linux only); copying a file
+// without filling its holes, package sparse's. docs/elfpatch.md explains
+// the layout strategy.
 //
 // Only ELFCLASS64 files are accepted: SFrame is defined for 64-bit ABIs only.
 package elfpatch

@@ -3,6 +3,7 @@ package elfpatch_test
 import (
 	"bytes"
 	"debug/elf"
+	"errors"
 	"fmt"
 	"log"
 	"os"
@@ -16,8 +17,9 @@ import (
 // Write a shared library with an SFrame section: the section's size is
 // known first, elfpatch chooses its address, and the encoder writes the
 // PC-relative start fields for that address. The copy gets a loaded
-// .sframe and a PT_GNU_SFRAME segment, written through a temporary file
-// renamed over the output once complete; the input is not changed.
+// .sframe and a PT_GNU_SFRAME segment; the input is not changed. (To
+// replace a file atomically, write through replace.TempFiles.ReplaceFile,
+// as sframegen does.)
 func ExamplePatchLinked() {
 	in := "../testdata/link/x86_64/direct.so"
 	f, err := elf.Open(in)
@@ -53,16 +55,15 @@ func ExamplePatchLinked() {
 		log.Fatal(err)
 	}
 	defer input.Close()
-	var layout elfpatch.Layout
-	err = new(elfpatch.TempFiles).ReplaceFile(out, 0o755, func(tmp *os.File) error {
-		var err error
-		layout, err = elfpatch.PatchLinked(input, tmp, size, func(addr uint64) ([]byte, error) {
-			parts, err := res.EncodePlaced(addr)
-			return bytes.Join(parts, nil), err
-		})
-		return err
-	})
+	output, err := os.Create(out)
 	if err != nil {
+		log.Fatal(err)
+	}
+	layout, err := elfpatch.PatchLinked(input, output, size, func(addr uint64) ([]byte, error) {
+		parts, err := res.EncodePlaced(addr)
+		return bytes.Join(parts, nil), err
+	})
+	if err := errors.Join(err, output.Close()); err != nil {
 		log.Fatal(err)
 	}
 	fmt.Printf(".sframe: %d bytes at %#x\n", layout.Size, layout.Addr)

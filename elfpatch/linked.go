@@ -71,7 +71,8 @@ const maxPadding = 64 << 20
 // Unchanged byte ranges are copied file to file (copy_file_range where the
 // kernel has it); only headers and the new section pass through memory.
 // in and out must be different files. out is truncated first; on error its
-// contents are unspecified, so write through [TempFiles.ReplaceFile].
+// contents are unspecified, so write through a temporary file
+// (replace.TempFiles.ReplaceFile).
 func PatchLinked(in, out *os.File, size int, encode func(addr uint64) ([]byte, error)) (Layout, error) {
 	return patchLinked(in, out, size, whole(encode), nil)
 }

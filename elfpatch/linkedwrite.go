@@ -6,13 +6,12 @@ package elfpatch
 // (writeOverCopy: only the chunks).
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"slices"
 
-	"golang.org/x/sys/unix"
+	"github.com/sframe-gen/sframe-gen/elfpatch/sparse"
 )
 
 func (p *linkedPlan) write(in, out *os.File) error {
@@ -22,7 +21,7 @@ func (p *linkedPlan) write(in, out *os.File) error {
 	if _, err := out.Seek(0, io.SeekStart); err != nil {
 		return err
 	}
-	if err := CopySparse(out, in, int64(p.copyEnd)); err != nil {
+	if err := sparse.Copy(out, in, int64(p.copyEnd)); err != nil {
 		return err
 	}
 	return p.writeChunks(out)
@@ -143,42 +142,6 @@ func (p *linkedPlan) runs(data []byte) []outputRun {
 	}
 	return runs
 }
-
-// writeAllAt writes pieces one after the other into f from offset off,
-// as few system calls as it can (pwritev).
-func writeAllAt(f *os.File, pieces [][]byte, off int64) error {
-	fd := int(f.Fd())
-	for len(pieces) > 0 {
-		batch := pieces[:min(len(pieces), maxIovecs)]
-		n, err := unix.Pwritev(fd, batch, off)
-		if errors.Is(err, unix.EINTR) {
-			continue
-		}
-		if err != nil {
-			return &os.PathError{Op: "pwritev", Path: f.Name(), Err: err}
-		}
-		if n == 0 {
-			return io.ErrShortWrite
-		}
-		off += int64(n)
-		// Drop what was written, a piece cut where the write stopped.
-		for n > 0 && len(pieces) > 0 {
-			if n < len(pieces[0]) {
-				pieces[0] = pieces[0][n:]
-				break
-			}
-			n -= len(pieces[0])
-			pieces = pieces[1:]
-		}
-		for len(pieces) > 0 && len(pieces[0]) == 0 {
-			pieces = pieces[1:]
-		}
-	}
-	return nil
-}
-
-// maxIovecs is the most slices one pwritev takes (Linux's UIO_MAXIOV).
-const maxIovecs = 1024
 
 // empty makes out empty: truncated to size 0, unless it is already empty.
 // A new file is not truncated: ext4 marks a file truncated to size 0 to be

@@ -7,7 +7,8 @@ import (
 	"io"
 	"os"
 	"slices"
-	"syscall"
+
+	"github.com/sframe-gen/sframe-gen/elfpatch/sparse"
 )
 
 // LinkedPatch is a [PatchLinked] planned but not written: the layout is
@@ -43,7 +44,7 @@ func PlanLinked(in *os.File, data []byte, size int, encode func(addr uint64) ([]
 		return nil, err
 	}
 	lp := &LinkedPatch{in: in, data: r, inSize: st.Size(), plan: p}
-	if sys, ok := st.Sys().(*syscall.Stat_t); ok && sys.Blocks*512 >= st.Size() {
+	if !sparse.MayHaveHoles(st) {
 		lp.bytes = data // no holes to keep
 	}
 	return lp, nil

@@ -5,6 +5,7 @@ import (
 	"debug/elf"
 	"encoding/binary"
 	"fmt"
+	"math"
 	"slices"
 )
 
@@ -97,8 +98,8 @@ const (
 )
 
 // maxBlocks is the most bytes Reader.blocks may take: offsets into it are
-// 32 bits.
-const maxBlocks = 1<<32 - 1
+// 32 bits (and a slice's length an int).
+const maxBlocks = min(1<<32-1, math.MaxInt)
 
 // Func is one function of a section as Reader.Funcs gives it.
 type Func struct {

@@ -20,7 +20,7 @@ func makeBig[T any](n, c int, huge bool) []T {
 	var zero T
 	elem := unsafe.Sizeof(zero)
 	size := uintptr(c) * elem
-	if !huge || size < bigList || elem == 0 || uintptr(c) > (1<<62)/elem {
+	if !huge || size < bigList || elem == 0 || uintptr(c) > (^uintptr(0)>>2+1)/elem {
 		return make([]T, n, c)
 	}
 	if hugePage%elem == 0 {

@@ -50,10 +50,10 @@ type sortedRun struct {
 func newSortedRuns(parts, n, head int, huge bool) *sortedRuns {
 	idxBits := bits.Len(uint(n))
 	shift := idxBits + bits.Len(uint(parts))
-	if shift > 32 {
+	if shift > bits.UintSize-32 { // a value is an int: none on 32-bit systems
 		return nil
 	}
-	words := (head+emit.FDEIndexEntrySize*n+7)/8 + n // at least 3n: runs, the other half, the order
+	words := (head+emit.FDEIndexEntrySize*n+intBytes-1)/intBytes + n // at least 3n: runs, the other half, the order
 	return &sortedRuns{mem: makeBig[int](words, words, huge), room: n, runs: make([]sortedRun, 0, parts+1), idxBits: idxBits, shift: shift}
 }
 
@@ -93,7 +93,7 @@ func (s *sortedRuns) sortRun(k int, starts []uint64, vals, tmp []int) bool {
 	}
 	low := bits.TrailingZeros64(diff | 1<<63)
 	keyBits := bits.Len64((hi - lo) >> low)
-	if hi>>(63-s.shift) != 0 || keyBits > maxRunPasses*maxRunDigit {
+	if hi>>(bits.UintSize-1-s.shift) != 0 || keyBits > maxRunPasses*maxRunDigit {
 		return false
 	}
 	// Radix sort, least significant digit first, on the bits of start-lo

@@ -3,6 +3,7 @@ package lower
 import (
 	"bytes"
 	"fmt"
+	"math/bits"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -19,6 +20,9 @@ import (
 // for the passes, or the runs do not cover the functions one after the
 // other.
 func TestSortedRuns(t *testing.T) {
+	if bits.UintSize < 64 {
+		t.Skip("sorted runs are made on 64-bit systems only (newSortedRuns: a value is an int)")
+	}
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, tc := range []struct {
 		n, parts, tail int
@@ -112,6 +116,9 @@ func TestSortedRuns(t *testing.T) {
 // lowering, a section address where the starts' signed offsets do not
 // keep their unsigned order.
 func TestEncodePlacedRuns(t *testing.T) {
+	if bits.UintSize < 64 {
+		t.Skip("sorted runs are made on 64-bit systems only (newSortedRuns: a value is an int)")
+	}
 	_, libstdcxx := hostLibs(t)
 	files := []string{libstdcxx}
 	if llvm := bigLib(t); llvm != "" && !testing.Short() {

@@ -100,10 +100,11 @@ func brokenFDEs(t *testing.T, name string, k int) string {
 	}
 	sec := data[s.Offset : s.Offset+s.Size]
 	for off, i := 0, 0; off+8 <= len(sec); i++ {
-		n := int(binary.LittleEndian.Uint32(sec[off:]))
-		if n == 0 || n == 0xffffffff {
+		n32 := binary.LittleEndian.Uint32(sec[off:])
+		if n32 == 0 || n32 == 0xffffffff {
 			break
 		}
+		n := int(n32)
 		if binary.LittleEndian.Uint32(sec[off+4:]) != 0 {
 			switch i % k {
 			case 0:

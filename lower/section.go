@@ -278,7 +278,7 @@ func (r *Result) encodePlaced(sectionAddr uint64) ([][]byte, []int, error) {
 	// four (the index is written over the sort's first half, from the order
 	// in the last n words, past the index's end).
 	n := len(r.Starts)
-	headWords := (sec.FREDataOffset() + 7) / 8
+	headWords := (sec.FREDataOffset() + intBytes - 1) / intBytes
 	// The runs, once: the index is written over them.
 	runs := r.runs
 	r.runs = nil
@@ -288,7 +288,7 @@ func (r *Result) encodePlaced(sectionAddr uint64) ([][]byte, []int, error) {
 	} else {
 		mem = makeBig[int](headWords+n, headWords+n, r.hugePages)
 	}
-	head := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(mem))), 8*headWords)[:0]
+	head := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(mem))), intBytes*headWords)[:0]
 	if runs != nil {
 		// The parts sorted while lowering, merged; should that not be
 		// the order (see sortedRuns), or the encoding fail, the sort
@@ -303,6 +303,10 @@ func (r *Result) encodePlaced(sectionAddr uint64) ([][]byte, []int, error) {
 	parts, err := sec.EncodeParts(&emit.Placement{Order: order, Starts: r.Starts, Addr: sectionAddr, Head: head})
 	return parts, order, err
 }
+
+// intBytes is the size of an int (the words of the memory EncodeThenPlace
+// shares between the header and index and the sort): 8 on 64-bit systems.
+const intBytes = bits.UintSize / 8
 
 // placeOrder returns the order of the FDEs sorted by start as ld sorts
 // them, or nil when they are in that order already. ld compares starts as

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	sframegen "github.com/sframe-gen/sframe-gen"
+	"github.com/sframe-gen/sframe-gen/elfpatch/replace"
 )
 
 // batchOptions are the flags of the batch form, sframe-gen [flags] PATH...
@@ -60,7 +61,7 @@ func (c *cli) runBatch(paths []string, o generateOptions, b batchOptions) int {
 	var outRoot *sframegen.Dir
 	rootMade := false
 	if b.outputDir != "" {
-		if outRoot, rootMade, err = sframegen.MkdirNamed(b.outputDir); err != nil {
+		if outRoot, rootMade, err = replace.MkdirNamed(b.outputDir); err != nil {
 			return c.fail(b.outputDir, unwrapPath(err))
 		}
 		defer outRoot.Close()

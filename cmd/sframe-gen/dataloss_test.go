@@ -117,7 +117,7 @@ func fillTo(t *testing.T, dir string, free int64) {
 	if err := syscall.Statfs(dir, &st); err != nil {
 		t.Fatal(err)
 	}
-	avail := int64(st.Bavail) * st.Bsize
+	avail := int64(st.Bavail) * int64(st.Bsize)
 	if avail <= free {
 		return
 	}

@@ -12,6 +12,7 @@ import (
 
 	sframegen "github.com/sframe-gen/sframe-gen"
 	"github.com/sframe-gen/sframe-gen/cfi"
+	"github.com/sframe-gen/sframe-gen/elfpatch/replace"
 )
 
 // generateOptions are the flags of the default command.
@@ -205,14 +206,14 @@ func (o generateOptions) library() sframegen.Options {
 // written in place or to -o, through the pipeline every file of the
 // batch form goes through (sframegen.Generator.Process).
 func (c *cli) generateFile(g *sframegen.Generator, file string, o generateOptions) error {
-	in, err := sframegen.NamedPlace(file)
+	in, err := replace.NamedPlace(file)
 	if err != nil {
 		return unwrapPath(err)
 	}
 	defer in.Dir.Close()
 	job := sframegen.Job{In: in, Replace: sframegen.ReplaceOptions{KeepTimes: o.keepTimes}}
 	if o.output != "" {
-		if job.Out, err = sframegen.OutputPlace(o.output); err != nil {
+		if job.Out, err = replace.OutputPlace(o.output); err != nil {
 			return fmt.Errorf("writing %s: %w", displayName(o.output), unwrapPath(err))
 		}
 		defer job.Out.Dir.Close()

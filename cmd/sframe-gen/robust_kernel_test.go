@@ -18,7 +18,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	sframegen "github.com/sframe-gen/sframe-gen"
+	"github.com/sframe-gen/sframe-gen/elfpatch/replace"
 )
 
 // The kernel suite (docs/robustness.md, "Names the user gave, and opens
@@ -334,7 +334,7 @@ func TestKernelSyncHeldDirs(t *testing.T) {
 	os.Chown(parent, raceUID, raceUID)
 	dir := filepath.Join(parent, "d")
 	asNobody(t, "mkdir", dir)
-	d, err := sframegen.OpenDir(dir)
+	d, err := replace.OpenDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	sframegen "github.com/sframe-gen/sframe-gen"
 	"github.com/sframe-gen/sframe-gen/emit/stats"
+	"github.com/sframe-gen/sframe-gen/elfpatch/replace"
 )
 
 // The tree form of stats: "sframe-gen stats [flags] PATH..." with more
@@ -139,12 +140,13 @@ func statsOfJob(j *job, opts sframegen.Options, b *memoryBudget, dry bool) (r st
 		return r
 	}
 	defer at.Dir.Close()
-	file, size, err := sframegen.OpenRead(at)
+	src, err := replace.OpenSource(at)
 	if err != nil {
 		fail(j.path, unwrapPath(err))
 		return r
 	}
-	defer file.Close()
+	defer src.Close()
+	file, size := src.File, src.Size()
 	// What generate leaves alone as not ELF, and does not count: a file
 	// that starts with neither the ELF nor the archive magic (an empty
 	// one too).

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	sframegen "github.com/sframe-gen/sframe-gen"
+	"github.com/sframe-gen/sframe-gen/elfpatch/replace"
 )
 
 // streamTarget is where the command writes a stream once, at its end
@@ -21,10 +22,10 @@ import (
 // error, /dev/fd/N (a process substitution's pipe, a shell's redirection)
 // the descriptor N inherited, written through its own file offset as the
 // shell's other writers are. Any other path is resolved by the kernel once
-// (sframegen.OutputPlace: a final symbolic link followed only under
+// (replace.OutputPlace: a final symbolic link followed only under
 // fs.protected_symlinks), and then used only through what was opened: a
 // FIFO of the user's own, the null device or the user's terminal is opened
-// now (without waiting) and written as it is (sframegen.OpenSink); a
+// now (without waiting) and written as it is (replace.OpenSink); a
 // regular file, or nothing, is replaced atomically at the end in the
 // directory held open now, a new file made with mode perm.
 type streamTarget struct {
@@ -53,14 +54,14 @@ func openStream(c *cli, path string, perm os.FileMode) (*streamTarget, error) {
 		t.w = fdWriter(fd)
 		return t, nil
 	}
-	at, err := sframegen.OutputPlace(path)
+	at, err := replace.OutputPlace(path)
 	if pe := (*fs.PathError)(nil); errors.As(err, &pe) && pe.Path != path {
 		return nil, fmt.Errorf("cannot write in %s: %w", displayName(pe.Path), pe.Err)
 	}
 	if err != nil {
 		return nil, unwrapPath(err)
 	}
-	f, err := sframegen.OpenSink(at)
+	f, err := replace.OpenSink(at)
 	if err != nil {
 		at.Dir.Close()
 		return nil, unwrapPath(err)

@@ -8,6 +8,7 @@ import (
 	"syscall"
 
 	sframegen "github.com/sframe-gen/sframe-gen"
+	"github.com/sframe-gen/sframe-gen/elfpatch/replace"
 )
 
 // jobKind is what the walk found at a path.
@@ -60,7 +61,7 @@ type walker struct {
 	outs      map[string]string // output path -> input path
 	opened    []*sframegen.Dir  // the operands' directories
 	// temps are the temporary names of a killed run found in place
-	// (sframegen.TempOf), returned apart (findTemps 1) or made jobs of
+	// (replace.TempOf), returned apart (findTemps 1) or made jobs of
 	// kindTemp (findTemps 2: those left after they were resumed, never
 	// processed as files nor counted as names of their file).
 	temps     []*job
@@ -79,7 +80,7 @@ type walker struct {
 // The directories the jobs refer to are held open until close is called.
 //
 // In place, the temporary names a killed run left are resumed first
-// (sframegen.ResumeTemp), and the tree walked again after: a file whose
+// (replace.ResumeTemp), and the tree walked again after: a file whose
 // names were being replaced gets them all.
 func collect(operands []string, outputDir string, outRoot *sframegen.Dir) (jobs []*job, close func(), err error) {
 	if outputDir != "" {
@@ -94,7 +95,7 @@ func collect(operands []string, outputDir string, outRoot *sframegen.Dir) (jobs 
 	for _, t := range temps {
 		at, err := t.root.Place(t.rel)
 		if err == nil {
-			_, err = sframegen.ResumeTemp(at)
+			_, err = replace.ResumeTemp(at.Dir, at.Name)
 			at.Dir.Close()
 		}
 		if err != nil {
@@ -123,12 +124,12 @@ func walkOperands(operands []string, outputDir string, outRoot *sframegen.Dir, f
 	for _, op := range operands {
 		// An operand that is a symbolic link is followed (as find -H):
 		// the user named it; links found in directories are not.
-		rootDir, err := sframegen.OpenDir(op)
+		rootDir, err := replace.OpenDir(op)
 		if errors.Is(err, syscall.ENOTDIR) {
 			// A file operand is taken where the user named it: its
 			// directory, a final symbolic link followed by the kernel.
-			at, err := sframegen.NamedPlace(op)
-			var st sframegen.Entry
+			at, err := replace.NamedPlace(op)
+			var st replace.Entry
 			if err == nil {
 				if st, err = at.Lstat(); err != nil {
 					at.Dir.Close()
@@ -203,9 +204,9 @@ func (w *walker) walk(root, dir *sframegen.Dir, path, rel string) error {
 
 // add records the path found at rel below root (the operand's
 // directory); outRel is its path under --output-dir.
-func (w *walker) add(path string, root *sframegen.Dir, rel, outRel string, st sframegen.Entry) error {
+func (w *walker) add(path string, root *sframegen.Dir, rel, outRel string, st replace.Entry) error {
 	j := &job{path: path, root: root, rel: rel, size: st.Size, mode: st.Mode}
-	if _, ok := sframegen.TempOf(filepath.Base(rel)); ok && w.findTemps > 0 && st.Mode.IsRegular() {
+	if _, ok := replace.TempOf(filepath.Base(rel)); ok && w.findTemps > 0 && st.Mode.IsRegular() {
 		if w.findTemps == 1 {
 			w.temps = append(w.temps, j)
 			return nil

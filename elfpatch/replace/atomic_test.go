@@ -1,4 +1,6 @@
-package elfpatch
+//go:build linux
+
+package replace
 
 import (
 	"errors"

@@ -1,4 +1,6 @@
-package elfpatch
+//go:build linux
+
+package sparse
 
 import (
 	"bytes"
@@ -8,7 +10,7 @@ import (
 	"testing"
 )
 
-func TestCopySparse(t *testing.T) {
+func TestCopy(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in")
 	f, err := os.Create(in)
@@ -28,7 +30,7 @@ func TestCopySparse(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := CopySparse(out, f, n); err != nil {
+		if err := Copy(out, f, n); err != nil {
 			t.Fatal(err)
 		}
 		st, _ := out.Stat()
@@ -61,7 +63,7 @@ func TestCopySparse(t *testing.T) {
 	}
 	// A file cut below n is an error.
 	out, _ := os.Create(filepath.Join(dir, "out2"))
-	if err := CopySparse(out, f, size+1); err == nil {
+	if err := Copy(out, f, size+1); err == nil {
 		t.Errorf("no error copying past the end of the input")
 	}
 }

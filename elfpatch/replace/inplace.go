@@ -1,10 +1,14 @@
-package elfpatch
+//go:build linux
+
+package replace
 
 import (
 	"fmt"
 	"os"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/sframe-gen/sframe-gen/elfpatch/sparse"
 )
 
 // writeInPlace writes the complete new file tmp over dst's own inode
@@ -46,7 +50,7 @@ func (t *TempFiles) writeInPlace(dst Place, old replaced, tmp *tempFile, opt Rep
 			return fmt.Errorf("reserving %d bytes to write %s in place (its other hard links keep its inode): %w; left as it is", n, dst.Path(), err)
 		}
 	}
-	if err := copyOver(out, tmp.f, n); err != nil {
+	if err := sparse.CopyOver(out, tmp.f, n); err != nil {
 		return fmt.Errorf("writing %s in place: %w", dst.Path(), err)
 	}
 	if err := out.Truncate(n); err != nil {
@@ -64,36 +68,4 @@ func (t *TempFiles) writeInPlace(dst Place, old replaced, tmp *tempFile, opt Rep
 		return nil
 	}
 	return out.Sync()
-}
-
-// copyOver writes in's first n bytes over out at the same offsets: the
-// data ranges copied, the holes of in punched in out (or written as zeros
-// where the file system cannot punch).
-func copyOver(out, in *os.File, n int64) error {
-	return dataRanges(in, n, func(off, end int64, data bool) error {
-		if data {
-			return copyRange(out, in, off, end-off)
-		}
-		return zeroRange(out, off, end-off)
-	})
-}
-
-// zeroRange makes out's bytes [off, off+n) zeros: a hole punched, or
-// zeros written.
-func zeroRange(out *os.File, off, n int64) error {
-	if n <= 0 {
-		return nil
-	}
-	if unix.Fallocate(int(out.Fd()), unix.FALLOC_FL_PUNCH_HOLE|unix.FALLOC_FL_KEEP_SIZE, off, n) == nil {
-		return nil
-	}
-	zeros := make([]byte, min(n, 1<<20))
-	for n > 0 {
-		k := min(n, int64(len(zeros)))
-		if _, err := out.WriteAt(zeros[:k], off); err != nil {
-			return err
-		}
-		off, n = off+k, n-k
-	}
-	return nil
 }
