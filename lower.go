@@ -10,19 +10,17 @@ import (
 	"github.com/sframe-gen/sframe-gen/lower"
 )
 
-// ParallelCFIBytes is the size of a CFI section (Cost.CFIBytes) from which
+// parallelCFIBytes is the size of a CFI section (Cost.CFIBytes) from which
 // Process lowers it on every CPU (about 4096 FDEs): below it, starting
-// goroutines costs about what they save. The bytes are the same either way.
-// It is also the size from which lowering a file the Generator processes
-// alone asks for huge pages (lower.Options.HugePages): such a run is mostly
-// faulting in fresh memory (libLLVM.so, alternated runs: --raw 37 -> 45 ms
-// median without, 21 runs on a machine where a fresh page cost 1.5-5 us; -o
-// 83 -> 112 ms, 31 runs, on one where it cost 13 us), and a small section's
-// allocations are too small to be backed by huge pages anyway. Files
-// processed at once (a tree on several workers) do without: their memory is
-// reused from file to file, and huge pages would add what a worker holds
-// (/usr/lib/x86_64-linux-gnu with -j 2: 69 MB peak with them, 40 without).
-const ParallelCFIBytes = 192 << 10
+// goroutines costs about what they save. The bytes are the same either
+// way. It is also the size from which lowering a file the Generator
+// processes alone asks for huge pages (lower.Options.HugePages): such a run
+// is mostly faulting in fresh memory, and a small section's allocations are
+// too small to be backed by huge pages anyway. Files processed at once (a
+// tree on several workers) do without: their memory is reused from file to
+// file, and huge pages would add to what each worker holds. The
+// measurements are in docs/performance.md.
+const parallelCFIBytes = 192 << 10
 
 // lowerFile reads and lowers the CFI of in. A linked file's CFI is lowered
 // as it is read (lower.LowerScan, on every CPU for a big section, read
@@ -48,7 +46,7 @@ func (g *Generator) lowerFile(in *input, hold <-chan struct{}) (*Section, error)
 		return nil, err
 	}
 	sec := &Section{Target: in.target, result: res, EntryErrors: errs}
-	sec.Shared, sec.Unshared, _ = SharingFor(in.target, g.opt)
+	sec.Shared, sec.Unshared, _ = sharingFor(in.target, g.opt)
 	for _, r := range res.Relocs {
 		sec.Relocs = append(sec.Relocs, Reloc{Offset: r.Offset, Type: r.Type, Section: uint32(r.Section), Addend: r.Addend})
 	}
@@ -58,7 +56,7 @@ func (g *Generator) lowerFile(in *input, hold <-chan struct{}) (*Section, error)
 // tune sets the scheduling of lowering a CFI section of n bytes, for a
 // file processed alone or not.
 func tune(lo *lower.Options, n int, alone bool, hold <-chan struct{}) {
-	if n < ParallelCFIBytes {
+	if n < parallelCFIBytes {
 		return
 	}
 	lo.Workers = runtime.GOMAXPROCS(0)

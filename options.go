@@ -3,7 +3,6 @@ package sframegen
 import (
 	"errors"
 	"fmt"
-	"os"
 	"sync"
 	"sync/atomic"
 
@@ -46,14 +45,6 @@ type Resources struct {
 	// Names names the functions of the reports from the file's symbol
 	// table (Section.FunctionName), read when a function was left out.
 	Names bool
-	// CloseInput, when not nil, is given each input file Process opened,
-	// to close once Process is done with it, instead of Process closing
-	// it before it returns. The last close of a file that was replaced
-	// frees its blocks, and where the file system discards freed blocks
-	// as it frees them (ext4 without a journal, mounted with discard)
-	// that close waits for the device: the batch form closes the files on
-	// goroutines of its own while it goes on with the next ones.
-	CloseInput func(*os.File)
 }
 
 // NewGenerator checks opt and returns a Generator for it.
@@ -99,9 +90,9 @@ func (g *Generator) checkArch(target lower.Target) error {
 }
 
 // lowerOptions returns the lower.Options that mean what g's options say
-// for target: the version, and FRE blocks shared as [SharingFor] decides.
+// for target: the version, and FRE blocks shared as [sharingFor] decides.
 func (g *Generator) lowerOptions(target lower.Target) (lower.Options, error) {
-	share, _, err := SharingFor(target, g.opt)
+	share, _, err := sharingFor(target, g.opt)
 	if err != nil {
 		return lower.Options{}, err
 	}

@@ -14,7 +14,7 @@
 //	if err != nil {
 //		log.Fatal(err)
 //	}
-//	fmt.Printf("%d bytes at %#x, %d functions left out\n", len(sec.Bytes()), sec.Addr, len(sec.Skipped()))
+//	fmt.Printf("%d bytes at %#x, %d functions left out\n", len(sec.Bytes()), sec.Addr, len(sec.Omitted()))
 package sframegen
 
 import (
@@ -175,9 +175,9 @@ func (s *Section) FunctionName(f *cfi.FDE) string {
 // (a signal frame: Emitted), with the reason.
 type Skip = lower.Skip
 
-// Skipped returns the functions left without an SFrame FDE, with the
+// skipped returns the functions left without an SFrame FDE, with the
 // reason (not the signal frames kept without FREs).
-func (s *Section) Skipped() []lower.Skip {
+func (s *Section) skipped() []lower.Skip {
 	var out []lower.Skip
 	for _, k := range s.result.Skipped {
 		if !k.Emitted {
@@ -192,7 +192,7 @@ func (s *Section) Skipped() []lower.Skip {
 var ErrNoCFI = errors.New("no call-frame information")
 
 // ErrNoFunctions is returned when no function of the file has an SFrame
-// representation: there is no section to write (Section.Skipped says why
+// representation: there is no section to write (Section.Omitted says why
 // for each).
 var ErrNoFunctions = errors.New("no function has an SFrame representation")
 
@@ -216,10 +216,10 @@ const (
 	ShareNever
 )
 
-// SharingFor says whether a section generated with opt for target shares
+// sharingFor says whether a section generated with opt for target shares
 // its FRE blocks and, when it does not, why (for reports); an error for
 // ShareAlways where sharing is refused.
-func SharingFor(target lower.Target, opt Options) (share bool, why string, err error) {
+func sharingFor(target lower.Target, opt Options) (share bool, why string, err error) {
 	switch {
 	case opt.Share == ShareNever:
 		return false, "asked for one block per function", nil

@@ -1,9 +1,10 @@
-package main
+package sframegen
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
-	"io"
+	"io/fs"
 	"os"
 	"runtime"
 	"slices"
@@ -11,217 +12,217 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/spf13/pflag"
-
-	sframegen "github.com/sframe-gen/sframe-gen"
+	"github.com/sframe-gen/sframe-gen/elfpatch"
 )
 
-// batchOptions are the flags of the batch form, sframe-gen [flags] PATH...
-type batchOptions struct {
-	jobs          int
-	quiet         bool
-	report        string
-	preserveDates bool
-	outputDir     string
-	sync          bool
+// TreeOptions say how [Generator.ProcessTree] processes a Tree.
+type TreeOptions struct {
+	// Workers is the number of files processed at once (0: GOMAXPROCS).
+	Workers int
+	// KeepTimes gives each file written the access and modification
+	// times of its input.
+	KeepTimes bool
+	// Sync syncs each file to the disk before it replaces the old one,
+	// as Process does for one file; without it the files are written as
+	// cp writes them (ReplaceOptions.NoSync).
+	Sync bool
+	// Begin, when not nil, is called on a worker as it begins the regular
+	// file Files[i].
+	Begin func(i int)
+	// Done is called on the worker once Files[i] is done with: out and
+	// err are what Process returned for a regular file; a path left alone
+	// (a symbolic link, copied under the output directory; a FIFO, a
+	// device) is Skipped with the reason; one that could not be read is
+	// Failed with TreeFile.Err. A file the user named that SFrame has
+	// nothing to say about (not ELF) is Failed too, as Process fails it.
+	// Done is called from several goroutines at once.
+	Done func(i int, out *Outcome, err error)
+	// Ordered, when not nil, is called with each index in the order of
+	// the walk, on ProcessTree's goroutine, once Done has returned for it.
+	Ordered func(i int)
 }
 
-// syncWorkers is the number of workers per CPU token (-j): the others
-// wait for the disk (fsync before a file is replaced).
+// syncWorkers is the number of workers per CPU token (TreeOptions.Workers):
+// the others wait for the disk (fsync before a file is replaced).
 const syncWorkers = 4
 
-// defaultJobs is the number of files processed at once by default: the
-// CPUs this process may run on.
-func defaultJobs() int { return runtime.GOMAXPROCS(0) }
-
-// runBatch processes every file under the paths (directories walked
-// recursively) on b.jobs goroutines, prints each file's messages in the
-// order of the walk, then a summary, and writes the report. Exit status 1
-// when any file failed.
-func (c *cli) runBatch(paths []string, o generateOptions, b batchOptions) int {
-	var reportTo *streamTarget // --report's, checked before any file is patched
-	if b.report != "" {
-		var err error
-		if reportTo, err = openStream(c, b.report, 0o600); err != nil {
-			return c.fail(b.report, fmt.Errorf("--report: %w", err))
-		}
-		defer reportTo.close()
-	}
+// ProcessTree processes every regular file of t (Process, each file
+// replaced together with its other names in the tree, or written under
+// the output directory) on opt.Workers goroutines, the biggest files
+// first, and calls opt.Done for each path. Under an output directory,
+// symbolic links are made again and the directories made get their
+// sources' modes at the end; the error is about those. Directories
+// files were renamed into are synced once each, at the end.
+func (g *Generator) ProcessTree(t *Tree, opt TreeOptions) error {
 	closer := newInputCloser()
 	defer closer.wait()
-	var gc *batchCollector
-	if c.batchGC != nil {
-		gc = c.batchGC()
-	}
-	g, err := c.generator(o, false, &batchRun{closeInput: closer.close, gc: gc})
-	if err != nil {
-		return c.fail("", err)
-	}
-	var outRoot *sframegen.Dir
-	rootMade := false
-	if b.outputDir != "" {
-		if outRoot, rootMade, err = sframegen.MkdirNamed(b.outputDir); err != nil {
-			return c.fail(b.outputDir, unwrapPath(err))
-		}
-		defer outRoot.Close()
-	}
-	jobs, closeDirs, err := collect(paths, b.outputDir, outRoot)
-	if err != nil {
-		return c.fail("", err)
-	}
-	defer closeDirs()
-	if b.jobs < 1 {
-		b.jobs = defaultJobs()
-	}
-	var total int64
+	workers := cmp.Or(opt.Workers, runtime.GOMAXPROCS(0))
 	files := 0
-	for _, j := range jobs {
-		if j.kind == kindFile {
-			total += j.size
+	for _, f := range t.Files {
+		if f.Regular() {
 			files++
 		}
 	}
-	made, err := makeOutputDirs(jobs)
-	if err == nil && rootMade {
-		made.root(outRoot, paths)
-	}
-	if err != nil {
-		return c.fail("", err)
-	}
-	prog := newProgress(c.stderr, b.quiet, files, total)
-	results := make([]fileResult, len(jobs))
-	done := make([]chan struct{}, len(jobs))
+	// A worker holds one of the CPU tokens while it reads, lowers and
+	// writes a file, and gives it back while the file is synced to the
+	// disk (Sync) and renamed: more workers than tokens keep the CPUs
+	// busy meanwhile.
+	dirs := newDirSyncer()
+	cpu := make(chan struct{}, workers)
+	each(t, min(workers*syncWorkers, max(files, 1)), func(i int) {
+		f := t.Files[i]
+		cpu <- struct{}{}
+		var once sync.Once
+		release := func() { once.Do(func() { <-cpu }) }
+		if f.Regular() && opt.Begin != nil {
+			opt.Begin(i)
+		}
+		ro := ReplaceOptions{KeepTimes: opt.KeepTimes, NoSync: !opt.Sync, Written: release, DirSynced: dirs.add}
+		out, err := g.processTreeFile(f, ro, closer.close)
+		release()
+		opt.Done(i, &out, err)
+	}, opt.Ordered)
+	err := t.finishDirs()
+	closer.wait()
+	dirs.sync()
+	return err
+}
+
+// Each calls work with the index of each path of t on workers goroutines
+// (0: GOMAXPROCS), the biggest files first, and ordered (when not nil)
+// with each index in the order of the walk, on the caller's goroutine,
+// once work has returned for it.
+func (t *Tree) Each(workers int, work, ordered func(i int)) {
+	each(t, cmp.Or(workers, runtime.GOMAXPROCS(0)), work, ordered)
+}
+
+// each is Each, with workers given.
+func each(t *Tree, workers int, work, ordered func(i int)) {
+	done := make([]chan struct{}, len(t.Files))
 	for i := range done {
 		done[i] = make(chan struct{})
 	}
-	// Workers take the jobs in order; the results are printed in the same
-	// order as they complete, whatever the number of workers. A worker
-	// holds one of b.jobs CPU tokens while it reads, lowers and writes a
-	// file, and gives it back while the file is synced to the disk (with
-	// --sync) and renamed: more workers than tokens keep the CPUs busy
-	// meanwhile (--sync -j 2 on the tree of docs/performance.md: 1.9 ->
-	// 1.3 times cp -a when the disk keeps up).
 	next := make(chan int)
-	cpu := make(chan struct{}, b.jobs)
-	dirs := newDirSyncer()
 	var wg sync.WaitGroup
-	for range min(b.jobs*syncWorkers, max(files, 1)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+	for range workers {
+		wg.Go(func() {
 			for i := range next {
-				j := jobs[i]
-				cpu <- struct{}{}
-				var once sync.Once
-				release := func() { once.Do(func() { <-cpu }) }
-				// The status line counts the regular files, as files
-				// and total do: links, directories and operands that
-				// cannot be read are no part of them.
-				counted := j.kind == kindFile
-				if counted {
-					prog.start(j.path, j.size)
-				}
-				results[i] = c.runJob(g, j, o, sframegen.ReplaceOptions{KeepTimes: b.preserveDates, NoSync: !b.sync, Written: release, DirSynced: dirs.add})
-				release()
-				if counted {
-					prog.finish(j.path, j.size)
-				}
+				work(i)
 				close(done[i])
 			}
-		}()
+		})
 	}
 	go func() {
-		for _, i := range largestFirst(jobs) {
+		for _, i := range largestFirst(t.Files) {
 			next <- i
 		}
 		close(next)
 	}()
-	var sum summary
-	rep := newReport()
-	for i, j := range jobs {
+	for i := range t.Files {
 		<-done[i]
-		r := &results[i]
-		if len(r.msgs) > 0 {
-			prog.print(r.msgs)
+		if ordered != nil {
+			ordered(i)
 		}
-		if j.kind == kindDir {
-			continue
-		}
-		sum.add(r)
-		rep.add(j, r)
-		r.msgs = nil
 	}
 	wg.Wait()
-	if err := made.finish(); err != nil {
-		fmt.Fprintf(c.stderr, "sframe-gen: %v\n", err)
-		sum.counts[statusFailed]++
-	}
-	closer.wait()
-	dirs.sync()
-	prog.stop()
-	if !b.quiet {
-		fmt.Fprintf(c.stderr, "sframe-gen: %s\n", sum)
-	}
-	if reportTo != nil {
-		if err := reportTo.write(c, func(w io.Writer) error { _, err := w.Write(rep.buf.Bytes()); return err }); err != nil {
-			return c.fail(b.report, err)
-		}
-	}
-	if sum.counts[statusFailed] > 0 {
-		return exitFailure
-	}
-	return exitOK
 }
 
-// largestFirst returns the indexes of jobs in the order the workers take
+// largestFirst returns the indexes of files in the order the workers take
 // them: the biggest files first, so that the last files to finish are
 // small ones and every CPU stays busy to the end (a big file taken last
 // would finish alone), then everything else in the order of the walk.
-func largestFirst(jobs []*job) []int {
-	order := make([]int, len(jobs))
+func largestFirst(files []*TreeFile) []int {
+	order := make([]int, len(files))
 	for i := range order {
 		order[i] = i
 	}
-	size := func(j *job) int64 {
-		if j.kind != kindFile {
+	size := func(f *TreeFile) int64 {
+		if !f.Regular() {
 			return -1
 		}
-		return j.size
+		return f.Size
 	}
 	slices.SortStableFunc(order, func(a, b int) int {
-		return cmp.Compare(size(jobs[b]), size(jobs[a]))
+		return cmp.Compare(size(files[b]), size(files[a]))
 	})
 	return order
 }
 
-// runJob does one job of the batch.
-func (c *cli) runJob(g *sframegen.Generator, j *job, o generateOptions, ro sframegen.ReplaceOptions) fileResult {
-	switch j.kind {
-	case kindFile:
-		return c.processFile(g, j, o, ro)
-	case kindMissing:
-		return fileResult{status: statusFailed, reason: j.err.Error(),
-			msgs: fmt.Appendf(nil, "sframe-gen: %s: %v\n", displayName(j.path), j.err)}
-	case kindDir:
-		return fileResult{} // made before the workers started
-	case kindTemp:
-		return fileResult{status: statusSkipped, reason: "a temporary file of an interrupted sframe-gen run, not one it can finish: left alone"}
-	case kindSymlink:
-		r := fileResult{status: statusSkipped, reason: "symbolic link"}
-		if j.out != "" {
-			if err := copySymlink(j); err != nil {
-				r.status, r.reason = statusFailed, unwrapPath(err).Error()
-				r.msgs = fmt.Appendf(nil, "sframe-gen: %s: %v\n", displayName(j.out), unwrapPath(err))
+// processTreeFile does one path of a tree; closeInput closes the input
+// files.
+func (g *Generator) processTreeFile(f *TreeFile, ro ReplaceOptions, closeInput func(*os.File)) (Outcome, error) {
+	switch {
+	case f.Err != nil:
+		return Outcome{Status: Failed, Reason: f.Err.Error()}, f.Err
+	case f.Mode.IsDir():
+		return Outcome{}, nil // made by Walk
+	case f.Temp:
+		return Outcome{Status: Skipped, Reason: "a temporary file of an interrupted sframe-gen run, not one it can finish: left alone"}, nil
+	case f.Mode&fs.ModeSymlink != 0:
+		out := Outcome{Status: Skipped, Reason: "symbolic link"}
+		if f.Output != "" {
+			if err := copySymlink(f); err != nil {
+				err = unwrapPath(err)
+				return Outcome{Status: Failed, Reason: err.Error()}, err
 			}
 		}
-		return r
+		return out, nil
+	case !f.Mode.IsRegular():
+		return Outcome{Status: Skipped, Reason: "not a regular file (" + fileKind(f.Mode) + ")"}, nil
 	}
-	return fileResult{status: statusSkipped, reason: "not a regular file (" + fileKind(j.mode) + ")"}
+	out, err := g.processPlaces(f, ro, closeInput)
+	if err == nil && f.Named && out.Status == Skipped {
+		// A file the user named gets no SFrame: an error, as it is when
+		// named alone, not passed over as the files a walk finds.
+		if f.Output != "" {
+			out.Reason += " (copied as it is)"
+		}
+		out.Status = Failed
+		return out, errors.New(out.Reason)
+	}
+	return out, err
 }
 
-// copySymlink makes the symbolic link j again under --output-dir.
-func copySymlink(j *job) error {
-	in, err := j.root.Place(j.rel)
+// processPlaces opens the places of f (the file, its other names, its
+// output and the output's other names, each below the directory the walk
+// held open, never through a symbolic link) and runs Process on them.
+func (g *Generator) processPlaces(f *TreeFile, ro ReplaceOptions, closeInput func(*os.File)) (Outcome, error) {
+	at, err := f.root.Place(f.rel)
+	if err != nil {
+		return Outcome{}, unwrapPath(err)
+	}
+	defer at.Dir.Close()
+	job := Job{In: at, Replace: ro}
+	if f.Output == "" {
+		job.Replace.InPlace = f.outside
+		for i, rel := range f.linkRels {
+			l, err := f.root.Place(rel)
+			if err != nil {
+				return Outcome{}, fmt.Errorf("%s: %w", f.Links[i], unwrapPath(err))
+			}
+			defer l.Dir.Close()
+			job.Replace.Links = append(job.Replace.Links, l)
+		}
+	} else {
+		if job.Out, err = f.outRoot.Place(f.outRel); err != nil {
+			return Outcome{}, &OutputError{Op: "writing", Link: -1, Err: unwrapPath(err)}
+		}
+		defer job.Out.Dir.Close()
+		for i, rel := range f.outLinkRels {
+			l, err := f.outRoot.Place(rel)
+			if err != nil {
+				return Outcome{}, &OutputError{Op: "linking", Link: i, Err: unwrapPath(err)}
+			}
+			defer l.Dir.Close()
+			job.OutLinks = append(job.OutLinks, l)
+		}
+	}
+	return g.process(job, f.id, closeInput)
+}
+
+// copySymlink makes the symbolic link f again under the output directory.
+func copySymlink(f *TreeFile) error {
+	in, err := f.root.Place(f.rel)
 	if err != nil {
 		return err
 	}
@@ -230,7 +231,7 @@ func copySymlink(j *job) error {
 	if err != nil {
 		return err
 	}
-	out, err := j.outRoot.Place(j.outRel)
+	out, err := f.outRoot.Place(f.outRel)
 	if err != nil {
 		return err
 	}
@@ -238,12 +239,30 @@ func copySymlink(j *job) error {
 	return out.Dir.Symlink(target, out.Name)
 }
 
-// inputCloser closes the input files of the batch (given by the library:
-// sframegen.Resources.CloseInput) on goroutines of its own (closers), while
-// the workers go on: the last close of a file replaced frees its blocks,
-// which on a file system that discards them as it frees them waits for
-// the device (about 1 ms per MiB here; docs/performance.md). At most
-// closeQueue files wait to be closed; a worker with one more waits.
+// fileKind names what a file that is not regular is, for messages: "a
+// directory", "a FIFO", "a socket", ...
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a block device"
+	}
+	return m.Type().String()
+}
+
+// inputCloser closes the input files of a tree (Process's, given to it)
+// on goroutines of its own (closers), while the workers go on: the last
+// close of a file replaced frees its blocks, which on a file system that
+// discards them as it frees them (ext4 without a journal, mounted with
+// discard) waits for the device (docs/performance.md). At most closeQueue
+// files wait to be closed; a worker with one more waits.
 type inputCloser struct {
 	files chan *os.File
 	wg    sync.WaitGroup
@@ -277,76 +296,78 @@ func (c *inputCloser) wait() {
 	c.wg.Wait()
 }
 
-// outputDirs are the directories this run made under --output-dir (and
-// the output directory itself when it made it), mode 0700 while the batch
-// runs, and the modes they get at its end (finish): their sources'
-// (permission, set-group-ID and sticky bits), as cp -a gives them. A
-// directory that was there keeps its mode: the run changes only what it
-// made.
+// outputDirs are the directories a Walk made under the output directory
+// (and the output directory itself when it made it), mode 0700 while the
+// tree is processed, and the modes they get at its end (finishDirs):
+// their sources' (permission, set-group-ID and sticky bits), as cp -a
+// gives them. A directory that was there keeps its mode: the run changes
+// only what it made.
 type outputDirs struct {
-	dirs  []*sframegen.Dir
+	dirs  []*elfpatch.Dir
 	modes []os.FileMode
-	// rootDir is the output directory when this run made it, closed by
-	// its opener; rootMode its mode.
-	rootDir  *sframegen.Dir
+	// rootMode is the output directory's, when the walk made it.
 	rootMode os.FileMode
 }
 
 // dirModeBits are the bits of a source directory's mode its copy gets.
 const dirModeBits = os.ModePerm | os.ModeSetgid | os.ModeSticky
 
-// makeOutputDirs makes the directory jobs' directories under
-// --output-dir, in walk order (parents first), never through a symbolic
-// link found there.
-func makeOutputDirs(jobs []*job) (*outputDirs, error) {
+// makeOutputDirs makes the directories of t under the output directory,
+// in walk order (parents first), never through a symbolic link found
+// there.
+func (t *Tree) makeOutputDirs() error {
 	made := &outputDirs{}
-	for _, j := range jobs {
-		if j.kind != kindDir {
+	for _, f := range t.Files {
+		if f.Err != nil || !f.Mode.IsDir() {
 			continue
 		}
-		d, isNew, err := j.outRoot.MkdirBeneath(j.outRel)
+		d, isNew, err := f.outRoot.MkdirBeneath(f.outRel)
 		if err != nil {
 			made.close()
-			return nil, fmt.Errorf("%s: %w", j.out, unwrapPath(err))
+			return fmt.Errorf("%s: %w", f.Output, unwrapPath(err))
 		}
 		if !isNew {
 			d.Close()
 			continue
 		}
 		made.dirs = append(made.dirs, d)
-		made.modes = append(made.modes, j.mode&dirModeBits)
+		made.modes = append(made.modes, f.Mode&dirModeBits)
 	}
-	return made, nil
-}
-
-// root records the output directory d, made by this run: it gets the
-// mode of the first directory among operands (as cp -a gives a copy its
-// source's), or 0777 less the umask (as mkdir) when none is a directory.
-func (m *outputDirs) root(d *sframegen.Dir, operands []string) {
-	m.rootDir = d
-	m.rootMode = 0o777 &^ umask()
-	for _, op := range operands {
-		if st, err := os.Stat(op); err == nil && st.IsDir() {
-			m.rootMode = st.Mode() & dirModeBits
-			break
+	if t.rootMade {
+		// The output directory gets the mode of the first directory
+		// among the operands (as cp -a gives a copy its source's), or
+		// 0777 less the umask (as mkdir) when none is a directory.
+		made.rootMode = 0o777 &^ umask()
+		for _, op := range t.operands {
+			if st, err := os.Stat(op); err == nil && st.IsDir() {
+				made.rootMode = st.Mode() & dirModeBits
+				break
+			}
 		}
 	}
+	t.made = made
+	return nil
 }
 
-// finish gives each directory made its source's mode and closes it.
-func (m *outputDirs) finish() error {
+// finishDirs gives each directory made its source's mode and closes it.
+func (t *Tree) finishDirs() error {
+	m := t.made
+	if m == nil {
+		return nil
+	}
 	var first error
 	for i, d := range m.dirs {
 		if err := d.Chmod(m.modes[i]); err != nil && first == nil {
 			first = err
 		}
 	}
-	if m.rootDir != nil {
-		if err := m.rootDir.Chmod(m.rootMode); err != nil && first == nil {
+	if t.rootMade && t.outRoot != nil {
+		if err := t.outRoot.Chmod(m.rootMode); err != nil && first == nil {
 			first = err
 		}
 	}
 	m.close()
+	t.made = nil
 	return first
 }
 
@@ -358,19 +379,19 @@ func (m *outputDirs) close() {
 }
 
 // dirSyncer collects the directories files were renamed into, to sync
-// each once at the end (sframegen.ReplaceOptions.DirSynced) rather than
-// after every file: 0.5 ms per small file. Each is kept as a descriptor of
-// its own (one per directory: device and inode), and synced through it:
-// never reopened by path, where a directory swapped for a symbolic link to
-// a FIFO or a device would be opened instead.
+// each once at the end (ReplaceOptions.DirSynced) rather than after every
+// file. Each is kept as a descriptor of its own (one per directory:
+// device and inode), and synced through it: never reopened by path, where
+// a directory swapped for a symbolic link to a FIFO or a device would be
+// opened instead.
 type dirSyncer struct {
 	mu   sync.Mutex
-	dirs map[[2]uint64]*sframegen.Dir
+	dirs map[[2]uint64]*elfpatch.Dir
 }
 
-func newDirSyncer() *dirSyncer { return &dirSyncer{dirs: map[[2]uint64]*sframegen.Dir{}} }
+func newDirSyncer() *dirSyncer { return &dirSyncer{dirs: map[[2]uint64]*elfpatch.Dir{}} }
 
-func (d *dirSyncer) add(dir *sframegen.Dir) {
+func (d *dirSyncer) add(dir *elfpatch.Dir) {
 	id, err := dir.ID()
 	if err != nil {
 		return
@@ -394,53 +415,6 @@ func (d *dirSyncer) sync() {
 		dir.Close()
 		delete(d.dirs, id)
 	}
-}
-
-// summary counts the outcomes of a batch.
-type summary struct {
-	counts [statusFailed + 1]int
-	fdes   int
-}
-
-func (s *summary) add(r *fileResult) {
-	s.counts[r.status]++
-	if r.status == statusPatched || r.status == statusUpToDate {
-		s.fdes += r.fdes
-	}
-}
-
-func (s summary) String() string {
-	n := 0
-	for _, k := range s.counts {
-		n += k
-	}
-	return fmt.Sprintf("%s: %d patched, %d up to date, %d without CFI, %d skipped, %d failed; %s covered",
-		plural(n, "file"), s.counts[statusPatched], s.counts[statusUpToDate], s.counts[statusNoCFI], s.counts[statusSkipped], s.counts[statusFailed], plural(s.fdes, "function"))
-}
-
-// isBatch reports whether the command line asks for the batch form:
-// several paths, a directory, or a flag only the batch form has. One
-// FILE without them keeps the single-file form (a file that is not ELF is
-// then an error).
-func isBatch(fs *pflag.FlagSet, b batchOptions) bool {
-	if fs.NArg() != 1 || fs.Changed("jobs") || b.report != "" || b.outputDir != "" {
-		return true
-	}
-	st, err := os.Stat(fs.Arg(0))
-	return err == nil && st.IsDir()
-}
-
-// batchUsage checks the flags that go with one FILE only.
-func batchUsage(fs *pflag.FlagSet, o generateOptions, b batchOptions) error {
-	switch {
-	case o.output != "":
-		return usageError{msg: "-o goes with one FILE; for several, --output-dir DIR"}
-	case o.raw:
-		return usageError{msg: "--raw goes with one FILE"}
-	case b.jobs < 1:
-		return usageError{msg: fmt.Sprintf("--jobs %d: want at least 1", b.jobs)}
-	}
-	return nil
 }
 
 // umask is the process's file mode creation mask (/proc/self/status),

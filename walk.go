@@ -1,179 +1,294 @@
-package main
+package sframegen
 
 import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"syscall"
 
-	sframegen "github.com/sframe-gen/sframe-gen"
+	"github.com/sframe-gen/sframe-gen/elfpatch"
 )
 
-// jobKind is what the walk found at a path.
-type jobKind int
+// Tree is the paths found under the operands of a batch ([Walk]): the
+// regular files to process, each once with its other hard links in the
+// tree, and what is left alone. The directories its files are opened in
+// are held open until Close.
+type Tree struct {
+	// Files are the paths found, in the order of the walk: operands in
+	// order, directories recursively in lexical order.
+	Files  []*TreeFile
+	opened []*elfpatch.Dir // the operands' directories
+	// outRoot is the output directory, made by Walk when rootMade, and
+	// made the directories Walk made under it.
+	outRoot  *elfpatch.Dir
+	rootMade bool
+	made     *outputDirs
+	operands []string
+}
 
-const (
-	kindFile    jobKind = iota // a regular file: processed
-	kindSymlink                // left alone (recreated under --output-dir)
-	kindOther                  // a FIFO, device or socket: left alone
-	kindDir                    // a directory (only listed with --output-dir)
-	kindMissing                // an operand that cannot be read: a failure
-	kindTemp                   // a killed run's temporary name not resumed: left alone
-)
+// TreeFile is one path of a Tree.
+type TreeFile struct {
+	// Path is the path as found: an operand, or below one.
+	Path string
+	// Output is where the result goes under WalkOptions.OutputDir ("" in
+	// place).
+	Output string
+	// Links are the other names of a regular file found in the tree (the
+	// same device and inode), processed with it; OutputLinks their paths
+	// under the output directory.
+	Links, OutputLinks []string
+	// Size and Mode are what the walk saw (lstat): a symbolic link found
+	// in a directory is not followed, an operand is.
+	Size int64
+	Mode fs.FileMode
+	// Named is set for an operand that is not a directory: the user named
+	// the file.
+	Named bool
+	// Temp is set for a temporary name a killed run left and Walk did not
+	// resume: left alone, never processed as a file.
+	Temp bool
+	// Err, when not nil, is why the path could not be read or listed.
+	Err error
 
-// job is one path of the batch: a regular file to process (with its other
-// hard links in the tree), or something left alone.
-type job struct {
-	path string
-	out  string // where the result goes: "" in place, else under --output-dir
 	// root is the directory of the operand the path was found under,
 	// held open, and rel the path below it: the file is opened there
-	// again without following a symbolic link (sframegen.Dir.Place), so a
-	// link swapped in after the walk cannot redirect the read or the
-	// write. outRoot and outRel are the same for out.
-	root, outRoot *sframegen.Dir
+	// again without following a symbolic link (Dir.Place), so a link
+	// swapped in after the walk cannot redirect the read or the write.
+	// outRoot and outRel are the same for Output.
+	root, outRoot *elfpatch.Dir
 	rel, outRel   string
 	id            [2]uint64 // the device and inode the walk saw
-	kind          jobKind
-	size          int64
-	mode          fs.FileMode
-	// links are the other names of the same file found in the tree (same
-	// device and inode), linkRels their paths below root; outLinks and
-	// outLinkRels their places under --output-dir.
-	links, outLinks       []string
+	// linkRels are the Links' paths below root, outLinkRels the
+	// OutputLinks' below outRoot.
 	linkRels, outLinkRels []string
 	// outside is set when the file has hard links the walk did not find.
 	outside bool
-	// operand is set for a regular file named on the command line (not
-	// found by walking a directory).
-	operand bool
-	err     error // kindMissing
 }
 
-// walker collects the jobs of the batch's operands.
-type walker struct {
-	outputDir string
-	outRoot   *sframegen.Dir
-	jobs      []*job
-	inodes    map[[2]uint64]*job
-	outs      map[string]string // output path -> input path
-	opened    []*sframegen.Dir  // the operands' directories
-	// temps are the temporary names of a killed run found in place
-	// (sframegen.TempOf), returned apart (findTemps 1) or made jobs of
-	// kindTemp (findTemps 2: those left after they were resumed, never
-	// processed as files nor counted as names of their file).
-	temps     []*job
-	findTemps int
+// Regular reports whether f is a regular file to process: the files a
+// batch counts.
+func (f *TreeFile) Regular() bool { return f.Err == nil && !f.Temp && f.Mode.IsRegular() }
+
+// Open opens f, a regular file, for reading below the directory the walk
+// held open, as Process opens it: never through a symbolic link, a FIFO
+// not waited for, anything but a regular file refused. size is the
+// file's size when it was opened.
+func (f *TreeFile) Open() (file *os.File, size int64, err error) {
+	at, err := f.root.Place(f.rel)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer at.Dir.Close()
+	src, err := elfpatch.OpenSource(at)
+	if err != nil {
+		return nil, 0, err
+	}
+	return src.File, src.Size(), nil
 }
 
-// collect walks the operands in order (directories recursively, in
-// lexical order) and returns one job per path found, hard links of a file
-// folded into the job of its first name. Symbolic links found in
+// WalkOptions say how a tree is walked.
+type WalkOptions struct {
+	// OutputDir, when not "", is the directory the results are written
+	// under, mirroring the tree; Walk makes it (Tree.Close closes it)
+	// and lists the directories to make under it.
+	OutputDir string
+	// Resume, in place, finishes or undoes the replacements a killed run
+	// left (their temporary names) before the walk, and walks the tree
+	// again after them, so that a file whose names were being replaced
+	// gets them all. Without it such names are left alone (TreeFile.Temp).
+	Resume bool
+}
+
+// OutputClashError is the error of Walk for two paths that would be
+// written to one output under WalkOptions.OutputDir, or a path that would
+// be written over itself (Other "").
+type OutputClashError struct {
+	Path, Other, Output string
+}
+
+// Error names the paths.
+func (e *OutputClashError) Error() string {
+	if e.Other == "" {
+		return fmt.Sprintf("%s would be written over itself", e.Path)
+	}
+	return fmt.Sprintf("%s and %s would both be written to %s", e.Other, e.Path, e.Output)
+}
+
+// Walk walks the operands in order (directories recursively, in lexical
+// order) and returns the Tree of the paths found, hard links of a file
+// folded into the TreeFile of its first name. Symbolic links found in
 // directories are not followed; operands are, by the kernel. Every
 // directory is listed through a descriptor of its own, opened below its
-// parent without following a link (sframegen.Dir.Beneath, List): an entry
-// swapped between a directory and a symbolic link is never listed by its
-// path, so no name inside a directory the link leads to is seen.
-// A usage error is returned when two inputs would be written to one output.
-// The directories the jobs refer to are held open until close is called.
-//
-// In place, the temporary names a killed run left are resumed first
-// (sframegen.ResumeTemp), and the tree walked again after: a file whose
-// names were being replaced gets them all.
-func collect(operands []string, outputDir string, outRoot *sframegen.Dir) (jobs []*job, close func(), err error) {
-	if outputDir != "" {
-		jobs, close, _, err := walkOperands(operands, outputDir, outRoot, 0)
-		return jobs, close, err
+// parent without following a link: an entry swapped between a directory
+// and a symbolic link is never listed by its path, so no name inside a
+// directory the link leads to is seen. An operand that cannot be read is
+// a TreeFile with its Err; two paths with one output an
+// *OutputClashError. Under WalkOptions.OutputDir, the directories of the
+// tree are made (mode 0700 until [Generator.ProcessTree] is done, never
+// through a symbolic link found there).
+func Walk(operands []string, opt WalkOptions) (*Tree, error) {
+	var outRoot *elfpatch.Dir
+	made := false
+	if opt.OutputDir != "" {
+		var err error
+		if outRoot, made, err = elfpatch.MkdirNamed(opt.OutputDir); err != nil {
+			return nil, &fs.PathError{Op: "mkdir", Path: opt.OutputDir, Err: unwrapPath(err)}
+		}
 	}
-	jobs, close, temps, err := walkOperands(operands, outputDir, outRoot, 1)
+	t, err := walkResuming(operands, opt, outRoot)
+	if err != nil {
+		if outRoot != nil {
+			outRoot.Close()
+		}
+		return nil, err
+	}
+	t.outRoot, t.rootMade, t.operands = outRoot, made, operands
+	if outRoot != nil {
+		if err := t.makeOutputDirs(); err != nil {
+			t.Close()
+			return nil, err
+		}
+	}
+	return t, nil
+}
+
+// walkResuming is Walk with the output directory made: in place with
+// Resume, the temporary names of a killed run are resumed first, and the
+// tree walked again after.
+func walkResuming(operands []string, opt WalkOptions, outRoot *elfpatch.Dir) (*Tree, error) {
+	switch {
+	case opt.OutputDir != "":
+		t, _, err := walkOperands(operands, opt.OutputDir, outRoot, 0)
+		return t, err
+	case !opt.Resume:
+		t, _, err := walkOperands(operands, "", nil, 2)
+		return t, err
+	}
+	t, temps, err := walkOperands(operands, "", nil, 1)
 	if err != nil || len(temps) == 0 {
-		return jobs, close, err
+		return t, err
 	}
-	var failed []*job
-	for _, t := range temps {
-		at, err := t.root.Place(t.rel)
+	var failed []*TreeFile
+	for _, tf := range temps {
+		at, err := tf.root.Place(tf.rel)
 		if err == nil {
-			_, err = sframegen.ResumeTemp(at)
+			_, err = elfpatch.ResumeTemp(at.Dir, at.Name)
 			at.Dir.Close()
 		}
 		if err != nil {
-			failed = append(failed, &job{path: t.path, kind: kindMissing, err: unwrapPath(err)})
+			failed = append(failed, &TreeFile{Path: tf.Path, Err: unwrapPath(err)})
 		}
 	}
-	close()
-	jobs, close, _, err = walkOperands(operands, outputDir, outRoot, 2)
-	return append(failed, jobs...), close, err
+	t.Close()
+	t, _, err = walkOperands(operands, "", nil, 2)
+	if err != nil {
+		return nil, err
+	}
+	t.Files = append(failed, t.Files...)
+	return t, nil
 }
 
-// walkOperands is collect's walk; findTemps says what becomes of the
-// temporary names of a killed run (walker.findTemps).
-func walkOperands(operands []string, outputDir string, outRoot *sframegen.Dir, findTemps int) (jobs []*job, close func(), temps []*job, err error) {
-	w := &walker{outputDir: outputDir, outRoot: outRoot, inodes: map[[2]uint64]*job{}, outs: map[string]string{}, findTemps: findTemps}
-	closeAll := func() {
-		for _, d := range w.opened {
-			d.Close()
-		}
+// Close closes the directories the tree holds open.
+func (t *Tree) Close() {
+	if t.made != nil {
+		t.made.close()
+		t.made = nil
 	}
+	for _, d := range t.opened {
+		d.Close()
+	}
+	t.opened = nil
+	if t.outRoot != nil {
+		t.outRoot.Close()
+		t.outRoot = nil
+	}
+}
+
+// walker collects the TreeFiles of the operands.
+type walker struct {
+	outputDir string
+	outRoot   *elfpatch.Dir
+	t         *Tree
+	inodes    map[[2]uint64]*TreeFile
+	outs      map[string]string // output path -> input path
+	// temps are the temporary names of a killed run found in place
+	// (elfpatch.TempOf), returned apart (findTemps 1) or made TreeFiles with Temp
+	// (findTemps 2: those left after they were resumed, never processed
+	// as files nor counted as names of their file).
+	temps     []*TreeFile
+	findTemps int
+}
+
+// walkOperands is Walk's walk; findTemps says what becomes of the
+// temporary names of a killed run (walker.findTemps).
+func walkOperands(operands []string, outputDir string, outRoot *elfpatch.Dir, findTemps int) (t *Tree, temps []*TreeFile, err error) {
+	w := &walker{outputDir: outputDir, outRoot: outRoot, t: &Tree{}, inodes: map[[2]uint64]*TreeFile{}, outs: map[string]string{}, findTemps: findTemps}
 	defer func() {
 		if err != nil {
-			closeAll()
+			w.t.Close()
 		}
 	}()
 	for _, op := range operands {
 		// An operand that is a symbolic link is followed (as find -H):
 		// the user named it; links found in directories are not.
-		rootDir, err := sframegen.OpenDir(op)
+		rootDir, err := elfpatch.OpenDir(op)
 		if errors.Is(err, syscall.ENOTDIR) {
 			// A file operand is taken where the user named it: its
 			// directory, a final symbolic link followed by the kernel.
-			at, err := sframegen.NamedPlace(op)
-			var st sframegen.Entry
+			at, err := elfpatch.NamedPlace(op)
+			var st elfpatch.Entry
 			if err == nil {
 				if st, err = at.Lstat(); err != nil {
 					at.Dir.Close()
 				}
 			}
 			if err != nil {
-				w.jobs = append(w.jobs, &job{path: op, kind: kindMissing, err: unwrapPath(err)})
+				w.missing(op, err)
 				continue
 			}
-			w.opened = append(w.opened, at.Dir)
-			n := len(w.jobs)
+			w.t.opened = append(w.t.opened, at.Dir)
+			n := len(w.t.Files)
 			if err := w.add(op, at.Dir, at.Name, filepath.Base(op), st); err != nil {
-				return nil, nil, nil, err
+				return nil, nil, err
 			}
-			if len(w.jobs) > n {
-				w.jobs[n].operand = true
+			if len(w.t.Files) > n {
+				w.t.Files[n].Named = true
 			}
 			continue
 		}
 		if err != nil {
-			w.jobs = append(w.jobs, &job{path: op, kind: kindMissing, err: unwrapPath(err)})
+			w.missing(op, err)
 			continue
 		}
-		w.opened = append(w.opened, rootDir)
+		w.t.opened = append(w.t.opened, rootDir)
 		st, err := rootDir.Stat()
 		if err != nil {
-			w.jobs = append(w.jobs, &job{path: op, kind: kindMissing, err: unwrapPath(err)})
+			w.missing(op, err)
 			continue
 		}
 		if err := w.add(op, rootDir, ".", ".", st); err != nil {
-			return nil, nil, nil, err
+			return nil, nil, err
 		}
 		if err := w.walk(rootDir, rootDir, op, "."); err != nil {
-			return nil, nil, nil, err
+			return nil, nil, err
 		}
 	}
-	return w.jobs, closeAll, w.temps, nil
+	return w.t, w.temps, nil
+}
+
+// missing records a path that cannot be read.
+func (w *walker) missing(path string, err error) {
+	w.t.Files = append(w.t.Files, &TreeFile{Path: path, Err: unwrapPath(err)})
 }
 
 // walk adds the entries of dir (path, rel below root), listed through its
 // descriptor, and walks its subdirectories, each opened below it.
-func (w *walker) walk(root, dir *sframegen.Dir, path, rel string) error {
+func (w *walker) walk(root, dir *elfpatch.Dir, path, rel string) error {
 	entries, err := dir.List()
 	if err != nil {
-		w.jobs = append(w.jobs, &job{path: path, kind: kindMissing, err: unwrapPath(err)})
+		w.missing(path, err)
 		return nil
 	}
 	for _, e := range entries {
@@ -189,7 +304,7 @@ func (w *walker) walk(root, dir *sframegen.Dir, path, rel string) error {
 		}
 		sub, err := dir.Beneath(e.Name)
 		if err != nil {
-			w.jobs = append(w.jobs, &job{path: p, kind: kindMissing, err: unwrapPath(err)})
+			w.missing(p, err)
 			continue
 		}
 		err = w.walk(root, sub, p, r)
@@ -202,67 +317,59 @@ func (w *walker) walk(root, dir *sframegen.Dir, path, rel string) error {
 }
 
 // add records the path found at rel below root (the operand's
-// directory); outRel is its path under --output-dir.
-func (w *walker) add(path string, root *sframegen.Dir, rel, outRel string, st sframegen.Entry) error {
-	j := &job{path: path, root: root, rel: rel, size: st.Size, mode: st.Mode}
-	if _, ok := sframegen.TempOf(filepath.Base(rel)); ok && w.findTemps > 0 && st.Mode.IsRegular() {
+// directory); outRel is its path under the output directory.
+func (w *walker) add(path string, root *elfpatch.Dir, rel, outRel string, st elfpatch.Entry) error {
+	f := &TreeFile{Path: path, root: root, rel: rel, Size: st.Size, Mode: st.Mode}
+	if _, ok := elfpatch.TempOf(filepath.Base(rel)); ok && w.findTemps > 0 && st.Mode.IsRegular() {
 		if w.findTemps == 1 {
-			w.temps = append(w.temps, j)
+			w.temps = append(w.temps, f)
 			return nil
 		}
-		j.kind = kindTemp
-		w.jobs = append(w.jobs, j)
+		f.Temp = true
+		w.t.Files = append(w.t.Files, f)
 		return nil
 	}
-	switch {
-	case st.Mode.IsDir():
-		if w.outputDir == "" {
-			return nil
-		}
-		j.kind = kindDir
-	case st.Mode&fs.ModeSymlink != 0:
-		j.kind = kindSymlink
-	case !st.Mode.IsRegular():
-		j.kind = kindOther
+	if st.Mode.IsDir() && w.outputDir == "" {
+		return nil
 	}
 	if w.outputDir != "" {
-		j.out = filepath.Join(w.outputDir, outRel)
-		j.outRoot, j.outRel = w.outRoot, outRel
-		if j.kind == kindDir {
+		f.Output = filepath.Join(w.outputDir, outRel)
+		f.outRoot, f.outRel = w.outRoot, outRel
+		if st.Mode.IsDir() {
 			if outRel == "." {
 				return nil // the output directory itself
 			}
 		} else {
-			if prev, ok := w.outs[j.out]; ok {
-				return usageError{msg: fmt.Sprintf("%s and %s would both be written to %s (--output-dir)", displayName(prev), displayName(path), displayName(j.out))}
+			if prev, ok := w.outs[f.Output]; ok {
+				return &OutputClashError{Path: path, Other: prev, Output: f.Output}
 			}
-			if same(path, j.out) {
-				return usageError{msg: fmt.Sprintf("--output-dir would write %s over itself", displayName(path))}
+			if same(path, f.Output) {
+				return &OutputClashError{Path: path, Output: f.Output}
 			}
-			w.outs[j.out] = path
+			w.outs[f.Output] = path
 		}
 	}
-	if j.kind == kindFile {
+	if st.Mode.IsRegular() {
 		// A file is processed once, however many names the walk finds.
 		key := [2]uint64{st.Dev, st.Ino}
 		if first, ok := w.inodes[key]; ok {
-			if st.Nlink == 1 || filepath.Clean(path) == filepath.Clean(first.path) {
+			if st.Nlink == 1 || filepath.Clean(path) == filepath.Clean(first.Path) {
 				return nil // the same name again
 			}
-			first.links = append(first.links, path)
+			first.Links = append(first.Links, path)
 			first.linkRels = append(first.linkRels, rel)
-			if j.out != "" {
-				first.outLinks = append(first.outLinks, j.out)
+			if f.Output != "" {
+				first.OutputLinks = append(first.OutputLinks, f.Output)
 				first.outLinkRels = append(first.outLinkRels, outRel)
 			}
-			first.outside = uint64(len(first.links)+1) < st.Nlink
+			first.outside = uint64(len(first.Links)+1) < st.Nlink
 			return nil
 		}
-		j.outside = st.Nlink > 1
-		j.id = key
-		w.inodes[key] = j
+		f.outside = st.Nlink > 1
+		f.id = key
+		w.inodes[key] = f
 	}
-	w.jobs = append(w.jobs, j)
+	w.t.Files = append(w.t.Files, f)
 	return nil
 }
 

@@ -131,8 +131,8 @@ func tuneGC(cfiSize uint64) {
 const batchGCPercent = 200
 
 // batchCollector sets the collector of the batch form: batchGCPercent
-// while only small files are processed, 100 while a file with
-// sframegen.ParallelCFIBytes of CFI or more is. admit is told of each file
+// while only small files are processed, 100 while a file whose CFI is
+// lowered on every CPU (sframegen.Cost.Parallel) is. admit is told of each file
 // the library admits (sframegen.Resources.Admit) and returns what to call
 // when the file is done.
 //
@@ -149,7 +149,7 @@ type batchCollector struct {
 }
 
 func (b *batchCollector) admit(cost sframegen.Cost) (done func()) {
-	if b == nil || cost.CFIBytes < sframegen.ParallelCFIBytes {
+	if b == nil || !cost.Parallel() {
 		return func() {}
 	}
 	b.mu.Lock()
