@@ -6,7 +6,53 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/sframe-gen/sframe-gen/cfi"
 	"github.com/sframe-gen/sframe-gen/lower"
+)
+
+// Options choose what is generated. The zero value is the command's
+// default: SFrame version 3 that means what the CFI means at every address.
+type Options struct {
+	// Version is the SFrame version to write: 3 (also for 0) or 2, for the
+	// readers of binutils 2.41-2.45.
+	Version int
+	// V2Layout, with Version 2, is the binutils layout written:
+	// V2PCRel (2.45's, the default) or V2Binutils244.
+	V2Layout V2Layout
+	// GasCompat reproduces GNU as --gsframe and ld byte for byte, including
+	// where their translation does not mean what the CFI means.
+	GasCompat bool
+	// Share says whether functions whose FRE data is the same share one
+	// block of it (a smaller section, docs/sharing.md). The default
+	// shares, but for GasCompat (GNU never shares) and big-endian files.
+	Share Sharing
+	// Strict makes any function that cannot be represented, and any broken
+	// CFI entry, an error (*StrictError).
+	Strict bool
+	// Source is the CFI section read: .eh_frame when present (cfi.Auto), or
+	// the one named.
+	Source cfi.Source
+	// Arch, when not empty, is the architecture the file must be for
+	// (x86_64/amd64, aarch64/arm64, aarch64_be, s390x): a file for another
+	// is an error.
+	Arch string
+}
+
+// Sharing says whether functions with the same FRE data share one block
+// of it ([Options].Share).
+type Sharing int
+
+const (
+	// ShareDefault shares, except with GasCompat (GNU as and ld never
+	// share, and their bytes are asked for) and in a big-endian file
+	// (GNU libsframe on a little-endian host, as cross ld and objdump
+	// run, cannot read shared blocks there).
+	ShareDefault Sharing = iota
+	// ShareAlways shares; a big-endian file is an error
+	// (ErrShareBigEndian), and so is GasCompat.
+	ShareAlways
+	// ShareNever writes one block per function.
+	ShareNever
 )
 
 // Generator generates SFrame sections with one set of [Options] and

@@ -1,20 +1,3 @@
-// Package sframegen generates SFrame stack-trace sections from the DWARF
-// call-frame information of ELF files, in one call: the library form of the
-// sframe-gen command.
-//
-// Start from [GenerateFile] to get a file's section (its bytes, the address
-// they assume, the functions left out and why), or [WriteFile] to write the
-// file with it, atomically, as the command does. [Options] choose the
-// SFrame version, GNU compatibility, shared FRE blocks and strictness.
-// Underneath, the packages do one step each: cfi reads the CFI, lower
-// translates it per ABI, emit is the SFrame format (and emit.Reader, for
-// stack walkers, looks PCs up in a section), elfpatch writes the ELF file.
-//
-//	sec, err := sframegen.GenerateFile("libfoo.so", sframegen.Options{})
-//	if err != nil {
-//		log.Fatal(err)
-//	}
-//	fmt.Printf("%d bytes at %#x, %d functions left out\n", len(sec.Bytes()), sec.Addr, len(sec.Omitted()))
 package sframegen
 
 import (
@@ -27,34 +10,6 @@ import (
 	"github.com/sframe-gen/sframe-gen/emit"
 	"github.com/sframe-gen/sframe-gen/lower"
 )
-
-// Options choose what is generated. The zero value is the command's
-// default: SFrame version 3 that means what the CFI means at every address.
-type Options struct {
-	// Version is the SFrame version to write: 3 (also for 0) or 2, for the
-	// readers of binutils 2.41-2.45.
-	Version int
-	// V2Layout, with Version 2, is the binutils layout written:
-	// V2PCRel (2.45's, the default) or V2Binutils244.
-	V2Layout V2Layout
-	// GasCompat reproduces GNU as --gsframe and ld byte for byte, including
-	// where their translation does not mean what the CFI means.
-	GasCompat bool
-	// Share says whether functions whose FRE data is the same share one
-	// block of it (a smaller section, docs/sharing.md). The default
-	// shares, but for GasCompat (GNU never shares) and big-endian files.
-	Share Sharing
-	// Strict makes any function that cannot be represented, and any broken
-	// CFI entry, an error (*StrictError).
-	Strict bool
-	// Source is the CFI section read: .eh_frame when present (cfi.Auto), or
-	// the one named.
-	Source cfi.Source
-	// Arch, when not empty, is the architecture the file must be for
-	// (x86_64/amd64, aarch64/arm64, aarch64_be, s390x): a file for another
-	// is an error.
-	Arch string
-}
 
 // Section is a generated SFrame section.
 type Section struct {
@@ -198,23 +153,6 @@ var ErrNoFunctions = errors.New("no function has an SFrame representation")
 
 // ErrShareBigEndian is the error of ShareAlways for a big-endian file.
 var ErrShareBigEndian = errors.New("the file is big-endian")
-
-// Sharing says whether functions with the same FRE data share one block
-// of it ([Options].Share).
-type Sharing int
-
-const (
-	// ShareDefault shares, except with GasCompat (GNU as and ld never
-	// share, and their bytes are asked for) and in a big-endian file
-	// (GNU libsframe on a little-endian host, as cross ld and objdump
-	// run, cannot read shared blocks there).
-	ShareDefault Sharing = iota
-	// ShareAlways shares; a big-endian file is an error
-	// (ErrShareBigEndian), and so is GasCompat.
-	ShareAlways
-	// ShareNever writes one block per function.
-	ShareNever
-)
 
 // sharingFor says whether a section generated with opt for target shares
 // its FRE blocks and, when it does not, why (for reports); an error for
