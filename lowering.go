@@ -28,8 +28,8 @@ const parallelCFIBytes = 192 << 10
 // file's for version 2, is read whole first (lower.LowerFile). It returns
 // ErrNoCFI when nothing describes any code. hold, when not nil, is a copy
 // of the file being made meanwhile: one worker waits for it to end, so
-// that the copy has a CPU of its own (-o on libLLVM.so: 188 -> 221 ms
-// median without, 31 alternated runs). Options.Strict is not applied.
+// that the copy has a CPU of its own (docs/performance.md).
+// Options.Strict is not applied.
 func (g *Generator) lowerFile(in *input, hold <-chan struct{}) (*Section, error) {
 	lo, err := g.lowerOptions(in.target)
 	if err != nil {
@@ -89,9 +89,9 @@ func (g *Generator) lowerRead(f *elf.File, target lower.Target, lo lower.Options
 // lowerScan is lowerFile's fast path for a linked file: its CFI lowered as
 // it is read (lower.LowerScan).
 func (g *Generator) lowerScan(r io.ReaderAt, size int64, f *elf.File, target lower.Target, lo lower.Options, hold <-chan struct{}) (*lower.Result, []*cfi.EntryError, error) {
-	// The section is read where the file is mapped, not copied
-	// (libLLVM.so: --raw 8 ms slower read into memory, 37 -> 45 ms
-	// median, 21 alternated runs); LowerScan turns a fault (the file cut
+	// The section is read where the file is mapped, not copied (a
+	// copy costs --raw a fifth of its time on libLLVM.so:
+	// docs/performance.md); LowerScan turns a fault (the file cut
 	// meanwhile) into an error and keeps no reference into the mapping.
 	var frames *cfi.Frames
 	var err error

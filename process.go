@@ -320,7 +320,7 @@ func (s *staging) done() {
 // wholeReadBytes is the size up to which a file is read whole, in one
 // read, before anything is parsed: its ELF headers (debug/elf's and
 // elfpatch's), CFI and symbols are then read from memory, not by reads of
-// a few bytes each (a small shared library: 17 preads, 4.5 now). Most
+// a few bytes each (a small shared library: a fourth of the reads). Most
 // files of a tree are that small.
 const wholeReadBytes = 128 << 10
 
