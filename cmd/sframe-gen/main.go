@@ -11,8 +11,9 @@
 //	sframe-gen rows [--json] FILE...   print the CFI row tables
 //	sframe-gen stack [--json] CORE     walk every thread of a core (or --pid PID) with SFrame
 //
-// generate.go runs the pipeline (cfi, lower, emit, elfpatch) on one file,
-// batch*.go and walk.go over a tree; each other subcommand has its file.
+// generate.go runs the library's pipeline on one file, batch*.go over a
+// tree (sframegen.Walk, Generator.ProcessTree) and prints what it did;
+// each other subcommand has its file.
 // docs/architecture.md is the map.
 //
 // Exit status: 0 success, 1 failure, 2 usage error.

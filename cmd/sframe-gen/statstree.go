@@ -14,7 +14,7 @@ import (
 
 // The tree form of stats: "sframe-gen stats [flags] PATH..." with more
 // than one operand or a directory. The operands are walked as the batch
-// form of generate walks them (collect: directories recursively, no
+// form of generate walks them (sframegen.Walk: directories recursively, no
 // symbolic link found in them followed, every file opened below its held
 // directory); each ELF file, and each member of a static archive that
 // generate would patch, gets the statistics of the one-file form, and
