@@ -29,8 +29,9 @@ type TreeOptions struct {
 	// Begin, when not nil, is called on a worker as it begins the regular
 	// file Files[i].
 	Begin func(i int)
-	// Done is called on the worker once Files[i] is done with: out and
-	// err are what Process returned for a regular file; a path left alone
+	// Done, when not nil, is called on the worker once Files[i] is done
+	// with: out and err are what Process returned for a regular file; a
+	// path left alone
 	// (a symbolic link, copied under the output directory; a FIFO, a
 	// device) is Skipped with the reason; one that could not be read is
 	// Failed with TreeFile.Err. A file the user named that SFrame has
@@ -80,7 +81,9 @@ func (g *Generator) ProcessTree(t *Tree, opt TreeOptions) error {
 		ro := ReplaceOptions{KeepTimes: opt.KeepTimes, NoSync: !opt.Sync, Written: release, DirSynced: dirs.add}
 		out, err := g.processTreeFile(f, ro, closer.close)
 		release()
-		opt.Done(i, &out, err)
+		if opt.Done != nil {
+			opt.Done(i, &out, err)
+		}
 	}, opt.Ordered)
 	err := t.finishDirs()
 	closer.wait()
