@@ -31,10 +31,9 @@ type TreeOptions struct {
 	Begin func(i int)
 	// Done, when not nil, is called on the worker once Files[i] is done
 	// with: out and err are what Process returned for a regular file; a
-	// path left alone
-	// (a symbolic link, copied under the output directory; a FIFO, a
-	// device) is Skipped with the reason; one that could not be read is
-	// Failed with TreeFile.Err. A file the user named that SFrame has
+	// path left alone (a symbolic link, copied under the output
+	// directory; a FIFO, a device) is Skipped with the reason; one that
+	// could not be read is Failed with TreeFile.Err. A file the user named that SFrame has
 	// nothing to say about (not ELF) is Failed too, as Process fails it.
 	// Done is called from several goroutines at once.
 	Done func(i int, out *Outcome, err error)
