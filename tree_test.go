@@ -1,11 +1,14 @@
 package sframegen
 
 import (
+	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -98,5 +101,109 @@ func TestSyncHeldDirs(t *testing.T) {
 			f.Close()
 		}
 		t.Fatalf("the directory sync opened the FIFO put at its path, and waited")
+	}
+}
+
+// TestProcessTree walks a small tree (ELF files, one with a second name,
+// a text file, a symbolic link, a subdirectory) and processes it on two
+// workers: Done once a path, Begin once a regular file, Ordered in the
+// order of the walk; the hard links stay one file; a second run finds
+// every ELF file up to date. Two operands with one output under an
+// output directory are an *OutputClashError.
+func TestProcessTree(t *testing.T) {
+	dir := t.TempDir()
+	copyTo := func(src, dst string) {
+		data, err := os.ReadFile(filepath.Join("testdata", "link", "x86_64", src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, dst)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, dst), data, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	copyTo("direct.so", "a.so")
+	copyTo("lazy.so", "sub/b.so")
+	copyTo("demo.pic.o", "sub/c.o")
+	os.Link(filepath.Join(dir, "a.so"), filepath.Join(dir, "sub", "a-again.so"))
+	os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("not ELF\n"), 0o644)
+	os.Symlink("a.so", filepath.Join(dir, "link.so"))
+
+	g, err := NewGenerator(Options{}, Resources{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func() map[string]Status {
+		tree, err := Walk([]string{dir}, WalkOptions{Resume: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tree.Close()
+		var mu sync.Mutex
+		done, begun := map[int]int{}, map[int]int{}
+		statuses := map[string]Status{}
+		var order []int
+		err = g.ProcessTree(tree, TreeOptions{
+			Workers: 2,
+			Begin:   func(i int) { mu.Lock(); begun[i]++; mu.Unlock() },
+			Done: func(i int, out *Outcome, err error) {
+				mu.Lock()
+				defer mu.Unlock()
+				done[i]++
+				if err != nil {
+					t.Errorf("%s: %v", tree.Files[i].Path, err)
+				}
+				rel, _ := filepath.Rel(dir, tree.Files[i].Path)
+				statuses[rel] = out.Status
+			},
+			Ordered: func(i int) {
+				mu.Lock()
+				defer mu.Unlock()
+				if done[i] != 1 {
+					t.Errorf("Ordered(%d) before Done", i)
+				}
+				order = append(order, i)
+			},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, f := range tree.Files {
+			if done[i] != 1 || (begun[i] == 1) != f.Regular() || begun[i] > 1 {
+				t.Errorf("%s: Done %d times, Begin %d times (regular: %v)", f.Path, done[i], begun[i], f.Regular())
+			}
+			if len(order) <= i || order[i] != i {
+				t.Fatalf("Ordered called in the order %v, want the walk's", order)
+			}
+		}
+		return statuses
+	}
+	first := run()
+	want := map[string]Status{"a.so": Patched, "link.so": Skipped, "notes.txt": Skipped, "sub/b.so": Patched, "sub/c.o": Patched}
+	if fmt.Sprint(first) != fmt.Sprint(want) {
+		t.Errorf("first run: %v, want %v", first, want)
+	}
+	var a, again syscall.Stat_t
+	syscall.Stat(filepath.Join(dir, "a.so"), &a)
+	syscall.Stat(filepath.Join(dir, "sub", "a-again.so"), &again)
+	if a.Ino != again.Ino {
+		t.Errorf("a.so and sub/a-again.so are no longer one file")
+	}
+	second := run()
+	for _, name := range []string{"a.so", "sub/b.so", "sub/c.o"} {
+		want[name] = UpToDate
+	}
+	if fmt.Sprint(second) != fmt.Sprint(want) {
+		t.Errorf("second run: %v, want %v", second, want)
+	}
+
+	// a.so and sub/a.so land on out/a.so.
+	copyTo("direct.so", "sub/a.so")
+	_, err = Walk([]string{filepath.Join(dir, "a.so"), filepath.Join(dir, "sub", "a.so")}, WalkOptions{OutputDir: filepath.Join(t.TempDir(), "out")})
+	var clash *OutputClashError
+	if !errors.As(err, &clash) || clash.Other != filepath.Join(dir, "a.so") {
+		t.Errorf("two operands with one output: %v, want an *OutputClashError", err)
 	}
 }
