@@ -19,7 +19,7 @@ import (
 // memory (objectFactor times its size); an archive is read whole, each
 // changed member kept and the new archive built in memory
 // (archiveFactor). A caller that bounds the memory of the files it
-// processes at once admits each file's Cost first (Job.Admit).
+// processes at once admits each file's Cost first (Resources.Admit).
 type Cost struct {
 	Bytes int64
 	// What says what makes the cost up, for a message when it is too
@@ -28,6 +28,11 @@ type Cost struct {
 	// CFIBytes is the size of the file's CFI section.
 	CFIBytes int64
 }
+
+// Parallel reports whether the file's CFI is lowered on every CPU: a big
+// section (the goroutines cost about what they save on a small one),
+// whose lowering holds the most memory at once.
+func (c Cost) Parallel() bool { return c.CFIBytes >= parallelCFIBytes }
 
 // Per-file peak factors (Cost).
 const (
@@ -156,9 +161,9 @@ func forEachMember(r io.ReaderAt, size int64, fn func(*io.SectionReader) bool) {
 	}
 }
 
-// CFICost is the cost of reading f's CFI and evaluating it, as the
-// commands that only read it do (rows, stats, verify).
-func CFICost(f *elf.File, src cfi.Source) Cost {
+// cfiCost is the cost of reading f's CFI and evaluating it, as the
+// commands that only read it do (rows, stats, verify: Meter.ChargeCFI).
+func cfiCost(f *elf.File, src cfi.Source) Cost {
 	n := cfiBytes(f, src)
 	return Cost{lowerFactor * n, fmt.Sprintf("%s of CFI to read", FormatSize(n)), n}
 }

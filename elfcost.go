@@ -497,9 +497,9 @@ func chargeNames(f *elf.File, size int64, charge func(Cost) error) error {
 	return chargeSymbols(f, size, elf.SHT_DYNSYM, charge)
 }
 
-// ChargeCFI charges reading f's CFI and evaluating it (CFICost), as rows,
+// ChargeCFI charges reading f's CFI and evaluating it (cfiCost), as rows,
 // stats and verify do.
-func (m *Meter) ChargeCFI(f *elf.File, src cfi.Source) error { return m.Charge(CFICost(f, src)) }
+func (m *Meter) ChargeCFI(f *elf.File, src cfi.Source) error { return m.Charge(cfiCost(f, src)) }
 
 // offsetIn returns what reads a 32-bit offset in a version table d of
 // f's byte order: one past the table for any offset beyond it, so that

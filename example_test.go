@@ -19,7 +19,7 @@ func ExampleGenerateFile() {
 		log.Fatal(err)
 	}
 	fmt.Printf("%s: %d bytes for %#x, %d functions, %d left out\n",
-		sec.Target, len(sec.Bytes()), sec.Addr, sec.Result().Section.NumFDEs(), len(sec.Skipped()))
+		sec.Target, len(sec.Bytes()), sec.Addr, sec.Result().Section.NumFDEs(), len(sec.Omitted()))
 	// Output:
 	// x86_64: 589 bytes for 0x530, 11 functions, 0 left out
 }

@@ -27,7 +27,7 @@ func GenerateFile(path string, opt Options) (*Section, error) {
 	if err != nil {
 		return nil, err
 	}
-	sec, err := g.GenerateFile(path, nil)
+	sec, err := g.generateFile(path)
 	if err != nil {
 		return sec, fmt.Errorf("%s: %w", path, err)
 	}
@@ -39,35 +39,32 @@ func GenerateFile(path string, opt Options) (*Section, error) {
 // .sframe with PT_GNU_SFRAME in a linked file, every object of a static
 // archive. The file is replaced atomically, as [Generator.Process]
 // replaces it: on any error out is as before and no temporary file is
-// left. The section is that of the file, nil for an archive. Errors name
-// in.
-func WriteFile(in, out string, opt Options) (*Section, error) {
+// left. The Outcome's Reports hold the section of the file, or of each
+// object of an archive. A file without CFI is ErrNoCFI. Errors name in.
+func WriteFile(in, out string, opt Options) (Outcome, error) {
 	g, err := NewGenerator(opt, Resources{})
 	if err != nil {
-		return nil, err
+		return Outcome{}, err
 	}
 	job := Job{}
 	if job.In, err = replace.NamedPlace(in); err != nil {
-		return nil, err
+		return Outcome{}, err
 	}
 	defer job.In.Dir.Close()
 	if out != in {
 		if job.Out, err = replace.OutputPlace(out); err != nil {
-			return nil, err
+			return Outcome{}, err
 		}
 		defer job.Out.Dir.Close()
 	}
 	res, err := g.Process(job)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", in, err)
+		return res, fmt.Errorf("%s: %w", in, err)
 	}
 	if res.Status == NoCFI {
-		return nil, fmt.Errorf("%s: %w", in, ErrNoCFI)
+		return res, fmt.Errorf("%s: %w", in, ErrNoCFI)
 	}
-	if res.Kind == "archive" || len(res.Reports) == 0 {
-		return nil, nil
-	}
-	return res.Reports[0].Section, nil
+	return res, nil
 }
 
 // Generate makes the SFrame section of the ELF file r (of size bytes), as
@@ -85,11 +82,10 @@ func (g *Generator) GenerateAt(r io.ReaderAt, size int64, addr uint64) (*Section
 	return g.generate(r, size, &addr)
 }
 
-// GenerateFile is Generate (addr nil) or GenerateAt on the file at path,
-// opened as Process opens a file the user names: a symbolic link
-// followed, anything but a regular file refused before it is read.
-// Errors do not name the file.
-func (g *Generator) GenerateFile(path string, addr *uint64) (*Section, error) {
+// generateFile is Generate on the file at path, opened as Process opens
+// a file the user names: a symbolic link followed, anything but a regular
+// file refused before it is read. Errors do not name the file.
+func (g *Generator) generateFile(path string) (*Section, error) {
 	at, err := replace.NamedPlace(path)
 	if err != nil {
 		return nil, unwrapPath(err)
@@ -100,7 +96,7 @@ func (g *Generator) GenerateFile(path string, addr *uint64) (*Section, error) {
 		return nil, unwrapPath(err)
 	}
 	defer src.Close()
-	return g.generate(src.File, src.Size(), addr)
+	return g.generate(src.File, src.Size(), nil)
 }
 
 // generate is Generate (addr nil) and GenerateAt. A panic (a bug) is

@@ -7,8 +7,8 @@ import (
 	"os"
 
 	"github.com/sframe-gen/sframe-gen/elfpatch"
-	"github.com/sframe-gen/sframe-gen/emit"
 	"github.com/sframe-gen/sframe-gen/elfpatch/sparse"
+	"github.com/sframe-gen/sframe-gen/emit"
 	"github.com/sframe-gen/sframe-gen/emit/verify"
 )
 
@@ -18,7 +18,7 @@ var errUnchanged = errors.New("unchanged")
 // processLinked gives an executable or shared library its loaded .sframe
 // and PT_GNU_SFRAME, unless it has exactly that section already.
 //
-// A big file without a .sframe section (CFI of ParallelCFIBytes or more)
+// A big file without a .sframe section (CFI of parallelCFIBytes or more)
 // is copied to the new file while its section is made, placed and
 // encoded, so that the copy, most of the time on big files, overlaps the
 // work (-o on libLLVM.so: docs/performance.md); only what differs is
@@ -35,7 +35,7 @@ func (g *Generator) processLinked(w *writer, in *input, out *Outcome) error {
 	}
 	var rep Report
 	var err error
-	if size, _ := cfiSize(in.ef); size >= ParallelCFIBytes && emit.FindSection(in.ef) == nil {
+	if size, _ := cfiSize(in.ef); size >= parallelCFIBytes && emit.FindSection(in.ef) == nil {
 		rep, err = g.linkedOverCopy(w, in)
 	} else {
 		rep, err = g.linkedPlanned(w, in)

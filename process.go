@@ -38,15 +38,12 @@ func (s Status) String() string {
 // Job is one file for [Generator.Process]: where it is, where its result
 // goes, and how it is replaced.
 type Job struct {
-	// In is the file.
+	// In is the file, one the user named: a file SFrame has nothing to
+	// say about (not ELF, another architecture) is an error, and a file
+	// with other hard links is written in its own inode, so that they
+	// stay one file ([Generator.ProcessTree] does otherwise for the files
+	// of a tree).
 	In Place
-	// Seen, when not zero, is the identity (device and inode) of the file
-	// the caller found at In, walking a tree: another file there now is
-	// ErrChanged, and a file SFrame has nothing to say about (not ELF,
-	// another architecture) is Skipped. When zero, In is a file the user
-	// named: such a file is an error, and a file with other hard links
-	// is written in its own inode, so that they stay one file.
-	Seen [2]uint64
 	// Out, when its Dir is not nil, is where the result is written
 	// instead of over In; a file that gets no SFrame is copied there as
 	// it is.
@@ -115,6 +112,17 @@ type Report struct {
 // file is processed (a bug; the file is as before) is returned as an
 // *InternalError, so that a batch goes on with its other files.
 func (g *Generator) Process(j Job) (out Outcome, err error) {
+	return g.process(j, [2]uint64{}, nil)
+}
+
+// process is Process. seen, when not zero, is the identity (device and
+// inode) of the file the caller found at j.In, walking a tree: another
+// file there now is ErrChanged, and a file SFrame has nothing to say
+// about is Skipped. closeInput, when not nil, is given the input file to
+// close, instead of closing it before process returns: the last close of
+// a file that was replaced frees its blocks, which may wait for the
+// device (inputCloser).
+func (g *Generator) process(j Job, seen [2]uint64, closeInput func(*os.File)) (out Outcome, err error) {
 	defer g.begin()()
 	defer func() {
 		if err != nil {
@@ -129,15 +137,19 @@ func (g *Generator) Process(j Job) (out Outcome, err error) {
 	src, err := replace.OpenSource(j.In)
 	var notRegular *replace.NotRegularError
 	switch {
-	case errors.As(err, &notRegular) && j.Seen != [2]uint64{}:
+	case errors.As(err, &notRegular) && seen != [2]uint64{}:
 		out.Status, out.Reason = Skipped, err.Error()
 		return out, nil
 	case err != nil:
 		return out, unwrapPath(err)
 	}
-	defer g.closeInput(src)
-	named := j.Seen == [2]uint64{}
-	if !named && src.ID() != j.Seen {
+	if closeInput == nil {
+		defer src.Close()
+	} else {
+		defer closeInput(src.File)
+	}
+	named := seen == [2]uint64{}
+	if !named && src.ID() != seen {
 		return out, fmt.Errorf("%w (since the walk)", ErrChanged)
 	}
 	if named && j.Out.Dir == nil {
@@ -305,20 +317,10 @@ func (s *staging) done() {
 	}
 }
 
-// closeInput closes the input file src, or gives it to
-// Resources.CloseInput to close.
-func (g *Generator) closeInput(src *replace.Source) {
-	if g.res.CloseInput == nil {
-		src.Close()
-		return
-	}
-	g.res.CloseInput(src.File)
-}
-
 // wholeReadBytes is the size up to which a file is read whole, in one
 // read, before anything is parsed: its ELF headers (debug/elf's and
 // elfpatch's), CFI and symbols are then read from memory, not by reads of
-// a few bytes each (a small shared library: 17 preads, 4.5 now). Most
+// a few bytes each (a small shared library: a fourth of the reads). Most
 // files of a tree are that small.
 const wholeReadBytes = 128 << 10
 
@@ -345,7 +347,7 @@ func (g *Generator) section(in *input, hold <-chan struct{}) (*Section, error) {
 		sec.names = NewSymbols(in.ef)
 	}
 	if g.opt.Strict {
-		if sk := sec.Skipped(); len(sk) > 0 || len(sec.EntryErrors) > 0 {
+		if sk := sec.skipped(); len(sk) > 0 || len(sec.EntryErrors) > 0 {
 			return sec, &StrictError{Skipped: sk, EntryErrors: sec.EntryErrors}
 		}
 	}

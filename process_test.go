@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-// TestCloseInput: with Resources.CloseInput, Process hands over the file it
+// TestCloseInput: with a closeInput (ProcessTree's), process hands over the file it
 // read, still open (its last close is the caller's), once the file is
 // replaced; without it, Process closes the file itself.
 func TestCloseInput(t *testing.T) {
@@ -23,11 +23,11 @@ func TestCloseInput(t *testing.T) {
 			t.Fatal(err)
 		}
 		var given []*os.File
-		res := Resources{}
+		var closeInput func(*os.File)
 		if hand {
-			res.CloseInput = func(f *os.File) { given = append(given, f) }
+			closeInput = func(f *os.File) { given = append(given, f) }
 		}
-		g, err := NewGenerator(Options{}, res)
+		g, err := NewGenerator(Options{}, Resources{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -35,16 +35,16 @@ func TestCloseInput(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out, err := g.Process(Job{In: in})
+		out, err := g.process(Job{In: in}, [2]uint64{}, closeInput)
 		in.Dir.Close()
 		if err != nil || out.Status != Patched {
-			t.Fatalf("CloseInput %v: Process: %v, %v", hand, out.Status, err)
+			t.Fatalf("closeInput %v: Process: %v, %v", hand, out.Status, err)
 		}
 		if !hand {
 			continue
 		}
 		if len(given) != 1 {
-			t.Fatalf("CloseInput called %d times, want once", len(given))
+			t.Fatalf("closeInput called %d times, want once", len(given))
 		}
 		// Still open, and the file read: the one replaced.
 		old := make([]byte, len(src))
@@ -108,16 +108,20 @@ func TestProcessPanicIsAnError(t *testing.T) {
 	}
 }
 
-// TestGeneratePanicIsAnError: GenerateFile (--raw) returns a panic as an
-// *InternalError too.
+// TestGeneratePanicIsAnError: Generate (and GenerateAt: --raw) returns a
+// panic as an *InternalError too.
 func TestGeneratePanicIsAnError(t *testing.T) {
 	g, err := NewGenerator(Options{}, Resources{Admit: func(Cost) (func(), error) { panic("boom") }})
 	if err != nil {
 		t.Fatal(err)
 	}
-	sec, err := g.GenerateFile(filepath.Join("testdata", "link", "x86_64", "lazy.so"), nil)
+	data, err := os.ReadFile(filepath.Join("testdata", "link", "x86_64", "lazy.so"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sec, err := g.Generate(bytes.NewReader(data), int64(len(data)))
 	var ie *InternalError
 	if sec != nil || !errors.As(err, &ie) || ie.Panic != "boom" {
-		t.Errorf("GenerateFile: %v, %v; want an *InternalError", sec, err)
+		t.Errorf("Generate: %v, %v; want an *InternalError", sec, err)
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -590,29 +589,8 @@ func TestBatchSymlinkOperands(t *testing.T) {
 // timespec converts a stat time.
 func timespec(ts syscall.Timespec) time.Time { return time.Unix(ts.Unix()) }
 
-// TestLargestFirst: the workers take the biggest files first (a big file
-// taken last would finish alone), files of one size in the order of the
-// walk, then every job that is not a file, in the order of the walk.
-func TestLargestFirst(t *testing.T) {
-	jobs := []*job{
-		{kind: kindDir, size: 4096},
-		{kind: kindFile, size: 10},
-		{kind: kindSymlink, size: 1 << 20},
-		{kind: kindFile, size: 30},
-		{kind: kindFile, size: 10},
-		{kind: kindMissing},
-		{kind: kindFile, size: 20},
-		{kind: kindFile, size: 0},
-	}
-	got := largestFirst(jobs)
-	want := []int{3, 6, 1, 4, 7, 0, 2, 5}
-	if !slices.Equal(got, want) {
-		t.Errorf("largestFirst = %v, want %v", got, want)
-	}
-}
-
-// TestBatchClosesInputs: the batch gives the library its own closer of
-// the input files (sframegen.Resources.CloseInput), and every file is
+// TestBatchClosesInputs: the library's batch (Generator.ProcessTree)
+// closes the input files on closers of its own, and every file is
 // closed once the batch returns: no descriptor is left open.
 func TestBatchClosesInputs(t *testing.T) {
 	dir := t.TempDir()

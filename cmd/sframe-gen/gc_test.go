@@ -78,8 +78,8 @@ func TestTuneBatchGC(t *testing.T) {
 			t.Errorf("GOGC=%q: collector %v", tt.gogc, gc)
 		}
 		// Files admitted and done, in turn: the GC percent after each.
-		small := gc.admit(sframegen.Cost{CFIBytes: sframegen.ParallelCFIBytes - 1})
-		wide1 := gc.admit(sframegen.Cost{CFIBytes: sframegen.ParallelCFIBytes})
+		small := gc.admit(sframegen.Cost{CFIBytes: 1})
+		wide1 := gc.admit(sframegen.Cost{CFIBytes: 64 << 20})
 		check := func(when string, want int) {
 			t.Helper()
 			if tt.gogc != "" {
@@ -117,7 +117,7 @@ func TestBatchCollectorGoal(t *testing.T) {
 	t.Cleanup(func() { debug.SetGCPercent(percent) })
 	t.Setenv("GOGC", "")
 	gc := tuneBatchGC()
-	done := gc.admit(sframegen.Cost{CFIBytes: sframegen.ParallelCFIBytes})
+	done := gc.admit(sframegen.Cost{CFIBytes: 64 << 20})
 	const listBytes = 64 << 20
 	lists := make([]byte, listBytes)
 	for i := range lists {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/spf13/pflag"
 
@@ -147,23 +146,13 @@ func generateFlagsAgree(fs *pflag.FlagSet, o generateOptions) error {
 	return nil
 }
 
-// batchRun is what the batch form gives the library beyond the single
-// file's: the closer of its input files, and its collector (nil: left as
-// it is).
-type batchRun struct {
-	closeInput func(*os.File)
-	gc         *batchCollector
-}
-
 // generator returns the library's Generator for the run's options: its
 // temporary files those a signal removes, the files admitted by the
 // run's memory budget (single: the one FILE, whose garbage collection
 // tuneGC also sets; batch, when not nil: the batch's collector told of
-// each file, the input files closed by its closer), functions named in
-// messages with -v and --strict.
-func (c *cli) generator(o generateOptions, single bool, batch *batchRun) (*sframegen.Generator, error) {
+// each file), functions named in messages with -v and --strict.
+func (c *cli) generator(o generateOptions, single bool, batch *batchCollector) (*sframegen.Generator, error) {
 	var admit func(sframegen.Cost) (func(), error)
-	var closeInput func(*os.File)
 	switch {
 	case single && c.heapFor != nil:
 		admit = func(cost sframegen.Cost) (func(), error) {
@@ -173,12 +162,11 @@ func (c *cli) generator(o generateOptions, single bool, batch *batchRun) (*sfram
 			return func() {}, nil
 		}
 	case batch != nil:
-		closeInput = batch.closeInput
 		admit = func(cost sframegen.Cost) (func(), error) {
-			return batch.gc.admit(cost), nil
+			return batch.admit(cost), nil
 		}
 	}
-	g, err := sframegen.NewGenerator(o.library(), sframegen.Resources{Temps: c.temps, Budget: o.memory, Admit: admit, Names: o.verbose || o.strict, CloseInput: closeInput})
+	g, err := sframegen.NewGenerator(o.library(), sframegen.Resources{Temps: c.temps, Budget: o.memory, Admit: admit, Names: o.verbose || o.strict})
 	if err != nil && o.arch != "" {
 		if _, aerr := sframegen.NewGenerator(sframegen.Options{Arch: o.arch}, sframegen.Resources{}); aerr != nil {
 			return nil, usageError{msg: "--arch: " + aerr.Error()}
@@ -230,7 +218,7 @@ func (c *cli) generateFile(g *sframegen.Generator, file string, o generateOption
 // generateRaw is --raw: the section's bytes alone, to out (-o, or
 // standard output; a linked file's encoded for --section-addr).
 func (c *cli) generateRaw(g *sframegen.Generator, file string, o generateOptions, out *streamTarget) error {
-	sec, err := g.GenerateFile(file, &o.addr)
+	sec, err := generateAt(g, file, o.addr)
 	outcome := sframegen.Outcome{Reports: []sframegen.Report{{Section: sec}}}
 	if sec == nil && !errors.Is(err, sframegen.ErrNoCFI) {
 		outcome.Reports = nil
@@ -243,6 +231,23 @@ func (c *cli) generateRaw(g *sframegen.Generator, file string, o generateOptions
 		_, err := sec.WriteTo(w)
 		return err
 	})
+}
+
+// generateAt is the section of the file the user named, encoded for addr
+// (Generator.GenerateAt), opened as Process opens it: a symbolic link
+// followed, anything but a regular file refused before it is read.
+func generateAt(g *sframegen.Generator, file string, addr uint64) (*sframegen.Section, error) {
+	at, err := replace.NamedPlace(file)
+	if err != nil {
+		return nil, unwrapPath(err)
+	}
+	defer at.Dir.Close()
+	src, err := replace.OpenSource(at)
+	if err != nil {
+		return nil, unwrapPath(err)
+	}
+	defer src.Close()
+	return g.GenerateAt(src.File, src.Size(), addr)
 }
 
 // describeError says err as the command's messages do: naming the flag

@@ -11,8 +11,9 @@
 //	sframe-gen rows [--json] FILE...   print the CFI row tables
 //	sframe-gen stack [--json] CORE     walk every thread of a core (or --pid PID) with SFrame
 //
-// generate.go runs the pipeline (cfi, lower, emit, elfpatch) on one file,
-// batch*.go and walk.go over a tree; each other subcommand has its file.
+// generate.go runs the library's pipeline on one file, batch*.go over a
+// tree (sframegen.Walk, Generator.ProcessTree) and prints what it did;
+// each other subcommand has its file.
 // docs/architecture.md is the map.
 //
 // Exit status: 0 success, 1 failure, 2 usage error.
@@ -131,8 +132,8 @@ func tuneGC(cfiSize uint64) {
 const batchGCPercent = 200
 
 // batchCollector sets the collector of the batch form: batchGCPercent
-// while only small files are processed, 100 while a file with
-// sframegen.ParallelCFIBytes of CFI or more is. admit is told of each file
+// while only small files are processed, 100 while a file whose CFI is
+// lowered on every CPU (sframegen.Cost.Parallel) is. admit is told of each file
 // the library admits (sframegen.Resources.Admit) and returns what to call
 // when the file is done.
 //
@@ -149,7 +150,7 @@ type batchCollector struct {
 }
 
 func (b *batchCollector) admit(cost sframegen.Cost) (done func()) {
-	if b == nil || cost.CFIBytes < sframegen.ParallelCFIBytes {
+	if b == nil || !cost.Parallel() {
 		return func() {}
 	}
 	b.mu.Lock()

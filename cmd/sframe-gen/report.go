@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"unicode/utf8"
+
+	sframegen "github.com/sframe-gen/sframe-gen"
 )
 
 // reportLine is one object of --report: what the batch did with one file.
@@ -87,21 +89,21 @@ func newReport() *report {
 	return r
 }
 
-func (r *report) add(j *job, res *fileResult) {
-	line := reportLine{File: j.path, Status: res.status.String(), Kind: res.kind, Arch: res.arch,
-		FDEs: res.fdes, Reason: res.reason, Output: j.out, Links: j.links,
-		FileBytes: exactBytes(j.path), OutputBytes: exactBytes(j.out)}
-	for _, l := range j.links {
+func (r *report) add(f *sframegen.TreeFile, res *fileResult) {
+	line := reportLine{File: f.Path, Status: res.status.String(), Kind: res.kind, Arch: res.arch,
+		FDEs: res.fdes, Reason: res.reason, Output: f.Output, Links: f.Links,
+		FileBytes: exactBytes(f.Path), OutputBytes: exactBytes(f.Output)}
+	for _, l := range f.Links {
 		if !utf8.ValidString(l) {
-			line.LinksBytes = make([][]byte, len(j.links))
-			for i, l := range j.links {
+			line.LinksBytes = make([][]byte, len(f.Links))
+			for i, l := range f.Links {
 				line.LinksBytes[i] = []byte(l)
 			}
 			break
 		}
 	}
-	if j.kind == kindFile {
-		line.Bytes = j.size
+	if f.Regular() {
+		line.Bytes = f.Size
 	}
 	r.enc.Encode(line) // a bytes.Buffer does not fail
 }

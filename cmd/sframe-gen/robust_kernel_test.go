@@ -17,8 +17,6 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/sframe-gen/sframe-gen/elfpatch/replace"
 )
 
 // The kernel suite (docs/robustness.md, "Names the user gave, and opens
@@ -320,38 +318,6 @@ func TestKernelNothingBlocks(t *testing.T) {
 				}
 			})
 		}
-	}
-}
-
-// TestKernelSyncHeldDirs swaps, as nobody, a directory the batch wrote
-// into (--sync syncs it at the end) for a link to nobody's FIFO: the sync
-// goes through the directory held, and neither waits on nor opens the FIFO.
-func TestKernelSyncHeldDirs(t *testing.T) {
-	kernelProtections(t)
-	s := newKernelScratch(t)
-	parent := filepath.Join(s.dir, "nobody")
-	os.Mkdir(parent, 0o755)
-	os.Chown(parent, raceUID, raceUID)
-	dir := filepath.Join(parent, "d")
-	asNobody(t, "mkdir", dir)
-	d, err := replace.OpenDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	syncer := newDirSyncer()
-	syncer.add(d)
-	asNobody(t, "sh", "-c", `mv "$1/d" "$1/d.old" && mkfifo "$1/fifo" && ln -s "$1/fifo" "$1/d"`, "sh", parent)
-	done := make(chan struct{})
-	go func() { syncer.sync(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(kernelTimeout):
-		// Let the sync's open of the FIFO end, so the test ends.
-		if f, err := os.OpenFile(filepath.Join(parent, "fifo"), os.O_WRONLY|unix.O_NONBLOCK, 0); err == nil {
-			f.Close()
-		}
-		t.Fatalf("--sync's directory sync opened the FIFO put at its path, and waited")
 	}
 }
 

@@ -8,16 +8,14 @@ import (
 	"io"
 	"os"
 	"sort"
-	"sync"
 
 	sframegen "github.com/sframe-gen/sframe-gen"
 	"github.com/sframe-gen/sframe-gen/emit/stats"
-	"github.com/sframe-gen/sframe-gen/elfpatch/replace"
 )
 
 // The tree form of stats: "sframe-gen stats [flags] PATH..." with more
 // than one operand or a directory. The operands are walked as the batch
-// form of generate walks them (collect: directories recursively, no
+// form of generate walks them (sframegen.Walk: directories recursively, no
 // symbolic link found in them followed, every file opened below its held
 // directory); each ELF file, and each member of a static archive that
 // generate would patch, gets the statistics of the one-file form, and
@@ -41,43 +39,23 @@ func (c *cli) runStatsTree(paths []string, opts sframegen.Options, b *memoryBudg
 	// Walked as the batch form walks a tree in place, but for what a
 	// killed run left: its temporary names are passed over, not resumed
 	// (stats writes nothing).
-	jobs, closeDirs, _, err := walkOperands(paths, "", nil, 2)
+	tree, err := sframegen.Walk(paths, sframegen.WalkOptions{})
 	if err != nil {
 		return c.fail("", err)
 	}
-	defer closeDirs()
+	defer tree.Close()
 	if workers < 1 {
 		workers = defaultJobs()
 	}
-	results := make([]statsFile, len(jobs))
-	done := make([]chan struct{}, len(jobs))
-	for i := range done {
-		done[i] = make(chan struct{})
-	}
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for i := range next {
-				results[i] = statsOfJob(jobs[i], opts, b, dry)
-				close(done[i])
-			}
-		})
-	}
-	go func() {
-		for _, i := range largestFirst(jobs) {
-			next <- i
-		}
-		close(next)
-	}()
-
+	results := make([]statsFile, len(tree.Files))
 	w := bufio.NewWriter(c.stdout)
 	enc := json.NewEncoder(jsonWriter{w})
 	enc.SetIndent("", "  ")
 	total := stats.NewTotal()
 	status := exitOK
-	for i := range jobs {
-		<-done[i]
+	tree.Each(workers, func(i int) {
+		results[i] = statsOfJob(tree.Files[i], opts, b, dry)
+	}, func(i int) {
 		r := &results[i]
 		if len(r.msgs) > 0 {
 			w.Flush()
@@ -99,8 +77,7 @@ func (c *cli) runStatsTree(paths []string, opts sframegen.Options, b *memoryBudg
 			}
 		}
 		results[i] = statsFile{} // the objects are printed: let them go
-	}
-	wg.Wait()
+	})
 	if asJSON {
 		enc.Encode(struct {
 			Total *stats.Total `json:"total"`
@@ -121,39 +98,31 @@ func (c *cli) runStatsTree(paths []string, opts sframegen.Options, b *memoryBudg
 // What is read is charged to b, the run's --memory-limit, before it is
 // read, as the one-file form charges it (sframegen.Meter): the workers
 // share the budget, a file waiting for memory others hold.
-func statsOfJob(j *job, opts sframegen.Options, b *memoryBudget, dry bool) (r statsFile) {
+func statsOfJob(j *sframegen.TreeFile, opts sframegen.Options, b *memoryBudget, dry bool) (r statsFile) {
 	fail := func(name string, err error) {
 		r.failed++
 		r.msgs = fmt.Appendf(r.msgs, "sframe-gen: %s: %v\n", displayName(name), err)
 	}
-	switch j.kind {
-	case kindMissing:
-		fail(j.path, j.err)
+	switch {
+	case j.Err != nil:
+		fail(j.Path, j.Err)
 		return r
-	case kindFile:
-	default:
+	case !j.Regular():
 		return r // links, directories, FIFOs and devices are not read
 	}
-	at, err := j.root.Place(j.rel)
+	file, size, err := j.Open()
 	if err != nil {
-		fail(j.path, unwrapPath(err))
+		fail(j.Path, unwrapPath(err))
 		return r
 	}
-	defer at.Dir.Close()
-	src, err := replace.OpenSource(at)
-	if err != nil {
-		fail(j.path, unwrapPath(err))
-		return r
-	}
-	defer src.Close()
-	file, size := src.File, src.Size()
+	defer file.Close()
 	// What generate leaves alone as not ELF, and does not count: a file
 	// that starts with neither the ELF nor the archive magic (an empty
 	// one too).
 	var magic [len(sframegen.ArchiveMagic)]byte
 	if n, _ := file.ReadAt(magic[:], 0); string(magic[:n]) != sframegen.ArchiveMagic && (n < 4 || string(magic[:4]) != "\x7fELF") {
-		if j.operand {
-			fail(j.path, sframegen.ErrNotELF) // named: as generate fails it
+		if j.Named {
+			fail(j.Path, sframegen.ErrNotELF) // named: as generate fails it
 		} else {
 			r.skipped++
 		}
@@ -163,16 +132,16 @@ func statsOfJob(j *job, opts sframegen.Options, b *memoryBudget, dry bool) (r st
 	defer meter.Release()
 	g := meteredGenerator(opts, meter)
 	_, err = meter.Objects(file, size, func(o sframegen.Object) bool {
-		in := elfInput{name: j.path, f: o.File, r: o.R, size: o.Size, meter: meter}
+		in := elfInput{name: j.Path, f: o.File, r: o.R, size: o.Size, meter: meter}
 		if o.Member != "" {
-			in.name, in.member = fmt.Sprintf("%s(%s)", j.path, o.Member), true
+			in.name, in.member = fmt.Sprintf("%s(%s)", j.Path, o.Member), true
 		}
 		if o.Err != nil {
 			fail(in.name, o.Err)
 			return true
 		}
 		if err := sframegen.Supported(in.f); err != nil {
-			if j.operand && o.Member == "" {
+			if j.Named && o.Member == "" {
 				fail(in.name, err) // named: as generate fails it
 			} else {
 				r.skipped++ // generate leaves it alone
@@ -192,7 +161,7 @@ func statsOfJob(j *job, opts sframegen.Options, b *memoryBudget, dry bool) (r st
 		return true
 	})
 	if err != nil {
-		fail(j.path, err)
+		fail(j.Path, err)
 		return r
 	}
 	r.installed = size

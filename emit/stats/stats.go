@@ -65,7 +65,7 @@ type Stats struct {
 	// block of FRE data per function and with every repeated block
 	// shared (what --share-fres writes).
 	// Shared says whether the section shares FRE blocks (a dry run: the
-	// default command's choice, sframegen.SharingFor), and Unshared why
+	// default command's choice, sframegen.Section.Shared), and Unshared why
 	// not, when known.
 	Shared        bool   `json:"shared"`
 	Unshared      string `json:"unshared_reason,omitempty"`

@@ -74,11 +74,11 @@ func TestTune(t *testing.T) {
 		huge    bool
 		held    bool
 	}{
-		{"big", ParallelCFIBytes, true, nil, 2, 2, true, false},
-		{"big, with other files", ParallelCFIBytes, false, nil, 2, 2, false, false},
-		{"big, copied meanwhile", ParallelCFIBytes, true, copying, 2, 2, true, true},
-		{"big, copied meanwhile, one CPU", ParallelCFIBytes, true, copying, 1, 1, true, false},
-		{"small", ParallelCFIBytes - 1, true, copying, 2, 0, false, false},
+		{"big", parallelCFIBytes, true, nil, 2, 2, true, false},
+		{"big, with other files", parallelCFIBytes, false, nil, 2, 2, false, false},
+		{"big, copied meanwhile", parallelCFIBytes, true, copying, 2, 2, true, true},
+		{"big, copied meanwhile, one CPU", parallelCFIBytes, true, copying, 1, 1, true, false},
+		{"small", parallelCFIBytes - 1, true, copying, 2, 0, false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(tc.procs))

@@ -1,25 +1,3 @@
-// Package sframegen generates SFrame stack-trace sections from the DWARF
-// call-frame information of ELF files, in one call: the library form of the
-// sframe-gen command.
-//
-// Start from [GenerateFile] to get a file's section (its bytes, the address
-// they assume, the functions left out and why), or [WriteFile] to write the
-// file with it, atomically, as the command does. [Options] choose the
-// SFrame version, GNU compatibility, shared FRE blocks and strictness.
-// Underneath, the packages do one step each: cfi reads the CFI, lower
-// translates it per ABI, emit is the SFrame format (and emit.Reader, for
-// stack walkers, looks PCs up in a section), elfpatch writes the ELF file.
-//
-// Files are opened and replaced (GenerateFile, WriteFile,
-// Generator.Process) on linux only, through package replace; elsewhere
-// these return an error wrapping replace.ErrUnsupported. [Generate], from
-// an io.ReaderAt, builds and works on every system Go supports.
-//
-//	sec, err := sframegen.GenerateFile("libfoo.so", sframegen.Options{})
-//	if err != nil {
-//		log.Fatal(err)
-//	}
-//	fmt.Printf("%d bytes at %#x, %d functions left out\n", len(sec.Bytes()), sec.Addr, len(sec.Skipped()))
 package sframegen
 
 import (
@@ -32,34 +10,6 @@ import (
 	"github.com/sframe-gen/sframe-gen/emit"
 	"github.com/sframe-gen/sframe-gen/lower"
 )
-
-// Options choose what is generated. The zero value is the command's
-// default: SFrame version 3 that means what the CFI means at every address.
-type Options struct {
-	// Version is the SFrame version to write: 3 (also for 0) or 2, for the
-	// readers of binutils 2.41-2.45.
-	Version int
-	// V2Layout, with Version 2, is the binutils layout written:
-	// V2PCRel (2.45's, the default) or V2Binutils244.
-	V2Layout V2Layout
-	// GasCompat reproduces GNU as --gsframe and ld byte for byte, including
-	// where their translation does not mean what the CFI means.
-	GasCompat bool
-	// Share says whether functions whose FRE data is the same share one
-	// block of it (a smaller section, docs/sharing.md). The default
-	// shares, but for GasCompat (GNU never shares) and big-endian files.
-	Share Sharing
-	// Strict makes any function that cannot be represented, and any broken
-	// CFI entry, an error (*StrictError).
-	Strict bool
-	// Source is the CFI section read: .eh_frame when present (cfi.Auto), or
-	// the one named.
-	Source cfi.Source
-	// Arch, when not empty, is the architecture the file must be for
-	// (x86_64/amd64, aarch64/arm64, aarch64_be, s390x): a file for another
-	// is an error.
-	Arch string
-}
 
 // Section is a generated SFrame section.
 type Section struct {
@@ -180,9 +130,9 @@ func (s *Section) FunctionName(f *cfi.FDE) string {
 // (a signal frame: Emitted), with the reason.
 type Skip = lower.Skip
 
-// Skipped returns the functions left without an SFrame FDE, with the
+// skipped returns the functions left without an SFrame FDE, with the
 // reason (not the signal frames kept without FREs).
-func (s *Section) Skipped() []lower.Skip {
+func (s *Section) skipped() []lower.Skip {
 	var out []lower.Skip
 	for _, k := range s.result.Skipped {
 		if !k.Emitted {
@@ -198,34 +148,17 @@ func (s *Section) Skipped() []lower.Skip {
 var ErrNoCFI = cfi.ErrNoCFI
 
 // ErrNoFunctions is returned when no function of the file has an SFrame
-// representation: there is no section to write (Section.Skipped says why
+// representation: there is no section to write (Section.Omitted says why
 // for each).
 var ErrNoFunctions = errors.New("no function has an SFrame representation")
 
 // ErrShareBigEndian is the error of ShareAlways for a big-endian file.
 var ErrShareBigEndian = errors.New("the file is big-endian")
 
-// Sharing says whether functions with the same FRE data share one block
-// of it ([Options].Share).
-type Sharing int
-
-const (
-	// ShareDefault shares, except with GasCompat (GNU as and ld never
-	// share, and their bytes are asked for) and in a big-endian file
-	// (GNU libsframe on a little-endian host, as cross ld and objdump
-	// run, cannot read shared blocks there).
-	ShareDefault Sharing = iota
-	// ShareAlways shares; a big-endian file is an error
-	// (ErrShareBigEndian), and so is GasCompat.
-	ShareAlways
-	// ShareNever writes one block per function.
-	ShareNever
-)
-
-// SharingFor says whether a section generated with opt for target shares
+// sharingFor says whether a section generated with opt for target shares
 // its FRE blocks and, when it does not, why (for reports); an error for
 // ShareAlways where sharing is refused.
-func SharingFor(target lower.Target, opt Options) (share bool, why string, err error) {
+func sharingFor(target lower.Target, opt Options) (share bool, why string, err error) {
 	switch {
 	case opt.Share == ShareNever:
 		return false, "asked for one block per function", nil

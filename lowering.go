@@ -10,19 +10,17 @@ import (
 	"github.com/sframe-gen/sframe-gen/lower"
 )
 
-// ParallelCFIBytes is the size of a CFI section (Cost.CFIBytes) from which
+// parallelCFIBytes is the size of a CFI section (Cost.CFIBytes) from which
 // Process lowers it on every CPU (about 4096 FDEs): below it, starting
-// goroutines costs about what they save. The bytes are the same either way.
-// It is also the size from which lowering a file the Generator processes
-// alone asks for huge pages (lower.Options.HugePages): such a run is mostly
-// faulting in fresh memory (libLLVM.so, alternated runs: --raw 37 -> 45 ms
-// median without, 21 runs on a machine where a fresh page cost 1.5-5 us; -o
-// 83 -> 112 ms, 31 runs, on one where it cost 13 us), and a small section's
-// allocations are too small to be backed by huge pages anyway. Files
-// processed at once (a tree on several workers) do without: their memory is
-// reused from file to file, and huge pages would add what a worker holds
-// (/usr/lib/x86_64-linux-gnu with -j 2: 69 MB peak with them, 40 without).
-const ParallelCFIBytes = 192 << 10
+// goroutines costs about what they save. The bytes are the same either
+// way. It is also the size from which lowering a file the Generator
+// processes alone asks for huge pages (lower.Options.HugePages): such a run
+// is mostly faulting in fresh memory, and a small section's allocations are
+// too small to be backed by huge pages anyway. Files processed at once (a
+// tree on several workers) do without: their memory is reused from file to
+// file, and huge pages would add to what each worker holds. The
+// measurements are in docs/performance.md.
+const parallelCFIBytes = 192 << 10
 
 // lowerFile reads and lowers the CFI of in. A linked file's CFI is lowered
 // as it is read (lower.LowerScan, on every CPU for a big section, read
@@ -30,8 +28,8 @@ const ParallelCFIBytes = 192 << 10
 // file's for version 2, is read whole first (lower.LowerFile). It returns
 // ErrNoCFI when nothing describes any code. hold, when not nil, is a copy
 // of the file being made meanwhile: one worker waits for it to end, so
-// that the copy has a CPU of its own (-o on libLLVM.so: 188 -> 221 ms
-// median without, 31 alternated runs). Options.Strict is not applied.
+// that the copy has a CPU of its own (docs/performance.md).
+// Options.Strict is not applied.
 func (g *Generator) lowerFile(in *input, hold <-chan struct{}) (*Section, error) {
 	lo, err := g.lowerOptions(in.target)
 	if err != nil {
@@ -48,7 +46,7 @@ func (g *Generator) lowerFile(in *input, hold <-chan struct{}) (*Section, error)
 		return nil, err
 	}
 	sec := &Section{Target: in.target, result: res, EntryErrors: errs}
-	sec.Shared, sec.Unshared, _ = SharingFor(in.target, g.opt)
+	sec.Shared, sec.Unshared, _ = sharingFor(in.target, g.opt)
 	for _, r := range res.Relocs {
 		sec.Relocs = append(sec.Relocs, Reloc{Offset: r.Offset, Type: r.Type, Section: uint32(r.Section), Addend: r.Addend})
 	}
@@ -58,7 +56,7 @@ func (g *Generator) lowerFile(in *input, hold <-chan struct{}) (*Section, error)
 // tune sets the scheduling of lowering a CFI section of n bytes, for a
 // file processed alone or not.
 func tune(lo *lower.Options, n int, alone bool, hold <-chan struct{}) {
-	if n < ParallelCFIBytes {
+	if n < parallelCFIBytes {
 		return
 	}
 	lo.Workers = runtime.GOMAXPROCS(0)
@@ -91,9 +89,9 @@ func (g *Generator) lowerRead(f *elf.File, target lower.Target, lo lower.Options
 // lowerScan is lowerFile's fast path for a linked file: its CFI lowered as
 // it is read (lower.LowerScan).
 func (g *Generator) lowerScan(r io.ReaderAt, size int64, f *elf.File, target lower.Target, lo lower.Options, hold <-chan struct{}) (*lower.Result, []*cfi.EntryError, error) {
-	// The section is read where the file is mapped, not copied
-	// (libLLVM.so: --raw 8 ms slower read into memory, 37 -> 45 ms
-	// median, 21 alternated runs); LowerScan turns a fault (the file cut
+	// The section is read where the file is mapped, not copied (a
+	// copy costs --raw a fifth of its time on libLLVM.so:
+	// docs/performance.md); LowerScan turns a fault (the file cut
 	// meanwhile) into an error and keeps no reference into the mapping.
 	var frames *cfi.Frames
 	var err error

@@ -3,11 +3,56 @@ package sframegen
 import (
 	"errors"
 	"fmt"
-	"os"
 	"sync"
 	"sync/atomic"
 
+	"github.com/sframe-gen/sframe-gen/cfi"
 	"github.com/sframe-gen/sframe-gen/lower"
+)
+
+// Options choose what is generated. The zero value is the command's
+// default: SFrame version 3 that means what the CFI means at every address.
+type Options struct {
+	// Version is the SFrame version to write: 3 (also for 0) or 2, for the
+	// readers of binutils 2.41-2.45.
+	Version int
+	// V2Layout, with Version 2, is the binutils layout written:
+	// V2PCRel (2.45's, the default) or V2Binutils244.
+	V2Layout V2Layout
+	// GasCompat reproduces GNU as --gsframe and ld byte for byte, including
+	// where their translation does not mean what the CFI means.
+	GasCompat bool
+	// Share says whether functions whose FRE data is the same share one
+	// block of it (a smaller section, docs/sharing.md). The default
+	// shares, but for GasCompat (GNU never shares) and big-endian files.
+	Share Sharing
+	// Strict makes any function that cannot be represented, and any broken
+	// CFI entry, an error (*StrictError).
+	Strict bool
+	// Source is the CFI section read: .eh_frame when present (cfi.Auto), or
+	// the one named.
+	Source cfi.Source
+	// Arch, when not empty, is the architecture the file must be for
+	// (x86_64/amd64, aarch64/arm64, aarch64_be, s390x): a file for another
+	// is an error.
+	Arch string
+}
+
+// Sharing says whether functions with the same FRE data share one block
+// of it ([Options].Share).
+type Sharing int
+
+const (
+	// ShareDefault shares, except with GasCompat (GNU as and ld never
+	// share, and their bytes are asked for) and in a big-endian file
+	// (GNU libsframe on a little-endian host, as cross ld and objdump
+	// run, cannot read shared blocks there).
+	ShareDefault Sharing = iota
+	// ShareAlways shares; a big-endian file is an error
+	// (ErrShareBigEndian), and so is GasCompat.
+	ShareAlways
+	// ShareNever writes one block per function.
+	ShareNever
 )
 
 // Generator generates SFrame sections with one set of [Options] and
@@ -46,14 +91,6 @@ type Resources struct {
 	// Names names the functions of the reports from the file's symbol
 	// table (Section.FunctionName), read when a function was left out.
 	Names bool
-	// CloseInput, when not nil, is given each input file Process opened,
-	// to close once Process is done with it, instead of Process closing
-	// it before it returns. The last close of a file that was replaced
-	// frees its blocks, and where the file system discards freed blocks
-	// as it frees them (ext4 without a journal, mounted with discard)
-	// that close waits for the device: the batch form closes the files on
-	// goroutines of its own while it goes on with the next ones.
-	CloseInput func(*os.File)
 }
 
 // NewGenerator checks opt and returns a Generator for it.
@@ -99,9 +136,9 @@ func (g *Generator) checkArch(target lower.Target) error {
 }
 
 // lowerOptions returns the lower.Options that mean what g's options say
-// for target: the version, and FRE blocks shared as [SharingFor] decides.
+// for target: the version, and FRE blocks shared as [sharingFor] decides.
 func (g *Generator) lowerOptions(target lower.Target) (lower.Options, error) {
-	share, _, err := SharingFor(target, g.opt)
+	share, _, err := sharingFor(target, g.opt)
 	if err != nil {
 		return lower.Options{}, err
 	}
