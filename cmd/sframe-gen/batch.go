@@ -137,7 +137,10 @@ func (c *cli) runBatch(paths []string, o generateOptions, b batchOptions) int {
 		close(next)
 	}()
 	var sum summary
-	rep := newReport()
+	var rep *report // with --report only: its lines cost 15k instructions a file
+	if reportTo != nil {
+		rep = newReport()
+	}
 	for i, j := range jobs {
 		<-done[i]
 		r := &results[i]
@@ -148,7 +151,9 @@ func (c *cli) runBatch(paths []string, o generateOptions, b batchOptions) int {
 			continue
 		}
 		sum.add(r)
-		rep.add(j, r)
+		if rep != nil {
+			rep.add(j, r)
+		}
 		r.msgs = nil
 	}
 	wg.Wait()
