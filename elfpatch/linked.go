@@ -1,6 +1,7 @@
 package elfpatch
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -332,21 +333,38 @@ func (pl *planner) room(li int) uint64 {
 // zeros returns how many of the input's bytes from start on, up to end,
 // are zeros (bytes past the end of the file count as zeros).
 func (pl *planner) zeros(start, end uint64) uint64 {
-	const piece = 64 << 10
-	buf := make([]byte, min(piece, end-min(start, end)))
+	// Read 4 KiB first (the zeros past a segment are most often its
+	// padding to a page), then up to 64 KiB at a time.
+	const first, piece = 4 << 10, 64 << 10
+	buf := make([]byte, min(first, end-min(start, end)))
 	for at := start; at < end && at < uint64(pl.f.size); {
 		n := min(uint64(len(buf)), end-at, uint64(pl.f.size)-at)
 		if k, _ := pl.in.ReadAt(buf[:n], int64(at)); k != int(n) {
 			return at - start
 		}
-		for i, c := range buf[:n] {
-			if c != 0 {
-				return at + uint64(i) - start
-			}
+		if i := nonZero(buf[:n]); i < int(n) {
+			return at + uint64(i) - start
 		}
 		at += n
+		if len(buf) < piece && at < end {
+			buf = make([]byte, min(piece, end-at))
+		}
 	}
 	return end - min(start, end)
+}
+
+// nonZero returns the index of the first byte of b that is not zero, or
+// len(b), comparing 8 bytes at a time.
+func nonZero(b []byte) int {
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		if binary.LittleEndian.Uint64(b[i:]) != 0 {
+			break
+		}
+	}
+	for ; i < len(b) && b[i] == 0; i++ {
+	}
+	return i
 }
 
 // isFree reports whether [start, end) overlaps no used range other than the

@@ -277,3 +277,22 @@ func progTypes(t *testing.T, path string, dropLoad bool) string {
 	}
 	return b.String()
 }
+
+// TestNonZero checks the word-at-a-time scan of planner.zeros against a
+// byte loop: every length up to 40, a non-zero byte at every place or none.
+func TestNonZero(t *testing.T) {
+	for n := 0; n <= 40; n++ {
+		for at := 0; at <= n; at++ {
+			b := make([]byte, n)
+			if at < n {
+				b[at] = 0x80
+				if at+1 < n {
+					b[at+1] = 1 // bytes past the first do not matter
+				}
+			}
+			if got := nonZero(b); got != at {
+				t.Errorf("nonZero of %d bytes, the first non-zero at %d: %d", n, at, got)
+			}
+		}
+	}
+}

@@ -57,7 +57,7 @@ func TestPlaceOrder(t *testing.T) {
 	for _, tc := range []struct {
 		n    int
 		span uint64
-	}{{0, 1}, {1, 1}, {2, 4}, {100, 16}, {3000, 1 << 12}, {3000, 1 << 40}, {3000, 1 << 62}, {3000, math.MaxUint64}, {40000, 1 << 10}, {100000, 1 << 36}} {
+	}{{0, 1}, {1, 1}, {2, 4}, {100, 16}, {radixMin - 1, 1 << 20}, {radixMin, 1 << 20}, {3000, 1 << 12}, {3000, 1 << 40}, {3000, 1 << 62}, {3000, math.MaxUint64}, {40000, 1 << 10}, {100000, 1 << 36}} {
 		for round := 0; round < 5; round++ {
 			r := &Result{Starts: make([]uint64, tc.n)}
 			for i := range r.Starts {

@@ -8,6 +8,8 @@
 #   BASE=PATH: also time that sframe-gen (an older build) in the same rounds,
 #     on its own fresh copy, for a comparison made in the same conditions.
 #   FLAGS="--sync": more flags for the timed sframe-gen runs.
+#   OBJCOPY=PATH (default objcopy): the peer timed in the same rounds;
+#     OBJCOPY= leaves it out.
 #   THEN_SYNC=1: each timed run ends after a sync, so that the writes to the
 #     disk count for every command (cp -a leaves its data in the page cache
 #     when it exits; a run in place has written most of it out at the
@@ -25,14 +27,17 @@
 #                                  the same way (testdata/replacecopy): what
 #                                  replacing the files costs the file system,
 #                                  whatever the program;
+#   OBJCOPY FILE, JOBS at a time, on a fresh copy X
+#                                  the peer: GNU objcopy rewrites each file
+#                                  (no options) and renames it over the old;
 #   BASE -q -j JOBS C              with BASE=.
 # The file system's state moves these times: on ext4 without a journal a
 # new inode is sought past those freed in the last minute, so cp -a itself
 # takes 0.3 s in one run and 1 s in the next (docs/performance.md); each
 # round's ratio compares runs made in the same state.
 # Printed: the median wall times, the median of the per-round ratios
-# (target <= 1.5), the same for --output-dir, replacecopy and sframe-gen /
-# replacecopy, the peak RSS of the batch run (target <= 64 MiB), a second
+# to cp -a, --output-dir / cp -a (target <= 1.3), in place / replacecopy
+# (the floor: target <= 1.15), in place / objcopy (target <= 0.5), the peak RSS of the batch run (target <= 64 MiB), a second
 # run over the patched tree (everything up to date: nothing written), and
 # the same rounds over SMALL small files (< 100 FDEs: copies of the small
 # linked files of testdata/link/x86_64): the wall time each command adds
@@ -46,6 +51,7 @@ JOBS=${JOBS:-2}
 SMALL=${SMALL:-400}
 FLAGS=${FLAGS:-}
 THEN_SYNC=${THEN_SYNC:-}
+OBJCOPY=${OBJCOPY-objcopy}
 DIR=${1:-/usr/lib/x86_64-linux-gnu}
 if [ -n "${SFRAME_GEN:-}" ]; then
   BIN=$(readlink -f "$SFRAME_GEN")
@@ -93,17 +99,18 @@ timed() {
   out) wall "$BIN" -q -j "$JOBS" $FLAGS --output-dir "$TMP/o" "$SRC" ;;
   rc) fresh r && wall "$TMP/replacecopy" -j "$JOBS" "$TMP/r" ;;
   base) fresh c && wall "$BASEBIN" -q -j "$JOBS" $FLAGS "$TMP/c" ;;
+  oc) fresh x && wall sh -c 'find "$1" -type f -print0 | xargs -0 -n 1 -P "$2" "$3"' sh "$TMP/x" "$JOBS" "$OBJCOPY" ;;
   esac >>"$TMP/$1"
 }
 fresh() { cp -a "$SRC" "$TMP/$1"; }
-cmds=(cp sfg out rc ${BASEBIN:+base})
+cmds=(cp sfg out rc ${OBJCOPY:+oc} ${BASEBIN:+base})
 # rounds SRC: RUNS rounds of every command on SRC, in an order rotated
 # every round.
 rounds() {
   SRC=$1
   for c in "${cmds[@]}"; do : >"$TMP/$c"; done
   for r in $(seq "$RUNS"); do
-    rm -rf "$TMP/a" "$TMP/b" "$TMP/c" "$TMP/r" "$TMP/o"
+    rm -rf "$TMP/a" "$TMP/b" "$TMP/c" "$TMP/r" "$TMP/o" "$TMP/x"
     n=${#cmds[@]}
     for k in $(seq 0 $((n - 1))); do
       timed "${cmds[$(( (k + r) % n ))]}"
@@ -120,8 +127,12 @@ printf 'cp -a %.3f s (CPU %.2f s)   sframe-gen -j %s %.3f s (CPU %.2f s)   wall 
   "$(med cp 1)" "$(med cp 2)" "$JOBS" "$(med sfg 1)" "$(med sfg 2)" "$(summary sfg cp)"
 printf 'sframe-gen -j %s --output-dir (a new tree) %.3f s (CPU %.2f s): / cp -a %s\n' \
   "$JOBS" "$(med out 1)" "$(med out 2)" "$(summary out cp)"
-printf 'replacecopy -j %s (every file replaced by a copy of itself) %.3f s (CPU %.2f s): / cp -a %s; sframe-gen / replacecopy %s\n' \
+printf 'replacecopy -j %s (every file replaced by a copy of itself) %.3f s (CPU %.2f s): / cp -a %s; in place / replacecopy (the floor) %s\n' \
   "$JOBS" "$(med rc 1)" "$(med rc 2)" "$(summary rc cp)" "$(summary sfg rc)"
+if [ -n "$OBJCOPY" ]; then
+  printf '%s, %s at a time %.3f s (CPU %.2f s): / cp -a %s; in place / objcopy %s\n' \
+    "$OBJCOPY" "$JOBS" "$(med oc 1)" "$(med oc 2)" "$(summary oc cp)" "$(summary sfg oc)"
+fi
 if [ -n "$BASEBIN" ]; then
   printf 'BASE %s: %.3f s (CPU %.2f s)   wall ratio %s\n' "$BASE" "$(med base 1)" "$(med base 2)" "$(summary base cp)"
 fi
@@ -134,7 +145,7 @@ printf 'per round (cp -a wall, sframe-gen/cp -a, replacecopy/cp -a%s):' "${BASEB
   fi
 } | awk '{ printf " %.2f:%s/%s", $1, $2, $3; if (NF > 3) printf "/%s", $4 } END { print "" }'
 
-rm -rf "$TMP/a" "$TMP/b" "$TMP/c" "$TMP/r" "$TMP/o"
+rm -rf "$TMP/a" "$TMP/b" "$TMP/c" "$TMP/r" "$TMP/o" "$TMP/x"
 cp -a "$TMP/tree" "$TMP/a"
 sync
 /usr/bin/time -o "$TMP/time" -f '%e %M' "$BIN" -j "$JOBS" "$TMP/a" 2>"$TMP/summary" || true
@@ -168,5 +179,6 @@ printf 'small files (%d, < 100 FDEs): cp -a %.3f s (CPU %.2f s); against it:\n' 
 per sfg "sframe-gen in place"
 per out "sframe-gen --output-dir"
 per rc "replacecopy"
+[ -n "$OBJCOPY" ] && per oc "$OBJCOPY"
 [ -n "$BASEBIN" ] && per base "BASE $BASE"
 true

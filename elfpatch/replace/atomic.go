@@ -421,6 +421,24 @@ func (t *TempFiles) publish(dst Place, old replaced, tmp *tempFile, links []Plac
 		}
 		journaled = setJournal(fd, old.journalOf(phaseLink, oldID)) == nil
 	}
+	if tmp.anon && !old.replacing && !journaled && len(links) == 0 {
+		// A new file (--output-dir, -o): named at once, no rename.
+		// Should a file have come to dst meanwhile, it is replaced
+		// below, as it would have been.
+		switch err := tmp.linkAs(dst.Dir, dst.Name); {
+		case err == nil:
+			tmp.done = true
+			defer tmp.f.Close()
+			if privileged {
+				if err := old.applyPrivileged(fd); err != nil {
+					return fmt.Errorf("%s: %w", dst.Path(), err)
+				}
+			}
+			return nil
+		case !errors.Is(err, unix.EEXIST):
+			return fmt.Errorf("naming the new %s: %w", dst.Path(), err)
+		}
+	}
 	if tmp.anon {
 		name, err := tmp.link(dst.Dir, dst.Name)
 		if err != nil {
@@ -489,20 +507,24 @@ func (t *TempFiles) unlinkTemps(names []tempName) {
 func (tf *tempFile) link(dir *Dir, name string) (string, error) {
 	for try := 0; ; try++ {
 		n := fmt.Sprintf(".%s.sframe-gen-%08x", name, rand.Uint32())
-		var err error
-		if tf.named != "" {
-			err = unix.Linkat(tf.dir.fd, tf.named, dir.fd, n, 0)
-		} else {
-			err = unix.Linkat(unix.AT_FDCWD, fmt.Sprintf("/proc/self/fd/%d", tf.f.Fd()), dir.fd, n, unix.AT_SYMLINK_FOLLOW)
-			if errors.Is(err, unix.ENOENT) { // no /proc: a privileged process may link the descriptor
-				err = unix.Linkat(int(tf.f.Fd()), "", dir.fd, n, unix.AT_EMPTY_PATH)
-			}
-		}
+		err := tf.linkAs(dir, n)
 		if errors.Is(err, unix.EEXIST) && try < 100 {
 			continue
 		}
 		return n, err
 	}
+}
+
+// linkAs gives the new file the name n in dir (EEXIST if it is taken).
+func (tf *tempFile) linkAs(dir *Dir, n string) error {
+	if tf.named != "" {
+		return unix.Linkat(tf.dir.fd, tf.named, dir.fd, n, 0)
+	}
+	err := unix.Linkat(unix.AT_FDCWD, fmt.Sprintf("/proc/self/fd/%d", tf.f.Fd()), dir.fd, n, unix.AT_SYMLINK_FOLLOW)
+	if errors.Is(err, unix.ENOENT) { // no /proc: a privileged process may link the descriptor
+		err = unix.Linkat(int(tf.f.Fd()), "", dir.fd, n, unix.AT_EMPTY_PATH)
+	}
+	return err
 }
 
 // renameError says why dst could not be replaced, naming an immutable

@@ -8,6 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // replaceFile is TempFiles.ReplaceFile without tracking.
@@ -148,5 +151,74 @@ func TestTempFilesRemoveAll(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(dst); string(b) != "new" {
 		t.Errorf("content %q, want new", b)
+	}
+}
+
+// TestReplaceNewFileNamedOnce checks that a new file (a new output, as
+// --output-dir makes) is linked under its final name at once, without a
+// temporary name renamed over it (inotify sees the one name made, and no
+// rename), and that a file that comes to that name while the new one is
+// written is still replaced.
+func TestReplaceNewFileNamedOnce(t *testing.T) {
+	dir := t.TempDir()
+	if fd, err := unix.Open(dir, unix.O_TMPFILE|unix.O_RDWR|unix.O_CLOEXEC, 0o600); err != nil {
+		t.Skipf("the file system of %s makes no file without a name (O_TMPFILE: %v): new files are named, then renamed", dir, err)
+	} else {
+		unix.Close(fd)
+	}
+	in, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
+	if err != nil {
+		t.Skipf("no inotify: %v", err)
+	}
+	defer unix.Close(in)
+	if _, err := unix.InotifyAddWatch(in, dir, unix.IN_CREATE|unix.IN_MOVED_TO); err != nil {
+		t.Skipf("no inotify: %v", err)
+	}
+	dst := filepath.Join(dir, "out.so")
+	if err := replaceFile(dst, 0o644, func(tmp *os.File) error {
+		_, err := tmp.WriteString("new")
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(dst); string(b) != "new" {
+		t.Errorf("content %q", b)
+	}
+	buf := make([]byte, 4096)
+	n, err := unix.Read(in, buf)
+	if err != nil {
+		t.Fatalf("reading inotify events: %v", err)
+	}
+	var events []string
+	for off := 0; off+unix.SizeofInotifyEvent <= n; {
+		ev := (*unix.InotifyEvent)(unsafe.Pointer(&buf[off]))
+		name := strings.TrimRight(string(buf[off+unix.SizeofInotifyEvent:off+unix.SizeofInotifyEvent+int(ev.Len)]), "\x00")
+		kind := "created"
+		if ev.Mask&unix.IN_MOVED_TO != 0 {
+			kind = "renamed to"
+		}
+		events = append(events, kind+" "+name)
+		off += unix.SizeofInotifyEvent + int(ev.Len)
+	}
+	if len(events) != 1 || events[0] != "created out.so" {
+		t.Errorf("events in the directory: %q, want only [created out.so]", events)
+	}
+
+	// A file made at the name while the new one is written is replaced.
+	late := filepath.Join(dir, "late.so")
+	if err := replaceFile(late, 0o644, func(tmp *os.File) error {
+		if err := os.WriteFile(late, []byte("other"), 0o600); err != nil {
+			return err
+		}
+		_, err := tmp.WriteString("new")
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(late); string(b) != "new" {
+		t.Errorf("content %q, want new over the file made meanwhile", b)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 2 {
+		t.Errorf("directory holds %d entries, want 2 (temporary name left?)", len(ents))
 	}
 }
