@@ -73,6 +73,9 @@ func NewGenerator(opt Options, res Resources) (*Generator, error) {
 	if opt.Share == ShareAlways && opt.GasCompat {
 		return nil, errGasCompatShare
 	}
+	if opt.MergeFDEs != MergeNone && opt.GasCompat {
+		return nil, errors.New("GasCompat reproduces GNU's bytes, and GNU writes an FDE per function (MergeFDEs)")
+	}
 	if opt.Arch != "" {
 		want, err := lower.TargetByName(opt.Arch)
 		if err != nil {
@@ -105,7 +108,10 @@ func (g *Generator) lowerOptions(target lower.Target) (lower.Options, error) {
 	if err != nil {
 		return lower.Options{}, err
 	}
-	lo := lower.Options{GasCompat: g.opt.GasCompat, ShareFREs: share}
+	// The shared form is not GNU's bytes: its start addresses take the
+	// narrowest FRE type too (version 3).
+	lo := lower.Options{GasCompat: g.opt.GasCompat, ShareFREs: share, NarrowFREs: share && g.opt.Version != 2,
+		MergeFDEs: g.opt.MergeFDEs}
 	if g.opt.Version == 2 {
 		lo.Version, lo.V2Layout = 2, g.opt.V2Layout
 	}
@@ -119,6 +125,24 @@ func (g *Generator) admit(cost Cost) (release func(), err error) {
 	}
 	return g.res.Admit(cost)
 }
+
+// MergeFDEs says which runs of adjacent functions are written as one FDE
+// (Options.MergeFDEs).
+type MergeFDEs = lower.MergeFDEs
+
+// The merges.
+const (
+	// MergeNone writes an FDE per function: the default.
+	MergeNone = lower.MergeNone
+	// MergeAdjacent merges functions that touch.
+	MergeAdjacent = lower.MergeAdjacent
+	// MergePadding also merges across alignment padding (no-op
+	// instructions or zeros no function covers).
+	MergePadding = lower.MergePadding
+	// MergeAll also merges functions of several rows whose FRE data no
+	// other function shares, where that takes fewer bytes.
+	MergeAll = lower.MergeAll
+)
 
 // V2Layout is the binutils layout of a version 2 section
 // (Options.V2Layout).

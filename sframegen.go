@@ -44,6 +44,12 @@ type Options struct {
 	// block of it (a smaller section, docs/sharing.md). The default
 	// shares, but for GasCompat (GNU never shares) and big-endian files.
 	Share Sharing
+	// MergeFDEs, in a linked file, writes one FDE for a run of adjacent
+	// functions whose FREs are the same single row (MergeAdjacent), also
+	// across the alignment padding between them (MergePadding). Each
+	// address means what its CFI means, but a reader that takes FDEs for
+	// functions sees fewer of them (docs/cost.md). Not with GasCompat.
+	MergeFDEs MergeFDEs
 	// Strict makes any function that cannot be represented, and any broken
 	// CFI entry, an error (*StrictError).
 	Strict bool
