@@ -42,7 +42,7 @@ func shareFlags(fs *pflag.FlagSet) func(gas bool) (sframegen.Sharing, error) {
 // only where they touch, --merge-fdes=all also functions of several rows
 // (lower.MergeAll). --gas-compat excludes it (GNU's bytes).
 func mergeFlag(fs *pflag.FlagSet) func(gas bool) (sframegen.MergeFDEs, error) {
-	merge := fs.String("merge-fdes", "", "write one FDE for a run of adjacent functions whose FREs are the same single row (`HOW`: padding, across alignment padding, the default; adjacent, only where they touch; all, also functions of several rows whose FRE data no other function shares): fewer FDEs than functions (docs/cost.md)")
+	merge := fs.String("merge-fdes", "", "write one FDE for a run of adjacent functions whose FREs are the same single row (`HOW`: padding, across alignment padding, the default; adjacent, only where they touch; all, also functions of several rows whose FRE data no other function shares): fewer FDEs than functions, each address keeping its row")
 	fs.Lookup("merge-fdes").NoOptDefVal = "padding"
 	return func(gas bool) (sframegen.MergeFDEs, error) {
 		var m sframegen.MergeFDEs
