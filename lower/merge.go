@@ -161,15 +161,23 @@ func lastStart(f *emit.FDE) uint32 {
 }
 
 // mergeRows returns the FDE of h followed by g, which starts off bytes
-// after h's start, together size bytes: h's FREs, then g's moved by off
-// (g's first left out when it is h's last row again, which then covers
-// the padding between them too). ok is false when that takes more bytes
+// after h's start, together size bytes: h's FREs that start before off,
+// then g's moved by off (g's first left out when it is h's last row
+// again, which then covers the padding between them too). ok is false when that takes more bytes
 // than the two FDEs (their index entries included), or more FREs than an
 // FDE holds.
 func mergeRows(h, g *emit.FDE, off, size uint32, narrow bool) (emit.FDE, bool) {
 	m := *h
 	m.Size = size
 	m.FREs = slices.Clone(h.FREs)
+	// An FRE of h that starts at its end or past it (gas's trailing
+	// row) describes none of its addresses: g's rows take over there.
+	for len(m.FREs) > 1 && m.FREs[len(m.FREs)-1].StartAddr >= off {
+		m.FREs = m.FREs[:len(m.FREs)-1]
+	}
+	if len(m.FREs) == 1 && m.FREs[0].StartAddr >= off {
+		return emit.FDE{}, false // (h has no address: off is 0)
+	}
 	for j, e := range g.FREs {
 		if j == 0 && len(m.FREs) > 0 && sameRow(&e, &m.FREs[len(m.FREs)-1]) {
 			continue

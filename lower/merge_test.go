@@ -180,6 +180,11 @@ func checkMerged(t *testing.T, what string, g *gapChecker, plain *Result, pf []e
 	var mcovered uint64
 	for k := range mf {
 		mcovered += uint64(mf[k].Size)
+		for j := 1; j < len(mf[k].FREs); j++ {
+			if mf[k].FREs[j].StartAddr <= mf[k].FREs[j-1].StartAddr {
+				t.Fatalf("%s: merged FDE %d: FRE %d starts at %#x, not after FRE %d (the Linux kernel refuses it)", what, k, j, mf[k].FREs[j].StartAddr, j-1)
+			}
+		}
 		if k < len(mf)-1 && res.Starts[k]+uint64(mf[k].Size) > res.Starts[k+1] {
 			t.Fatalf("%s: merged FDE %d overlaps the next", what, k)
 		}
