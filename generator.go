@@ -26,6 +26,12 @@ type Options struct {
 	// block of it (a smaller section, docs/sharing.md). The default
 	// shares, but for GasCompat (GNU never shares) and big-endian files.
 	Share Sharing
+	// MergeFDEs, in a linked file, writes one FDE for a run of adjacent
+	// functions whose FREs are the same single row (MergeAdjacent), also
+	// across the alignment padding between them (MergePadding). Each
+	// address means what its CFI means, but a reader that takes FDEs for
+	// functions sees fewer of them (docs/cost.md). Not with GasCompat.
+	MergeFDEs MergeFDEs
 	// Strict makes any function that cannot be represented, and any broken
 	// CFI entry, an error (*StrictError).
 	Strict bool
@@ -110,6 +116,9 @@ func NewGenerator(opt Options, res Resources) (*Generator, error) {
 	if opt.Share == ShareAlways && opt.GasCompat {
 		return nil, errGasCompatShare
 	}
+	if opt.MergeFDEs != MergeNone && opt.GasCompat {
+		return nil, errors.New("GasCompat reproduces GNU's bytes, and GNU writes an FDE per function (MergeFDEs)")
+	}
 	if opt.Arch != "" {
 		want, err := lower.TargetByName(opt.Arch)
 		if err != nil {
@@ -142,7 +151,10 @@ func (g *Generator) lowerOptions(target lower.Target) (lower.Options, error) {
 	if err != nil {
 		return lower.Options{}, err
 	}
-	lo := lower.Options{GasCompat: g.opt.GasCompat, ShareFREs: share}
+	// The shared form is not GNU's bytes: its start addresses take the
+	// narrowest FRE type too (version 3).
+	lo := lower.Options{GasCompat: g.opt.GasCompat, ShareFREs: share, NarrowFREs: share && g.opt.Version != 2,
+		MergeFDEs: g.opt.MergeFDEs}
 	if g.opt.Version == 2 {
 		lo.Version, lo.V2Layout = 2, g.opt.V2Layout
 	}
@@ -156,6 +168,24 @@ func (g *Generator) admit(cost Cost) (release func(), err error) {
 	}
 	return g.res.Admit(cost)
 }
+
+// MergeFDEs says which runs of adjacent functions are written as one FDE
+// (Options.MergeFDEs).
+type MergeFDEs = lower.MergeFDEs
+
+// The merges.
+const (
+	// MergeNone writes an FDE per function: the default.
+	MergeNone = lower.MergeNone
+	// MergeAdjacent merges functions that touch.
+	MergeAdjacent = lower.MergeAdjacent
+	// MergePadding also merges across alignment padding (no-op
+	// instructions or zeros no function covers).
+	MergePadding = lower.MergePadding
+	// MergeAll also merges functions of several rows whose FRE data no
+	// other function shares, where that takes fewer bytes.
+	MergeAll = lower.MergeAll
+)
 
 // V2Layout is the binutils layout of a version 2 section
 // (Options.V2Layout).

@@ -66,6 +66,23 @@ type Options struct {
 	// converts the section in place, function by function): the CLI
 	// refuses it for big-endian files.
 	ShareFREs bool
+	// NarrowFREs writes each function's FRE start addresses in the
+	// narrowest FRE type its FREs allow (emit.NarrowestFREType of its
+	// last FRE's start) instead of the one its size asks for, as gas and
+	// ld choose (emit.FRETypeFor): a function of 300 bytes whose FREs all
+	// start below 0x100 gets one byte per start address, not two. The
+	// FREs mean the same to every reader (the FRE type is the width of
+	// the start addresses); only the bytes differ from GNU's. Version 3
+	// only (a version 2 section ignores it); the PLT FDEs keep ld's type.
+	NarrowFREs bool
+	// MergeFDEs writes a run of adjacent functions of a linked file whose
+	// FREs are the same single row as one FDE (MergeAdjacent), also
+	// across the alignment padding between them (MergePadding). The
+	// SFrame still means what the CFI means at every address of the
+	// functions, but a reader that takes FDEs for functions sees fewer
+	// of them (docs/cost.md): an option, not the default.
+	// Result.Merged counts the functions merged into the one before.
+	MergeFDEs MergeFDEs
 
 	// noMemo makes the lowering translate every function, even one
 	// whose CFI repeats an earlier one's (tests compare both).
@@ -77,3 +94,6 @@ type Options struct {
 	// section, before the parts are read (a test cuts the file there).
 	afterCut func()
 }
+
+// narrow reports whether the FRE types are narrowed (NarrowFREs, version 3).
+func (o *Options) narrow() bool { return o.NarrowFREs && o.Version != 2 }

@@ -132,7 +132,7 @@ func LowerFile(f *elf.File, frames *cfi.Frames, t Target, opt Options) (*Result,
 		res.Skipped = append(res.Skipped, outside...)
 		sort.SliceStable(res.Skipped, func(i, j int) bool { return res.Skipped[i].FDE.Offset < res.Skipped[j].FDE.Offset })
 	}
-	return finishFile(res, t, pltFDEs, plt, opt)
+	return finishFile(res, f, t, pltFDEs, plt, opt)
 }
 
 // filePLT returns the PLT FDEs of a linked file and its PLT sections: ld's
@@ -156,8 +156,12 @@ func filePLT(f *elf.File, t Target, opt Options) ([]PLTFDE, []PLTSection, error)
 	return fdes, plt, nil
 }
 
-// finishFile appends the PLT FDEs of a file to its result.
-func finishFile(res *Result, t Target, fdes []PLTFDE, plt []PLTSection, opt Options) (*Result, []PLTSection, error) {
+// finishFile merges the FDEs of a file's result (Options.MergeFDEs) and
+// appends its PLT FDEs.
+func finishFile(res *Result, f *elf.File, t Target, fdes []PLTFDE, plt []PLTSection, opt Options) (*Result, []PLTSection, error) {
+	if err := mergeFDERuns(res, f, t, opt); err != nil {
+		return nil, nil, err
+	}
 	if len(fdes) > 0 {
 		if err := res.appendPLT(fdes); err != nil {
 			return nil, nil, err

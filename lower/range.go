@@ -16,8 +16,9 @@ func newResult(t Target, opt Options, n, packed int, scanned bool) *Result {
 	sec.FREData = makeBig[byte](0, packed, huge)
 	sec.Index = makeBig[emit.IndexEntry](0, n, huge)
 	r := &Result{Section: sec, Starts: makeBig[uint64](0, n, huge), hugePages: huge}
-	if opt.ShareFREs && opt.Version != emit.Version2 {
-		// (A version 2 section is shared once converted.)
+	if opt.ShareFREs && opt.Version != emit.Version2 && (opt.MergeFDEs == MergeNone || t.Relocatable) {
+		// (A version 2 section is shared once converted, one whose
+		// FDEs are merged once merged.)
 		// Its table, read before it is written, would take two page
 		// faults per page (the zero page, then a copy of it: 512 for
 		// libLLVM.so's 1 MiB) in pages of 4 KiB.
@@ -128,9 +129,8 @@ func (r *rangeLowerer) lower(f *cfi.FDE) error {
 			if err != nil {
 				return fmt.Errorf("function at %#x: %w", f.Start, err)
 			}
-			r.appendFunction(f, i)
 			res.fast++
-			return nil
+			return r.appendFunction(f, i)
 		}
 	}
 	m := r.memo()
@@ -141,9 +141,8 @@ func (r *rangeLowerer) lower(f *cfi.FDE) error {
 			if err := sec.AppendCopy(j, uint32(f.Size)); err != nil {
 				return fmt.Errorf("function at %#x: %w", f.Start, err)
 			}
-			r.appendFunction(f, i)
 			res.copied++
-			return nil
+			return r.appendFunction(f, i)
 		}
 	}
 	fde, skip := l.Function(f)
@@ -159,15 +158,21 @@ func (r *rangeLowerer) lower(f *cfi.FDE) error {
 	if m != nil && memoable(f) && skip == nil && !l.x.setLoc {
 		m.add(key, f, i, l.x.pc)
 	}
-	r.appendFunction(f, i)
-	return nil
+	return r.appendFunction(f, i)
 }
 
 // appendFunction records that FDE i of the section was lowered from f:
 // its start, its source (unless scanned) and, in an object, its
-// relocation.
-func (r *rangeLowerer) appendFunction(f *cfi.FDE, i int) {
+// relocation. With Options.NarrowFREs it narrows the FDE's FRE type.
+func (r *rangeLowerer) appendFunction(f *cfi.FDE, i int) error {
 	res := r.res
+	if r.opt.narrow() {
+		// The function's record is the last of the FRE data: lowered
+		// or copied just now, not shared yet.
+		if err := res.Section.NarrowLast(i); err != nil {
+			return fmt.Errorf("function at %#x: %w", f.Start, err)
+		}
+	}
 	res.Starts = append(res.Starts, f.Start)
 	if !r.scanned {
 		res.Sources = append(res.Sources, f)
@@ -180,4 +185,5 @@ func (r *rangeLowerer) appendFunction(f *cfi.FDE, i int) {
 			Addend:  int64(f.Start),
 		})
 	}
+	return nil
 }

@@ -69,7 +69,7 @@ func LowerScan(f *elf.File, frames *cfi.Frames, t Target, opt Options) (res *Res
 		}
 	}
 	padObject(res, t)
-	res, plt, err = finishFile(res, t, pltFDEs, plt, opt)
+	res, plt, err = finishFile(res, f, t, pltFDEs, plt, opt)
 	return res, plt, errs, err
 }
 

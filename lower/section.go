@@ -48,6 +48,9 @@ type Result struct {
 	// Shared counts the functions whose FRE data repeats an earlier
 	// function's and points at it (Options.ShareFREs).
 	Shared int
+	// Merged counts the functions written as part of the FDE of the
+	// function before them (Options.MergeFDEs).
+	Merged int
 
 	copied    int             // functions whose FREs were copied from an earlier one's
 	fast      int             // functions translated on the fast path

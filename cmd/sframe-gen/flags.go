@@ -35,6 +35,36 @@ func shareFlags(fs *pflag.FlagSet) func(gas bool) (sframegen.Sharing, error) {
 	}
 }
 
+// mergeFlag adds --merge-fdes[=adjacent|padding] to fs. The returned
+// function gives, once fs is parsed, the merging asked for: none by
+// default; --merge-fdes (padding) merges runs of functions whose FREs are
+// the same single row, across alignment padding, --merge-fdes=adjacent
+// only where they touch, --merge-fdes=all also functions of several rows
+// (lower.MergeAll). --gas-compat excludes it (GNU's bytes).
+func mergeFlag(fs *pflag.FlagSet) func(gas bool) (sframegen.MergeFDEs, error) {
+	merge := fs.String("merge-fdes", "", "write one FDE for a run of adjacent functions whose FREs are the same single row (`HOW`: padding, across alignment padding, the default; adjacent, only where they touch; all, also functions of several rows whose FRE data no other function shares): fewer FDEs than functions, each address keeping its row")
+	fs.Lookup("merge-fdes").NoOptDefVal = "padding"
+	return func(gas bool) (sframegen.MergeFDEs, error) {
+		var m sframegen.MergeFDEs
+		switch *merge {
+		case "":
+			return sframegen.MergeNone, nil
+		case "padding":
+			m = sframegen.MergePadding
+		case "adjacent":
+			m = sframegen.MergeAdjacent
+		case "all":
+			m = sframegen.MergeAll
+		default:
+			return 0, errors.New("--merge-fdes: " + *merge + ": padding, adjacent or all")
+		}
+		if gas {
+			return 0, errors.New("--gas-compat and --merge-fdes exclude each other: GNU as and ld write an FDE per function")
+		}
+		return m, nil
+	}
+}
+
 // cfiSourceFlags adds --eh-frame and --debug-frame to fs (verb says what the
 // command does with the section: "read", "compare with"). The returned
 // function gives the chosen source once fs is parsed.

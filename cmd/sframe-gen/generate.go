@@ -24,7 +24,8 @@ type generateOptions struct {
 	strict  bool
 	gas     bool
 	version sframeVersion
-	share   sframegen.Sharing // --share-fres, --no-share-fres
+	share   sframegen.Sharing   // --share-fres, --no-share-fres
+	merge   sframegen.MergeFDEs // --merge-fdes
 	source  cfi.Source
 	// keepTimes (-p) gives what is written the input's times.
 	keepTimes bool
@@ -46,6 +47,7 @@ func (c *cli) runGenerate(args []string) int {
 	fs.BoolVar(&o.strict, "strict", false, "fail when any function cannot be represented or any CFI entry is broken")
 	fs.BoolVar(&o.gas, "gas-compat", false, "reproduce GNU as --gsframe / ld byte for byte, including where their SFrame does not mean what the CFI means")
 	shareFlags := shareFlags(fs)
+	mergeFlag := mergeFlag(fs)
 	source := cfiSourceFlags(fs, "read")
 	sframeVer := sframeVersionFlags(fs)
 	var b batchOptions
@@ -82,6 +84,9 @@ func (c *cli) runGenerate(args []string) int {
 		return c.fail("", usageError{msg: err.Error()})
 	}
 	if o.share, err = shareFlags(o.gas); err != nil {
+		return c.fail("", usageError{msg: err.Error()})
+	}
+	if o.merge, err = mergeFlag(o.gas); err != nil {
 		return c.fail("", usageError{msg: err.Error()})
 	}
 	if fs.Changed("section-addr") && !o.raw {
@@ -185,7 +190,7 @@ func (o generateOptions) library() sframegen.Options {
 		v = 2
 	}
 	return sframegen.Options{
-		Version: v, V2Layout: o.version.layout, GasCompat: o.gas, Share: o.share,
+		Version: v, V2Layout: o.version.layout, GasCompat: o.gas, Share: o.share, MergeFDEs: o.merge,
 		Strict: o.strict, Source: o.source, Arch: o.arch,
 	}
 }

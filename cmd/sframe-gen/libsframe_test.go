@@ -59,7 +59,13 @@ func runLookup(t *testing.T, prog string, data []byte) string {
 // accessors' choice of data words): the harness's output equals it when
 // libsframe reads every function and FRE as emit.Decode does.
 func lookupText(s *emit.Section) string {
-	return lookupTextWith(s, gnuFindFRE)
+	// One reader for all the lookups: gnuFindFRE makes one per lookup,
+	// which decodes every function (libc's lookupText took minutes).
+	r, err := emit.ReaderFor(s, 0)
+	if err != nil {
+		return lookupTextWith(s, gnuFindFRE)
+	}
+	return lookupTextWith(s, func(s *emit.Section, pc int64) *emit.FRE { return gnuFindFREIn(r, s, pc) })
 }
 
 // lookupTextWith is lookupText with find as sframe_find_fre.
@@ -129,6 +135,14 @@ func gnuFindFRE(s *emit.Section, pc int64) *emit.FRE {
 	r, err := emit.ReaderFor(s, 0)
 	if err != nil {
 		return nil // (a section built by hand with malformed FRE data)
+	}
+	return gnuFindFREIn(r, s, pc)
+}
+
+// gnuFindFREIn is gnuFindFRE with r, the reader of s at address 0.
+func gnuFindFREIn(r *emit.Reader, s *emit.Section, pc int64) *emit.FRE {
+	if s.NumFDEs() == 0 || s.Header.Flags&emit.FlagFDESorted == 0 {
+		return nil // libsframe refuses to search an unsorted index
 	}
 	i, j, ok := r.Find(uint64(pc))
 	if !ok {

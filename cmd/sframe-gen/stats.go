@@ -26,6 +26,7 @@ func (c *cli) runStats(args []string) int {
 	source := cfiSourceFlags(fs, "read")
 	gas := fs.Bool("gas-compat", false, "in a dry run: what generating with --gas-compat writes")
 	share := shareFlags(fs)
+	merge := mergeFlag(fs)
 	sframeVer := sframeVersionFlags(fs)
 	jobs := fs.IntP("jobs", "j", 0, "with several PATHs or a directory: files read at once (default: the CPUs available)")
 	budget := c.memoryLimitFlag(fs, readMemoryUsage)
@@ -56,6 +57,9 @@ func (c *cli) runStats(args []string) int {
 		return c.fail("", commandUsage("stats", err.Error()))
 	}
 	if o.share, err = share(o.gas); err != nil {
+		return c.fail("", commandUsage("stats", err.Error()))
+	}
+	if o.merge, err = merge(o.gas); err != nil {
 		return c.fail("", commandUsage("stats", err.Error()))
 	}
 	b, err := budget()

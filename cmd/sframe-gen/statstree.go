@@ -209,8 +209,8 @@ func writeStatsCounts(w io.Writer, indent string, c *stats.Counts, installed int
 	fmt.Fprintf(w, "%sunshared    %d bytes with one block of FREs per function (GNU's form): %s of .eh_frame + .eh_frame_hdr, %s of the files\n",
 		indent, c.UnsharedBytes, ratio(uint64(c.UnsharedBytes), eh), percent(uint64(c.UnsharedBytes), uint64(installed)))
 	b := &c.Breakdown
-	fmt.Fprintf(w, "%sbytes       header %d, FDE index %d, FDE attributes %d, FRE start addresses %d, FRE info %d, data words %d, other %d; sharing saved %d\n",
-		indent, b.Header, b.FDEIndex, b.FDEAttributes, b.FREStartAddresses, b.FREInfo, b.DataWords, b.Other, b.SharingSaved)
+	fmt.Fprintf(w, "%sbytes       header %d, FDE index %d, FDE attributes %d, FRE start addresses %d, FRE info %d, data words %d, other %d; sharing saved %d, narrowing saved %d\n",
+		indent, b.Header, b.FDEIndex, b.FDEAttributes, b.FREStartAddresses, b.FREInfo, b.DataWords, b.Other, b.SharingSaved, b.NarrowingSaved)
 	fmt.Fprintf(w, "%sfunctions   %d of %d described by the CFI covered (%s); %d FDEs, %d FREs\n",
 		indent, c.CoveredFunctions, c.CFIFunctions, percent(uint64(c.CoveredFunctions), uint64(c.CFIFunctions)), c.FDEs, c.FREs)
 }

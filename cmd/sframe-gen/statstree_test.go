@@ -238,28 +238,32 @@ func TestStatsDocExample(t *testing.T) {
 	}
 }
 
-// TestCostTable runs docs/cost.md's recipe on testdata/link: the tables
-// testdata/costtable makes of stats --json's output show its total.
+// TestCostTable runs docs/cost.md's recipes on testdata/link (the default
+// and --merge-fdes): the tables testdata/costtable makes of stats
+// --json's output show its total.
 func TestCostTable(t *testing.T) {
 	goTool := needTool(t, "go")
-	out, stderr, code := runCLI("stats", "--json", "--dry-run", filepath.Join(testdataDir(), "link"))
-	if code != exitOK {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	_, total := readStatsStream(t, out)
-	cmd := exec.Command(goTool, "run", "./costtable")
-	cmd.Dir = testdataDir()
-	cmd.Stdin = strings.NewReader(out)
-	table, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("costtable: %v\n%s", err, table)
-	}
-	eh := float64(total.EHFrameBytes + total.EHFrameHdrBytes)
-	want := fmt.Sprintf("| all | %d | %.1f MB | %.1f MB (%.1f%%) | %.1f MB: %.3f, %.1f%% | %.1f MB: %.3f, %.1f%% |\n",
-		total.Files, float64(total.InstalledBytes)/1e6, eh/1e6, 100*eh/float64(total.InstalledBytes),
-		float64(total.UnsharedBytes)/1e6, float64(total.UnsharedBytes)/eh, 100*float64(total.UnsharedBytes)/float64(total.InstalledBytes),
-		float64(total.SectionBytes)/1e6, float64(total.SectionBytes)/eh, 100*float64(total.SectionBytes)/float64(total.InstalledBytes))
-	if !strings.Contains(string(table), want) || strings.Count(string(table), "\n| ") < 2+1+len(total.ByKind)+len(total.ByABI)+10 {
-		t.Errorf("costtable's output has not the row\n%s\n%s", want, table)
+	for _, opts := range [][]string{nil, {"--merge-fdes"}} {
+		args := append(append([]string{"stats", "--json", "--dry-run"}, opts...), filepath.Join(testdataDir(), "link"))
+		out, stderr, code := runCLI(args...)
+		if code != exitOK {
+			t.Fatalf("%v: exit %d: %s", args, code, stderr)
+		}
+		_, total := readStatsStream(t, out)
+		cmd := exec.Command(goTool, "run", "./costtable")
+		cmd.Dir = testdataDir()
+		cmd.Stdin = strings.NewReader(out)
+		table, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("costtable: %v\n%s", err, table)
+		}
+		eh := float64(total.EHFrameBytes + total.EHFrameHdrBytes)
+		want := fmt.Sprintf("| all | %d | %.1f MB | %.1f MB (%.1f%%) | %.1f MB: %.3f, %.1f%% | %.1f MB: %.3f, %.1f%% |\n",
+			total.Files, float64(total.InstalledBytes)/1e6, eh/1e6, 100*eh/float64(total.InstalledBytes),
+			float64(total.UnsharedBytes)/1e6, float64(total.UnsharedBytes)/eh, 100*float64(total.UnsharedBytes)/float64(total.InstalledBytes),
+			float64(total.SectionBytes)/1e6, float64(total.SectionBytes)/eh, 100*float64(total.SectionBytes)/float64(total.InstalledBytes))
+		if !strings.Contains(string(table), want) || strings.Count(string(table), "\n| ") < 2+1+len(total.ByKind)+len(total.ByABI)+10 {
+			t.Errorf("%v: costtable's output has not the row\n%s\n%s", opts, want, table)
+		}
 	}
 }

@@ -24,12 +24,12 @@ _sframe_gen() {
   case $cmd in
     dump) opts='--json --memory-limit --help -h' ;;
     verify) opts='--json --verbose -v --eh-frame --debug-frame --memory-limit --help -h' ;;
-    stats) opts='--json --dry-run --jobs -j --eh-frame --debug-frame --gas-compat --share-fres --no-share-fres --sframe-version --v2-layout --memory-limit --help -h' ;;
+    stats) opts='--json --dry-run --jobs -j --eh-frame --debug-frame --gas-compat --share-fres --no-share-fres --merge-fdes --sframe-version --v2-layout --memory-limit --help -h' ;;
     rows) opts='--json --eh-frame --debug-frame --memory-limit --help -h' ;;
     help) COMPREPLY=($(compgen -W 'dump verify stats rows stack' -- "$cur")); return ;;
     stack) opts='--json --sysroot --pid --memory-limit --help -h' ;;
     *) opts='--output -o --output-dir --raw --section-addr --arch --sframe-version --v2-layout
-             --share-fres --no-share-fres --gas-compat --strict --eh-frame --debug-frame --jobs -j
+             --share-fres --no-share-fres --merge-fdes --gas-compat --strict --eh-frame --debug-frame --jobs -j
              --preserve-dates -p --memory-limit --sync --quiet -q --report --verbose -v --help -h --version' ;;
   esac
   if [[ $cur == -* ]]; then

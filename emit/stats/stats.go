@@ -1,7 +1,6 @@
 package stats
 
 import (
-	"slices"
 	"sort"
 
 	"github.com/sframe-gen/sframe-gen/emit"
@@ -102,10 +101,12 @@ type Breakdown struct {
 	DataWords         int `json:"data_words"`
 	// Other is what follows the FRE sub-section (s390x gas's padding).
 	Other int `json:"other"`
-	// SharingSaved is not part of the section: what its shared blocks of
-	// FRE data save over one block per function (sframe_bytes_unshared -
-	// sframe_bytes).
-	SharingSaved int `json:"sharing_saved"`
+	// SharingSaved and NarrowingSaved are not part of the section: what
+	// its shared blocks of FRE data save over one block per function, and
+	// what its FRE types narrower than GNU's save (lower's NarrowFREs);
+	// together sframe_bytes_unshared - sframe_bytes.
+	SharingSaved   int `json:"sharing_saved"`
+	NarrowingSaved int `json:"narrowing_saved"`
 }
 
 // Add adds o's parts to b's.
@@ -118,6 +119,7 @@ func (b *Breakdown) Add(o *Breakdown) {
 	b.DataWords += o.DataWords
 	b.Other += o.Other
 	b.SharingSaved += o.SharingSaved
+	b.NarrowingSaved += o.NarrowingSaved
 }
 
 // Sum is the section size the parts add up to (SharingSaved is not a
@@ -192,10 +194,15 @@ func (st *Stats) Cover(rep *verify.Report) {
 }
 
 // sharingStats measures what sharing FRE data saves in s (emit's
-// ShareFREs on copies of it) and how many of its FDEs share already.
+// ShareFREs on copies of it) and how many of its FDEs share already; and
+// what narrowing the FRE types saves (lower.Options.NarrowFREs): GNU's
+// form (UnsharedBytes) has each FDE's FRE type as its size asks for.
 func (st *Stats) sharingStats(s *emit.Section, fdes []emit.FDE) error {
-	// Each function its own block, in the order of the FDEs.
-	unshared := emit.Section{Header: s.Header, Trailer: s.Trailer}
+	// Each function its own block, in the order of the FDEs: as written,
+	// in GNU's form, and (version 3) narrowed as --share-fres writes.
+	written := emit.Section{Header: s.Header, Trailer: s.Trailer}
+	gnu := written
+	narrow := written
 	first := map[uint32]bool{}
 	for i := range s.Index {
 		off := s.Index[i].FREOffset
@@ -203,26 +210,55 @@ func (st *Stats) sharingStats(s *emit.Section, fdes []emit.FDE) error {
 			st.SharedFDEs++
 		}
 		first[off] = true
-		if err := unshared.AppendFDE(fdes[i]); err != nil {
+		f := fdes[i]
+		if err := written.AppendFDE(f); err != nil {
+			return err
+		}
+		// Only the functions lowered from CFI are narrowed: PCINC, of
+		// the type their size asks for (ld gives its PLT FDEs the type
+		// of the whole PLT section, PLT0 included).
+		sized := emit.FRETypeFor(f.Size)
+		if f.PCType() == emit.PCInc && f.FREType() < sized {
+			f.Info = withFREType(f.Info, sized)
+		}
+		if err := gnu.AppendFDE(f); err != nil {
+			return err
+		}
+		if s.Header.Version == emit.Version3 && f.PCType() == emit.PCInc && f.FREType() == sized {
+			var last uint32
+			if len(f.FREs) > 0 {
+				last = f.FREs[len(f.FREs)-1].StartAddr
+			}
+			f.Info = withFREType(f.Info, emit.NarrowestFREType(last))
+		}
+		if err := narrow.AppendFDE(f); err != nil {
 			return err
 		}
 	}
+	sizes := [3]int{}
+	for k, sec := range []*emit.Section{&gnu, &written, &narrow} {
+		n, err := sec.Size()
+		if err != nil {
+			return err
+		}
+		sizes[k] = n
+	}
+	st.UnsharedBytes = sizes[0]
 	var err error
-	if st.UnsharedBytes, err = unshared.Size(); err != nil {
+	if st.RepeatedFDEs, err = narrow.ShareFREs(); err != nil {
 		return err
 	}
-	shared := unshared
-	shared.Index, shared.FREData = slices.Clone(unshared.Index), slices.Clone(unshared.FREData)
-	if st.RepeatedFDEs, err = shared.ShareFREs(); err != nil {
+	if st.SharedBytes, err = narrow.Size(); err != nil {
 		return err
 	}
-	if st.SharedBytes, err = shared.Size(); err != nil {
-		return err
-	}
-	st.RepeatedBytes = st.UnsharedBytes - st.SharedBytes
-	st.Breakdown.SharingSaved = st.UnsharedBytes - st.SectionBytes
+	st.RepeatedBytes = sizes[2] - st.SharedBytes
+	st.Breakdown.NarrowingSaved = sizes[0] - sizes[1]
+	st.Breakdown.SharingSaved = sizes[1] - st.SectionBytes
 	return nil
 }
+
+// withFREType is the FDE info byte info with FRE type t.
+func withFREType(info uint8, t emit.FREType) uint8 { return info&^0xf | uint8(t) }
 
 // sectionStats counts the FDEs and FREs of s, decoded from data into fdes.
 func (st *Stats) sectionStats(s *emit.Section, fdes []emit.FDE, data []byte) {

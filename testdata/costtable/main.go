@@ -96,10 +96,10 @@ func run(in io.Reader, out io.Writer) error {
 		}
 	}
 	b := tot.Breakdown
-	fmt.Fprintf(w, "\nThe default's %s: header %s, FDE index %s, FDE attributes %s, FRE start addresses %s, FRE info %s, data words %s, other %s; sharing saved %s.\n",
+	fmt.Fprintf(w, "\nThe default's %s: header %s, FDE index %s, FDE attributes %s, FRE start addresses %s, FRE info %s, data words %s, other %s; sharing saved %s, narrower FRE start addresses %s.\n",
 		mb(tot.SFrame), pct(b["header"], tot.SFrame), pct(b["fde_index"], tot.SFrame), pct(b["fde_attributes"], tot.SFrame),
 		pct(b["fre_start_addresses"], tot.SFrame), pct(b["fre_info"], tot.SFrame), pct(b["data_words"], tot.SFrame),
-		pct(b["other"], tot.SFrame), mb(b["sharing_saved"]))
+		pct(b["other"], tot.SFrame), mb(b["sharing_saved"]), mb(b["narrowing_saved"]))
 	sort.SliceStable(files, func(i, j int) bool { return files[i].SFrame > files[j].SFrame })
 	fmt.Fprintln(w, "\n| file | kind | size | .sframe | of .eh_frame + hdr | FDEs | FREs | FRE bytes per FDE |")
 	fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|---:|")
