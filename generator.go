@@ -50,12 +50,16 @@ type Sharing int
 
 const (
 	// ShareDefault shares, except with GasCompat (GNU as and ld never
-	// share, and their bytes are asked for) and in a big-endian file
-	// (GNU libsframe on a little-endian host, as cross ld and objdump
-	// run, cannot read shared blocks there).
+	// share, and their bytes are asked for), in a big-endian file (GNU
+	// libsframe on a little-endian host, as cross ld and objdump run,
+	// cannot read shared blocks there) and in a relocatable object (GNU
+	// ld, which links it, lays its output out for the shared blocks'
+	// size, writes them unshared and so overwrites what follows: a
+	// corrupt symbol table).
 	ShareDefault Sharing = iota
-	// ShareAlways shares; a big-endian file is an error
-	// (ErrShareBigEndian), and so is GasCompat.
+	// ShareAlways shares, objects too (for readers other than GNU ld); a
+	// big-endian file is an error (ErrShareBigEndian), and so is
+	// GasCompat.
 	ShareAlways
 	// ShareNever writes one block per function.
 	ShareNever

@@ -170,6 +170,8 @@ func sharingFor(target lower.Target, opt Options) (share bool, why string, err e
 		return false, "GNU's bytes asked for (GNU never shares)", nil
 	case target.BigEndian:
 		return false, "big-endian file (GNU libsframe on a little-endian host cannot read shared blocks in it)", nil
+	case target.Relocatable && opt.Share == ShareDefault:
+		return false, "relocatable object (GNU ld lays its output out for the shared blocks' size and writes them unshared, over what follows)", nil
 	}
 	return true, "", nil
 }

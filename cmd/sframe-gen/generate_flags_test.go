@@ -55,9 +55,10 @@ func TestGenerateFlags(t *testing.T) {
 		{"share-fres on big-endian", []string{"--share-fres", "-o", out, s390}, 1, "--share-fres: the file is big-endian"},
 		{"big-endian by default", []string{"-v", "-o", out, s390}, 0, "one block of FREs per function: big-endian file"},
 		{"gas-compat says why", []string{"-v", "--gas-compat", "-o", out, obj}, 0, "one block of FREs per function: GNU's bytes asked for"},
-		{"shared by default", []string{"-v", "-o", out, obj}, 0, "(94 bytes, 2 FDEs, 7 FREs, 0 FDEs sharing an earlier one's FREs)"},
-		{"one of each", []string{"-v", "-o", out, retcol}, 0, "(52 bytes, 1 FDE, 1 FRE, 0 FDEs sharing"},
-		{"one shared", []string{"-v", "-o", out, sections}, 0, "(156 bytes, 5 FDEs, 12 FREs, 1 FDE sharing an earlier one's FREs)"},
+		{"objects unshared by default", []string{"-v", "-o", out, obj}, 0, "(94 bytes, 2 FDEs, 7 FREs, one block of FREs per function: relocatable object"},
+		{"shared when asked", []string{"-v", "--share-fres", "-o", out, obj}, 0, "(94 bytes, 2 FDEs, 7 FREs, 0 FDEs sharing an earlier one's FREs)"},
+		{"one of each", []string{"-v", "--share-fres", "-o", out, retcol}, 0, "(52 bytes, 1 FDE, 1 FRE, 0 FDEs sharing"},
+		{"one shared", []string{"-v", "--share-fres", "-o", out, sections}, 0, "(156 bytes, 5 FDEs, 12 FREs, 1 FDE sharing an earlier one's FREs)"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -176,7 +176,8 @@ func objdumpSFrame(t *testing.T, objdump, file string) string {
 }
 
 // TestShareFREsLinkObjects generates compiled objects of x86-64 and
-// AArch64 with and without --share-fres and links each into an executable
+// AArch64 with and without --share-fres, and with the default (unshared
+// for objects), and links each into an executable
 // (undefined symbols ignored) with the GNU
 // reference ld, which reads every input .sframe with libsframe and merges
 // it: the linked sections must hold the same functions and FREs (ld keeps
@@ -188,6 +189,7 @@ func TestShareFREsLinkObjects(t *testing.T) {
 	for _, arch := range []string{"x86_64", "aarch64"} {
 		ld := refTool(t, arch, "ld")
 		objdump := refTool(t, arch, "objdump")
+		objcopy := refTool(t, arch, "objcopy")
 		objs, _ := filepath.Glob(filepath.Join(testdataDir(), "cc", arch, "*", "*.o"))
 		for _, o := range objs {
 			if strings.HasSuffix(o, ".gs.o") || bigEndian(t, o) {
@@ -197,7 +199,9 @@ func TestShareFREsLinkObjects(t *testing.T) {
 			for k, share := range []bool{false, true} {
 				obj := filepath.Join(dir, fmt.Sprintf("%d-%d.o", n, k))
 				args := []string{"-o", obj, o}
-				if !share {
+				if share {
+					args = append([]string{"--share-fres"}, args...)
+				} else {
 					args = append([]string{"--no-share-fres"}, args...)
 				}
 				if _, stderr, code := runCLI(args...); code != 0 {
@@ -223,6 +227,26 @@ func TestShareFREsLinkObjects(t *testing.T) {
 			}
 			if err := sameButFREType(linked[0], linked[1]); err != nil || len(linked[1]) > len(linked[0]) {
 				t.Errorf("%s: ld links the shared object's .sframe into other functions (%d bytes, unshared %d): %v", o, len(linked[1]), len(linked[0]), err)
+			}
+			// The default writes an object as GNU does (one block per
+			// function): ld lays its output out for the size of the input
+			// blocks and writes them unshared, so an object with shared
+			// blocks links into a file whose sections after .sframe are
+			// overwritten (a corrupt symbol table). The default's link
+			// must read back whole.
+			def := filepath.Join(dir, fmt.Sprintf("%d-default.o", n))
+			if _, stderr, code := runCLI("-o", def, o); code != 0 {
+				t.Fatalf("-o %s %s: exit %d: %s", def, o, code, stderr)
+			}
+			if a, b := readFile(t, def), readFile(t, filepath.Join(dir, fmt.Sprintf("%d-0.o", n))); !bytes.Equal(a, b) {
+				t.Errorf("%s: the default's object differs from --no-share-fres's", o)
+			}
+			exe := filepath.Join(dir, fmt.Sprintf("%d-default.exe", n))
+			if out, err := exec.Command(ld, "-e", "0", "--unresolved-symbols=ignore-all", "-o", exe, def).CombinedOutput(); err != nil {
+				t.Fatalf("%s: ld: %v\n%s", def, err, out)
+			}
+			if out, err := exec.Command(objcopy, exe, exe+".copy").CombinedOutput(); err != nil {
+				t.Errorf("%s: the default's object links into a file objcopy cannot read: %v\n%s", o, err, out)
 			}
 			n++
 		}
@@ -381,7 +405,9 @@ func TestShareFREsV2(t *testing.T) {
 			for j, share := range []bool{false, true} {
 				out := filepath.Join(dir, fmt.Sprintf("%d-%s-%d", k, layout, j))
 				args := []string{"--sframe-version", "2", "--v2-layout", layout, "-o", out, filepath.Join(testdataDir(), in.file)}
-				if !share {
+				if share {
+					args = append([]string{"--share-fres"}, args...)
+				} else {
 					args = append([]string{"--no-share-fres"}, args...)
 				}
 				if _, stderr, code := runCLI(args...); code != 0 {
@@ -410,13 +436,14 @@ func TestShareFREsV2(t *testing.T) {
 	}
 }
 
-// TestSharedDefaultRewritesOnce: a file patched with one block per
+// TestSharedDefaultRewritesOnce: a linked file patched with one block per
 // function (the default before sharing was) is not up to date for the
 // default: the next run rewrites it once, with shared blocks, and the run
-// after it writes nothing.
+// after it writes nothing. (An object's default is one block per
+// function.)
 func TestSharedDefaultRewritesOnce(t *testing.T) {
 	dir := t.TempDir()
-	for _, from := range []string{"link/x86_64/leveldb.exe", "link/aarch64/tree-sitter.exe", "cc/x86_64/O2/tree-sitter.o"} {
+	for _, from := range []string{"link/x86_64/leveldb.exe", "link/aarch64/tree-sitter.exe"} {
 		p := filepath.Join(dir, filepath.Base(from))
 		copyFile(t, filepath.Join(testdataDir(), from), p)
 		if _, stderr, code := runCLI("--no-share-fres", p); code != 0 {
