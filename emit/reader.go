@@ -233,7 +233,13 @@ func (r *Reader) packBlocks(limit int) error {
 	slices.Sort(keys)
 	// The frame of each FRE of each distinct block (in keys' order), and
 	// the shape of each block, then the blocks.
-	var idx []uint32
+	total := 0
+	for x, key := range keys {
+		if x == 0 || key>>32 != keys[x-1]>>32 {
+			total += len(r.fdes[r.fdeIndex(int(uint32(key)))].FREs)
+		}
+	}
+	idx := make([]uint32, 0, total)
 	shapes := make([]uint8, 0, n)
 	size := 0
 	fm := r.newFrameMap()
