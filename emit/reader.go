@@ -21,27 +21,28 @@ type Reader struct {
 	// (Section.Functions).
 	fdes []FDE
 	// starts are the functions' start addresses in address order,
-	// followed by searchWindow entries of ^0, and funcs the rest of what
-	// a lookup reads of each; fdeOf[k] is the index in the section of
+	// followed by searchWindow entries of ^0, sizes and blks the rest of
+	// what a lookup reads of each; fdeOf[k] is the index in the section of
 	// function k, nil when that is k (a sorted index). A search starts in
 	// bucket: bucket[b] is how many functions start below base+b<<shift,
 	// so the function of a PC is among the few of its bucket (one table
 	// read, then one or two cache lines of starts, instead of a binary
 	// search's dozen dependent cache misses).
 	starts []uint64
-	funcs  []readerFunc
+	sizes  []uint32 // the functions' sizes
+	blks   []uint32 // the offsets of their FRE blocks in blocks
 	fdeOf  []int32
 	base   uint64
 	shift  uint
 	bucket []uint32
 	// ents are what a search reads of function k, when every function
 	// ends within 4 GiB of base (else nil, and the search reads starts
-	// and funcs): its start's offset from base in the high 32 bits, the
+	// and blks): its start's offset from base in the high 32 bits, the
 	// offset of its FRE block in the low ones, followed by searchWindow
 	// entries of ^0. Comparing an entry with off<<32|0xffffffff compares
 	// the start with base+off, and the entry found gives the block
 	// without another dependent read (the function's size, read from
-	// funcs, is read at the same time as the block).
+	// sizes, is read at the same time as the block).
 	ents []uint64
 	// blocks holds each distinct block of FREs once (functions sharing
 	// one in the section share it here), in the layout of packBlock: an
@@ -56,12 +57,6 @@ type Reader struct {
 	// (785 in libLLVM.so's 1.3 million FREs), so the table stays in
 	// the cache.
 	frames []Frame
-}
-
-// readerFunc is what a lookup reads of one function besides its start.
-type readerFunc struct {
-	size uint32 // the function's size
-	blk  uint32 // offset of its FRE block in Reader.blocks
 }
 
 // The head of a block in Reader.blocks: the FRE count (4 bytes), the
@@ -101,9 +96,9 @@ const (
 // moves); more, in a loop.
 const searchWindow = 16
 
-// The bucket table has at most len(funcs)*maxBucketsPerFunc buckets (each
-// a power of two bytes of addresses), and is made finer, from
-// len(funcs)/4, while more than 1/crowdedShare of the functions share a
+// The bucket table of n functions has at most n*maxBucketsPerFunc
+// buckets (each a power of two bytes of addresses), and is made finer,
+// from n/4, while more than 1/crowdedShare of the functions share a
 // bucket with searchWindow or more others. On libLLVM.so's section
 // (160,806 functions) that is 183,938 buckets (718 KB), where 1.7% of the
 // functions are in buckets of more than 16.
@@ -160,10 +155,10 @@ func readerFor(s *Section, sectionAddr uint64, limit int) (*Reader, error) {
 		return nil, err
 	}
 	n := len(fdes)
-	r := &Reader{sec: s, addr: sectionAddr, fdes: fdes, starts: make([]uint64, n, n+searchWindow), funcs: make([]readerFunc, n)}
+	r := &Reader{sec: s, addr: sectionAddr, fdes: fdes, starts: make([]uint64, n, n+searchWindow), sizes: make([]uint32, n), blks: make([]uint32, n)}
 	sorted := true
 	for i := range fdes {
-		r.starts[i], r.funcs[i] = s.FuncStart(i, sectionAddr), readerFunc{size: fdes[i].Size}
+		r.starts[i], r.sizes[i] = s.FuncStart(i, sectionAddr), fdes[i].Size
 		sorted = sorted && (i == 0 || r.starts[i-1] <= r.starts[i])
 	}
 	if !sorted {
@@ -172,11 +167,11 @@ func readerFor(s *Section, sectionAddr uint64, limit int) (*Reader, error) {
 			order[i] = int32(i)
 		}
 		slices.SortStableFunc(order, func(a, b int32) int { return cmp.Compare(r.starts[a], r.starts[b]) })
-		starts, funcs := make([]uint64, n, n+searchWindow), make([]readerFunc, n)
+		starts, sizes := make([]uint64, n, n+searchWindow), make([]uint32, n)
 		for k, i := range order {
-			starts[k], funcs[k] = r.starts[i], r.funcs[i]
+			starts[k], sizes[k] = r.starts[i], r.sizes[i]
 		}
-		r.starts, r.funcs, r.fdeOf = starts, funcs, order
+		r.starts, r.sizes, r.fdeOf = starts, sizes, order
 	}
 	for range searchWindow {
 		r.starts = append(r.starts, ^uint64(0))
@@ -197,17 +192,17 @@ const narrowSpan = 1<<32 - 1
 // makeEntries fills ents when every function ends within narrowSpan of
 // base.
 func (r *Reader) makeEntries() {
-	n := len(r.funcs)
+	n := len(r.sizes)
 	if n == 0 || r.starts[n-1]-r.base >= narrowSpan {
 		return
 	}
 	ents := make([]uint64, n, n+searchWindow)
-	for k, f := range r.funcs {
+	for k, size := range r.sizes {
 		d := r.starts[k] - r.base
-		if d+uint64(f.size) > narrowSpan {
+		if d+uint64(size) > narrowSpan {
 			return
 		}
-		ents[k] = d<<32 | uint64(f.blk)
+		ents[k] = d<<32 | uint64(r.blks[k])
 	}
 	for range searchWindow {
 		ents = append(ents, ^uint64(0))
@@ -219,7 +214,7 @@ func (r *Reader) makeEntries() {
 // distinct record of the section's FRE data (its offset there says which
 // functions share it), in the order of the records.
 func (r *Reader) packBlocks(limit int) error {
-	n := len(r.funcs)
+	n := len(r.sizes)
 	r.frames = []Frame{{}}
 	if n == 0 {
 		return nil
@@ -227,7 +222,7 @@ func (r *Reader) packBlocks(limit int) error {
 	// Each function's record offset and place in address order, sorted by
 	// offset: the functions of one record are adjacent.
 	keys := make([]uint64, n)
-	for k := range r.funcs {
+	for k := range r.sizes {
 		keys[k] = uint64(r.sec.Index[r.fdeIndex(k)].FREOffset)<<32 | uint64(k)
 	}
 	slices.Sort(keys)
@@ -271,7 +266,7 @@ func (r *Reader) packBlocks(limit int) error {
 			r.blocks = packBlock(r.blocks, f, idx[:len(f.FREs)], shapes[0])
 			idx, shapes = idx[len(f.FREs):], shapes[1:]
 		}
-		r.funcs[k].blk = blk
+		r.blks[k] = blk
 	}
 	r.blocks = append(r.blocks, make([]byte, blockPad)...)
 	return nil
@@ -338,7 +333,8 @@ func (m *frameMap) index(f *FDE, e *FRE) uint32 {
 	return i
 }
 
-// fdeIndex returns the index in the section of funcs[k].
+// fdeIndex returns the index in the section of function k (in address
+// order).
 func (r *Reader) fdeIndex(k int) int {
 	if r.fdeOf == nil {
 		return k
@@ -438,7 +434,7 @@ func (r *Reader) record(f *FDE, e *FRE) (flags uint8, cfa, ra, fp int32) {
 
 // makeBuckets fills the bucket table (maxBucketsPerFunc, crowdedShare).
 func (r *Reader) makeBuckets() {
-	n := len(r.funcs)
+	n := len(r.sizes)
 	if n == 0 {
 		return
 	}
@@ -467,8 +463,8 @@ func (r *Reader) makeBuckets() {
 // more functions with buckets of 1<<shift bytes.
 func (r *Reader) crowded(shift uint) int {
 	crowded, first := 0, 0
-	for k := 1; k <= len(r.funcs); k++ {
-		if k == len(r.funcs) || (r.starts[k]-r.base)>>shift != (r.starts[first]-r.base)>>shift {
+	for k := 1; k <= len(r.sizes); k++ {
+		if k == len(r.sizes) || (r.starts[k]-r.base)>>shift != (r.starts[first]-r.base)>>shift {
 			if k-first >= searchWindow {
 				crowded += k - first
 			}
@@ -502,7 +498,7 @@ func ReaderFromELF(f *elf.File) (*Reader, error) {
 func (r *Reader) Section() *Section { return r.sec }
 
 // NumFuncs returns the number of functions in the section.
-func (r *Reader) NumFuncs() int { return len(r.funcs) }
+func (r *Reader) NumFuncs() int { return len(r.sizes) }
 
 // Func returns the i-th function in address order.
 func (r *Reader) Func(i int) Func {
@@ -527,7 +523,7 @@ func (r *Reader) Find(pc uint64) (fde, fre int, ok bool) {
 // The searches below read the Reader's tables through unsafe.Pointer,
 // without bounds checks, at places the tables hold by construction: a
 // bucket below len(bucket)-1, searchWindow entries from one at or below
-// len(funcs) (ents' padding), a block's head, starts and frame indexes
+// the number of functions (ents' padding), a block's head, starts and frame indexes
 // (Reader.blocks' padding: every read is 4 bytes, up to searchWindow
 // starts). They compare without branches on the data: atOrBelow is 1 or 0
 // by arithmetic, so that no mispredicted branch ends the overlap of one
@@ -580,7 +576,7 @@ func (r *Reader) function(pc uint64) (k int, off, blk uint32, ok bool) {
 	k = int(lo + c - 1)
 	ent := r.ents[k]
 	off = uint32(d - ent>>32)
-	if off >= r.funcs[k].size {
+	if off >= r.sizes[k] {
 		return 0, 0, 0, false
 	}
 	return k, off, uint32(ent), true
@@ -588,16 +584,16 @@ func (r *Reader) function(pc uint64) (k int, off, blk uint32, ok bool) {
 
 // functionWide is function for a Reader without ents.
 func (r *Reader) functionWide(pc uint64) (k int, off, blk uint32, ok bool) {
-	if len(r.funcs) == 0 || pc < r.base {
+	if len(r.sizes) == 0 || pc < r.base {
 		return 0, 0, 0, false
 	}
 	b := min((pc-r.base)>>r.shift, uint64(len(r.bucket)-2))
 	lo, hi := int(r.bucket[b]), int(r.bucket[b+1])
 	k = lo + int(countAtOrBelow(r.starts[lo:hi], pc)) - 1
-	if k < 0 || pc-r.starts[k] >= uint64(r.funcs[k].size) {
+	if k < 0 || pc-r.starts[k] >= uint64(r.sizes[k]) {
 		return 0, 0, 0, false
 	}
-	return k, uint32(pc - r.starts[k]), r.funcs[k].blk, true
+	return k, uint32(pc - r.starts[k]), r.blks[k], true
 }
 
 // countAtOrBelow returns how many of the sorted values s are at or before
