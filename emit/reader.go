@@ -6,7 +6,9 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
+	"unsafe"
 )
 
 // Reader answers a stack walker's question about an SFrame section: for a
@@ -20,35 +22,42 @@ type Reader struct {
 	// (Section.Functions).
 	fdes []FDE
 	// starts are the functions' start addresses in address order,
-	// followed by searchWindow entries of ^0, and funcs the rest of what
-	// a lookup reads of each; fdeOf[k] is the index in the section of
+	// followed by searchWindow entries of ^0, sizes and blks the rest of
+	// what a lookup reads of each; fdeOf[k] is the index in the section of
 	// function k, nil when that is k (a sorted index). A search starts in
 	// bucket: bucket[b] is how many functions start below base+b<<shift,
 	// so the function of a PC is among the few of its bucket (one table
 	// read, then one or two cache lines of starts, instead of a binary
 	// search's dozen dependent cache misses).
 	starts []uint64
-	funcs  []readerFunc
+	sizes  []uint32 // the functions' sizes
+	blks   []uint32 // the offsets of their FRE blocks in blocks
 	fdeOf  []int32
 	base   uint64
 	shift  uint
 	bucket []uint32
+	// ents are what a search reads of function k, when every function
+	// ends within 4 GiB of base (else nil, and the search reads starts
+	// and blks): its start's offset from base in the high 32 bits, the
+	// offset of its FRE block in the low ones, followed by searchWindow
+	// entries of ^0. Comparing an entry with off<<32|0xffffffff compares
+	// the start with base+off, and the entry found gives the block
+	// without another dependent read (the function's size, read from
+	// sizes, is read at the same time as the block).
+	ents []uint64
 	// blocks holds each distinct block of FREs once (functions sharing
 	// one in the section share it here), in the layout of packBlock: an
-	// 8-byte head, the FREs' starts, then one record per FRE with the
-	// FRE's meaning already worked out (the CFA's base register, the RA
-	// and FP rules, their offsets: rec*), packed as narrow as they fit.
-	// A lookup reads one or two cache lines of it.
+	// 8-byte head, the FREs' starts, then the index in frames of each
+	// FRE's meaning, packed as narrow as they fit. A lookup reads one or
+	// two cache lines of it.
 	blocks []byte
-	// cfaReg is the CFA's base register of a default FRE: the frame
-	// pointer (record flag recSP clear) or the stack pointer (set).
-	cfaReg [2]uint32
-}
-
-// readerFunc is what a lookup reads of one function besides its start.
-type readerFunc struct {
-	size uint32 // the function's size
-	blk  uint32 // offset of its FRE block in Reader.blocks
+	// frames are the distinct meanings of the section's FREs
+	// (Header.Frame's), worked out when the Reader is made; frames[0]
+	// stands for an FRE that has none (data words that do not fit its
+	// FDE type): Lookup reports false. A section has few distinct ones
+	// (785 in libLLVM.so's 1.3 million FREs), so the table stays in
+	// the cache.
+	frames []Frame
 }
 
 // The head of a block in Reader.blocks: the FRE count (4 bytes), the
@@ -66,8 +75,8 @@ const (
 	blockPad = 4 * searchWindow
 )
 
-// Flags of a record in Reader.blocks (its first byte); its three offsets
-// follow (the CFA's, the RA's and the FP's, each 1, 2 or 4 bytes).
+// Flags of what record says of an FRE; with its three offsets (the
+// CFA's, the RA's and the FP's), the key of its Frame in Reader.frames.
 const (
 	recSP        = 1 << 0 // the CFA is based on the stack pointer, else the frame pointer
 	recRA        = 1 << 1 // the RA is saved at CFA+offset, else it is unchanged (LocSame)
@@ -78,6 +87,8 @@ const (
 	// Header.Frame (flex FDEs, version 2 s390x rules naming a register,
 	// data words that do not fit the FDE type).
 	recSlow = 1 << 5
+	// recSignal: Frame.Signal (the FDE's signal bit).
+	recSignal = 1 << 6
 )
 
 // searchWindow is how many starts a search reads at once: the functions
@@ -86,9 +97,9 @@ const (
 // moves); more, in a loop.
 const searchWindow = 16
 
-// The bucket table has at most len(funcs)*maxBucketsPerFunc buckets (each
-// a power of two bytes of addresses), and is made finer, from
-// len(funcs)/4, while more than 1/crowdedShare of the functions share a
+// The bucket table of n functions has at most n*maxBucketsPerFunc
+// buckets (each a power of two bytes of addresses), and is made finer,
+// from n/4, while more than 1/crowdedShare of the functions share a
 // bucket with searchWindow or more others. On libLLVM.so's section
 // (160,806 functions) that is 183,938 buckets (718 KB), where 1.7% of the
 // functions are in buckets of more than 16.
@@ -145,11 +156,10 @@ func readerFor(s *Section, sectionAddr uint64, limit int) (*Reader, error) {
 		return nil, err
 	}
 	n := len(fdes)
-	r := &Reader{sec: s, addr: sectionAddr, fdes: fdes, starts: make([]uint64, n, n+searchWindow), funcs: make([]readerFunc, n),
-		cfaReg: [2]uint32{s.Header.ABI.FramePointer(), s.Header.ABI.StackPointer()}}
+	r := &Reader{sec: s, addr: sectionAddr, fdes: fdes, starts: make([]uint64, n, n+searchWindow), sizes: make([]uint32, n), blks: make([]uint32, n)}
 	sorted := true
 	for i := range fdes {
-		r.starts[i], r.funcs[i] = s.FuncStart(i, sectionAddr), readerFunc{size: fdes[i].Size}
+		r.starts[i], r.sizes[i] = s.FuncStart(i, sectionAddr), fdes[i].Size
 		sorted = sorted && (i == 0 || r.starts[i-1] <= r.starts[i])
 	}
 	if !sorted {
@@ -158,11 +168,11 @@ func readerFor(s *Section, sectionAddr uint64, limit int) (*Reader, error) {
 			order[i] = int32(i)
 		}
 		slices.SortStableFunc(order, func(a, b int32) int { return cmp.Compare(r.starts[a], r.starts[b]) })
-		starts, funcs := make([]uint64, n, n+searchWindow), make([]readerFunc, n)
+		starts, sizes := make([]uint64, n, n+searchWindow), make([]uint32, n)
 		for k, i := range order {
-			starts[k], funcs[k] = r.starts[i], r.funcs[i]
+			starts[k], sizes[k] = r.starts[i], r.sizes[i]
 		}
-		r.starts, r.funcs, r.fdeOf = starts, funcs, order
+		r.starts, r.sizes, r.fdeOf = starts, sizes, order
 	}
 	for range searchWindow {
 		r.starts = append(r.starts, ^uint64(0))
@@ -171,35 +181,78 @@ func readerFor(s *Section, sectionAddr uint64, limit int) (*Reader, error) {
 		return nil, err
 	}
 	r.makeBuckets()
+	r.makeEntries()
 	return r, nil
 }
 
-// packBlocks fills Reader.blocks: one block for each distinct record of
-// the section's FRE data (its offset there says which functions share
-// it), in the order of the records.
+// narrowSpan bounds the offsets from base a Reader packs into ents: every
+// function must end at or below base+narrowSpan, so that off<<32|0xffffffff
+// stays below the padding (^0) for every off a search compares.
+const narrowSpan = 1<<32 - 1
+
+// makeEntries fills ents when every function ends within narrowSpan of
+// base.
+func (r *Reader) makeEntries() {
+	n := len(r.sizes)
+	if n == 0 || r.starts[n-1]-r.base >= narrowSpan {
+		return
+	}
+	ents := make([]uint64, n, n+searchWindow)
+	for k, size := range r.sizes {
+		d := r.starts[k] - r.base
+		if d+uint64(size) > narrowSpan {
+			return
+		}
+		ents[k] = d<<32 | uint64(r.blks[k])
+	}
+	for range searchWindow {
+		ents = append(ents, ^uint64(0))
+	}
+	r.ents = ents
+}
+
+// packBlocks fills Reader.blocks and Reader.frames: one block for each
+// distinct record of the section's FRE data (its offset there says which
+// functions share it), in the order of the records.
 func (r *Reader) packBlocks(limit int) error {
-	n := len(r.funcs)
+	n := len(r.sizes)
+	r.frames = []Frame{{}}
 	if n == 0 {
 		return nil
 	}
 	// Each function's record offset and place in address order, sorted by
 	// offset: the functions of one record are adjacent.
 	keys := make([]uint64, n)
-	for k := range r.funcs {
+	for k := range r.sizes {
 		keys[k] = uint64(r.sec.Index[r.fdeIndex(k)].FREOffset)<<32 | uint64(k)
 	}
 	slices.Sort(keys)
-	// The shape of each distinct block (in keys' order), then the blocks.
+	// The frame of each FRE of each distinct block (in keys' order), and
+	// the shape of each block, then the blocks.
+	total := 0
+	for x, key := range keys {
+		if x == 0 || key>>32 != keys[x-1]>>32 {
+			total += len(r.fdes[r.fdeIndex(int(uint32(key)))].FREs)
+		}
+	}
+	idx := make([]uint32, 0, total)
 	shapes := make([]uint8, 0, n)
 	size := 0
+	fm := r.newFrameMap()
 	for x, key := range keys {
 		if x > 0 && key>>32 == keys[x-1]>>32 {
 			continue
 		}
 		f := &r.fdes[r.fdeIndex(int(uint32(key)))]
-		sc, wc := r.blockShape(f)
-		shapes = append(shapes, sc|wc<<2)
-		size += blockHead + len(f.FREs)*(1<<sc+1+3<<wc)
+		var sc, ic uint8
+		for j := range f.FREs {
+			i := fm.index(f, &f.FREs[j])
+			idx = append(idx, i)
+			sc = max(sc, widthCode(int64(f.FREs[j].StartAddr), false))
+			ic = max(ic, widthCode(int64(i), false))
+		}
+		shapes = append(shapes, sc|ic<<2)
+		size += blockHead + len(f.FREs)*(1<<sc+1<<ic)
 	}
 	if size+blockPad > limit {
 		return fmt.Errorf("%d bytes of FRE data, more than a Reader holds (%d)", size+blockPad, limit)
@@ -210,16 +263,79 @@ func (r *Reader) packBlocks(limit int) error {
 		k := int(uint32(key))
 		if x == 0 || key>>32 != keys[x-1]>>32 {
 			blk = uint32(len(r.blocks))
-			r.blocks = r.packBlock(r.blocks, &r.fdes[r.fdeIndex(k)], shapes[0])
-			shapes = shapes[1:]
+			f := &r.fdes[r.fdeIndex(k)]
+			r.blocks = packBlock(r.blocks, f, idx[:len(f.FREs)], shapes[0])
+			idx, shapes = idx[len(f.FREs):], shapes[1:]
 		}
-		r.funcs[k].blk = blk
+		r.blks[k] = blk
 	}
 	r.blocks = append(r.blocks, make([]byte, blockPad)...)
 	return nil
 }
 
-// fdeIndex returns the index in the section of funcs[k].
+// frameMap finds the index in Reader.frames of an FRE's Frame, adding it
+// when it is new.
+type frameMap struct {
+	r *Reader
+	// fast are the frames of default FREs by their record (flags and
+	// three offsets), slow the others' by the Frame itself.
+	fast map[[2]uint64]uint32
+	slow map[Frame]uint32
+}
+
+func (r *Reader) newFrameMap() *frameMap {
+	return &frameMap{r: r, fast: make(map[[2]uint64]uint32), slow: make(map[Frame]uint32)}
+}
+
+// index returns the index in Reader.frames of what FRE e of f means, 0
+// where it means nothing (Header.Frame's error).
+func (m *frameMap) index(f *FDE, e *FRE) uint32 {
+	r := m.r
+	flags, cfa, ra, fp := r.record(f, e)
+	if flags&recSlow != 0 {
+		fr, err := r.sec.Header.Frame(f, e)
+		if err != nil {
+			return 0
+		}
+		i, ok := m.slow[fr]
+		if !ok {
+			i = uint32(len(r.frames))
+			r.frames = append(r.frames, fr)
+			m.slow[fr] = i
+		}
+		return i
+	}
+	if f.Signal() {
+		flags |= recSignal
+	}
+	key := [2]uint64{uint64(flags)<<32 | uint64(uint32(cfa)), uint64(uint32(ra))<<32 | uint64(uint32(fp))}
+	if i, ok := m.fast[key]; ok {
+		return i
+	}
+	fr := Frame{Outermost: flags&recOutermost != 0, Signal: flags&recSignal != 0}
+	if !fr.Outermost {
+		abi := r.sec.Header.ABI
+		reg := abi.FramePointer()
+		if flags&recSP != 0 {
+			reg = abi.StackPointer()
+		}
+		fr.CFA = Loc{Kind: LocRule, RegBase: true, Reg: reg, Offset: int64(cfa)}
+		if flags&recRA != 0 {
+			fr.RA = Loc{Kind: LocRule, Offset: int64(ra), Deref: true}
+		}
+		if flags&recFP != 0 {
+			fr.FP = Loc{Kind: LocRule, Offset: int64(fp), Deref: true}
+		}
+		fr.RAMangled = flags&recMangled != 0
+	}
+	i := uint32(len(r.frames))
+	r.frames = append(r.frames, fr)
+	m.fast[key] = i
+	return i
+}
+
+// fdeIndex returns the index in the section of function k (in address
+// order).
 func (r *Reader) fdeIndex(k int) int {
 	if r.fdeOf == nil {
 		return k
@@ -239,22 +355,11 @@ func widthCode(v int64, signed bool) uint8 {
 	return 2
 }
 
-// blockShape returns the narrowest packing of f's FREs: log2 of the bytes
-// of their starts and of their records' offsets.
-func (r *Reader) blockShape(f *FDE) (sc, wc uint8) {
-	for j := range f.FREs {
-		e := &f.FREs[j]
-		_, cfa, ra, fp := r.record(f, e)
-		sc = max(sc, widthCode(int64(e.StartAddr), false))
-		wc = max(wc, widthCode(int64(cfa), true), widthCode(int64(ra), true), widthCode(int64(fp), true))
-	}
-	return sc, wc
-}
-
-// packBlock appends f's FREs to b as a block of Reader.blocks, packed as
-// shape says (blockShape: the start size code, the offset size code << 2).
-func (r *Reader) packBlock(b []byte, f *FDE, shape uint8) []byte {
-	sc, wc := shape&3, shape>>2
+// packBlock appends f's FREs to b as a block of Reader.blocks: their
+// starts, then idx (their frames' indexes), packed as shape says (the
+// start size code, the index size code << 2: widthCode's).
+func packBlock(b []byte, f *FDE, idx []uint32, shape uint8) []byte {
+	sc, ic := shape&3, shape>>2
 	b = binary.LittleEndian.AppendUint32(b, uint32(len(f.FREs)))
 	b = append(b, shape, f.Info, f.RepSize, 0)
 	put := func(v uint32, code uint8) {
@@ -270,19 +375,15 @@ func (r *Reader) packBlock(b []byte, f *FDE, shape uint8) []byte {
 	for _, e := range f.FREs {
 		put(e.StartAddr, sc)
 	}
-	for j := range f.FREs {
-		flags, cfa, ra, fp := r.record(f, &f.FREs[j])
-		b = append(b, flags)
-		put(uint32(cfa), wc)
-		put(uint32(ra), wc)
-		put(uint32(fp), wc)
+	for _, i := range idx {
+		put(i, ic)
 	}
 	return b
 }
 
-// record works out what FRE e of f means, for its record in a block: the
-// flags and the CFA, RA and FP offsets (Header.Frame's reading of a
-// default FDE, which lookup turns back into a Frame), or recSlow.
+// record works out what FRE e of f means, the key of its Frame: the flags
+// and the CFA, RA and FP offsets (Header.Frame's reading of a default
+// FDE), or recSlow (Header.Frame itself makes the Frame).
 func (r *Reader) record(f *FDE, e *FRE) (flags uint8, cfa, ra, fp int32) {
 	h := &r.sec.Header
 	n := len(e.Words)
@@ -334,7 +435,7 @@ func (r *Reader) record(f *FDE, e *FRE) (flags uint8, cfa, ra, fp int32) {
 
 // makeBuckets fills the bucket table (maxBucketsPerFunc, crowdedShare).
 func (r *Reader) makeBuckets() {
-	n := len(r.funcs)
+	n := len(r.sizes)
 	if n == 0 {
 		return
 	}
@@ -363,8 +464,8 @@ func (r *Reader) makeBuckets() {
 // more functions with buckets of 1<<shift bytes.
 func (r *Reader) crowded(shift uint) int {
 	crowded, first := 0, 0
-	for k := 1; k <= len(r.funcs); k++ {
-		if k == len(r.funcs) || (r.starts[k]-r.base)>>shift != (r.starts[first]-r.base)>>shift {
+	for k := 1; k <= len(r.sizes); k++ {
+		if k == len(r.sizes) || (r.starts[k]-r.base)>>shift != (r.starts[first]-r.base)>>shift {
 			if k-first >= searchWindow {
 				crowded += k - first
 			}
@@ -398,7 +499,7 @@ func ReaderFromELF(f *elf.File) (*Reader, error) {
 func (r *Reader) Section() *Section { return r.sec }
 
 // NumFuncs returns the number of functions in the section.
-func (r *Reader) NumFuncs() int { return len(r.funcs) }
+func (r *Reader) NumFuncs() int { return len(r.sizes) }
 
 // Func returns the i-th function in address order.
 func (r *Reader) Func(i int) Func {
@@ -413,123 +514,149 @@ func (r *Reader) Func(i int) Func {
 // their repeat size, as the specification says; a repeat size of 0 matches
 // nothing. Find allocates nothing.
 func (r *Reader) Find(pc uint64) (fde, fre int, ok bool) {
-	k, j, _, ok := r.find(pc)
+	k, j, _, _, ok := r.find(pc)
 	if !ok {
 		return 0, 0, false
 	}
 	return r.fdeIndex(k), j, true
 }
 
+// The searches below read the Reader's tables through unsafe.Pointer,
+// without bounds checks, at places the tables hold by construction: a
+// bucket below len(bucket)-1, searchWindow entries from one at or below
+// the number of functions (ents' padding), a block's head, starts and frame indexes
+// (Reader.blocks' padding: every read is 4 bytes, up to searchWindow
+// starts). They compare without branches on the data: atOrBelow is 1 or 0
+// by arithmetic, so that no mispredicted branch ends the overlap of one
+// lookup's cache misses with the next one's.
+
+// atOrBelow returns 1 if a <= b, else 0.
+func atOrBelow(a, b uint64) uint {
+	_, borrow := bits.Sub64(b, a, 0)
+	return uint(borrow ^ 1)
+}
+
+// at returns the i-th uint64 from p.
+func at(p unsafe.Pointer, i uint) uint64 { return *(*uint64)(unsafe.Add(p, i*8)) }
+
+// le32 reads the 4 little-endian bytes at p.
+func le32(p unsafe.Pointer) uint32 { return binary.LittleEndian.Uint32((*[4]byte)(p)[:]) }
+
 // function returns the function (its place in address order) whose
-// address range holds pc.
-func (r *Reader) function(pc uint64) (int, bool) {
-	// The last function starting at or before pc: among the starts of
-	// its bucket, or the one before them. The starts after the bucket's
-	// are above pc (or the padding, ^0).
-	if len(r.funcs) == 0 || pc < r.base {
-		return 0, false
+// address range holds pc, pc's offset in it and the offset of its FRE
+// block in Reader.blocks.
+func (r *Reader) function(pc uint64) (k int, off, blk uint32, ok bool) {
+	if r.ents == nil {
+		return r.functionWide(pc)
+	}
+	// The last function starting at or before pc: among the entries of
+	// its bucket, or the one before them. The entries after the bucket's
+	// start above pc (or are the padding, ^0).
+	d := pc - r.base
+	if pc < r.base || d >= narrowSpan {
+		return 0, 0, 0, false
+	}
+	bp := unsafe.Pointer(unsafe.SliceData(r.bucket))
+	b := uintptr(min(d>>r.shift, uint64(len(r.bucket)-2)))
+	lo := uint(*(*uint32)(unsafe.Add(bp, b*4)))
+	hi := uint(*(*uint32)(unsafe.Add(bp, b*4+4)))
+	key := d<<32 | 0xffffffff
+	e := unsafe.Add(unsafe.Pointer(unsafe.SliceData(r.ents)), lo*8)
+	var c uint // how many of ents[lo:] start at or before pc
+	if hi-lo < searchWindow {
+		c = atOrBelow(at(e, 7), key) << 3
+		c += atOrBelow(at(e, c+3), key) << 2
+		c += atOrBelow(at(e, c+1), key) << 1
+		c += atOrBelow(at(e, c), key)
+	} else {
+		c = countAtOrBelow(r.ents[lo:hi], key)
+	}
+	if lo+c == 0 {
+		return 0, 0, 0, false
+	}
+	k = int(lo + c - 1)
+	ent := r.ents[k]
+	off = uint32(d - ent>>32)
+	if off >= r.sizes[k] {
+		return 0, 0, 0, false
+	}
+	return k, off, uint32(ent), true
+}
+
+// functionWide is function for a Reader without ents.
+func (r *Reader) functionWide(pc uint64) (k int, off, blk uint32, ok bool) {
+	if len(r.sizes) == 0 || pc < r.base {
+		return 0, 0, 0, false
 	}
 	b := min((pc-r.base)>>r.shift, uint64(len(r.bucket)-2))
 	lo, hi := int(r.bucket[b]), int(r.bucket[b+1])
-	c := 0 // how many of starts[lo:] are at or before pc
-	if hi-lo < searchWindow {
-		s := (*[searchWindow]uint64)(r.starts[lo : lo+searchWindow])
-		if s[7] <= pc {
-			c = 8
-		}
-		if s[c+3&15] <= pc {
-			c += 4
-		}
-		if s[c+1&15] <= pc {
-			c += 2
-		}
-		if s[c&15] <= pc {
-			c++
-		}
-	} else {
-		c = countAtOrBelow(r.starts[lo:hi], pc)
+	k = lo + int(countAtOrBelow(r.starts[lo:hi], pc)) - 1
+	if k < 0 || pc-r.starts[k] >= uint64(r.sizes[k]) {
+		return 0, 0, 0, false
 	}
-	k := min(lo+c, len(r.funcs)) - 1
-	if k < 0 || pc-r.starts[k] >= uint64(r.funcs[k].size) {
-		return 0, false
-	}
-	return k, true
+	return k, uint32(pc - r.starts[k]), r.blks[k], true
 }
 
-// countAtOrBelow returns how many of the sorted starts s are at or before
-// pc, in a binary search without branches on the data.
-func countAtOrBelow(s []uint64, pc uint64) int {
-	c, n := 0, len(s)
+// countAtOrBelow returns how many of the sorted values s are at or before
+// v, in a binary search without branches on the data.
+func countAtOrBelow(s []uint64, v uint64) uint {
+	c, n := uint(0), uint(len(s))
 	for n > 0 {
 		half := (n + 1) >> 1
-		if s[c+half-1] <= pc {
-			c += half
-			n -= half
-		} else {
-			n = half - 1
-		}
+		le := atOrBelow(s[c+half-1], v)
+		c += half & -le
+		n = half - 1 + (n-half-half+1)&-le
 	}
 	return c
 }
 
 // find returns the function (its place in address order) and the FRE (its
-// index in the function) that cover pc, and the offset of the FRE's record
-// in Reader.blocks.
-func (r *Reader) find(pc uint64) (k, j, rec int, ok bool) {
-	k, ok = r.function(pc)
+// index in the function) that cover pc, the index in Reader.frames of the
+// FRE's meaning, and the function's start.
+func (r *Reader) find(pc uint64) (k, j int, frame uint32, start uint64, ok bool) {
+	k, off, b, ok := r.function(pc)
 	if !ok {
-		return 0, 0, 0, false
+		return 0, 0, 0, 0, false
 	}
-	f := &r.funcs[k]
-	off := uint32(pc - r.starts[k]) // below the function's size
-	blk := r.blocks[f.blk:]
-	if PCType(blk[headInfo]>>4&1) == PCMask {
-		if blk[headRep] == 0 {
-			return 0, 0, 0, false
+	start = pc - uint64(off)
+	blk := unsafe.Add(unsafe.Pointer(unsafe.SliceData(r.blocks)), b)
+	head := (*[blockHead]byte)(blk)
+	if PCType(head[headInfo]>>4&1) == PCMask {
+		if head[headRep] == 0 {
+			return 0, 0, 0, 0, false
 		}
-		off %= uint32(blk[headRep])
+		off %= uint32(head[headRep])
 	}
 	// The last FRE starting at or before off: c of them start there.
-	n := int(binary.LittleEndian.Uint32(blk))
-	shape := uint(blk[headShape])
-	sc, wc := shape&3, shape>>2&3
+	n := uint(le32(blk))
+	sc, ic := uint(head[headShape]&3), uint(head[headShape]>>2&3)
 	mask := uint32(1)<<(8<<sc) - 1 // 0xffffffff for sc 2: the shift makes 0
-	starts := blk[blockHead:]
-	c := 0
+	starts := unsafe.Add(blk, blockHead)
+	o := uint64(off)
+	var c uint
 	if n < searchWindow {
-		// Starts past the n-th read as 0xffffffff, above any offset.
-		s := (*[4 * searchWindow]byte)(starts[:4*searchWindow])
-		at := func(i int) uint32 {
-			return binary.LittleEndian.Uint32(s[i<<sc:])&mask | uint32(int32(n-1-i)>>31)
+		// Starts past the n-th read as 0xffffffff, above any offset
+		// (below a function's size, itself a uint32).
+		st := func(i uint) uint64 {
+			return uint64(le32(unsafe.Add(starts, i<<sc))&mask | uint32(int32(n-1-i)>>31))
 		}
-		if at(7) <= off {
-			c = 8
-		}
-		if at(c+3) <= off {
-			c += 4
-		}
-		if at(c+1) <= off {
-			c += 2
-		}
-		if at(c) <= off {
-			c++
-		}
+		c = atOrBelow(st(7), o) << 3
+		c += atOrBelow(st(c+3), o) << 2
+		c += atOrBelow(st(c+1), o) << 1
+		c += atOrBelow(st(c), o)
 	} else {
 		for m := n; m > 0; {
 			half := (m + 1) >> 1
-			if binary.LittleEndian.Uint32(starts[(c+half-1)<<sc:])&mask <= off {
-				c += half
-				m -= half
-			} else {
-				m = half - 1
-			}
+			le := atOrBelow(uint64(le32(unsafe.Add(starts, (c+half-1)<<sc))&mask), o)
+			c += half & -le
+			m = half - 1 + (m-half-half+1)&-le
 		}
 	}
 	if c == 0 {
-		return 0, 0, 0, false
+		return 0, 0, 0, 0, false
 	}
-	rec = int(f.blk) + blockHead + n<<sc + (c-1)*(1+3<<wc)
-	return k, c - 1, rec, true
+	frame = le32(unsafe.Add(starts, n<<sc+(c-1)<<ic)) & (uint32(1)<<(8<<ic) - 1)
+	return k, int(c - 1), frame, start, true
 }
 
 // Lookup finds the function and FRE that cover pc (as Find) and says what
@@ -537,40 +664,11 @@ func (r *Reader) find(pc uint64) (k, j, rec int, ok bool) {
 // an FRE whose data words do not fit its FDE type. Lookup allocates
 // nothing.
 func (r *Reader) Lookup(pc uint64) (Lookup, bool) {
-	k, j, rec, ok := r.find(pc)
-	if !ok {
+	k, j, i, start, ok := r.find(pc)
+	if !ok || i == 0 {
 		return Lookup{}, false
 	}
-	f := &r.funcs[k]
-	info := r.blocks[f.blk+headInfo]
-	wc := uint(r.blocks[f.blk+headShape]) >> 2 & 3
-	p := r.blocks[rec:]
-	flags := p[0]
-	l := Lookup{Func: r.fdeIndex(k), FRE: j, Start: r.starts[k]}
-	switch {
-	case flags&recSlow != 0:
-		fde := &r.fdes[l.Func]
-		fr, err := r.sec.Header.Frame(fde, &fde.FREs[j])
-		if err != nil {
-			return Lookup{}, false
-		}
-		l.Frame = fr
-		return l, true
-	case flags&recOutermost != 0:
-		l.Outermost, l.Signal = true, info>>7 != 0
-		return l, true
-	}
-	// Each offset read as 4 bytes, sign-extended from its size.
-	sh := 32 - 8<<wc
-	cfa := int32(binary.LittleEndian.Uint32(p[1:])<<sh) >> sh
-	ra := int32(binary.LittleEndian.Uint32(p[1+1<<wc:])<<sh) >> sh
-	fp := int32(binary.LittleEndian.Uint32(p[1+2<<wc:])<<sh) >> sh
-	l.CFA = Loc{Kind: LocRule, RegBase: true, Reg: r.cfaReg[flags&recSP], Offset: int64(cfa)}
-	l.RA = Loc{Kind: LocKind(flags >> 1 & 1), Offset: int64(ra), Deref: flags&recRA != 0}
-	l.FP = Loc{Kind: LocKind(flags >> 2 & 1), Offset: int64(fp), Deref: flags&recFP != 0}
-	l.RAMangled = flags&recMangled != 0
-	l.Signal = info>>7 != 0
-	return l, true
+	return Lookup{Frame: r.frames[i], Func: r.fdeIndex(k), FRE: j, Start: start}, true
 }
 
 // Covering returns the function whose address range holds pc, whether or
@@ -579,7 +677,7 @@ func (r *Reader) Lookup(pc uint64) (Lookup, bool) {
 // bit set; lower keeps such functions, as gas does) from a PC that no
 // function covers. Covering allocates nothing.
 func (r *Reader) Covering(pc uint64) (Func, bool) {
-	k, ok := r.function(pc)
+	k, _, _, ok := r.function(pc)
 	if !ok {
 		return Func{}, false
 	}

@@ -86,6 +86,7 @@ type Walker struct {
 	big  bool // the ABI is big-endian
 	buf  [8]byte
 	last int // the module of the last ModuleAt, tried first
+	prev int // the one before, tried next (a stack goes back and forth)
 	// block holds blockLen bytes of memory read at blockAddr during the
 	// current walk (Walk empties it: memory changes between walks): the
 	// words of one frame and of its neighbours on the stack are read
@@ -106,11 +107,14 @@ const memBlock = 256
 // keeps (direct-mapped by PC).
 const lookupCache = 128
 
-// cachedLookup is the frame of one answer of sf.Lookup(pc).
+// cachedLookup is one answer of sf.Lookup(pc): the frame, or, when
+// Lookup found none (ok false), whether pc is in a signal trampoline's
+// function.
 type cachedLookup struct {
-	sf *emit.Reader
-	pc uint64
-	fr emit.Frame
+	sf          *emit.Reader
+	pc          uint64
+	fr          emit.Frame
+	ok, sigFunc bool
 }
 
 // New returns a Walker for the address space of a thread of abi whose
@@ -149,6 +153,10 @@ func (w *Walker) ModuleAt(addr uint64) int {
 	if w.last < len(w.Modules) && addr >= w.Modules[w.last].Start && addr < w.Modules[w.last].End {
 		return w.last
 	}
+	if w.prev < len(w.Modules) && addr >= w.Modules[w.prev].Start && addr < w.Modules[w.prev].End {
+		w.last, w.prev = w.prev, w.last
+		return w.last
+	}
 	// The first module starting above addr.
 	i, n := 0, len(w.Modules)
 	for n > 0 {
@@ -163,7 +171,7 @@ func (w *Walker) ModuleAt(addr uint64) int {
 	if i == 0 || addr >= w.Modules[i-1].End {
 		return -1
 	}
-	w.last = i - 1
+	w.last, w.prev = i-1, w.last
 	return i - 1
 }
 

@@ -14,11 +14,12 @@ func (w *Walker) Walk(regs *Regs, frames []Frame) ([]Frame, End) {
 	*cur = *regs
 	w.blockLen = 0
 	exact := true
+	spReg := w.ABI.StackPointer()
 	for n := 0; ; n++ {
 		if n >= w.MaxFrames {
 			return frames, End{Reason: EndMaxFrames, PC: cur.PC}
 		}
-		sp, _ := cur.Get(w.ABI.StackPointer())
+		sp, _ := cur.Get(spReg)
 		f := Frame{PC: cur.PC, SP: sp, Exact: exact}
 		look := cur.PC
 		if !exact {
@@ -34,7 +35,7 @@ func (w *Walker) Walk(regs *Regs, frames []Frame) ([]Frame, End) {
 		if next.PC == 0 {
 			return frames, End{Reason: EndZeroRA, PC: cur.PC}
 		}
-		nsp, _ := next.Get(w.ABI.StackPointer())
+		nsp, _ := next.Get(spReg)
 		if !f.Signal && (nsp < sp || nsp == sp && next.PC == cur.PC) {
 			return frames, End{Reason: EndStackOrder, PC: cur.PC}
 		}
@@ -58,9 +59,9 @@ func (w *Walker) step(cur, next *Regs, f *Frame, look uint64) (End, bool) {
 	if m.SFrame == nil {
 		return End{Reason: EndNoSFrame}, false
 	}
-	l, ok := w.lookup(m.SFrame, look-m.Bias)
+	l, ok, sigFunc := w.lookup(m.SFrame, look-m.Bias)
 	if !ok {
-		if fn, in := m.SFrame.Covering(look - m.Bias); (in && fn.FDE.Signal()) || w.isSigreturn(cur.PC) {
+		if sigFunc || w.isSigreturn(cur.PC) {
 			f.Signal = true
 			return w.sigframe(cur, next)
 		}
@@ -79,12 +80,13 @@ func (w *Walker) step(cur, next *Regs, f *Frame, look uint64) (End, bool) {
 // caller applies the rules of FRE fr to the registers cur, into next.
 func (w *Walker) caller(cur, next *Regs, fr *emit.Frame) (End, bool) {
 	next.Known = 0 // the values of unknown registers are never read
-	cfa, end, ok := w.loc(cur, &fr.CFA, 0)
+	var end End    // why the walk ends, set where value fails
+	cfa, ok := w.value(cur, &fr.CFA, 0, cfaRule, &end)
 	if !ok {
 		return end, false
 	}
 	spReg, fpReg := w.ABI.StackPointer(), w.ABI.FramePointer()
-	ra, end, ok := w.value(cur, &fr.RA, cfa, raRule)
+	ra, ok := w.value(cur, &fr.RA, cfa, raRule, &end)
 	if !ok {
 		return end, false
 	}
@@ -93,75 +95,80 @@ func (w *Walker) caller(cur, next *Regs, fr *emit.Frame) (End, bool) {
 	}
 	next.PC = ra
 	next.Set(spReg, uint64(int64(cfa)+spBias(w.ABI)))
-	if fp, _, ok := w.value(cur, &fr.FP, cfa, fpReg); ok {
+	if fp, ok := w.value(cur, &fr.FP, cfa, fpReg, &end); ok {
 		next.Set(fpReg, fp)
 	}
 	return End{}, true
 }
 
-// raRule stands for the return address's own register in value.
-const raRule = ^uint32(0)
+// raRule stands for the return address's own register in value, cfaRule
+// for the CFA (whose rule is applied whatever its Kind).
+const (
+	raRule  = ^uint32(0)
+	cfaRule = ^uint32(1)
+)
 
-// value is the caller's value of a register whose rule is l: unchanged
-// (LocSame: the register reg of cur; raRule: the return-address register)
-// or l applied with the CFA cfa.
-func (w *Walker) value(cur *Regs, l *emit.Loc, cfa uint64, reg uint32) (uint64, End, bool) {
-	if l.Kind == emit.LocRule {
-		return w.loc(cur, l, cfa)
+// value is the caller's value of a register whose rule is l: l applied
+// with the CFA cfa (LocRule, and the CFA's rule: base register or CFA,
+// plus offset, and the word there with Deref), or unchanged (LocSame: the
+// register reg of cur; raRule: the return-address register). Where it
+// cannot say, it sets *end to why.
+func (w *Walker) value(cur *Regs, l *emit.Loc, cfa uint64, reg uint32, end *End) (uint64, bool) {
+	if l.Kind == emit.LocRule || reg == cfaRule {
+		base := cfa
+		if l.RegBase {
+			v, ok := cur.Get(l.Reg)
+			if !ok {
+				*end = End{Reason: EndRegister, Reg: l.Reg}
+				return 0, false
+			}
+			base = v
+		}
+		addr := uint64(int64(base) + l.Offset)
+		if !l.Deref {
+			return addr, true
+		}
+		v, ok := w.word(addr)
+		if !ok {
+			*end = End{Reason: EndMemory, Addr: addr}
+		}
+		return v, ok
 	}
 	if reg == raRule {
 		r, has := raReg(w.ABI)
 		if !has {
-			return 0, End{Reason: EndRAInRegister}, false
+			*end = End{Reason: EndRAInRegister}
+			return 0, false
 		}
 		v, ok := cur.Get(r)
 		if !ok {
-			return 0, End{Reason: EndRAInRegister, Reg: r}, false
+			*end = End{Reason: EndRAInRegister, Reg: r}
 		}
-		return v, End{}, true
+		return v, ok
 	}
 	v, ok := cur.Get(reg)
 	if !ok {
-		return 0, End{Reason: EndRegister, Reg: reg}, false
+		*end = End{Reason: EndRegister, Reg: reg}
 	}
-	return v, End{}, true
+	return v, ok
 }
 
-// loc evaluates a LocRule: base (register or CFA) plus offset, and the word
-// there with Deref.
-func (w *Walker) loc(cur *Regs, l *emit.Loc, cfa uint64) (uint64, End, bool) {
-	base := cfa
-	if l.RegBase {
-		v, ok := cur.Get(l.Reg)
-		if !ok {
-			return 0, End{Reason: EndRegister, Reg: l.Reg}, false
-		}
-		base = v
-	}
-	addr := uint64(int64(base) + l.Offset)
-	if !l.Deref {
-		return addr, End{}, true
-	}
-	v, ok := w.word(addr)
-	if !ok {
-		return 0, End{Reason: EndMemory, Addr: addr}, false
-	}
-	return v, End{}, true
-}
-
-// lookup is the frame of sf.Lookup(pc), kept in the walker's cache.
-func (w *Walker) lookup(sf *emit.Reader, pc uint64) (*emit.Frame, bool) {
+// lookup is the frame of sf.Lookup(pc), kept in the walker's cache, or,
+// where Lookup finds none, whether a function with its FDE's signal bit
+// set covers pc (sf.Covering: a signal trampoline kept without FREs); both
+// answers are kept.
+func (w *Walker) lookup(sf *emit.Reader, pc uint64) (fr *emit.Frame, ok, sigFunc bool) {
 	if w.lookups == nil {
 		w.lookups = new([lookupCache]cachedLookup)
 	}
 	c := &w.lookups[(pc^pc>>8)%lookupCache]
-	if c.sf == sf && c.pc == pc {
-		return &c.fr, true
+	if c.sf != sf || c.pc != pc {
+		l, ok := sf.Lookup(pc)
+		*c = cachedLookup{sf: sf, pc: pc, fr: l.Frame, ok: ok}
+		if !ok {
+			fn, in := sf.Covering(pc)
+			c.sigFunc = in && fn.FDE.Signal()
+		}
 	}
-	l, ok := sf.Lookup(pc)
-	if !ok {
-		return nil, false
-	}
-	*c = cachedLookup{sf: sf, pc: pc, fr: l.Frame}
-	return &c.fr, true
+	return &c.fr, c.ok, c.sigFunc
 }
