@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/sframe-gen/sframe-gen/testdata/sysfiles"
 )
 
 // Sources whose objects have what moved between runs: SHT_NOBITS sections
@@ -122,7 +124,7 @@ func checkFixedPoint(t *testing.T, obj []byte, relocType uint32) {
 // is missing) and returns the object.
 func compileObject(t *testing.T, cc, lang, src string, args ...string) []byte {
 	t.Helper()
-	lookTool(t, cc)
+	sysfiles.NeedProgram(t, cc)
 	dir := t.TempDir()
 	out := filepath.Join(dir, "in.o")
 	args = append(append([]string{"-x", lang, "-c", "-o", out}, args...), "-")

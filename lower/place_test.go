@@ -13,6 +13,7 @@ import (
 
 	"github.com/sframe-gen/sframe-gen/cfi"
 	"github.com/sframe-gen/sframe-gen/emit"
+	"github.com/sframe-gen/sframe-gen/testdata/sysfiles"
 )
 
 // TestPermute checks the in-place reordering of Place against a copy, for
@@ -101,7 +102,7 @@ func TestPlaceOrder(t *testing.T) {
 func TestEncodePlaced(t *testing.T) {
 	libc, libstdcxx := hostLibs(t)
 	files := append(testdataELFs(t), libc, libstdcxx)
-	if llvm := bigLib(t); llvm != "" && !testing.Short() {
+	if llvm := sysfiles.BigLib(t); llvm != "" && !testing.Short() {
 		files = append(files, llvm)
 	}
 	n := 0

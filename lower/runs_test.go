@@ -9,6 +9,7 @@ import (
 
 	"github.com/sframe-gen/sframe-gen/cfi"
 	"github.com/sframe-gen/sframe-gen/emit"
+	"github.com/sframe-gen/sframe-gen/testdata/sysfiles"
 )
 
 // TestSortedRuns checks sortRun and order against placeOrder: random
@@ -114,7 +115,7 @@ func TestSortedRuns(t *testing.T) {
 func TestEncodePlacedRuns(t *testing.T) {
 	_, libstdcxx := hostLibs(t)
 	files := []string{libstdcxx}
-	if llvm := bigLib(t); llvm != "" && !testing.Short() {
+	if llvm := sysfiles.BigLib(t); llvm != "" && !testing.Short() {
 		files = append(files, llvm)
 	}
 	n := 0

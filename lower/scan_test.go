@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/sframe-gen/sframe-gen/cfi"
+	"github.com/sframe-gen/sframe-gen/testdata/sysfiles"
 )
 
 // TestScanLower checks that LowerScan, which reads and lowers each FDE in
@@ -26,8 +27,8 @@ import (
 func TestScanLower(t *testing.T) {
 	libc, libstdcxx := hostLibs(t)
 	files := append(testdataELFs(t), libc, libstdcxx,
-		compilerLib(t, "aarch64-linux-gnu-gcc", "libasan.so.8"), compilerLib(t, "s390x-linux-gnu-gcc", "libasan.so.8"))
-	if llvm := bigLib(t); llvm != "" && !testing.Short() {
+		sysfiles.CompilerLib(t, "aarch64-linux-gnu-gcc", "libasan.so.8"), sysfiles.CompilerLib(t, "s390x-linux-gnu-gcc", "libasan.so.8"))
+	if llvm := sysfiles.BigLib(t); llvm != "" && !testing.Short() {
 		files = append(files, llvm)
 	}
 	// And libstdc++ with broken FDEs all along its .eh_frame, for the

@@ -12,6 +12,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/sframe-gen/sframe-gen/testdata/sysfiles"
 )
 
 // statsTreeTree makes a tree of ELF files for the tree form of stats: the
@@ -21,7 +23,7 @@ import (
 // object's bytes count as installed).
 func statsTreeTree(t *testing.T) string {
 	t.Helper()
-	ar := needTool(t, "ar")
+	ar := sysfiles.NeedProgram(t, "ar")
 	td := testdataDir()
 	dir := t.TempDir()
 	for _, f := range libraryFiles(t) {
@@ -239,7 +241,7 @@ func TestStatsDocExample(t *testing.T) {
 // TestCostTable runs docs/cost.md's recipe on testdata/link: the tables
 // testdata/costtable makes of stats --json's output show its total.
 func TestCostTable(t *testing.T) {
-	goTool := needTool(t, "go")
+	goTool := sysfiles.NeedProgram(t, "go")
 	out, stderr, code := runCLI("stats", "--json", "--dry-run", filepath.Join(testdataDir(), "link"))
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
