@@ -1,4 +1,4 @@
-package elfpatch
+package elfcheck
 
 import (
 	"bytes"
