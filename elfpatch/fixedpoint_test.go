@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/sframe-gen/sframe-gen/testdata/elfcheck"
 	"github.com/sframe-gen/sframe-gen/testdata/sysfiles"
 )
 
@@ -104,7 +105,7 @@ func checkFixedPoint(t *testing.T, obj []byte, relocType uint32) {
 		if err != nil {
 			t.Fatalf("first patch: %v", err)
 		}
-		if err := CheckPreserved(obj, first); err != nil {
+		if err := elfcheck.CheckPreserved(obj, first); err != nil {
 			t.Fatalf("first patch does not keep the input: %v", err)
 		}
 		checkNobitsAligned(t, first)
