@@ -57,7 +57,7 @@ func ExamplePatchLinked() {
 	err = new(elfpatch.TempFiles).ReplaceFile(out, 0o755, func(tmp *os.File) error {
 		var err error
 		layout, err = elfpatch.PatchLinked(input, tmp, size, func(addr uint64) ([]byte, error) {
-			parts, err := res.EncodePlaced(addr)
+			parts, _, err := res.EncodeThenPlace(addr)
 			return bytes.Join(parts, nil), err
 		})
 		return err
