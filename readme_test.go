@@ -19,6 +19,7 @@ import (
 
 	sframegen "github.com/sframe-gen/sframe-gen"
 	"github.com/sframe-gen/sframe-gen/emit"
+	"github.com/sframe-gen/sframe-gen/testdata/sysfiles"
 )
 
 // TestReadmeProgram builds the program of the README's "Use it as a Go
@@ -368,8 +369,9 @@ func TestDocsGoBlocks(t *testing.T) {
 		t.Fatalf("only %d Go blocks found in the docs: the extraction is broken", len(blocks))
 	}
 	files := map[string]string{}
+	imports := docImports(t)
 	for i, b := range blocks {
-		files[fmt.Sprintf("b%02d/block.go", i)] = b.source(fmt.Sprintf("b%02d", i))
+		files[fmt.Sprintf("b%02d/block.go", i)] = b.source(fmt.Sprintf("b%02d", i), imports)
 	}
 	dir := docModule(t, files)
 	if out, err := goInModule(dir, "vet", "./..."); err != nil {
@@ -387,34 +389,34 @@ type docBlock struct {
 	code string
 }
 
-// docImports are the packages a block may name, by the name it uses.
-var docImports = map[string]string{
-	"bytes": "bytes", "elf": "debug/elf", "errors": "errors", "fmt": "fmt", "io": "io",
-	"log": "log", "os": "os", "strconv": "strconv", "strings": "strings",
-	"sframegen": "github.com/sframe-gen/sframe-gen",
-	"cfi":       "github.com/sframe-gen/sframe-gen/cfi",
-	"lower":     "github.com/sframe-gen/sframe-gen/lower",
-	"emit":      "github.com/sframe-gen/sframe-gen/emit",
-	"verify":    "github.com/sframe-gen/sframe-gen/emit/verify",
-	"unwind":    "github.com/sframe-gen/sframe-gen/emit/unwind",
-	"elfpatch":  "github.com/sframe-gen/sframe-gen/elfpatch",
-	"replace":   "github.com/sframe-gen/sframe-gen/elfpatch/replace",
+// docImports returns the packages a block may name, by the name it uses:
+// some of the standard library's and every package of the library.
+func docImports(t *testing.T) map[string]string {
+	imports := map[string]string{
+		"bytes": "bytes", "elf": "debug/elf", "errors": "errors", "fmt": "fmt", "io": "io",
+		"log": "log", "os": "os", "strconv": "strconv", "strings": "strings",
+	}
+	for _, p := range sysfiles.LibraryPackages(t) {
+		imports[p.Name] = p.ImportPath
+	}
+	return imports
 }
 
-// source is the block as a Go file of package pkg (main for a program).
-func (b docBlock) source(pkg string) string {
+// source is the block as a Go file of package pkg (main for a program),
+// importing those of imports (docImports) it names.
+func (b docBlock) source(pkg string, imports map[string]string) string {
 	abs, _ := filepath.Abs(b.file) // a //line name is relative to the file's directory
 	at := fmt.Sprintf("//line %s:%d\n", abs, b.line)
 	if strings.HasPrefix(b.code, "package ") {
 		return at + b.code
 	}
-	var imports strings.Builder
-	for name, path := range docImports {
+	var use strings.Builder
+	for name, path := range imports {
 		if regexp.MustCompile(`\b` + name + `\.`).MatchString(b.code) {
-			fmt.Fprintf(&imports, "import %s %q\n", name, path)
+			fmt.Fprintf(&use, "import %s %q\n", name, path)
 		}
 	}
-	head := "package " + pkg + "\n\n" + imports.String() + "\n"
+	head := "package " + pkg + "\n\n" + use.String() + "\n"
 	if regexp.MustCompile(`^(//.*\n)*(func|type|var|const) `).MatchString(b.code) {
 		return head + at + b.code
 	}
@@ -442,8 +444,8 @@ func docGoBlocks(t *testing.T) []docBlock {
 			blocks = append(blocks, docBlock{name, line, text[m[2]:m[3]]})
 		}
 	}
-	for _, dir := range []string{".", "cfi", "lower", "emit", "emit/verify", "emit/unwind", "elfpatch"} {
-		blocks = append(blocks, packageDocBlocks(t, dir)...)
+	for _, p := range sysfiles.LibraryPackages(t) {
+		blocks = append(blocks, packageDocBlocks(t, p.Dir)...)
 	}
 	return blocks
 }

@@ -2,7 +2,6 @@ package sframegen
 
 import (
 	"bytes"
-	"fmt"
 	"github.com/sframe-gen/sframe-gen/elfpatch/replace"
 	"os"
 	"os/exec"
@@ -10,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"unsafe"
+
+	"github.com/sframe-gen/sframe-gen/testdata/sysfiles"
 )
 
 // TestReflinkSharesUnchanged writes a linked file with its section on a
@@ -34,11 +35,9 @@ func TestReflinkSharesUnchanged(t *testing.T) {
 		}
 	}
 	if err != nil {
-		skipOrFailInCI(t, "mkfs.xfs not available (Debian's xfsprogs)")
+		sysfiles.NeedInput(t, "mkfs.xfs not available: %s", sysfiles.InstallHint("mkfs.xfs"))
 	}
-	if os.Geteuid() != 0 {
-		skipOrFailInCI(t, "not root: cannot mount a loop device")
-	}
+	sysfiles.NeedRoot(t, "mounts a loop device")
 	dir := t.TempDir()
 	img, mnt := filepath.Join(dir, "xfs.img"), filepath.Join(dir, "mnt")
 	if err := os.Mkdir(mnt, 0o755); err != nil {
@@ -54,7 +53,7 @@ func TestReflinkSharesUnchanged(t *testing.T) {
 		t.Fatalf("mkfs.xfs: %v\n%s", err, out)
 	}
 	if out, err := exec.Command("mount", "-o", "loop", img, mnt).CombinedOutput(); err != nil {
-		skipOrFailInCI(t, fmt.Sprintf("mount -o loop: %v: %s", err, bytes.TrimSpace(out)))
+		sysfiles.NeedInput(t, "mount -o loop: %v: %s", err, bytes.TrimSpace(out))
 	}
 	t.Cleanup(func() {
 		if out, err := exec.Command("umount", mnt).CombinedOutput(); err != nil {
@@ -133,16 +132,6 @@ func TestReflinkSharesUnchanged(t *testing.T) {
 	if len(got) <= len(src) {
 		t.Errorf("the output has %d bytes, the input %d: no section added", len(got), len(src))
 	}
-}
-
-// skipOrFailInCI skips the test for what the machine lacks, or fails it
-// under CI=true, where nothing may be missing.
-func skipOrFailInCI(t *testing.T, why string) {
-	t.Helper()
-	if os.Getenv("CI") == "true" {
-		t.Fatal(why)
-	}
-	t.Skip(why)
 }
 
 // extent is one extent of FIEMAP: where a piece of a file is on the

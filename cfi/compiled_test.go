@@ -4,13 +4,14 @@ import (
 	"bytes"
 	"debug/elf"
 	"encoding/binary"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/sframe-gen/sframe-gen/testdata/sysfiles"
 )
 
 // TestCompiledFrames compiles testdata/prog.c (and exc.cc) with the native
@@ -19,17 +20,15 @@ func TestCompiledFrames(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: compiles programs (runs in make test-long)")
 	}
-	refTool(t, "x86_64-readelf")
-	ref := filepath.Dir(refTool(t, "x86_64-ld"))
-	ref = filepath.Dir(ref) // .../gnu-sframe-ref
+	sysfiles.GNURef.Tool(t, "x86_64", "readelf")
 	type build struct {
 		name, cc string
 		args     []string
 		src      Source
 	}
-	linkX86 := []string{"-B", filepath.Join(ref, "gcc-x86_64")}
-	linkA64 := []string{"-B", filepath.Join(ref, "gcc-aarch64")}
-	linkS390 := []string{"-B", filepath.Join(ref, "gcc-s390x")}
+	linkX86 := []string{"-B", sysfiles.GNURef.GCC(t, "x86_64")}
+	linkA64 := []string{"-B", sysfiles.GNURef.GCC(t, "aarch64")}
+	linkS390 := []string{"-B", sysfiles.GNURef.GCC(t, "s390x")}
 	noEH := []string{"-g", "-fno-asynchronous-unwind-tables", "-fno-unwind-tables"}
 	builds := []build{
 		{"x86_64-O0.o", "gcc", []string{"-O0", "-c"}, Auto},
@@ -55,9 +54,7 @@ func TestCompiledFrames(t *testing.T) {
 	dir := t.TempDir()
 	for _, b := range builds {
 		t.Run(b.name, func(t *testing.T) {
-			if _, err := exec.LookPath(b.cc); err != nil {
-				needTool(t, b.cc)
-			}
+			sysfiles.NeedProgram(t, b.cc)
 			src := "testdata/prog.c"
 			if b.cc == "g++" {
 				src = "testdata/exc.cc"
@@ -119,8 +116,8 @@ func TestSystemFrames(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: reads large files (runs in make test-long)")
 	}
-	refTool(t, "x86_64-readelf")
-	for _, p := range []string{pathProgram(t, "ls"), compilerLib(t, "gcc", "libstdc++.so.6")} {
+	sysfiles.GNURef.Tool(t, "x86_64", "readelf")
+	for _, p := range []string{sysfiles.PathProgram(t, "ls"), sysfiles.CompilerLib(t, "gcc", "libstdc++.so.6")} {
 		t.Run(filepath.Base(p), func(t *testing.T) {
 			n := checkFileAgainst(t, p, "", EHFrame)
 			if n == 0 {
@@ -137,7 +134,7 @@ func TestGoBinary(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: builds a Go program (runs in make test-long)")
 	}
-	refTool(t, "x86_64-readelf")
+	sysfiles.GNURef.Tool(t, "x86_64", "readelf")
 	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
 	dir := t.TempDir()
 	src := filepath.Join(dir, "main.go")
@@ -173,18 +170,12 @@ func TestCompressedDebugFrame(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: compiles programs (runs in make test-long)")
 	}
-	refTool(t, "x86_64-readelf")
-	objcopy, err := exec.LookPath("objcopy")
-	if err != nil {
-		needTool(t, "objcopy")
-	}
-	if _, err := exec.LookPath("gcc"); err != nil {
-		needTool(t, "gcc")
-	}
+	sysfiles.GNURef.Tool(t, "x86_64", "readelf")
+	objcopy := sysfiles.NeedProgram(t, "objcopy")
+	sysfiles.NeedProgram(t, "gcc")
 	dir := t.TempDir()
 	exe := filepath.Join(dir, "dbg.exe")
-	ref := filepath.Dir(filepath.Dir(refTool(t, "x86_64-ld")))
-	args := []string{"-O2", "-g", "-fno-asynchronous-unwind-tables", "-B", filepath.Join(ref, "gcc-x86_64"), "-o", exe, "testdata/prog.c"}
+	args := []string{"-O2", "-g", "-fno-asynchronous-unwind-tables", "-B", sysfiles.GNURef.GCC(t, "x86_64"), "-o", exe, "testdata/prog.c"}
 	if msg, err := exec.Command("gcc", args...).CombinedOutput(); err != nil {
 		t.Fatalf("gcc: %v\n%s", err, msg)
 	}
@@ -192,7 +183,7 @@ func TestCompressedDebugFrame(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			out := filepath.Join(dir, "dbg-"+mode)
 			if msg, err := exec.Command(objcopy, "--compress-debug-sections="+mode, exe, out).CombinedOutput(); err != nil {
-				needTool(t, fmt.Sprintf("objcopy --compress-debug-sections=%s (%v: %s)", mode, err, bytes.TrimSpace(msg)))
+				sysfiles.NeedInput(t, "objcopy --compress-debug-sections=%s: %v: %s: %s", mode, err, bytes.TrimSpace(msg), sysfiles.InstallHint("objcopy"))
 			}
 			f, err := elf.Open(out)
 			if err != nil {
@@ -257,7 +248,7 @@ func TestCCObjects(t *testing.T) {
 		if _, err := os.Stat(base + ".frames"); err == nil {
 			continue // TestGoldenFrames covers it
 		}
-		refTool(t, "x86_64-readelf")
+		sysfiles.GNURef.Tool(t, "x86_64", "readelf")
 		t.Run(strings.TrimPrefix(base, "../testdata/cc/"), func(t *testing.T) {
 			n += checkFileAgainst(t, path, "", Auto)
 		})
@@ -268,8 +259,8 @@ func TestCCObjects(t *testing.T) {
 // TestI386Object assembles a 32-bit object: 4-byte addresses and REL
 // relocations (R_386_PC32, addend in place).
 func TestI386Object(t *testing.T) {
-	as := refTool(t, "x86_64-as")
-	refTool(t, "x86_64-readelf")
+	as := sysfiles.GNURef.Tool(t, "x86_64", "as")
+	sysfiles.GNURef.Tool(t, "x86_64", "readelf")
 	dir := t.TempDir()
 	src := filepath.Join(dir, "t32.s")
 	asm := `	.text

@@ -340,23 +340,10 @@ func diffRow(names map[string]uint64, ra uint64, cols []string, w readelfRow, ro
 	return ""
 }
 
-// refTool returns the path of a GNU reference tool (x86_64-readelf, ...)
-// or skips the test.
-func refTool(t testing.TB, name string) string {
-	t.Helper()
-	return sysfiles.GNURefTool(t, name)
-}
-
-// needTool skips the test for a missing tool, or fails it in CI.
-func needTool(t testing.TB, what string) {
-	t.Helper()
-	sysfiles.NeedInput(t, "%s not available: %s", what, sysfiles.InstallHint(what))
-}
-
 // readelfFrames runs readelf --debug-dump=frames-interp on path.
 func readelfFrames(t *testing.T, path, section string) []*readelfFDE {
 	t.Helper()
-	readelf := refTool(t, "x86_64-readelf")
+	readelf := sysfiles.GNURef.Tool(t, "x86_64", "readelf")
 	out, err := exec.Command(readelf, "-W", "--debug-dump=frames-interp", path).Output()
 	if err != nil {
 		t.Fatalf("readelf %s: %v", path, err)

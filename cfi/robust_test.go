@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sframe-gen/sframe-gen/testdata/sysfiles"
 )
 
 // TestReadDamagedSection: a CFI section running past the end of the file
@@ -126,9 +128,7 @@ func TestReadHighlyCompressed(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: compiles 3,000 functions with -g (runs in make test-long)")
 	}
-	if _, err := exec.LookPath("gcc"); err != nil {
-		needTool(t, "gcc")
-	}
+	sysfiles.NeedProgram(t, "gcc")
 	dir := t.TempDir()
 	var src strings.Builder
 	src.WriteString("int g(int);\n")

@@ -10,6 +10,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/sframe-gen/sframe-gen/testdata/sysfiles"
 )
 
 // compareScan checks that cutting fr's section into n parts and scanning
@@ -66,8 +68,8 @@ func compareParts(fr *Frames, n int, cuts, fdes []int) string {
 // byte orders) and on the system's big libraries.
 func TestScan(t *testing.T) {
 	paths, _ := filepath.Glob("../testdata/*/*/*")
-	paths = append(paths, compilerLib(t, "gcc", "libc.so.6"))
-	if llvm := bigLib(t); llvm != "" {
+	paths = append(paths, sysfiles.CompilerLib(t, "gcc", "libc.so.6"))
+	if llvm := sysfiles.BigLib(t); llvm != "" {
 		paths = append(paths, llvm)
 	}
 	sections := 0
@@ -216,8 +218,8 @@ func TestScanUsual(t *testing.T) {
 // (within the largest entry) that scan as Read reads, on the system's big
 // libraries.
 func TestCutWeighted(t *testing.T) {
-	libs := []string{compilerLib(t, "gcc", "libc.so.6"), compilerLib(t, "gcc", "libstdc++.so.6")}
-	if llvm := bigLib(t); llvm != "" {
+	libs := []string{sysfiles.CompilerLib(t, "gcc", "libc.so.6"), sysfiles.CompilerLib(t, "gcc", "libstdc++.so.6")}
+	if llvm := sysfiles.BigLib(t); llvm != "" {
 		libs = append(libs, llvm)
 	}
 	for _, p := range libs {

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sframe-gen/sframe-gen/testdata/sysfiles"
 )
 
 // arFile is one member for buildArchive.
@@ -243,7 +245,7 @@ func TestParseArchiveErrors(t *testing.T) {
 // archive lists the same members with the new contents and an index that
 // names the same members for the same symbols.
 func TestPatchArchiveGNU(t *testing.T) {
-	ar, nm := lookTool(t, "ar"), lookTool(t, "nm")
+	ar, nm := sysfiles.NeedProgram(t, "ar"), sysfiles.NeedProgram(t, "nm")
 	dir := t.TempDir()
 	var names []string
 	for i, src := range []string{"../testdata/link/x86_64/demo.pic.o", "../testdata/cc/x86_64/O2/drap.o", "../testdata/gas/x86_64/basic.o"} {

@@ -60,7 +60,7 @@ func ExamplePatchLinked() {
 		log.Fatal(err)
 	}
 	layout, err := elfpatch.PatchLinked(input, output, size, func(addr uint64) ([]byte, error) {
-		parts, err := res.EncodePlaced(addr)
+		parts, _, err := res.EncodeThenPlace(addr)
 		return bytes.Join(parts, nil), err
 	})
 	if err := errors.Join(err, output.Close()); err != nil {

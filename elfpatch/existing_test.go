@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/sframe-gen/sframe-gen/emit"
+	"github.com/sframe-gen/sframe-gen/testdata/sysfiles"
 )
 
 // TestPatchLinkedExisting patches GNU-built files that already have .sframe
@@ -22,7 +23,7 @@ func TestPatchLinkedExisting(t *testing.T) {
 			gs, _ := tg.build(t, dir, "hello", helloC, "-fPIE", "-pie")
 			sec, addr := sectionOf(t, gs, ".sframe")
 			want := tg.exec(t, gs)
-			od := refTool(t, tg.tool, "objdump")
+			od := sysfiles.GNURef.Tool(t, tg.tool, "objdump")
 
 			same := filepath.Join(dir, "same")
 			lay := patchFile(t, gs, same, sec, addr)
@@ -122,7 +123,7 @@ int main(void) { printf("%d\n", thrice(14)); return 0; }
 			mc := filepath.Join(dir, "main.c")
 			os.WriteFile(mc, []byte(mainC), 0o644)
 			exe := filepath.Join(dir, "main")
-			bdir := filepath.Join(filepath.Dir(refDir()), "gcc-"+tg.arch)
+			bdir := sysfiles.GNURef.GCC(t, tg.arch)
 			run(t, tg.gcc, "-B", bdir, "-o", exe, mc, "-L"+dir, "-lt")
 			pdir := filepath.Join(dir, "patched")
 			os.Mkdir(pdir, 0o755)
@@ -130,7 +131,7 @@ int main(void) { printf("%d\n", thrice(14)); return 0; }
 			lay := patchFile(t, so, filepath.Join(pdir, "libt.so"), sec, addr)
 			t.Logf("%+v", lay)
 			checkELF(t, tg, filepath.Join(pdir, "libt.so"))
-			od := refTool(t, tg.tool, "objdump")
+			od := sysfiles.GNURef.Tool(t, tg.tool, "objdump")
 			if got, w := sframeText(t, od, filepath.Join(pdir, "libt.so")), sframeText(t, od, gs); got != w {
 				t.Errorf("objdump --sframe differs:\n%s\nwant\n%s", got, w)
 			}
@@ -150,7 +151,7 @@ int main(void) { printf("%d\n", thrice(14)); return 0; }
 			if tg.qemu != "" {
 				strip = tg.arch + "-linux-gnu-strip"
 			}
-			lookTool(t, strip)
+			sysfiles.NeedProgram(t, strip)
 			sdir := filepath.Join(dir, "stripped")
 			os.Mkdir(sdir, 0o755)
 			run(t, strip, "--strip-unneeded", "-o", filepath.Join(sdir, "libt.so"), filepath.Join(pdir, "libt.so"))

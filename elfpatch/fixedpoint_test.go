@@ -8,6 +8,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/sframe-gen/sframe-gen/testdata/elfcheck"
+	"github.com/sframe-gen/sframe-gen/testdata/sysfiles"
 )
 
 // Sources whose objects have what moved between runs: SHT_NOBITS sections
@@ -102,7 +105,7 @@ func checkFixedPoint(t *testing.T, obj []byte, relocType uint32) {
 		if err != nil {
 			t.Fatalf("first patch: %v", err)
 		}
-		if err := CheckPreserved(obj, first); err != nil {
+		if err := elfcheck.CheckPreserved(obj, first); err != nil {
 			t.Fatalf("first patch does not keep the input: %v", err)
 		}
 		checkNobitsAligned(t, first)
@@ -122,7 +125,7 @@ func checkFixedPoint(t *testing.T, obj []byte, relocType uint32) {
 // is missing) and returns the object.
 func compileObject(t *testing.T, cc, lang, src string, args ...string) []byte {
 	t.Helper()
-	lookTool(t, cc)
+	sysfiles.NeedProgram(t, cc)
 	dir := t.TempDir()
 	out := filepath.Join(dir, "in.o")
 	args = append(append([]string{"-x", lang, "-c", "-o", out}, args...), "-")

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/sframe-gen/sframe-gen/testdata/elfcheck"
 )
 
 func addObjectSeeds(f *testing.F) {
@@ -20,7 +22,7 @@ func addObjectSeeds(f *testing.F) {
 }
 
 // FuzzPatchLinked: no panic on any input; a successful patch satisfies the
-// loader invariants, keeps every input section (CheckPreserved), patches
+// loader invariants, keeps every input section (elfcheck.CheckPreserved), patches
 // again identically (and with another section as the input alone would
 // be, when taken for an earlier output), and is what PatchLinkedCopyParts writes over a copy made
 // while it encodes.
@@ -47,7 +49,7 @@ func FuzzPatchLinked(f *testing.F) {
 		if err := checkInvariants(out, len(sf)); err != nil {
 			t.Fatalf("patched output: %v", err)
 		}
-		if err := CheckPreserved(in, out); err != nil {
+		if err := elfcheck.CheckPreserved(in, out); err != nil {
 			t.Fatalf("patched output does not keep the input: %v", err)
 		}
 		overCopy, err := patchOverCopy(t, in, sf)
@@ -100,7 +102,7 @@ func plannedFromMemory(t *testing.T, in, sf []byte) ([]byte, error) {
 
 // FuzzPatchObject: no panic on any input; a successful patch has the new
 // .sframe readable by debug/elf, keeps every input section, symbol and
-// relocation (CheckPreserved), and patches into itself (a second run
+// relocation (elfcheck.CheckPreserved), and patches into itself (a second run
 // writes nothing).
 func FuzzPatchObject(f *testing.F) {
 	addObjectSeeds(f)
@@ -128,7 +130,7 @@ func FuzzPatchObject(f *testing.F) {
 		if b, err := s.Data(); err != nil || !bytes.Equal(b, sf) {
 			t.Fatalf(".sframe contents wrong: %v", err)
 		}
-		if err := CheckPreserved(in, out.Bytes()); err != nil {
+		if err := elfcheck.CheckPreserved(in, out.Bytes()); err != nil {
 			t.Fatalf("patched output does not keep the input: %v", err)
 		}
 		again, err := PatchObjectBytes(out.Bytes(), sf, relocs)

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sframe-gen/sframe-gen/testdata/elfcheck"
 )
 
 // gasTwins returns every committed object that GNU as made without
@@ -87,7 +89,7 @@ func TestPatchObjectGasWhole(t *testing.T) {
 			if !bytes.Equal(again, want) {
 				t.Errorf("patching %s with its own section changes it: %s", gs, objectDiff(again, want))
 			}
-			if err := CheckPreserved(in, got); err != nil {
+			if err := elfcheck.CheckPreserved(in, got); err != nil {
 				t.Error(err)
 			}
 		})
@@ -166,7 +168,7 @@ func TestPatchObjectNotBFD(t *testing.T) {
 				if got := g.name(&g.sects[c.sframe]); got != ".sframe" || g.name(&g.sects[c.sframe+1]) != ".rela.sframe" {
 					t.Errorf("%s: section %d is %s, want .sframe then .rela.sframe", c.name, c.sframe, got)
 				}
-				if err := CheckPreserved(c.in, out); err != nil {
+				if err := elfcheck.CheckPreserved(c.in, out); err != nil {
 					t.Errorf("%s: %v", c.name, err)
 				}
 				again, err := PatchObjectBytes(out, sf, relocs)

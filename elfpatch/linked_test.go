@@ -48,19 +48,12 @@ func targets(t *testing.T) []target {
 	}
 }
 
-func refDir() string {
-	return sysfiles.GNURefDir()
-}
-
 // build compiles src with the reference binutils, with and without
 // --gsframe, and returns both outputs.
 func (tg target) build(t *testing.T, dir, name, src string, flags ...string) (gs, plain string) {
 	t.Helper()
-	lookTool(t, tg.gcc)
-	bdir := filepath.Join(filepath.Dir(refDir()), "gcc-"+tg.arch)
-	if _, err := os.Stat(bdir); err != nil {
-		sysfiles.NeedInput(t, "the GNU reference tools' %s is missing: %s", bdir, sysfiles.GNURefInstall)
-	}
+	sysfiles.NeedProgram(t, tg.gcc)
+	bdir := sysfiles.GNURef.GCC(t, tg.arch)
 	c := filepath.Join(dir, name+".c")
 	if err := os.WriteFile(c, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
@@ -76,7 +69,7 @@ func (tg target) exec(t *testing.T, bin string, args ...string) string {
 	t.Helper()
 	if tg.qemu != "" {
 		args = append([]string{"-L", qemuPrefix(t, tg.gcc), bin}, args...)
-		bin = lookTool(t, tg.qemu)
+		bin = sysfiles.NeedProgram(t, tg.qemu)
 	}
 	out, _ := run(t, bin, args...)
 	return out
@@ -127,7 +120,7 @@ func sectionOf(t *testing.T, path, name string) ([]byte, uint64) {
 // checkELF runs readelf -lW -SW and fails on any warning.
 func checkELF(t *testing.T, tg target, path string) {
 	t.Helper()
-	out, errs := run(t, refTool(t, tg.tool, "readelf"), "-lSW", path)
+	out, errs := run(t, sysfiles.GNURef.Tool(t, tg.tool, "readelf"), "-lSW", path)
 	if errs != "" || strings.Contains(strings.ToLower(out), "warning") {
 		t.Errorf("readelf -lSW %s warns:\n%s%s", path, errs, out)
 	}
@@ -176,7 +169,7 @@ func TestPatchLinkedTwins(t *testing.T) {
 				if k.name == "static-pie" {
 					// Debian's s390x cross C library has no rcrt1.o,
 					// static-pie's start file: nothing can be built.
-					lookTool(t, tg.gcc)
+					sysfiles.NeedProgram(t, tg.gcc)
 					if out, _ := exec.Command(tg.gcc, "-print-file-name=rcrt1.o").Output(); !filepath.IsAbs(strings.TrimSpace(string(out))) {
 						t.Skipf("%s has no rcrt1.o: its C library cannot link a static PIE (Debian ships none for s390x: nothing to install)", tg.gcc)
 					}
@@ -206,7 +199,7 @@ func TestPatchLinkedTwins(t *testing.T) {
 				if got, want := progTypes(t, ours, lay.NewLoad), progTypes(t, gs, false); got != want && !k.otherText {
 					t.Errorf("program headers\n got %s\nwant %s", got, want)
 				}
-				od := refTool(t, tg.tool, "objdump")
+				od := sysfiles.GNURef.Tool(t, tg.tool, "objdump")
 				if got, want := sframeText(t, od, ours), sframeText(t, od, gs); got != want && !k.otherText {
 					t.Errorf("objdump --sframe differs:\n got:\n%s\nwant:\n%s", got, want)
 				}
@@ -231,16 +224,16 @@ func TestPatchLinkedTwins(t *testing.T) {
 					}
 					rt := filepath.Join(dir, k.name+"."+tool)
 					if tool == "strip" {
-						run(t, refTool(t, tg.tool, tool), "-o", rt, ours)
+						run(t, sysfiles.GNURef.Tool(t, tg.tool, tool), "-o", rt, ours)
 					} else {
-						run(t, refTool(t, tg.tool, tool), ours, rt)
+						run(t, sysfiles.GNURef.Tool(t, tg.tool, tool), ours, rt)
 					}
 					if got := tg.exec(t, rt); got != want {
 						t.Errorf("after %s the program prints %q, want %q", tool, got, want)
 					}
 					checkELF(t, tg, rt)
 				}
-				if lookTool(t, "eu-elflint") != "" {
+				if sysfiles.NeedProgram(t, "eu-elflint") != "" {
 					// elflint does not know the SFrame types: compare with
 					// GNU's own build, which has the same two findings.
 					if a, b := elflintCount(t, gs), elflintCount(t, ours); b > a {

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sframe-gen/sframe-gen/testdata/sysfiles"
 )
 
 // TestPatchObjectGas patches each testdata/gas object assembled without
@@ -55,19 +57,19 @@ func TestPatchObjectGas(t *testing.T) {
 				if !bytes.Equal(again.Bytes(), out.Bytes()) {
 					t.Errorf("second patch differs from the first")
 				}
-				od := refTool(t, tarch, "objdump")
+				od := sysfiles.GNURef.Tool(t, tarch, "objdump")
 				want := sframeText(t, od, gs)
 				if got := sframeText(t, od, ours); got != want {
 					t.Errorf("objdump --sframe differs:\n got:\n%s\nwant:\n%s", got, want)
 				}
-				re := refTool(t, tarch, "readelf")
+				re := sysfiles.GNURef.Tool(t, tarch, "readelf")
 				if _, errs := run(t, re, "-aW", ours); errs != "" {
 					t.Errorf("readelf -aW warns: %s", errs)
 				}
 				if len(relocs) == 0 {
 					return
 				}
-				ld := refTool(t, tarch, "ld")
+				ld := sysfiles.GNURef.Tool(t, tarch, "ld")
 				ldArgs := []string{"-e", "0", "--no-warn-rwx-segments", "--unresolved-symbols=ignore-all"}
 				if arch == "aarch64_be" {
 					ldArgs = append(ldArgs, "-EB")

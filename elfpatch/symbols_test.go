@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/sframe-gen/sframe-gen/testdata/sysfiles"
 )
 
 type relSym struct {
@@ -102,10 +104,10 @@ func TestPatchObjectAddsSectionSymbol(t *testing.T) {
 	}
 	tmp := filepath.Join(t.TempDir(), "o.o")
 	os.WriteFile(tmp, out.Bytes(), 0o644)
-	if _, errs := run(t, refTool(t, "x86_64", "readelf"), "-aW", tmp); errs != "" {
+	if _, errs := run(t, sysfiles.GNURef.Tool(t, "x86_64", "readelf"), "-aW", tmp); errs != "" {
 		t.Errorf("readelf -aW warns: %s", errs)
 	}
-	if _, err := exec0(refTool(t, "x86_64", "ld"), "-r", "-o", tmp+".r", tmp); err != nil {
+	if _, err := exec0(sysfiles.GNURef.Tool(t, "x86_64", "ld"), "-r", "-o", tmp+".r", tmp); err != nil {
 		t.Errorf("ld -r: %v", err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/sframe-gen/sframe-gen/emit"
+	"github.com/sframe-gen/sframe-gen/testdata/sysfiles"
 )
 
 // oneFDE returns an x86-64 SFrame v3 section with one FDE covering
@@ -35,16 +36,16 @@ func TestPatchSystemPrograms(t *testing.T) {
 	if runtime.GOARCH != "amd64" {
 		t.Skip("x86-64 host only")
 	}
-	readelf := refTool(t, "x86_64", "readelf")
+	readelf := sysfiles.GNURef.Tool(t, "x86_64", "readelf")
 	cases := []struct {
 		name string
 		find func(t *testing.T) string // the file's path (testutil_test.go)
 		args []string                  // run with these; nil: do not run (library)
 	}{
-		{"ls", func(t *testing.T) string { return pathProgram(t, "ls") }, []string{"--version"}},
-		{"python3", func(t *testing.T) string { return pathProgram(t, "python3") }, []string{"--version"}},
+		{"ls", func(t *testing.T) string { return sysfiles.PathProgram(t, "ls") }, []string{"--version"}},
+		{"python3", func(t *testing.T) string { return sysfiles.PathProgram(t, "python3") }, []string{"--version"}},
 		{"libLLVM", func(t *testing.T) string {
-			p := bigLib()
+			p := sysfiles.BigLib(t)
 			if p == "" {
 				// CI does not install LLVM: the other cases stand.
 				t.Skip("no libLLVM in ldconfig -p: install Debian's libllvm19 (optional: CI does not install LLVM)")
@@ -81,7 +82,7 @@ func TestPatchSystemPrograms(t *testing.T) {
 			if out, errs := run(t, readelf, "-lSW", out); errs != "" {
 				t.Errorf("readelf warns: %s\n%s", errs, out)
 			}
-			if lookTool(t, "eu-elflint") != "" {
+			if sysfiles.NeedProgram(t, "eu-elflint") != "" {
 				// The two SFrame types are unknown to elflint.
 				if a, b := elflintCount(t, path), elflintCount(t, out); b > a+2 {
 					t.Errorf("eu-elflint: %d findings, original %d", b, a)
@@ -96,7 +97,7 @@ func TestPatchSystemPrograms(t *testing.T) {
 				t.Errorf("patched %s %v: %v\n%s\nwant\n%s", path, tc.args, err, got, want)
 			}
 			stripped := filepath.Join(dir, "stripped")
-			run(t, refTool(t, "x86_64", "strip"), "-o", stripped, out)
+			run(t, sysfiles.GNURef.Tool(t, "x86_64", "strip"), "-o", stripped, out)
 			if got, err := exec.Command(stripped, tc.args...).CombinedOutput(); err != nil || string(got) != string(want) {
 				t.Errorf("stripped patched %s %v: %v\n%s", path, tc.args, err, got)
 			}

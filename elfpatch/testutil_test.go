@@ -13,25 +13,6 @@ import (
 	"github.com/sframe-gen/sframe-gen/testdata/sysfiles"
 )
 
-// refTool returns the path of a GNU reference tool wrapper (ARCH-NAME), or
-// skips the test (fails under CI=true) when it is missing.
-func refTool(t *testing.T, arch, name string) string {
-	t.Helper()
-	return sysfiles.GNURefTool(t, arch+"-"+name)
-}
-
-// need skips the test for a missing external tool, or fails it under CI.
-func need(t *testing.T, what string) {
-	t.Helper()
-	sysfiles.NeedInput(t, "%s is missing (.ci/run installs it)", what)
-}
-
-// lookTool returns the path of a program on $PATH, or skips/fails.
-func lookTool(t *testing.T, name string) string {
-	t.Helper()
-	return sysfiles.NeedProgram(t, name)
-}
-
 // run runs a command and returns its stdout; stderr is returned separately.
 func run(t *testing.T, name string, args ...string) (string, string) {
 	t.Helper()
@@ -132,27 +113,11 @@ func runCmd(name string, args ...string) ([]byte, error) {
 // (testdata/sysfiles). A file that cannot be found skips the test, saying
 // why, except under CI=true (.ci/run installs everything), where it fails.
 
-// pathProgram is sysfiles.PathProgram.
-func pathProgram(t *testing.T, name string) string {
-	t.Helper()
-	return sysfiles.PathProgram(t, name)
-}
-
 // qemuPrefix returns the directory qemu-user's -L takes for the programs
 // cross compiler cc builds: the one whose lib/ holds the C library cc
 // links (/usr/aarch64-linux-gnu on Debian), or skips t (fails it under
 // CI=true).
 func qemuPrefix(t *testing.T, cc string) string {
 	t.Helper()
-	out, err := exec.Command(lookTool(t, cc), "-print-file-name=libc.so.6").Output()
-	p := strings.TrimSpace(string(out))
-	real, errLink := filepath.EvalSymlinks(p)
-	// gcc prints the name alone when it finds no such file.
-	if err != nil || !filepath.IsAbs(p) || errLink != nil {
-		need(t, "the C library of "+cc+" (-print-file-name=libc.so.6)")
-	}
-	return filepath.Dir(filepath.Dir(real))
+	return filepath.Dir(filepath.Dir(sysfiles.CompilerLib(t, cc, "libc.so.6")))
 }
-
-// bigLib is sysfiles.BigLib: the biggest libLLVM of the system, or "".
-func bigLib() string { return sysfiles.BigLib() }

@@ -333,14 +333,6 @@ func (w *FDEWriter) put16(b []byte, v uint16) {
 	}
 }
 
-func (w *FDEWriter) put32(b []byte, v uint32) {
-	if w.big {
-		binary.BigEndian.PutUint32(b, v)
-	} else {
-		binary.LittleEndian.PutUint32(b, v)
-	}
-}
-
 // Len returns the number of FREs added so far.
 func (w *FDEWriter) Len() int { return w.n }
 

@@ -48,7 +48,7 @@ func (s *Section) Encode() ([]byte, error) {
 // Order[j], its start field that of Starts[Order[j]] for a section at
 // Addr (as SetFuncStart sets it for position j), and the header has
 // FlagFDESorted. For a caller that has the start order of a big index
-// (lower.Result.EncodePlaced): moving the FDEs into that order only to
+// (lower.Result.EncodeThenPlace): moving the FDEs into that order only to
 // write them costs more than writing them from where they are.
 type Placement struct {
 	// Order is a permutation of the FDEs' indices (nil: they are in

@@ -15,14 +15,6 @@ import (
 	"github.com/sframe-gen/sframe-gen/testdata/sysfiles"
 )
 
-// gnuTool returns the path of a GNU reference tool (arch-name), from
-// $GNU_SFRAME_REF or testdata/gnu-sframe-ref.sh's prefix. It skips the test when
-// the tool is missing, unless $CI is "true".
-func gnuTool(t *testing.T, arch, name string) string {
-	t.Helper()
-	return sysfiles.GNURefTool(t, arch+"-"+name)
-}
-
 // randomSection makes a section objdump can dump: any version 2 or 3
 // layout, flags, fixed offsets, FDE and FRE types, data-word counts and
 // sizes, with the constraints libsframe asserts on (FRE start within the
@@ -132,9 +124,9 @@ func TestDumpMatchesObjdump(t *testing.T) {
 	}
 	for _, a := range arches {
 		t.Run(a.arch, func(t *testing.T) {
-			as := gnuTool(t, a.arch, "as")
-			objcopy := gnuTool(t, a.arch, "objcopy")
-			objdump := gnuTool(t, a.arch, "objdump")
+			as := sysfiles.GNURef.Tool(t, a.arch, "as")
+			objcopy := sysfiles.GNURef.Tool(t, a.arch, "objcopy")
+			objdump := sysfiles.GNURef.Tool(t, a.arch, "objdump")
 			dir := t.TempDir()
 			carrier := filepath.Join(dir, "carrier.o")
 			run(t, exec.Command(as, "-o", carrier, "/dev/null"))
@@ -225,9 +217,9 @@ func TestDumpMatchesObjdumpOnMutants(t *testing.T) {
 			if len(seeds[arch]) == 0 {
 				t.Fatalf("no golden section for %s", arch)
 			}
-			as := gnuTool(t, arch, "as")
-			objcopy := gnuTool(t, arch, "objcopy")
-			objdump := gnuTool(t, arch, "objdump")
+			as := sysfiles.GNURef.Tool(t, arch, "as")
+			objcopy := sysfiles.GNURef.Tool(t, arch, "objcopy")
+			objdump := sysfiles.GNURef.Tool(t, arch, "objdump")
 			dir := t.TempDir()
 			carrier := filepath.Join(dir, "carrier.o")
 			run(t, exec.Command(as, "-o", carrier, "/dev/null"))

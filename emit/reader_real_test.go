@@ -21,7 +21,7 @@ func TestReaderAgainstDecode(t *testing.T) {
 	paths := []string{sysfiles.CompilerLib(t, "gcc", "libc.so.6")}
 	if !testing.Short() {
 		paths = append(paths, sysfiles.CompilerLib(t, "g++", "libstdc++.so.6"))
-		if big := sysfiles.BigLib(); big != "" {
+		if big := sysfiles.BigLib(t); big != "" {
 			paths = append(paths, big)
 		} else {
 			t.Log("no libLLVM on this system (ldconfig -p): compared on libc and libstdc++ only")

@@ -6,12 +6,13 @@ import (
 	"testing"
 
 	"github.com/sframe-gen/sframe-gen/cfi"
+	"github.com/sframe-gen/sframe-gen/testdata/sysfiles"
 )
 
 // libLLVM returns a large real .eh_frame: $LOWER_BENCH_ELF, else the
 // system's biggest libLLVM (ldconfig -p), or skips.
 func libLLVM(b *testing.B) *elf.File {
-	cands := []string{os.Getenv("LOWER_BENCH_ELF"), bigLib(b)}
+	cands := []string{os.Getenv("LOWER_BENCH_ELF"), sysfiles.BigLib(b)}
 	for _, p := range cands {
 		if p == "" {
 			continue

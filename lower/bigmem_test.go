@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"unsafe"
+
+	"github.com/sframe-gen/sframe-gen/testdata/sysfiles"
 )
 
 // TestMakeBig checks that makeBig makes the list make makes and, on Linux,
@@ -48,10 +50,7 @@ func TestMakeBig(t *testing.T) {
 		}
 		flags, err := vmFlags(tc.advised)
 		if err != nil {
-			if os.Getenv("CI") == "true" {
-				t.Fatalf("no /proc/self/smaps: %v", err)
-			}
-			t.Skipf("no /proc/self/smaps: %v", err)
+			sysfiles.NeedInput(t, "no /proc/self/smaps (a Linux kernel with procfs mounted): %v", err)
 		}
 		if !strings.Contains(" "+flags+" ", " hg ") {
 			t.Errorf("%s: the mapping of %#x has flags %q, no hg", tc.name, tc.advised, flags)

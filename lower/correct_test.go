@@ -16,6 +16,7 @@ import (
 	"github.com/sframe-gen/sframe-gen/elfpatch"
 	"github.com/sframe-gen/sframe-gen/emit"
 	"github.com/sframe-gen/sframe-gen/emit/verify"
+	"github.com/sframe-gen/sframe-gen/testdata/sysfiles"
 )
 
 // funcKey names a function across files: its section's name in an object
@@ -323,10 +324,10 @@ func TestCorrectLinked(t *testing.T) {
 		name string
 		find func(t testing.TB) string
 	}{
-		{"python3", func(t testing.TB) string { return pathProgram(t, "python3") }},
+		{"python3", func(t testing.TB) string { return sysfiles.PathProgram(t, "python3") }},
 		// setcontext: RA at CFA+168 in a flex FDE (gas's word size
 		// truncates it).
-		{"libc", func(t testing.TB) string { return compilerLib(t, "gcc", "libc.so.6") }},
+		{"libc", func(t testing.TB) string { return sysfiles.CompilerLib(t, "gcc", "libc.so.6") }},
 	} {
 		t.Run(sys.name, func(t *testing.T) {
 			path := sys.find(t)
@@ -368,7 +369,7 @@ func TestRandomCorrect(t *testing.T) {
 		if arch == "aarch64_be" {
 			tool, eb = "aarch64", []string{"-EB"}
 		}
-		as := refTool(t, tool+"-as")
+		as := sysfiles.GNURef.Tool(t, tool, "as")
 		dir := t.TempDir()
 		for i := 0; i < files; i++ {
 			seed := uint64(1000 + i)

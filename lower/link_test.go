@@ -14,13 +14,6 @@ import (
 	"github.com/sframe-gen/sframe-gen/cfi"
 )
 
-// refTool returns the path of a GNU reference tool wrapper such as
-// "x86_64-ld", skipping the test when it is missing (failing in CI).
-func refTool(t *testing.T, name string) string {
-	t.Helper()
-	return sysfiles.GNURefTool(t, name)
-}
-
 func run(t *testing.T, dir string, prog string, args ...string) {
 	t.Helper()
 	cmd := exec.Command(prog, args...)
@@ -63,7 +56,7 @@ bar:	.cfi_startproc
 // rebuilds the output .sframe from the linked file's .eh_frame: the
 // functions' FDEs by Lower, the PLT FDEs by PLT, placed and sorted.
 func TestLinkedX86(t *testing.T) {
-	as, ld := refTool(t, "x86_64-as"), refTool(t, "x86_64-ld")
+	as, ld := sysfiles.GNURef.Tool(t, "x86_64", "as"), sysfiles.GNURef.Tool(t, "x86_64", "ld")
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "f.s"), []byte(pltCaller), 0o644); err != nil {
 		t.Fatal(err)
@@ -120,7 +113,7 @@ foo:	.cfi_startproc
 `
 
 func TestLinkedS390X(t *testing.T) {
-	as, ld := refTool(t, "s390x-as"), refTool(t, "s390x-ld")
+	as, ld := sysfiles.GNURef.Tool(t, "s390x", "as"), sysfiles.GNURef.Tool(t, "s390x", "ld")
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "f.s"), []byte(s390xPLTCaller), 0o644); err != nil {
 		t.Fatal(err)

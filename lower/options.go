@@ -40,7 +40,7 @@ type Options struct {
 	// every part has been taken.)
 	Hold <-chan struct{}
 	// HugePages advises the result's big lists (its FDEs, FRE data and
-	// starts, the sort's lists and the encoded index of EncodePlaced) as
+	// starts, the sort's lists and the encoded index of EncodeThenPlace) as
 	// transparent huge pages, on Linux: one page fault and one zeroing per
 	// 2 MiB instead of per 4 KiB where the kernel has huge pages free, but
 	// now and then a stall where it must make them (docs/performance.md).

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/sframe-gen/sframe-gen/cfi"
+	"github.com/sframe-gen/sframe-gen/testdata/sysfiles"
 )
 
 // TestShortcuts checks that the two shortcuts of a packed lowering change
@@ -27,9 +28,9 @@ func TestShortcuts(t *testing.T) {
 	// cross-compilers depend on them); LLVM only where it is.
 	libc, libstdcxx := hostLibs(t)
 	files = append(files, libc, libstdcxx,
-		compilerLib(t, "aarch64-linux-gnu-gcc", "libasan.so.8"), compilerLib(t, "aarch64-linux-gnu-gcc", "libtsan.so.2"),
-		compilerLib(t, "s390x-linux-gnu-gcc", "libasan.so.8"), compilerLib(t, "s390x-linux-gnu-gcc", "libubsan.so.1"))
-	if llvm := bigLib(t); llvm != "" && !testing.Short() {
+		sysfiles.CompilerLib(t, "aarch64-linux-gnu-gcc", "libasan.so.8"), sysfiles.CompilerLib(t, "aarch64-linux-gnu-gcc", "libtsan.so.2"),
+		sysfiles.CompilerLib(t, "s390x-linux-gnu-gcc", "libasan.so.8"), sysfiles.CompilerLib(t, "s390x-linux-gnu-gcc", "libubsan.so.1"))
+	if llvm := sysfiles.BigLib(t); llvm != "" && !testing.Short() {
 		files = append(files, llvm)
 	}
 	variants := []struct {

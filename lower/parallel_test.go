@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sframe-gen/sframe-gen/emit"
+	"github.com/sframe-gen/sframe-gen/testdata/sysfiles"
 )
 
 // TestWorkers checks that lowering in parallel chunks gives the result of
@@ -18,7 +19,7 @@ func TestWorkers(t *testing.T) {
 	files := testdataELFs(t)
 	libc, _ := hostLibs(t)
 	big := []string{libc}
-	if llvm := bigLib(t); llvm != "" && !testing.Short() {
+	if llvm := sysfiles.BigLib(t); llvm != "" && !testing.Short() {
 		big = append(big, llvm)
 	}
 	n := 0

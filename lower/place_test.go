@@ -13,6 +13,7 @@ import (
 
 	"github.com/sframe-gen/sframe-gen/cfi"
 	"github.com/sframe-gen/sframe-gen/emit"
+	"github.com/sframe-gen/sframe-gen/testdata/sysfiles"
 )
 
 // TestPermute checks the in-place reordering of Place against a copy, for
@@ -93,15 +94,15 @@ func TestPlaceOrder(t *testing.T) {
 	}
 }
 
-// TestEncodePlaced checks that EncodePlaced writes what Place followed by
+// TestEncodeThenPlace checks that EncodeThenPlace writes what Place followed by
 // EncodeParts writes, leaving the result as it was, on every linked file
 // under testdata and the system's libc and libstdc++ (and LLVM where it
 // is), packed and not, at section addresses below, among and above the
 // functions.
-func TestEncodePlaced(t *testing.T) {
+func TestEncodeThenPlace(t *testing.T) {
 	libc, libstdcxx := hostLibs(t)
 	files := append(testdataELFs(t), libc, libstdcxx)
-	if llvm := bigLib(t); llvm != "" && !testing.Short() {
+	if llvm := sysfiles.BigLib(t); llvm != "" && !testing.Short() {
 		files = append(files, llvm)
 	}
 	n := 0
@@ -123,12 +124,12 @@ func TestEncodePlaced(t *testing.T) {
 				}
 				index := slices.Clone(r.Section.Index)
 				starts := slices.Clone(r.Starts)
-				parts, err := r.EncodePlaced(addr)
+				parts, _, err := r.EncodeThenPlace(addr)
 				if err != nil {
 					t.Fatalf("%s: %v", what, err)
 				}
 				if !slices.Equal(index, r.Section.Index) || !slices.Equal(starts, r.Starts) {
-					t.Errorf("%s: EncodePlaced changed the result", what)
+					t.Errorf("%s: EncodeThenPlace changed the result", what)
 				}
 				ref, _, err := LowerFile(f, frames, tg, opt)
 				if err != nil {
@@ -140,9 +141,9 @@ func TestEncodePlaced(t *testing.T) {
 					t.Fatalf("%s: %v", what, err)
 				}
 				if !bytes.Equal(bytes.Join(parts, nil), bytes.Join(want, nil)) {
-					t.Errorf("%s: EncodePlaced's bytes differ from Place and EncodeParts'", what)
+					t.Errorf("%s: EncodeThenPlace's bytes differ from Place and EncodeParts'", what)
 				}
-				comparePlaceAndEncode(t, what, ref, want, func() (*Result, error) {
+				compareEncodeThenPlace(t, what, ref, want, func() (*Result, error) {
 					r, _, err := LowerFile(f, frames, tg, opt)
 					return r, err
 				}, addr)
@@ -156,26 +157,27 @@ func TestEncodePlaced(t *testing.T) {
 	}
 }
 
-// comparePlaceAndEncode requires PlaceAndEncode(addr) of a result made by
-// lower to write want, the bytes of ref placed at addr, and to leave the
+// compareEncodeThenPlace requires EncodeThenPlace(addr) of a result made
+// by lower, and its place, to write want, the bytes of ref placed at addr, and to leave the
 // result as ref: index, FRE data, Starts, Sources and flags.
-func comparePlaceAndEncode(t *testing.T, what string, ref *Result, want [][]byte, lower func() (*Result, error), addr uint64) {
+func compareEncodeThenPlace(t *testing.T, what string, ref *Result, want [][]byte, lower func() (*Result, error), addr uint64) {
 	t.Helper()
 	r, err := lower()
 	if err != nil {
 		t.Fatalf("%s: %v", what, err)
 	}
-	parts, err := r.PlaceAndEncode(addr)
+	parts, place, err := r.EncodeThenPlace(addr)
 	if err != nil {
-		t.Fatalf("%s: PlaceAndEncode: %v", what, err)
+		t.Fatalf("%s: EncodeThenPlace: %v", what, err)
 	}
+	place()
 	if !bytes.Equal(bytes.Join(parts, nil), bytes.Join(want, nil)) {
-		t.Errorf("%s: PlaceAndEncode's bytes differ from Place and EncodeParts'", what)
+		t.Errorf("%s: EncodeThenPlace's bytes differ from Place and EncodeParts'", what)
 	}
 	got, ws := r.Section, ref.Section
 	if !slices.Equal(got.Index, ws.Index) || !bytes.Equal(got.FREData, ws.FREData) || !slices.Equal(r.Starts, ref.Starts) ||
 		!slices.Equal(r.Sources, ref.Sources) || got.Header.Flags != ws.Header.Flags {
-		t.Errorf("%s: PlaceAndEncode left the result other than Place does", what)
+		t.Errorf("%s: EncodeThenPlace and place left the result other than Place does", what)
 	}
 }
 

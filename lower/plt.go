@@ -108,20 +108,16 @@ func pltLayoutFor(t Target, v PLTVariant, opt Options) (pltLayout, error) {
 	return pltLayout{}, fmt.Errorf("GNU ld makes no PLT SFrame for %v", t)
 }
 
-// PLT returns the SFrame FDEs GNU ld adds for the PLT sections of a linked
-// file (bfd/elfxx-x86.c _bfd_x86_elf_create_sframe_plt, bfd/elf64-s390.c),
-// in the order ld merges them: .plt (PLT0, then the entries as one
-// PCMASK FDE), .plt.sec, .plt.got. Each section's FRE type comes from its
-// whole size; a PCMASK FDE is made only if the section holds at least one
-// entry. variant is ignored on s390x, which only has .plt. These are ld's
-// tables exactly: pltWith in GasCompat mode.
-func pltFDEs(t Target, variant PLTVariant, secs []PLTSection) ([]PLTFDE, error) {
-	return pltWith(t, variant, secs, Options{GasCompat: true})
-}
-
-// pltWith is pltFDEs with options: in the default (correct) mode the x86-64
-// .plt.got FRE says sp+8, what its entries (a bare "jmp *GOT(%rip)"
-// reached by call) and ld's own .eh_frame mean, instead of ld's sp+16.
+// pltWith returns the SFrame FDEs GNU ld adds for the PLT sections of a
+// linked file (bfd/elfxx-x86.c _bfd_x86_elf_create_sframe_plt,
+// bfd/elf64-s390.c), in the order ld merges them: .plt (PLT0, then the
+// entries as one PCMASK FDE), .plt.sec, .plt.got. Each section's FRE type
+// comes from its whole size; a PCMASK FDE is made only if the section
+// holds at least one entry. variant is ignored on s390x, which only has
+// .plt. In GasCompat mode these are ld's tables exactly; in the default
+// (correct) mode the x86-64 .plt.got FRE says sp+8, what its entries (a
+// bare "jmp *GOT(%rip)" reached by call) and ld's own .eh_frame mean,
+// instead of ld's sp+16.
 func pltWith(t Target, variant PLTVariant, secs []PLTSection, opt Options) ([]PLTFDE, error) {
 	lay, err := pltLayoutFor(t, variant, opt)
 	if err != nil {

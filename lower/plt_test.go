@@ -10,6 +10,11 @@ import (
 	"github.com/sframe-gen/sframe-gen/emit"
 )
 
+// pltFDEs returns ld's PLT FDEs exactly: pltWith in GasCompat mode.
+func pltFDEs(t Target, variant PLTVariant, secs []PLTSection) ([]PLTFDE, error) {
+	return pltWith(t, variant, secs, Options{GasCompat: true})
+}
+
 func unhex(t *testing.T, s string) []byte {
 	t.Helper()
 	b, err := hex.DecodeString(strings.Join(strings.Fields(s), ""))

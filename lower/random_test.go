@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/sframe-gen/sframe-gen/testdata/sysfiles"
 )
 
 // randomABI is what the random CFI generator needs to know of an ABI.
@@ -152,7 +154,7 @@ func TestRandomVsGas(t *testing.T) {
 		if arch == "aarch64_be" {
 			tool, eb = "aarch64", []string{"-EB"}
 		}
-		as := refTool(t, tool+"-as")
+		as := sysfiles.GNURef.Tool(t, tool, "as")
 		dir := t.TempDir()
 		compared := 0
 		for i := 0; i < files; i++ {

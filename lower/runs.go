@@ -9,27 +9,27 @@ import (
 )
 
 // sortedRuns is, for a linked file's Result lowered in parts, each part's
-// functions sorted by start (a run), which EncodePlaced merges instead of
+// functions sorted by start (a run), which EncodeThenPlace merges instead of
 // sorting all the functions at once: each part is sorted by the worker
 // that lowered it, in parallel with the others and while the part's starts
 // are in that CPU's caches, and the merge reads and writes memory once, in
 // order, where a sort of the whole passes over it four times.
 //
 // A run's values are start<<shift | run<<idxBits | the function's index in
-// its run: ordered as EncodePlaced orders the functions when the starts,
+// its run: ordered as EncodeThenPlace orders the functions when the starts,
 // taken as signed offsets from the section, keep their unsigned order (by
 // start, ties in index order, runs being in index order). The runs are a
-// hint: EncodePlaced checks the order they give as it writes the index
+// hint: EncodeThenPlace checks the order they give as it writes the index
 // (emit.ErrNotSorted), and sorts the functions itself when it is wrong
 // (the starts of the result changed, or some start is not where the
 // section's address keeps their order).
 //
-// The runs and the sort's other half are in the memory EncodePlaced
+// The runs and the sort's other half are in the memory EncodeThenPlace
 // writes the index in (mem: the runs in its first words, the other half
 // after them; the merged order goes in its last words), so that the
-// workers, not EncodePlaced, take its page faults.
+// workers, not EncodeThenPlace, take its page faults.
 type sortedRuns struct {
-	mem     []int       // EncodePlaced's memory, for at most room functions
+	mem     []int       // EncodeThenPlace's memory, for at most room functions
 	room    int         // the functions mem has room for
 	runs    []sortedRun // in index order
 	idxBits int         // the bits of an index in a run
@@ -45,7 +45,7 @@ type sortedRun struct {
 
 // newSortedRuns returns the runs of at most parts parts (and one more, the
 // functions added after them) of at most n functions in all, in memory for
-// EncodePlaced's index of n functions after head bytes, or nil when the
+// EncodeThenPlace's index of n functions after head bytes, or nil when the
 // values would leave starts fewer than 31 bits.
 func newSortedRuns(parts, n, head int, huge bool) *sortedRuns {
 	idxBits := bits.Len(uint(n))
@@ -59,7 +59,7 @@ func newSortedRuns(parts, n, head int, huge bool) *sortedRuns {
 
 // window returns where the values of a run of n functions at at go, and
 // the radix sort's other half for them (nil past the room of mem): the
-// first and second room words of mem, which EncodePlaced's index covers
+// first and second room words of mem, which EncodeThenPlace's index covers
 // (16 bytes a function) but not its order (its last words).
 func (s *sortedRuns) window(at, n int) (vals, tmp []int) {
 	if at < 0 || n < 0 || at+n > s.room {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sframe-gen/sframe-gen/cfi"
 	"github.com/sframe-gen/sframe-gen/emit"
+	"github.com/sframe-gen/sframe-gen/testdata/sysfiles"
 )
 
 // TestSortedRuns checks sortRun and order against placeOrder: random
@@ -109,19 +110,19 @@ func TestSortedRuns(t *testing.T) {
 	}
 }
 
-// TestEncodePlacedRuns checks that a result lowered in parts is placed
+// TestEncodeThenPlaceRuns checks that a result lowered in parts is placed
 // from its sorted runs (libstdc++, LLVM when present, on 2 and 3
-// workers), giving the bytes of Place and Encode, and that EncodePlaced
+// workers), giving the bytes of Place and Encode, and that EncodeThenPlace
 // still gives those when the runs are wrong: starts changed after
 // lowering, a section address where the starts' signed offsets do not
 // keep their unsigned order.
-func TestEncodePlacedRuns(t *testing.T) {
+func TestEncodeThenPlaceRuns(t *testing.T) {
 	if bits.UintSize < 64 {
 		t.Skip("sorted runs are made on 64-bit systems only (newSortedRuns: a value is an int)")
 	}
 	_, libstdcxx := hostLibs(t)
 	files := []string{libstdcxx}
-	if llvm := bigLib(t); llvm != "" && !testing.Short() {
+	if llvm := sysfiles.BigLib(t); llvm != "" && !testing.Short() {
 		files = append(files, llvm)
 	}
 	n := 0
@@ -169,19 +170,19 @@ func TestEncodePlacedRuns(t *testing.T) {
 				if want := ref.placeOrder(tc.addr, nil); (tc.change == nil && tc.addr != mid+1<<63) != slices.Equal(merged, want) {
 					t.Errorf("%s: merged order equal to the sort's: %v", what, slices.Equal(merged, want))
 				}
-				parts, err := res.EncodePlaced(tc.addr)
+				parts, _, err := res.EncodeThenPlace(tc.addr)
 				if err != nil {
 					t.Fatalf("%s: %v", what, err)
 				}
 				// Again: the same bytes, the first ones left as they were
 				// (the runs are used once: the index is written over them).
 				first := bytes.Join(parts, nil)
-				again, err := res.EncodePlaced(tc.addr)
+				again, _, err := res.EncodeThenPlace(tc.addr)
 				if err != nil {
 					t.Fatalf("%s, again: %v", what, err)
 				}
 				if !bytes.Equal(bytes.Join(again, nil), first) || !bytes.Equal(bytes.Join(parts, nil), first) {
-					t.Errorf("%s: EncodePlaced twice: other bytes", what)
+					t.Errorf("%s: EncodeThenPlace twice: other bytes", what)
 				}
 				res.Place(tc.addr)
 				want, err := res.Section.EncodeParts(nil)
@@ -189,9 +190,9 @@ func TestEncodePlacedRuns(t *testing.T) {
 					t.Fatalf("%s: %v", what, err)
 				}
 				if !bytes.Equal(bytes.Join(parts, nil), bytes.Join(want, nil)) {
-					t.Errorf("%s: EncodePlaced differs from Place and EncodeParts", what)
+					t.Errorf("%s: EncodeThenPlace differs from Place and EncodeParts", what)
 				}
-				comparePlaceAndEncode(t, what, res, want, func() (*Result, error) {
+				compareEncodeThenPlace(t, what, res, want, func() (*Result, error) {
 					r := lower()
 					if tc.change != nil {
 						tc.change(r)

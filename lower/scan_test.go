@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/sframe-gen/sframe-gen/cfi"
+	"github.com/sframe-gen/sframe-gen/testdata/sysfiles"
 )
 
 // TestScanLower checks that LowerScan, which reads and lowers each FDE in
@@ -26,8 +27,8 @@ import (
 func TestScanLower(t *testing.T) {
 	libc, libstdcxx := hostLibs(t)
 	files := append(testdataELFs(t), libc, libstdcxx,
-		compilerLib(t, "aarch64-linux-gnu-gcc", "libasan.so.8"), compilerLib(t, "s390x-linux-gnu-gcc", "libasan.so.8"))
-	if llvm := bigLib(t); llvm != "" && !testing.Short() {
+		sysfiles.CompilerLib(t, "aarch64-linux-gnu-gcc", "libasan.so.8"), sysfiles.CompilerLib(t, "s390x-linux-gnu-gcc", "libasan.so.8"))
+	if llvm := sysfiles.BigLib(t); llvm != "" && !testing.Short() {
 		files = append(files, llvm)
 	}
 	// And libstdc++ with broken FDEs all along its .eh_frame, for the
@@ -130,13 +131,13 @@ func compareScanned(ref, got *Result, tg Target) string {
 	if got.Sources != nil {
 		return "LowerScan gave Sources"
 	}
-	// EncodePlaced first (from the parts' sorted runs, when lowered in
+	// EncodeThenPlace first (from the parts' sorted runs, when lowered in
 	// parts), which leaves the result as it was.
 	var placed []byte
 	if !tg.Relocatable {
-		parts, err := got.EncodePlaced(0x10000)
+		parts, _, err := got.EncodeThenPlace(0x10000)
 		if err != nil {
-			return fmt.Sprintf("EncodePlaced: %v", err)
+			return fmt.Sprintf("EncodeThenPlace: %v", err)
 		}
 		placed = bytes.Join(parts, nil)
 	}
@@ -152,7 +153,7 @@ func compareScanned(ref, got *Result, tg Target) string {
 	case !bytes.Equal(a, b):
 		return "the section differs"
 	case placed != nil && !bytes.Equal(placed, a):
-		return "EncodePlaced's section differs"
+		return "EncodeThenPlace's section differs"
 	case !slices.Equal(ref.Starts, got.Starts) || !slices.Equal(ref.Relocs, got.Relocs):
 		return "starts or relocations differ"
 	case len(ref.Skipped) != len(got.Skipped):
@@ -280,7 +281,7 @@ func TestScanParallel(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			parts, err := res.EncodePlaced(0x10000)
+			parts, _, err := res.EncodeThenPlace(0x10000)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -290,7 +291,7 @@ func TestScanParallel(t *testing.T) {
 				continue
 			}
 			if !bytes.Equal(placed, refPlaced) {
-				t.Errorf("%s, %d workers: EncodePlaced differs", name, workers)
+				t.Errorf("%s, %d workers: EncodeThenPlace differs", name, workers)
 			}
 			if msg := compareScanned(ref, res, tg); msg != "" || fmt.Sprint(errs) != fmt.Sprint(refErrs) {
 				t.Errorf("%s, %d workers: %s; %d errors, %d", name, workers, msg, len(errs), len(refErrs))
@@ -314,7 +315,7 @@ func TestScanHold(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	refBytes, err := ref.EncodePlaced(0x10000)
+	refBytes, _, err := ref.EncodeThenPlace(0x10000)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -344,7 +345,7 @@ func TestScanHold(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := res.EncodePlaced(0x10000)
+			got, _, err := res.EncodeThenPlace(0x10000)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -54,9 +54,9 @@ type Result struct {
 
 	copied    int             // functions whose FREs were copied from an earlier one's
 	fast      int             // functions translated on the fast path
-	hugePages bool            // Options.HugePages: for the lists of EncodePlaced
+	hugePages bool            // Options.HugePages: for the lists of EncodeThenPlace
 	sharer    *emit.FRESharer // with Options.ShareFREs (version 3): shares the parts as they join
-	runs      *sortedRuns     // parts sorted by start, for EncodePlaced; nil without
+	runs      *sortedRuns     // parts sorted by start, for EncodeThenPlace; nil without
 }
 
 // Lower translates every FDE of frames, in section order, as GNU as
@@ -195,36 +195,16 @@ func (r *Result) Place(sectionAddr uint64) {
 	sec.Header.Flags |= emit.FlagFDESorted
 }
 
-// EncodePlaced encodes the section as Place(sectionAddr) followed by
+// EncodeThenPlace encodes the section as Place(sectionAddr) followed by
 // Section.EncodeParts would, but without reordering r: the FDE index is
-// written in start order from where the FDEs are (an emit.Placement), and
-// r stays as it was. A version 2 section (a placement writes a version 3
-// index) is placed, then encoded.
-func (r *Result) EncodePlaced(sectionAddr uint64) ([][]byte, error) {
-	parts, _, err := r.encodePlaced(sectionAddr)
-	return parts, err
-}
-
-// PlaceAndEncode is Place(sectionAddr) followed by Section.EncodeParts, at
-// the cost of EncodePlaced and a reordering of r: the index is written in start order as EncodePlaced writes it, then r is put in
-// that order (not sorted a second time) and its start fields set. For a
-// caller that reads the section in memory afterwards: it is what the bytes
-// hold.
-func (r *Result) PlaceAndEncode(sectionAddr uint64) ([][]byte, error) {
-	parts, place, err := r.EncodeThenPlace(sectionAddr)
-	if err != nil {
-		return nil, err
-	}
-	place()
-	return parts, nil
-}
-
-// EncodeThenPlace is PlaceAndEncode in two steps: it returns the bytes,
-// and place, which leaves r as PlaceAndEncode does (what the bytes hold).
-// A caller that may never read r in memory calls place only if it does:
-// the reordering costs about 5 ms on libLLVM.so's 160,806 functions
-// (--raw 77.0 -> 82.0 ms median, 21 alternated runs). place must be
-// called before r is used otherwise, and at most once.
+// written in start order from where the FDEs are (an emit.Placement). It
+// returns the bytes, and place, which leaves r as Place does (what the
+// bytes hold): the index, Starts and Sources put in the order the index
+// was written (not sorted a second time) and the start fields set. A
+// caller that does not read r in memory afterwards need not call place,
+// and saves the reordering; place must be called before r is used
+// otherwise, and at most once. A version 2 section (a placement writes a
+// version 3 index) is placed, then encoded.
 func (r *Result) EncodeThenPlace(sectionAddr uint64) (parts [][]byte, place func(), err error) {
 	parts, order, err := r.encodePlaced(sectionAddr)
 	if err != nil {
@@ -264,7 +244,7 @@ func (r *Result) gather(order []int) {
 	}
 }
 
-// encodePlaced is EncodePlaced, also returning the order the index was
+// encodePlaced is EncodeThenPlace's encoding, also returning the order the index was
 // written in (emit.Placement.Order: nil for the FDEs' own order, or for a
 // version 2 section, which it places).
 func (r *Result) encodePlaced(sectionAddr uint64) ([][]byte, []int, error) {

@@ -145,13 +145,19 @@ func (t Target) Header() emit.Header {
 // RelocType returns the ELF relocation type gas uses for the 64-bit
 // PC-relative FDE start field: R_X86_64_PC64, R_AARCH64_PREL64 or R_390_PC64.
 func (t Target) RelocType() uint32 {
+	return t.reloc(elf.R_X86_64_PC64, elf.R_AARCH64_PREL64, elf.R_390_PC64)
+}
+
+// reloc returns the one of the relocation types given for each
+// architecture that is t's, or 0 for another architecture.
+func (t Target) reloc(amd64 elf.R_X86_64, aarch64 elf.R_AARCH64, s390x elf.R_390) uint32 {
 	switch t.Arch {
 	case AMD64:
-		return uint32(elf.R_X86_64_PC64)
+		return uint32(amd64)
 	case AArch64:
-		return uint32(elf.R_AARCH64_PREL64)
+		return uint32(aarch64)
 	case S390X:
-		return uint32(elf.R_390_PC64)
+		return uint32(s390x)
 	}
 	return 0
 }

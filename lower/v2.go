@@ -51,15 +51,7 @@ func (t Target) V2Header(l V2Layout) emit.Header {
 // 32-bit PC-relative start field of a version 2 FDE: R_X86_64_PC32,
 // R_AARCH64_PREL32 or R_390_PC32.
 func (t Target) V2RelocType() uint32 {
-	switch t.Arch {
-	case AMD64:
-		return uint32(elf.R_X86_64_PC32)
-	case AArch64:
-		return uint32(elf.R_AARCH64_PREL32)
-	case S390X:
-		return uint32(elf.R_390_PC32)
-	}
-	return 0
+	return t.reloc(elf.R_X86_64_PC32, elf.R_AARCH64_PREL32, elf.R_390_PC32)
 }
 
 // checkV2 says whether t can be written in version 2 layout l.

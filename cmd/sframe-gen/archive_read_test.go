@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sframe-gen/sframe-gen/testdata/sysfiles"
 )
 
 // TestReadCommandsOnArchives: dump, verify, stats and rows read a static
@@ -15,7 +17,7 @@ import (
 // and print for each what they print for the object alone; members that
 // are not ELF, or for an architecture without SFrame, are left out.
 func TestReadCommandsOnArchives(t *testing.T) {
-	ar := needTool(t, "ar")
+	ar := sysfiles.NeedProgram(t, "ar")
 	td := testdataDir()
 	dir := t.TempDir()
 	members := []string{"demo.o", "drap_with_a_long_member_name.o"}

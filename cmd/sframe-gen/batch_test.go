@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/sframe-gen/sframe-gen/testdata/sysfiles"
 )
 
 // treeEntry is one regular file of the batch test tree and the status the
@@ -55,7 +57,7 @@ func buildTree(t *testing.T, dir string) []treeEntry {
 
 	// Programs built now, by the compilers of the machine.
 	for _, cc := range []struct{ arch, gcc string }{{"x86_64", "gcc"}, {"aarch64", "aarch64-linux-gnu-gcc"}, {"s390x", "s390x-linux-gnu-gcc"}} {
-		gcc := needTool(t, cc.gcc)
+		gcc := sysfiles.NeedProgram(t, cc.gcc)
 		out := filepath.Join(dir, cc.arch, "bin", "fresh")
 		if msg, err := exec.Command(gcc, "-O2", "-o", out, filepath.Join(td, "link/src/main.c")).CombinedOutput(); err != nil {
 			t.Fatalf("%s: %v\n%s", cc.gcc, err, msg)
@@ -64,7 +66,7 @@ func buildTree(t *testing.T, dir string) []treeEntry {
 	}
 
 	// A static archive: two objects (one with a long name), a text member.
-	ar := needTool(t, "ar")
+	ar := sysfiles.NeedProgram(t, "ar")
 	arDir := t.TempDir()
 	var members []string
 	for name, from := range map[string]string{"demo.o": "link/x86_64/demo.pic.o", "drap_with_a_long_member_name.o": "cc/x86_64/O2/drap.o"} {
@@ -284,7 +286,7 @@ func TestBatchTree(t *testing.T) {
 	}
 	runPrograms(t, orig, dir)
 	for _, arch := range []string{"x86_64", "s390x"} {
-		if msg, err := exec.Command(needTool(t, "nm"), "-s", filepath.Join(dir, arch, "lib/libdemo.a")).CombinedOutput(); err != nil || !bytes.Contains(msg, []byte("demo_fib in demo.o")) {
+		if msg, err := exec.Command(sysfiles.NeedProgram(t, "nm"), "-s", filepath.Join(dir, arch, "lib/libdemo.a")).CombinedOutput(); err != nil || !bytes.Contains(msg, []byte("demo_fib in demo.o")) {
 			t.Errorf("nm -s on the patched %s archive: %v\n%s", arch, err, msg)
 		}
 	}
@@ -332,10 +334,10 @@ func TestBatchTree(t *testing.T) {
 // runs them (s390x under qemu-user): the same output, and the reference ld
 // merged the members' .sframe into the program's.
 func linkArchive(t *testing.T, orig, patched string) {
-	refGCC := filepath.Join(filepath.Dir(filepath.Dir(refTool(t, "x86_64", "ld"))), "gcc-x86_64")
-	needTool(t, filepath.Join(refGCC, "ld"))
+	refGCC := sysfiles.GNURef.GCC(t, "x86_64")
+	sysfiles.NeedProgram(t, filepath.Join(refGCC, "ld"))
 	for _, arch := range []struct{ name, gcc, qemu string }{{"x86_64", "gcc", ""}, {"s390x", "s390x-linux-gnu-gcc", "qemu-s390x"}} {
-		gcc := needTool(t, arch.gcc)
+		gcc := sysfiles.NeedProgram(t, arch.gcc)
 		var outs []string
 		for _, root := range []string{orig, patched} {
 			flags := [][]string{nil}
@@ -350,7 +352,7 @@ func linkArchive(t *testing.T, orig, patched string) {
 				}
 				run := exec.Command(exe, "3")
 				if arch.qemu != "" {
-					run = exec.Command(needTool(t, arch.qemu), "-L", qemuPrefix(t, arch.name), exe, "3")
+					run = exec.Command(sysfiles.NeedProgram(t, arch.qemu), "-L", qemuPrefix(t, arch.name), exe, "3")
 				}
 				out, err := run.CombinedOutput()
 				if err != nil {
@@ -390,7 +392,7 @@ func runPrograms(t *testing.T, orig, patched string) {
 	for _, arch := range []string{"x86_64", "aarch64", "s390x"} {
 		var runner []string
 		if arch != "x86_64" || runtime.GOARCH != "amd64" {
-			runner = []string{needTool(t, "qemu-"+arch), "-L", qemuPrefix(t, arch)}
+			runner = []string{sysfiles.NeedProgram(t, "qemu-"+arch), "-L", qemuPrefix(t, arch)}
 		}
 		run := func(root, exe string) string {
 			lib := filepath.Join(root, arch, "lib")

@@ -17,8 +17,8 @@ import (
 	"time"
 
 	"github.com/sframe-gen/sframe-gen/cfi"
-	"github.com/sframe-gen/sframe-gen/elfpatch"
 	"github.com/sframe-gen/sframe-gen/emit"
+	"github.com/sframe-gen/sframe-gen/testdata/elfcheck"
 )
 
 // TestDamage runs every command of the CLI on about 900 damaged variants
@@ -413,7 +413,7 @@ func checkDamaged(rn runner, dir string, d []byte, st *damageStats) (problems []
 			// input may leave the ELF unreadable as it was, but the new
 			// .sframe must decode.
 			if written, err := os.ReadFile(out); err == nil && !bytes.Equal(written, d) && !hung {
-				if err := elfpatch.CheckPreserved(d, written); err != nil {
+				if err := elfcheck.CheckPreserved(d, written); err != nil {
 					fail("generate -o", "the output does not keep the input: %v", err)
 				}
 				dres, dhung := rn.run("dump", out)
@@ -487,7 +487,7 @@ func checkDamaged(rn runner, dir string, d []byte, st *damageStats) (problems []
 				fail("generate (in place)", "mode not kept: %v %v", fi.Mode(), err)
 			}
 			if written, err := os.ReadFile(cp); err == nil && !bytes.Equal(written, d) {
-				if err := elfpatch.CheckPreserved(d, written); err != nil {
+				if err := elfcheck.CheckPreserved(d, written); err != nil {
 					fail("generate (in place)", "the result does not keep the input: %v", err)
 				}
 			}

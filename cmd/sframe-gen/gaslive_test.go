@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/sframe-gen/sframe-gen/testdata/sysfiles"
 )
 
 // liveSource is a C or C++ file the live comparison compiles, and the
@@ -94,9 +96,9 @@ func TestGasLayoutLive(t *testing.T) {
 	}
 	var jobs []job
 	for _, a := range abis {
-		needTool(t, a.cc)
-		needTool(t, a.cxx)
-		refTool(t, a.arch, "as")
+		sysfiles.NeedProgram(t, a.cc)
+		sysfiles.NeedProgram(t, a.cxx)
+		sysfiles.GNURef.Tool(t, a.arch, "as")
 		for _, opt := range []string{"-O0", "-O2", "-Os"} {
 			for _, s := range srcs {
 				jobs = append(jobs, job{a, liveOptions{name: opt[1:], cflags: []string{opt}}, s})
@@ -166,7 +168,7 @@ func compareLive(t *testing.T, dir, name, arch, cc string, opt liveOptions, src 
 		t.Error(err)
 		return res
 	}
-	bdir := filepath.Join(filepath.Dir(filepath.Dir(refTool(t, arch, "as"))), "gcc-"+arch)
+	bdir := sysfiles.GNURef.GCC(t, arch)
 	s, plain, gs, out := filepath.Join(dir, "x.s"), filepath.Join(dir, "x.o"), filepath.Join(dir, "x.gs.o"), filepath.Join(dir, "out.o")
 	cflags := opt.cflags
 	if !slices.Contains(cflags, "-g") {

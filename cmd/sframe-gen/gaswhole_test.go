@@ -10,6 +10,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/sframe-gen/sframe-gen/testdata/sysfiles"
 )
 
 // ldRelocatable names the committed objects testdata/regen.sh makes with
@@ -109,10 +111,10 @@ func TestPatchedObjectsLinkAndRun(t *testing.T) {
 			var runner []string
 			if arch != "x86_64" || runtime.GOARCH != "amd64" {
 				cc = arch + "-linux-gnu-gcc"
-				runner = []string{needTool(t, "qemu-"+arch), "-L", qemuPrefix(t, arch)}
+				runner = []string{sysfiles.NeedProgram(t, "qemu-"+arch), "-L", qemuPrefix(t, arch)}
 			}
-			cc = needTool(t, cc)
-			od := refTool(t, arch, "objdump")
+			cc = sysfiles.NeedProgram(t, cc)
+			od := sysfiles.GNURef.Tool(t, arch, "objdump")
 			bdir := filepath.Join(filepath.Dir(filepath.Dir(od)), "gcc-"+arch)
 			src := filepath.Join(testdataDir(), "link", arch)
 			build := func(dir string, patch []string) string {

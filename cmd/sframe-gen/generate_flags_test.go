@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sframe-gen/sframe-gen/testdata/sysfiles"
 	"golang.org/x/sys/unix"
 )
 
@@ -232,10 +233,7 @@ func TestRawRefusesTerminal(t *testing.T) {
 	obj := filepath.Join(testdataDir(), "gas", "x86_64", "basic.o")
 	ptmx, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
 	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("no pseudo-terminal (CI=true: no test may skip): %v", err)
-		}
-		t.Skipf("no pseudo-terminal: %v", err)
+		sysfiles.NeedInput(t, "no pseudo-terminal (/dev/ptmx: mount devpts): %v", err)
 	}
 	defer ptmx.Close()
 	if err := unix.IoctlSetPointerInt(int(ptmx.Fd()), unix.TIOCSPTLCK, 0); err != nil {

@@ -16,30 +16,6 @@ import (
 	"github.com/sframe-gen/sframe-gen/emit"
 )
 
-// needTool returns the path of an external program, skipping the test when
-// it is missing, unless CI=true, where a missing tool is a failure.
-func needTool(t testing.TB, path string) string {
-	t.Helper()
-	if p, err := exec.LookPath(path); err == nil {
-		return p
-	}
-	if strings.Contains(path, "/gnu-old-ref/") {
-		sysfiles.NeedInput(t, "%s not found: run testdata/gnu-old-ref.sh (binutils 2.44)", path)
-	}
-	if strings.Contains(path, "/") {
-		sysfiles.NeedInput(t, "%s not found", path)
-	}
-	return sysfiles.NeedProgram(t, path)
-}
-
-// refTool is a GNU reference tool (ARCH-NAME wrapper of
-// testdata/gnu-sframe-ref.sh); it skips the test, saying how to install
-// it, when it is missing (fails it under CI=true).
-func refTool(t *testing.T, arch, name string) string {
-	t.Helper()
-	return sysfiles.GNURefTool(t, arch+"-"+name)
-}
-
 // objectPairs returns every object assembled or compiled without
 // --gsframe that has the objdump --sframe text of its --gsframe twin.
 func objectPairs(t *testing.T) [][2]string {
@@ -298,7 +274,7 @@ func TestGenerateLinked(t *testing.T) {
 				}
 			}
 
-			readelf := refTool(t, p.arch, "readelf")
+			readelf := sysfiles.GNURef.Tool(t, p.arch, "readelf")
 			for _, opt := range []string{"-lW", "-SW"} {
 				msg, err := exec.Command(readelf, opt, out).CombinedOutput()
 				if err != nil || bytes.Contains(bytes.ToLower(msg), []byte("warning")) {
@@ -329,7 +305,7 @@ func TestGeneratedProgramsRun(t *testing.T) {
 			switch {
 			case arch == "x86_64" && runtime.GOARCH == "amd64":
 			default:
-				runner = []string{needTool(t, "qemu-"+arch), "-L", qemuPrefix(t, arch)}
+				runner = []string{sysfiles.NeedProgram(t, "qemu-"+arch), "-L", qemuPrefix(t, arch)}
 			}
 			src := filepath.Join(testdataDir(), "link", arch)
 			run := func(libdir, exe string) string {

@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/sframe-gen/sframe-gen/testdata/sysfiles"
 )
 
 // TestGoldenRecipe runs the recipe of docs/golden.md literally (bash, the
@@ -28,16 +30,16 @@ func TestGoldenRecipe(t *testing.T) {
 	if !ok || !strings.Contains(block, "cmp gnu.sframe ours.sframe") {
 		t.Fatal("docs/golden.md: no recipe")
 	}
-	needTool(t, "bash")
+	sysfiles.NeedProgram(t, "bash")
 	bindir := filepath.Dir(buildCommand(t))
 	for _, arch := range []string{"x86_64", "aarch64", "aarch64_be", "s390x"} {
 		tools := strings.TrimSuffix(arch, "_be")
-		as := refTool(t, tools, "as")
+		as := sysfiles.GNURef.Tool(t, tools, "as")
 		if arch == "aarch64_be" {
 			as += " -EB"
 		}
 		env := append(os.Environ(), "PATH="+bindir+string(os.PathListSeparator)+os.Getenv("PATH"),
-			"AS="+as, "OBJCOPY="+refTool(t, tools, "objcopy"), "READELF="+refTool(t, tools, "readelf"))
+			"AS="+as, "OBJCOPY="+sysfiles.GNURef.Tool(t, tools, "objcopy"), "READELF="+sysfiles.GNURef.Tool(t, tools, "readelf"))
 		sources, _ := filepath.Glob(filepath.Join(testdataDir(), "gas", arch, "*.s"))
 		ran := 0
 		for _, src := range sources {

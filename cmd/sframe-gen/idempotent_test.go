@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sframe-gen/sframe-gen/testdata/sysfiles"
 )
 
 // Sources of the idempotence tree: NOBITS sections of several alignments
@@ -42,7 +44,7 @@ func buildIdempotentTree(t *testing.T, dir string) []string {
 		{"aarch64", "aarch64-linux-gnu-gcc", "aarch64-linux-gnu-g++", true},
 		{"s390x", "s390x-linux-gnu-gcc", "s390x-linux-gnu-g++", false},
 	} {
-		cc, cxx := needTool(t, c.cc), needTool(t, c.cxx)
+		cc, cxx := sysfiles.NeedProgram(t, c.cc), sysfiles.NeedProgram(t, c.cxx)
 		out := filepath.Join(dir, c.arch)
 		if err := os.MkdirAll(out, 0o755); err != nil {
 			t.Fatal(err)
@@ -69,7 +71,7 @@ func buildIdempotentTree(t *testing.T, dir string) []string {
 		build(cc, "libidem.so", "-shared", objs[0], objs[1])
 		build(cc, "prog", s("main.c"), objs[0], objs[1])
 		ar := filepath.Join(out, "libidem.a")
-		if msg, err := exec.Command(needTool(t, "ar"), append([]string{"rcs", ar}, objs...)...).CombinedOutput(); err != nil {
+		if msg, err := exec.Command(sysfiles.NeedProgram(t, "ar"), append([]string{"rcs", ar}, objs...)...).CombinedOutput(); err != nil {
 			t.Fatalf("ar: %v\n%s", err, msg)
 		}
 		patched = append(patched, c.arch+"/libidem.a")

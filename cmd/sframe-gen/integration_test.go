@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sframe-gen/sframe-gen/testdata/sysfiles"
 )
 
 // TestIntegration runs the build-system and packaging recipes of
@@ -37,7 +39,7 @@ func TestIntegration(t *testing.T) {
 			for _, tool := range scriptNeeds(t, script) {
 				if _, err := exec.LookPath(tool); err != nil {
 					// needTool looks in this process's PATH.
-					needTool(t, tool)
+					sysfiles.NeedProgram(t, tool)
 				}
 			}
 			// The packaging scripts run dpkg-buildpackage three times

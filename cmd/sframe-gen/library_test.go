@@ -11,6 +11,7 @@ import (
 
 	sframegen "github.com/sframe-gen/sframe-gen"
 	"github.com/sframe-gen/sframe-gen/lower"
+	"github.com/sframe-gen/sframe-gen/testdata/sysfiles"
 )
 
 // libraryFiles returns the ELF files of testdata/link (objects, executables
@@ -36,7 +37,7 @@ func libraryFiles(t *testing.T) []string {
 	if testing.Short() {
 		return files // the system's libstdc++ in make test-long only
 	}
-	return append(files, compilerLib(t, "gcc", "libstdc++.so.6"))
+	return append(files, sysfiles.CompilerLib(t, "gcc", "libstdc++.so.6"))
 }
 
 // TestLibraryIsTheCommand checks that the library's entry points give what

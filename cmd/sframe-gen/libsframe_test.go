@@ -20,13 +20,13 @@ import (
 // library along, which the system's loader cannot run.)
 func libsframeLookup(t *testing.T) string {
 	t.Helper()
-	gcc := needTool(t, "gcc")
-	root := filepath.Join(sysfiles.GNURefDir(), "..", "root")
+	gcc := sysfiles.NeedProgram(t, "gcc")
+	root := filepath.Join(sysfiles.GNURef.Prefix(), "root")
 	lib := prefixLib(root, "libsframe.a")
 	inc := filepath.Join(root, "usr", "include")
 	for _, p := range []string{lib, filepath.Join(inc, "sframe-api.h")} {
 		if _, err := os.Stat(p); err != nil {
-			sysfiles.NeedInput(t, "GNU libsframe missing: %v: %s", err, sysfiles.GNURefInstall)
+			sysfiles.NeedInput(t, "GNU libsframe missing: %v: %s", err, sysfiles.GNURef.Install)
 		}
 	}
 	src := filepath.Join(testdataDir(), "libsframe")

@@ -84,7 +84,7 @@ func TestBashCompletion(t *testing.T) {
 	if _, err := os.Stat(lib); err != nil {
 		sysfiles.NeedInput(t, "%s not found: install Debian's bash-completion", lib)
 	}
-	bash := needTool(t, "bash")
+	bash := sysfiles.NeedProgram(t, "bash")
 	script, _ := filepath.Abs(filepath.Join("..", "..", "docs", "integration", "sframe-gen.bash"))
 	complete := func(line string) []string {
 		t.Helper()

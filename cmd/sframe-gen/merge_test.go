@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/sframe-gen/sframe-gen/emit"
+
+	"github.com/sframe-gen/sframe-gen/testdata/sysfiles"
 )
 
 // TestMergeFDEsConsumers generates each little-endian linked file of
@@ -30,7 +32,7 @@ func TestMergeFDEsConsumers(t *testing.T) {
 		if strings.Contains(p, "aarch64") {
 			arch = "aarch64"
 		}
-		objdump := refTool(t, arch, "objdump")
+		objdump := sysfiles.GNURef.Tool(t, arch, "objdump")
 		plain := filepath.Join(dir, fmt.Sprintf("%d.default", i))
 		if _, stderr, code := runCLI("-o", plain, p); code != 0 {
 			t.Fatalf("%s: exit %d: %s", p, code, stderr)

@@ -10,21 +10,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
-)
 
-// needRoot skips t unless it runs as root (chown, capabilities, setuid
-// bits, other users' ACLs need it), and fails it under CI=true, which runs
-// as root.
-func needRoot(t *testing.T) {
-	t.Helper()
-	if os.Geteuid() == 0 {
-		return
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatal("not root (CI=true runs as root: no test may skip)")
-	}
-	t.Skip("needs root: run the tests as root (as .ci/run does)")
-}
+	"github.com/sframe-gen/sframe-gen/testdata/sysfiles"
+)
 
 // metadata is what getfattr, getfacl and stat say of a file: every
 // attribute sframe-gen must keep.
@@ -36,7 +24,7 @@ func metadata(t *testing.T, p string) string {
 		{"getfacl", "--absolute-names", "-p", p},
 		{"stat", "-c", "owner %u:%g mode %a links %h mtime %y", p},
 	} {
-		out, err := exec.Command(needTool(t, args[0]), args[1:]...).CombinedOutput()
+		out, err := exec.Command(sysfiles.NeedProgram(t, args[0]), args[1:]...).CombinedOutput()
 		if err != nil {
 			t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
 		}
@@ -52,8 +40,8 @@ func metadata(t *testing.T, p string) string {
 // place keeps them all, and its hard links one file, while the program
 // gets its SFrame section.
 func TestKeepsMetadata(t *testing.T) {
-	needRoot(t)
-	setcap, setfacl, setfattr := needTool(t, "setcap"), needTool(t, "setfacl"), needTool(t, "setfattr")
+	sysfiles.NeedRoot(t, "chown, capabilities, setuid bits, other users' ACLs")
+	setcap, setfacl, setfattr := sysfiles.NeedProgram(t, "setcap"), sysfiles.NeedProgram(t, "setfacl"), sysfiles.NeedProgram(t, "setfattr")
 	exe := filepath.Join(testdataDir(), "link/x86_64/pie.exe")
 	forms := []struct {
 		name string
@@ -89,7 +77,7 @@ func TestKeepsMetadata(t *testing.T) {
 				file = filepath.Join(dir, "libx.a")
 				obj := filepath.Join(top, "x.o")
 				copyFile(t, filepath.Join(testdataDir(), "link/x86_64/demo.pic.o"), obj)
-				run(needTool(t, "ar"), "rcs", file, obj)
+				run(sysfiles.NeedProgram(t, "ar"), "rcs", file, obj)
 				args = []string{file}
 			} else {
 				copyFile(t, exe, file)
@@ -145,9 +133,9 @@ func TestKeepsMetadata(t *testing.T) {
 // would inherit it, and that user could read a file mode 0750 kept from
 // them).
 func TestNoInheritedACL(t *testing.T) {
-	needRoot(t)
+	sysfiles.NeedRoot(t, "chown, capabilities, setuid bits, other users' ACLs")
 	dir := t.TempDir()
-	if out, err := exec.Command(needTool(t, "setfacl"), "-d", "-m", "u:4321:rwx", dir).CombinedOutput(); err != nil {
+	if out, err := exec.Command(sysfiles.NeedProgram(t, "setfacl"), "-d", "-m", "u:4321:rwx", dir).CombinedOutput(); err != nil {
 		t.Fatalf("setfacl: %v\n%s", err, out)
 	}
 	file := filepath.Join(dir, "prog")
@@ -207,8 +195,8 @@ func leftTemps(t *testing.T, dir string) {
 // TestImmutable: a file marked immutable (chattr +i), or in an immutable
 // directory, is left as it is with a message that says so, in both forms.
 func TestImmutable(t *testing.T) {
-	needRoot(t)
-	chattr := needTool(t, "chattr")
+	sysfiles.NeedRoot(t, "chown, capabilities, setuid bits, other users' ACLs")
+	chattr := sysfiles.NeedProgram(t, "chattr")
 	for _, c := range []struct{ name, mark, want string }{
 		{"file", "file", "is immutable (chattr +i)"},
 		{"directory", "dir", "its directory"},
@@ -223,10 +211,7 @@ func TestImmutable(t *testing.T) {
 				marked = dir
 			}
 			if out, err := exec.Command(chattr, "+i", marked).CombinedOutput(); err != nil {
-				if os.Getenv("CI") == "true" {
-					t.Fatalf("chattr +i: %v\n%s", err, out)
-				}
-				t.Skipf("chattr +i: %v %s", err, out)
+				sysfiles.NeedInput(t, "chattr +i (a file system with the immutable flag, as root): %v %s", err, out)
 			}
 			before := readFile(t, file)
 			_, stderr, code := runCLI(append(form, file)...)

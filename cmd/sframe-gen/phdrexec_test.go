@@ -9,6 +9,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/sframe-gen/sframe-gen/testdata/sysfiles"
 )
 
 // setPhdrFlags sets p_flags of the program headers of type typ in the
@@ -63,7 +65,7 @@ func progFlags(t *testing.T, path string, typ elf.ProgType) elf.ProgFlag {
 // non-PIE with the header table inside the executable PT_LOAD) given
 // PF_R|PF_X on PT_PHDR. Both forms (one FILE, the batch) are checked.
 func TestGeneratePhdrExec(t *testing.T) {
-	gcc := needTool(t, "gcc")
+	gcc := sysfiles.NeedProgram(t, "gcc")
 	td := testdataDir()
 	cases := []struct {
 		name  string
@@ -144,7 +146,7 @@ func TestGeneratePhdrExec(t *testing.T) {
 // leaves the file as it was, and verify of such a file, patched before
 // the move, reports the problem.
 func TestGenerateExecStack(t *testing.T) {
-	gcc := needTool(t, "gcc")
+	gcc := sysfiles.NeedProgram(t, "gcc")
 	src := filepath.Join(testdataDir(), "link/src/main.c")
 	for _, batch := range []bool{false, true} {
 		for _, pie := range []string{"-pie", "-no-pie"} {

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sframe-gen/sframe-gen/testdata/sysfiles"
 )
 
 // The lazy .plt of ld 2.40 with IBT (-z ibtplt): PLT0 and each entry, and
@@ -102,7 +104,7 @@ func toBNDPLT(t *testing.T, path string) {
 // -z ibtplt and rewritten into the older ld's BND form; a program calling
 // through the PLT still runs.
 func TestIBTBNDPLT(t *testing.T) {
-	gcc := needTool(t, "gcc")
+	gcc := sysfiles.NeedProgram(t, "gcc")
 	dir := t.TempDir()
 	src := filepath.Join(dir, "lib.c")
 	os.WriteFile(src, []byte("int ext1(int x) { return x + 1; }\nint ext2(int x) { return x * 2; }\n"+

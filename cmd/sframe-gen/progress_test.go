@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sframe-gen/sframe-gen/testdata/sysfiles"
 	"golang.org/x/sys/unix"
 )
 
@@ -122,7 +123,7 @@ func TestProgressTerminal(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: runs batches on a pseudo-terminal (runs in make test-long)")
 	}
-	script := needTool(t, "script")
+	script := sysfiles.NeedProgram(t, "script")
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "sframe-gen")
 	if out, err := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", bin, ".").CombinedOutput(); err != nil {
@@ -161,7 +162,7 @@ func TestProgressCountsFilesOnly(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: runs batches on a pseudo-terminal (runs in make test-long)")
 	}
-	script := needTool(t, "script")
+	script := sysfiles.NeedProgram(t, "script")
 	bin := buildCommand(t)
 	tree := filepath.Join(t.TempDir(), "tree")
 	os.MkdirAll(filepath.Join(tree, "sub"), 0o755)
@@ -224,8 +225,8 @@ func TestProgressEstimateTruthful(t *testing.T) {
 	bin := buildCommand(t)
 	tree := filepath.Join(t.TempDir(), "tree")
 	os.Mkdir(tree, 0o755)
-	libc := compilerLib(t, "gcc", "libc.so.6")
-	libstdcxx := compilerLib(t, "g++", "libstdc++.so.6")
+	libc := sysfiles.CompilerLib(t, "gcc", "libc.so.6")
+	libstdcxx := sysfiles.CompilerLib(t, "g++", "libstdc++.so.6")
 	// Big enough for a run of several seconds on an idle 2-core
 	// machine: a status line every 150 ms, a dozen or more past 3%.
 	for i := range 6 {
@@ -302,7 +303,7 @@ func openPTY(t *testing.T) (master, slave *os.File) {
 	t.Helper()
 	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
 	if err != nil {
-		needInput(t, "no pseudo-terminal: %v", err)
+		sysfiles.NeedInput(t, "no pseudo-terminal: %v", err)
 	}
 	if err := unix.IoctlSetPointerInt(int(m.Fd()), unix.TIOCSPTLCK, 0); err != nil {
 		t.Fatal(err)

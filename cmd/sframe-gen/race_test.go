@@ -17,6 +17,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/sframe-gen/sframe-gen/testdata/sysfiles"
 	"golang.org/x/sys/unix"
 )
 
@@ -48,8 +49,8 @@ func TestRaceSymlinkSwap(t *testing.T) {
 	if os.Getenv("SFRAME_RACE_ATTACKER") != "" {
 		t.Skip("the attacker's process")
 	}
-	needRoot(t)
-	setpriv := needTool(t, "setpriv")
+	sysfiles.NeedRoot(t, "attacks as another user")
+	setpriv := sysfiles.NeedProgram(t, "setpriv")
 	scratch, err := os.MkdirTemp("", "sframe-race-")
 	if err != nil {
 		t.Fatal(err)

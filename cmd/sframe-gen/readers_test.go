@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sframe-gen/sframe-gen/testdata/sysfiles"
 )
 
 // TestReadersTable measures every cell of the table "Measured on this
@@ -103,7 +105,7 @@ func readersSubjects(t *testing.T, bin string) map[string]readersSubject {
 	if err := os.WriteFile(src, []byte(code), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	gcc := needTool(t, "gcc")
+	gcc := sysfiles.NeedProgram(t, "gcc")
 	obj, so := filepath.Join(dir, "c.o"), filepath.Join(dir, "c.so")
 	runOK(t, gcc, "-O2", "-fPIC", "-c", "-o", obj, src)
 	runOK(t, gcc, "-O2", "-fPIC", "-shared", "-o", so, src)
@@ -134,15 +136,15 @@ func readerReads(t *testing.T, row readersRow, s readersSubject) (bool, string) 
 	case "2.40":
 		dir = hostBinutils(t, release)
 	case "2.44":
-		dir = filepath.Dir(oldTool(t, "x86_64", "objdump"))
+		dir = filepath.Dir(sysfiles.GNUOld.Tool(t, "x86_64", "objdump"))
 	case "2.46+":
-		dir = filepath.Dir(refTool(t, "x86_64", "objdump"))
+		dir = filepath.Dir(sysfiles.GNURef.Tool(t, "x86_64", "objdump"))
 	default:
 		t.Fatalf("binutils %q: not one of 2.40, 2.44, 2.46+", row.binutils)
 	}
 	tool := func(name string) string {
 		if release == "2.40" {
-			return needTool(t, filepath.Join(dir, name))
+			return sysfiles.NeedProgram(t, filepath.Join(dir, name))
 		}
 		return filepath.Join(dir, "x86_64-"+name)
 	}
@@ -166,7 +168,7 @@ func readerReads(t *testing.T, row readersRow, s readersSubject) (bool, string) 
 		if release != "2.40" {
 			args = append([]string{"-B", filepath.Join(dir, "..", "gcc-x86_64")}, args...)
 		}
-		cmd := exec.Command(needTool(t, "gcc"), args...)
+		cmd := exec.Command(sysfiles.NeedProgram(t, "gcc"), args...)
 		cmd.Dir = filepath.Dir(s.object)
 		out, err := cmd.CombinedOutput()
 		if err != nil {

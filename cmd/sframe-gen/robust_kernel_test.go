@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sframe-gen/sframe-gen/testdata/sysfiles"
 	"golang.org/x/sys/unix"
 )
 
@@ -35,7 +36,7 @@ const kernelTimeout = 60 * time.Second
 // directories for the test's duration, and restores them after.
 func kernelProtections(t *testing.T) {
 	t.Helper()
-	needRoot(t)
+	sysfiles.NeedRoot(t, "sets the kernel's fs.protected_* settings")
 	for _, name := range []string{"protected_symlinks", "protected_fifos", "protected_regular"} {
 		p := "/proc/sys/fs/" + name
 		old, err := os.ReadFile(p)
@@ -43,10 +44,7 @@ func kernelProtections(t *testing.T) {
 			err = os.WriteFile(p, []byte("1\n"), 0)
 		}
 		if err != nil {
-			if os.Getenv("CI") == "true" {
-				t.Fatalf("setting fs.%s: %v (CI=true: no test may skip)", name, err)
-			}
-			t.Skipf("cannot set fs.%s (a container with /proc/sys read-only?): %v", name, err)
+			sysfiles.NeedInput(t, "cannot set fs.%s (a container with /proc/sys read-only?): %v", name, err)
 		}
 		t.Cleanup(func() { os.WriteFile(p, old, 0) })
 	}
@@ -102,7 +100,7 @@ func kernelFileState(t *testing.T, p string) string {
 // fails.
 func asNobody(t *testing.T, args ...string) {
 	t.Helper()
-	setpriv := needTool(t, "setpriv")
+	setpriv := sysfiles.NeedProgram(t, "setpriv")
 	cmd := exec.Command(setpriv, append([]string{"--reuid", strconv.Itoa(raceUID), "--regid", strconv.Itoa(raceUID), "--clear-groups"}, args...)...)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("as nobody: %v: %v\n%s", args, err, out)
@@ -240,7 +238,7 @@ func TestKernelReportLinkDuringRun(t *testing.T) {
 		t.Skip("the attacker's process")
 	}
 	kernelProtections(t)
-	setpriv := needTool(t, "setpriv")
+	setpriv := sysfiles.NeedProgram(t, "setpriv")
 	s := newKernelScratch(t)
 	bin := buildCommand(t)
 	attackerBin := filepath.Join(s.dir, "attacker")
@@ -364,7 +362,7 @@ func TestKernelWalkFlip(t *testing.T) {
 		return
 	}
 	kernelProtections(t)
-	setpriv := needTool(t, "setpriv")
+	setpriv := sysfiles.NeedProgram(t, "setpriv")
 	s := newKernelScratch(t)
 	bin := buildCommand(t)
 	const secretName = "SECRET-NAME-inside-root-only"

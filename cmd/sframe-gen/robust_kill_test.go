@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sframe-gen/sframe-gen/testdata/sysfiles"
 	"golang.org/x/sys/unix"
 )
 
@@ -47,8 +48,8 @@ const killLinks = 1500
 // recovery) leaves one inode under every name, patched, set-user-ID with
 // its owner and capability, with no temporary name and no journal left.
 func TestKillPrivilegedLinks(t *testing.T) {
-	needRoot(t)
-	setcap := needTool(t, "setcap")
+	sysfiles.NeedRoot(t, "set-user-ID files with capabilities")
+	setcap := sysfiles.NeedProgram(t, "setcap")
 	bin := buildCommand(t)
 	exe := filepath.Join(testdataDir(), "link/x86_64/pie.exe")
 	scratch := t.TempDir()

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"syscall"
 	"testing"
+
+	"github.com/sframe-gen/sframe-gen/testdata/sysfiles"
 )
 
 // TestOutputDirChangesOnlyWhatItMade: an unprivileged user (nobody,
@@ -20,8 +22,8 @@ import (
 // the source root's mode, so a 0700 tree's files stay private; the
 // directories the run makes get their sources' modes (as cp -a).
 func TestOutputDirChangesOnlyWhatItMade(t *testing.T) {
-	needRoot(t)
-	setpriv := needTool(t, "setpriv")
+	sysfiles.NeedRoot(t, "files of other owners")
+	setpriv := sysfiles.NeedProgram(t, "setpriv")
 	bin := buildCommand(t)
 	scratch, err := os.MkdirTemp("", "sframe-outdir-")
 	if err != nil {

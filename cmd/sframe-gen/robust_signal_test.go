@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/sframe-gen/sframe-gen/testdata/sysfiles"
 )
 
 // TestSignalRemovesTemp builds sframe-gen, starts it on a big input, sends
@@ -61,7 +63,7 @@ func TestSignalRemovesTemp(t *testing.T) {
 		{"SIGTERM -o", syscall.SIGTERM, false, synth},
 		{"SIGINT in place", syscall.SIGINT, true, synth},
 		{"SIGTERM in place libLLVM", syscall.SIGTERM, true, func(t *testing.T, dir string) string {
-			llvm := bigLib()
+			llvm := sysfiles.BigLib(t)
 			if llvm == "" {
 				t.Skip("no libLLVM in ldconfig -p: install Debian's libllvm19 (optional: the synthetic cases cover the same; CI does not install LLVM)")
 			}

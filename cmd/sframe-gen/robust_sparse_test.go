@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sframe-gen/sframe-gen/elfpatch"
+	"github.com/sframe-gen/sframe-gen/testdata/sysfiles"
 )
 
 // TestSparseInput: a 16 KB executable padded with a hole, to 1 GiB (a
@@ -143,7 +144,7 @@ func TestSparseArchive(t *testing.T) {
 // TestSparseObject: an object whose 32 MiB .data is a hole on disk keeps
 // the hole when patched, in both forms (both wrote it whole: 32 MiB).
 func TestSparseObject(t *testing.T) {
-	gcc := needTool(t, "gcc")
+	gcc := sysfiles.NeedProgram(t, "gcc")
 	dir := t.TempDir()
 	src := filepath.Join(dir, "big.c")
 	if err := os.WriteFile(src, []byte("char big[32 << 20] = {1};\nint f(int x) { return big[x] + 1; }\n"), 0o644); err != nil {

@@ -14,8 +14,8 @@ import (
 	"testing"
 
 	"github.com/sframe-gen/sframe-gen/emit"
-
 	"github.com/sframe-gen/sframe-gen/emit/stats"
+	"github.com/sframe-gen/sframe-gen/testdata/sysfiles"
 )
 
 // sframeSection returns the .sframe bytes of the ELF file at path.
@@ -49,7 +49,7 @@ func shareInputs(t *testing.T) []string {
 			out = append(out, p)
 		}
 	}
-	return append(out, compilerLib(t, "gcc", "libc.so.6"), compilerLib(t, "gcc", "libstdc++.so.6"))
+	return append(out, sysfiles.CompilerLib(t, "gcc", "libc.so.6"), sysfiles.CompilerLib(t, "gcc", "libstdc++.so.6"))
 }
 
 // TestShareFREsConsumers generates each little-endian linked file of
@@ -74,7 +74,7 @@ func TestShareFREsConsumers(t *testing.T) {
 		if strings.Contains(p, "aarch64") {
 			arch = "aarch64"
 		}
-		objdump := refTool(t, arch, "objdump")
+		objdump := sysfiles.GNURef.Tool(t, arch, "objdump")
 		plain := filepath.Join(dir, fmt.Sprintf("%d.plain", i))
 		shared := filepath.Join(dir, fmt.Sprintf("%d.shared", i))
 		for _, args := range [][]string{{"--no-share-fres", "-o", plain, p}, {"-o", shared, p}} {
@@ -187,9 +187,9 @@ func TestShareFREsLinkObjects(t *testing.T) {
 	dir := t.TempDir()
 	n := 0
 	for _, arch := range []string{"x86_64", "aarch64"} {
-		ld := refTool(t, arch, "ld")
-		objdump := refTool(t, arch, "objdump")
-		objcopy := refTool(t, arch, "objcopy")
+		ld := sysfiles.GNURef.Tool(t, arch, "ld")
+		objdump := sysfiles.GNURef.Tool(t, arch, "objdump")
+		objcopy := sysfiles.GNURef.Tool(t, arch, "objcopy")
 		objs, _ := filepath.Glob(filepath.Join(testdataDir(), "cc", arch, "*", "*.o"))
 		for _, o := range objs {
 			if strings.HasSuffix(o, ".gs.o") || bigEndian(t, o) {
@@ -396,9 +396,9 @@ func TestShareFREsV2(t *testing.T) {
 	}
 	for k, in := range inputs {
 		for _, layout := range []string{"2.44", "2.45"} {
-			objdump := refTool(t, in.arch, "objdump")
+			objdump := sysfiles.GNURef.Tool(t, in.arch, "objdump")
 			if layout == "2.44" {
-				objdump = oldTool(t, in.arch, "objdump")
+				objdump = sysfiles.GNUOld.Tool(t, in.arch, "objdump")
 			}
 			var dumps [2]string
 			var sizes [2]int

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sframe-gen/sframe-gen/testdata/sysfiles"
 )
 
 // TestStackS390XEHReturn stops the s390x exceptions program where the
@@ -37,7 +39,7 @@ func TestStackS390XEHReturn(t *testing.T) {
 	j := slices.IndexFunc(stackPrograms, func(p stackProgram) bool { return p.name == "exceptions" })
 	abi, prog := stackABIs()[i], stackPrograms[j]
 	for _, tool := range []string{abi.cxx, abi.gdb, abi.qemu, "s390x-linux-gnu-objdump"} {
-		needTool(t, tool)
+		sysfiles.NeedProgram(t, tool)
 	}
 	raiseCoreLimit(t)
 	dir := t.TempDir()

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sframe-gen/sframe-gen/testdata/sysfiles"
 )
 
 var (
@@ -29,8 +31,8 @@ func TestStackPIDAgainstEuStack(t *testing.T) {
 	if runtime.GOARCH != "amd64" || runtime.GOOS != "linux" {
 		t.Skip("stack --pid is implemented for x86-64 Linux")
 	}
-	needTool(t, "gcc")
-	euStack := needTool(t, "eu-stack")
+	sysfiles.NeedProgram(t, "gcc")
+	euStack := sysfiles.NeedProgram(t, "eu-stack")
 	abi := stackABIs()[0]
 	dir := t.TempDir()
 	libdir := patchedLibs(t, abi, dir)
@@ -178,7 +180,7 @@ func TestStackPIDTraced(t *testing.T) {
 	if runtime.GOARCH != "amd64" || runtime.GOOS != "linux" {
 		t.Skip("stack --pid is implemented for x86-64 Linux")
 	}
-	gdb := needTool(t, "gdb")
+	gdb := sysfiles.NeedProgram(t, "gdb")
 	sleep := exec.Command("sleep", "60")
 	if err := sleep.Start(); err != nil {
 		t.Fatal(err)

@@ -20,6 +20,7 @@ import (
 
 	sframegen "github.com/sframe-gen/sframe-gen"
 	"github.com/sframe-gen/sframe-gen/emit/unwind"
+	"github.com/sframe-gen/sframe-gen/testdata/sysfiles"
 )
 
 // stackABI is a target the proof runs programs of: natively or under
@@ -105,20 +106,17 @@ func TestStackAgainstGDB(t *testing.T) {
 	}
 	pattern, _ := os.ReadFile("/proc/sys/kernel/core_pattern")
 	if p := strings.TrimSpace(string(pattern)); strings.ContainsAny(p, "|/%") {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("core_pattern %q: the native stops need cores written as a plain name in the working directory", p)
-		}
-		t.Skipf("core_pattern %q is not a plain file name: as root, echo core > /proc/sys/kernel/core_pattern", p)
+		sysfiles.NeedInput(t, "core_pattern %q is not a plain file name (the native stops need cores written in the working directory): as root, echo core > /proc/sys/kernel/core_pattern", p)
 	}
 	raiseCoreLimit(t)
 	stops := stopsPerProgram(t)
 	for _, abi := range stackABIs() {
 		t.Run(abi.name, func(t *testing.T) {
-			needTool(t, abi.cc)
-			needTool(t, abi.cxx)
-			needTool(t, abi.gdb)
+			sysfiles.NeedProgram(t, abi.cc)
+			sysfiles.NeedProgram(t, abi.cxx)
+			sysfiles.NeedProgram(t, abi.gdb)
 			if abi.qemu != "" {
-				needTool(t, abi.qemu)
+				sysfiles.NeedProgram(t, abi.qemu)
 			}
 			// SFRAME_STACK_KEEP: a directory where the programs, the
 			// patched libraries and the cores are made and kept, to look

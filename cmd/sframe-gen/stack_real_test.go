@@ -13,6 +13,7 @@ import (
 	"time"
 
 	sframegen "github.com/sframe-gen/sframe-gen"
+	"github.com/sframe-gen/sframe-gen/testdata/sysfiles"
 )
 
 // stackRun is how a workload of the proof is started and stopped.
@@ -151,7 +152,7 @@ func main() {
 func prepareGo(t testing.TB, abi stackABI, dir, libdir string) stackRun {
 	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
 	if _, err := os.Stat(goTool); err != nil {
-		goTool = needTool(t, "go")
+		goTool = sysfiles.NeedProgram(t, "go")
 	}
 	src := filepath.Join(dir, "goprog")
 	if err := os.MkdirAll(src, 0o755); err != nil {
@@ -182,7 +183,7 @@ func realProgram(t testing.TB, path, name string) string {
 	if _, err := os.Stat(path); err == nil {
 		return path
 	}
-	return needTool(t, name)
+	return sysfiles.NeedProgram(t, name)
 }
 
 // patchRealProgram writes SFrame into a copy of the installed program

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sframe-gen/sframe-gen/testdata/sysfiles"
 )
 
 // recipeProgram is the C program TestStackReadmeRecipe follows the
@@ -63,13 +65,13 @@ func TestStackReadmeRecipe(t *testing.T) {
 	if runtime.GOARCH != "amd64" || runtime.GOOS != "linux" {
 		t.Skip("the recipe runs on x86-64 Linux")
 	}
-	gcc := needTool(t, "gcc")
-	needTool(t, "gdb")
-	needTool(t, "ldd")
+	gcc := sysfiles.NeedProgram(t, "gcc")
+	sysfiles.NeedProgram(t, "gdb")
+	sysfiles.NeedProgram(t, "ldd")
 	pattern, _ := os.ReadFile("/proc/sys/kernel/core_pattern")
 	usesPID, _ := os.ReadFile("/proc/sys/kernel/core_uses_pid")
 	if p := strings.TrimSpace(string(pattern)); p != "core" || strings.TrimSpace(string(usesPID)) == "1" {
-		needInput(t, "the recipe needs cores written as ./core (core_pattern %q, core_uses_pid %s): as root, echo core > /proc/sys/kernel/core_pattern; echo 0 > /proc/sys/kernel/core_uses_pid", p, strings.TrimSpace(string(usesPID)))
+		sysfiles.NeedInput(t, "the recipe needs cores written as ./core (core_pattern %q, core_uses_pid %s): as root, echo core > /proc/sys/kernel/core_pattern; echo 0 > /proc/sys/kernel/core_uses_pid", p, strings.TrimSpace(string(usesPID)))
 	}
 	recipe := readmeRecipe(t)
 	bindir := filepath.Dir(buildCommand(t))
@@ -144,8 +146,8 @@ func TestStackQemuWithoutSysroot(t *testing.T) {
 		t.Skip("runs qemu-user on x86-64 Linux")
 	}
 	abi := stackABIs()[1]
-	cc := needTool(t, abi.cc)
-	qemu := needTool(t, abi.qemu)
+	cc := sysfiles.NeedProgram(t, abi.cc)
+	qemu := sysfiles.NeedProgram(t, abi.qemu)
 	sysroot := filepath.Dir(abi.libdir)
 	raiseCoreLimit(t)
 	dir := t.TempDir()

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/sframe-gen/sframe-gen/emit/stats"
+	"github.com/sframe-gen/sframe-gen/testdata/sysfiles"
 )
 
 // statsTreeTree makes a tree of ELF files for the tree form of stats: the
@@ -23,7 +24,7 @@ import (
 // object's bytes count as installed).
 func statsTreeTree(t *testing.T) string {
 	t.Helper()
-	ar := needTool(t, "ar")
+	ar := sysfiles.NeedProgram(t, "ar")
 	td := testdataDir()
 	dir := t.TempDir()
 	for _, f := range libraryFiles(t) {
@@ -242,7 +243,7 @@ func TestStatsDocExample(t *testing.T) {
 // and --merge-fdes): the tables testdata/costtable makes of stats
 // --json's output show its total.
 func TestCostTable(t *testing.T) {
-	goTool := needTool(t, "go")
+	goTool := sysfiles.NeedProgram(t, "go")
 	for _, opts := range [][]string{nil, {"--merge-fdes"}} {
 		args := append(append([]string{"stats", "--json", "--dry-run"}, opts...), filepath.Join(testdataDir(), "link"))
 		out, stderr, code := runCLI(args...)

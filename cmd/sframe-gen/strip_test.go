@@ -8,6 +8,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/sframe-gen/sframe-gen/testdata/sysfiles"
 )
 
 // TestStripOrder checks the strip rule of docs/integration.md#strip with
@@ -29,7 +31,7 @@ func TestStripOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, arch := range []string{"x86_64", "aarch64", "s390x"} {
-		strips := map[string]string{"debian": debianStrip(t, arch), "reference": refTool(t, arch, "strip")}
+		strips := map[string]string{"debian": debianStrip(t, arch), "reference": sysfiles.GNURef.Tool(t, arch, "strip")}
 		for _, kind := range []string{"pie", "static", "go"} {
 			if kind == "go" && arch == "s390x" {
 				continue // s390x Go code has no SFrame representation (see docs/lower.md)
@@ -104,9 +106,9 @@ func TestStripRuleSaidOnce(t *testing.T) {
 // debianStrip is Debian's strip for arch.
 func debianStrip(t *testing.T, arch string) string {
 	if arch == runtimeArch() {
-		return needTool(t, "strip")
+		return sysfiles.NeedProgram(t, "strip")
 	}
-	return needTool(t, arch+"-linux-gnu-strip")
+	return sysfiles.NeedProgram(t, arch+"-linux-gnu-strip")
 }
 
 // runtimeArch is the machine's architecture in the ELF spelling.
@@ -144,7 +146,7 @@ func buildStripSubject(t *testing.T, arch, kind, src string) string {
 		if kind == "static" {
 			flag = "-static"
 		}
-		cmd = exec.Command(needTool(t, cc), "-O2", flag, "-o", out, src)
+		cmd = exec.Command(sysfiles.NeedProgram(t, cc), "-O2", flag, "-o", out, src)
 	}
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("%s: %v\n%s", cmd, err, b)
@@ -166,7 +168,7 @@ func runsOK(t *testing.T, arch, prog string) bool {
 	t.Helper()
 	cmd := exec.Command(prog)
 	if arch != runtimeArch() {
-		cmd = exec.Command(needTool(t, "qemu-"+arch), "-L", qemuPrefix(t, arch), prog)
+		cmd = exec.Command(sysfiles.NeedProgram(t, "qemu-"+arch), "-L", qemuPrefix(t, arch), prog)
 	}
 	return cmd.Run() == nil
 }
@@ -174,7 +176,7 @@ func runsOK(t *testing.T, arch, prog string) bool {
 // hasSFrameSegment reports whether the file at path has PT_GNU_SFRAME.
 func hasSFrameSegment(t *testing.T, path string) bool {
 	t.Helper()
-	out, err := exec.Command(needTool(t, "readelf"), "-lW", path).Output()
+	out, err := exec.Command(sysfiles.NeedProgram(t, "readelf"), "-lW", path).Output()
 	if err != nil {
 		t.Fatalf("readelf -lW %s: %v", path, err)
 	}

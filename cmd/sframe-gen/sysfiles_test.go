@@ -17,27 +17,15 @@ import (
 // that cannot be found skips the test, saying why, except under CI=true
 // (.ci/run installs everything), where it fails.
 
-// needInput skips t (fails it under CI=true) because an input is missing.
-func needInput(t testing.TB, format string, args ...any) {
-	t.Helper()
-	sysfiles.NeedInput(t, format, args...)
-}
-
-// compilerLib is sysfiles.CompilerLib.
-func compilerLib(t testing.TB, cc, name string) string {
-	t.Helper()
-	return sysfiles.CompilerLib(t, cc, name)
-}
-
 // archLib returns the library name of arch ("x86_64", "aarch64",
 // "s390x"): the host gcc's on a host of that architecture, else the
 // cross compiler's.
 func archLib(t testing.TB, arch, name string) string {
 	t.Helper()
 	if arch == runtimeArch() {
-		return compilerLib(t, "gcc", name)
+		return sysfiles.CompilerLib(t, "gcc", name)
 	}
-	return compilerLib(t, arch+"-linux-gnu-gcc", name)
+	return sysfiles.CompilerLib(t, arch+"-linux-gnu-gcc", name)
 }
 
 // qemuPrefix returns the directory qemu-user's -L takes for programs of
@@ -45,13 +33,7 @@ func archLib(t testing.TB, arch, name string) string {
 // (/usr/aarch64-linux-gnu on Debian).
 func qemuPrefix(t testing.TB, arch string) string {
 	t.Helper()
-	return filepath.Dir(filepath.Dir(compilerLib(t, arch+"-linux-gnu-gcc", "libc.so.6")))
-}
-
-// pathProgram is sysfiles.PathProgram.
-func pathProgram(t testing.TB, name string) string {
-	t.Helper()
-	return sysfiles.PathProgram(t, name)
+	return filepath.Dir(filepath.Dir(sysfiles.CompilerLib(t, arch+"-linux-gnu-gcc", "libc.so.6")))
 }
 
 // hostBinutils returns the directory of the objdump in $PATH (with
@@ -61,18 +43,15 @@ func hostBinutils(t testing.TB, release string) string {
 	t.Helper()
 	objdump, err := exec.LookPath("objdump")
 	if err != nil {
-		needInput(t, "no objdump in $PATH (binutils %s)", release)
+		sysfiles.NeedInput(t, "no objdump in $PATH (binutils %s)", release)
 	}
 	out, err := exec.Command(objdump, "--version").Output()
 	first, _, _ := strings.Cut(string(out), "\n")
 	if err != nil || !strings.Contains(first, " "+release) {
-		needInput(t, "%s is %q, not binutils %s", objdump, first, release)
+		sysfiles.NeedInput(t, "%s is %q, not binutils %s", objdump, first, release)
 	}
 	return filepath.Dir(objdump)
 }
-
-// bigLib is sysfiles.BigLib: the biggest libLLVM of the system, or "".
-func bigLib() string { return sysfiles.BigLib() }
 
 // prefixLib returns the library name under an installed prefix root
 // (root/usr/lib/<multiarch>/name, root/usr/lib*/name or root/lib*/name);

@@ -2,28 +2,18 @@ package main
 
 import (
 	"bytes"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/sframe-gen/sframe-gen/testdata/sysfiles"
 )
 
 // stripAddrs matches the absolute addresses of a dump: function starts
 // and FRE start addresses.
 var stripAddrs = regexp.MustCompile(`(?m)pc = 0x[0-9a-f]+|^    [0-9a-f]{16}`)
-
-// oldTool is a binutils 2.44 tool (ARCH-NAME wrapper of
-// testdata/gnu-old-ref.sh, in $GNU_OLD_REF or its default prefix).
-func oldTool(t *testing.T, arch, name string) string {
-	t.Helper()
-	dir := os.Getenv("GNU_OLD_REF")
-	if dir == "" {
-		dir = "/root/.cache/gnu-old-ref/bin"
-	}
-	return needTool(t, filepath.Join(dir, arch+"-"+name))
-}
 
 // TestV2Consumers writes version 2 (default mode) into real objects and
 // linked files and has the GNU tools that read that layout look at the
@@ -63,9 +53,9 @@ func TestV2Consumers(t *testing.T) {
 				if _, stderr, code := runCLI("--sframe-version", "2", "--v2-layout", layout, "-o", out, src); code != 0 {
 					t.Fatalf("generate: exit %d: %s", code, stderr)
 				}
-				objdump, readelf := refTool(t, in.arch, "objdump"), refTool(t, in.arch, "readelf")
+				objdump, readelf := sysfiles.GNURef.Tool(t, in.arch, "objdump"), sysfiles.GNURef.Tool(t, in.arch, "readelf")
 				if layout == "2.44" {
-					objdump, readelf = oldTool(t, in.arch, "objdump"), oldTool(t, in.arch, "readelf")
+					objdump, readelf = sysfiles.GNUOld.Tool(t, in.arch, "objdump"), sysfiles.GNUOld.Tool(t, in.arch, "readelf")
 				}
 				var o, e bytes.Buffer
 				cmd := exec.Command(objdump, "--sframe", out)

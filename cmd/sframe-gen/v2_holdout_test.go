@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sframe-gen/sframe-gen/testdata/sysfiles"
 )
 
 // TestV2HoldOut is issue 21's hold-out check, on C and C++ shared
@@ -54,9 +56,9 @@ func TestV2HoldOut(t *testing.T) {
 				if _, stderr, code := runCLI("verify", out); code != 0 {
 					t.Errorf("verify: exit %d: %s", code, stderr)
 				}
-				objdump, readelf := refTool(t, lib.arch, "objdump"), refTool(t, lib.arch, "readelf")
+				objdump, readelf := sysfiles.GNURef.Tool(t, lib.arch, "objdump"), sysfiles.GNURef.Tool(t, lib.arch, "readelf")
 				if layout == "2.44" {
-					objdump, readelf = oldTool(t, lib.arch, "objdump"), oldTool(t, lib.arch, "readelf")
+					objdump, readelf = sysfiles.GNUOld.Tool(t, lib.arch, "objdump"), sysfiles.GNUOld.Tool(t, lib.arch, "readelf")
 				}
 				for _, args := range [][]string{{objdump, "--sframe", out}, {readelf, "--sframe=.sframe", "-W", out}} {
 					var o, e bytes.Buffer

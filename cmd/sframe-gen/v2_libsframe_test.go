@@ -17,13 +17,13 @@ import (
 // ($GNU_OLD_REF/../root), which reads SFrame version 2 only.
 func oldLibsframeLookup(t *testing.T) string {
 	t.Helper()
-	gcc := needTool(t, "gcc")
-	root := filepath.Join(filepath.Dir(oldTool(t, "x86_64", "objdump")), "..", "root")
+	gcc := sysfiles.NeedProgram(t, "gcc")
+	root := filepath.Join(sysfiles.GNUOld.Prefix(), "root")
 	lib := prefixLib(root, "libsframe.a")
 	inc := filepath.Join(root, "usr", "include")
 	for _, p := range []string{lib, filepath.Join(inc, "sframe-api.h")} {
 		if _, err := os.Stat(p); err != nil {
-			sysfiles.NeedInput(t, "libsframe 2.44 missing: %v: run testdata/gnu-old-ref.sh", err)
+			sysfiles.NeedInput(t, "libsframe 2.44 missing: %v: %s", err, sysfiles.GNUOld.Install)
 		}
 	}
 	src := filepath.Join(testdataDir(), "libsframe")

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sframe-gen/sframe-gen/testdata/sysfiles"
 )
 
 // TestVerboseUpToDate: on a second run, -v says "up to date" for every
@@ -13,7 +15,7 @@ import (
 // members; one FILE at a time and in the batch form), and "wrote" for
 // none.
 func TestVerboseUpToDate(t *testing.T) {
-	ar := needTool(t, "ar")
+	ar := sysfiles.NeedProgram(t, "ar")
 	td := testdataDir()
 	dir := t.TempDir()
 	obj := filepath.Join(dir, "drap.o")

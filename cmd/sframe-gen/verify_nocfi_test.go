@@ -4,6 +4,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/sframe-gen/sframe-gen/testdata/sysfiles"
 )
 
 // TestVerifyWithoutCFI: verify on a file whose CFI was stripped after it
@@ -13,7 +15,7 @@ import (
 // cannot be checked (exit 2) instead of counting every function as a
 // problem.
 func TestVerifyWithoutCFI(t *testing.T) {
-	objcopy := needTool(t, "objcopy")
+	objcopy := sysfiles.NeedProgram(t, "objcopy")
 	dir := t.TempDir()
 	patched := func(from, name string) string {
 		t.Helper()

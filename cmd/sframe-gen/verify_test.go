@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/sframe-gen/sframe-gen/emit/verify"
+	"github.com/sframe-gen/sframe-gen/testdata/sysfiles"
 )
 
 // verifyReport runs "verify --json" on path.
@@ -193,7 +194,7 @@ func TestVerifyBigBinary(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: generates and verifies the system's python3 (runs in make test-long)")
 	}
-	src := pathProgram(t, "python3")
+	src := sysfiles.PathProgram(t, "python3")
 	data, err := os.ReadFile(src)
 	if err != nil {
 		t.Fatal(err)

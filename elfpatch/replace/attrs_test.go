@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sframe-gen/sframe-gen/testdata/sysfiles"
 )
 
 // TestReplaceNamedPrivileged: where the new file must have a name while it
@@ -16,19 +18,8 @@ import (
 // or file capabilities until it has replaced the old file; then it has
 // them all, and no temporary file is left. With O_TMPFILE the same.
 func TestReplaceNamedPrivileged(t *testing.T) {
-	if os.Geteuid() != 0 {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("not root (CI=true runs as root: no test may skip)")
-		}
-		t.Skip("needs root: run the tests as root (as .ci/run does)")
-	}
-	setcap, err := exec.LookPath("setcap")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("setcap missing (CI=true: no test may skip)")
-		}
-		t.Skip("setcap missing: install Debian's libcap2-bin")
-	}
+	sysfiles.NeedRoot(t, "security.* and trusted.* attributes")
+	setcap := sysfiles.NeedProgram(t, "setcap")
 	for _, named := range []bool{true, false} {
 		dir := t.TempDir()
 		dst := filepath.Join(dir, "prog")

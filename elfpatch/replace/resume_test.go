@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sframe-gen/sframe-gen/testdata/sysfiles"
 	"golang.org/x/sys/unix"
 )
 
@@ -60,25 +61,12 @@ func TestTempOf(t *testing.T) {
 	}
 }
 
-// needRoot skips (fails under CI=true) a test that sets trusted.*
-// attributes.
-func needRoot(t *testing.T) {
-	t.Helper()
-	if os.Geteuid() == 0 {
-		return
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatal("not root (CI=true runs as root: no test may skip)")
-	}
-	t.Skip("needs root (trusted.* extended attributes)")
-}
-
 // TestResumeTemp: a temporary name with a journal in phase 1 is removed,
 // one in phase 2 renamed over its name; one without a journal, with a
 // journal in a namespace any user can write (user.*), or a symbolic link,
 // is left alone.
 func TestResumeTemp(t *testing.T) {
-	needRoot(t)
+	sysfiles.NeedRoot(t, "trusted.* extended attributes")
 	const tmp = ".prog.sframe-gen-0123abcd"
 	for _, c := range []struct {
 		name  string
@@ -153,7 +141,7 @@ func setJournalAt(t *testing.T, dir, name string, phase byte) {
 // and mode from its journal, which goes; in phase 2 only when the caller
 // knows all its names; in phase 1 (never a final name) it is an error.
 func TestSourceResume(t *testing.T) {
-	needRoot(t)
+	sysfiles.NeedRoot(t, "trusted.* extended attributes")
 	caps, _ := hex.DecodeString("0100000200200000000000000000000000000000") // cap_net_raw=ep
 	for _, c := range []struct {
 		phase    byte

@@ -14,6 +14,7 @@ import (
 
 	"github.com/go-delve/delve/pkg/dwarf/frame"
 	"github.com/sframe-gen/sframe-gen/cfi"
+	"github.com/sframe-gen/sframe-gen/testdata/sysfiles"
 )
 
 // TestDelveFDEs cross-checks the FDE set and PC ranges of little-endian
@@ -24,7 +25,7 @@ func TestDelveFDEs(t *testing.T) {
 	files, _ := filepath.Glob("../link/x86_64/*")
 	a64, _ := filepath.Glob("../link/aarch64/*")
 	files = append(files, a64...)
-	system := []string{pathProgram(t, "ls"), gccLib(t, "libstdc++.so.6")}
+	system := []string{sysfiles.PathProgram(t, "ls"), sysfiles.CompilerLib(t, "gcc", "libstdc++.so.6")}
 	files = append(files, system...)
 	if !testing.Short() {
 		llvm, _ := filepath.Glob("/root/.rustup/toolchains/*/lib/libLLVM*.so*")

@@ -11,7 +11,7 @@ import (
 )
 
 // The layout of a sound ELF64 file and the helpers the mutators of
-// robust_mutate_test.go break it with.
+// damage_mutators_test.go break it with.
 
 // elfLayout is what the mutators need to know about the sound file.
 type elfLayout struct {

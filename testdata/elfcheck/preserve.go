@@ -1,4 +1,7 @@
-package elfpatch
+// Package elfcheck holds the tests' check that a patched ELF file keeps
+// what its input had (CheckPreserved): the patcher's tests and the damage
+// test of cmd/sframe-gen run it on every file they patch.
+package elfcheck
 
 import (
 	"bytes"
