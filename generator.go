@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/sframe-gen/sframe-gen/cfi"
+	"github.com/sframe-gen/sframe-gen/elfpatch/replace"
 	"github.com/sframe-gen/sframe-gen/lower"
 )
 
@@ -73,8 +74,8 @@ type Generator struct {
 // at once, and with its caller.
 type Resources struct {
 	// Temps, when not nil, records the temporary files being written, so
-	// that a signal handler can remove them ([TempFiles.RemoveAll]).
-	Temps *TempFiles
+	// that a signal handler can remove them ([replace.TempFiles.RemoveAll]).
+	Temps *replace.TempFiles
 	// Budget, when not nil, is the memory budget the files processed
 	// at once share: each file's memory is charged to it before it is
 	// allocated (its headers, then its Cost), a file waiting while
@@ -97,7 +98,7 @@ type Resources struct {
 func NewGenerator(opt Options, res Resources) (*Generator, error) {
 	g := &Generator{opt: opt, res: res}
 	if g.res.Temps == nil {
-		g.res.Temps = new(TempFiles)
+		g.res.Temps = new(replace.TempFiles)
 	}
 	switch opt.Version {
 	case 0, 2, 3:

@@ -240,8 +240,8 @@ func Objects(r io.ReaderAt, size int64, fn func(Object) bool) (found bool, err e
 // (Meter.ReadELF). What fn charges to m for a member is given back when
 // fn returns; for the file itself, by the caller.
 func (m *Meter) Objects(r io.ReaderAt, size int64, fn func(Object) bool) (found bool, err error) {
-	var magic [len(ArchiveMagic)]byte
-	if n, _ := r.ReadAt(magic[:], 0); n < len(magic) || string(magic[:]) != ArchiveMagic {
+	var magic [len(elfpatch.ArchiveMagic)]byte
+	if n, _ := r.ReadAt(magic[:], 0); n < len(magic) || string(magic[:]) != elfpatch.ArchiveMagic {
 		f, err := m.ReadELF(r, size)
 		if err != nil {
 			return false, err

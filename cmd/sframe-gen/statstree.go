@@ -119,8 +119,8 @@ func statsOfJob(j *sframegen.TreeFile, opts sframegen.Options, b *memoryBudget, 
 	// What generate leaves alone as not ELF, and does not count: a file
 	// that starts with neither the ELF nor the archive magic (an empty
 	// one too).
-	var magic [len(sframegen.ArchiveMagic)]byte
-	if n, _ := file.ReadAt(magic[:], 0); string(magic[:n]) != sframegen.ArchiveMagic && (n < 4 || string(magic[:4]) != "\x7fELF") {
+	var magic [8]byte // an archive's "!<arch>\n"
+	if n, _ := file.ReadAt(magic[:], 0); string(magic[:n]) != "!<arch>\n" && (n < 4 || string(magic[:4]) != "\x7fELF") {
 		if j.Named {
 			fail(j.Path, sframegen.ErrNotELF) // named: as generate fails it
 		} else {
