@@ -13,7 +13,7 @@ import (
 // library's packages (functions, methods of exported types, types,
 // constants and variables) has a doc comment, as go doc shows them.
 func TestExportedNamesDocumented(t *testing.T) {
-	for _, dir := range []string{".", "cfi", "lower", "emit", "emit/verify", "elfpatch", "elfpatch/replace", "elfpatch/sparse"} {
+	for _, dir := range []string{".", "cfi", "lower", "emit", "emit/verify", "elfpatch", "elfpatch/replace", "elfpatch/elfread", "elfpatch/sparse"} {
 		fset := token.NewFileSet()
 		notTest := func(fi fs.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }
 		pkgs, err := parser.ParseDir(fset, dir, notTest, parser.ParseComments)

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/sframe-gen/sframe-gen/cfi"
+	"github.com/sframe-gen/sframe-gen/elfpatch/elfread"
 	"github.com/sframe-gen/sframe-gen/elfpatch/replace"
 	"github.com/sframe-gen/sframe-gen/lower"
 )
@@ -79,9 +80,9 @@ type Resources struct {
 	// Budget, when not nil, is the memory budget the files processed
 	// at once share: each file's memory is charged to it before it is
 	// allocated (its headers, then its Cost), a file waiting while
-	// others hold what it needs and refused (*OverBudgetError) when it
+	// others hold what it needs and refused (*elfread.OverBudgetError) when it
 	// needs more than the whole budget.
-	Budget *MemoryBudget
+	Budget *elfread.MemoryBudget
 	// Admit, when not nil, is called with each charge of a file's
 	// memory (its headers, then its estimated Cost) before it is
 	// allocated, after Budget has granted it: another budget, or a

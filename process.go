@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 
 	"github.com/sframe-gen/sframe-gen/elfpatch"
+	"github.com/sframe-gen/sframe-gen/elfpatch/elfread"
 	"github.com/sframe-gen/sframe-gen/elfpatch/replace"
 )
 
@@ -194,7 +195,7 @@ func (g *Generator) process(j Job, seen [2]uint64, closeInput func(*os.File)) (o
 		out.Status, out.Reason = Skipped, "not an ELF file"
 		return out, w.unchanged()
 	}
-	out.Kind = Kind(ef)
+	out.Kind = elfread.Kind(ef)
 	in, err := g.inputOf(r, src.Size(), ef)
 	var unsupported *UnsupportedError
 	switch {
@@ -250,12 +251,12 @@ func (g *Generator) startStaging() *staging {
 func (s *staging) acquire(c Cost) (release func(), err error) {
 	b := s.g.res.Budget
 	if b != nil {
-		if c.Bytes < 0 || c.Bytes > b.limit-MemoryReserve-s.held {
+		if c.Bytes < 0 || c.Bytes > b.Limit()-elfread.MemoryReserve-s.held {
 			need := int64(1 << 62)
-			if c.Bytes >= 0 && c.Bytes < need-s.held-MemoryReserve {
-				need = s.held + c.Bytes + MemoryReserve
+			if c.Bytes >= 0 && c.Bytes < need-s.held-elfread.MemoryReserve {
+				need = s.held + c.Bytes + elfread.MemoryReserve
 			}
-			return nil, &OverBudgetError{Need: need, Limit: b.limit, What: c.What}
+			return nil, &elfread.OverBudgetError{Need: need, Limit: b.Limit(), What: c.What}
 		}
 		if err := b.Acquire(c.Bytes, c.What); err != nil {
 			return nil, err
@@ -295,7 +296,7 @@ func (s *staging) names(ef *elf.File, size int64) error {
 	if !s.g.res.Names {
 		return nil
 	}
-	return chargeNames(ef, size, s.charge)
+	return chargeTo(s.charge).ChargeNames(ef, size)
 }
 
 // admit admits the file's Cost, its last charge: the next file may

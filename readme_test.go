@@ -399,6 +399,7 @@ var docImports = map[string]string{
 	"unwind":    "github.com/sframe-gen/sframe-gen/emit/unwind",
 	"elfpatch":  "github.com/sframe-gen/sframe-gen/elfpatch",
 	"replace":   "github.com/sframe-gen/sframe-gen/elfpatch/replace",
+	"elfread":   "github.com/sframe-gen/sframe-gen/elfpatch/elfread",
 }
 
 // source is the block as a Go file of package pkg (main for a program).
