@@ -6,6 +6,7 @@ import (
 	"errors"
 
 	"github.com/sframe-gen/sframe-gen/elfpatch"
+	"github.com/sframe-gen/sframe-gen/elfpatch/elfread"
 )
 
 // processArchive gives every ELF relocatable object of a static archive
@@ -28,7 +29,7 @@ func (g *Generator) processArchive(w *writer, out *Outcome) error {
 		if len(member) < 4 || string(member[:4]) != elf.ELFMAG {
 			return member, nil
 		}
-		ef, err := ReadELF(bytes.NewReader(member), int64(len(member)))
+		ef, err := elfread.ReadELF(bytes.NewReader(member), int64(len(member)))
 		if err != nil {
 			return nil, err
 		}

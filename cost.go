@@ -10,6 +10,7 @@ import (
 
 	"github.com/sframe-gen/sframe-gen/cfi"
 	"github.com/sframe-gen/sframe-gen/elfpatch"
+	"github.com/sframe-gen/sframe-gen/elfpatch/elfread"
 )
 
 // Cost is the memory generating for one file is estimated to hold at
@@ -56,7 +57,7 @@ func cfiBytes(f *elf.File, src cfi.Source) int64 {
 // section headers as elfpatch reads and writes them (patchHeaderBytes).
 func linkedCost(f *elf.File, src cfi.Source) Cost {
 	n := cfiBytes(f, src)
-	what := fmt.Sprintf("%s of CFI to lower", FormatSize(n))
+	what := fmt.Sprintf("%s of CFI to lower", elfread.FormatSize(n))
 	if h := patchHeaderBytes(f); h > lowerFactor*n {
 		what = fmt.Sprintf("%d section headers to patch, %s", len(f.Sections), what)
 	}
@@ -75,12 +76,12 @@ func patchHeaderBytes(f *elf.File) int64 { return int64(len(f.Sections)) * 224 }
 // elfpatch.MaxObjectSize is refused (in both forms, before it is read).
 func objectCost(f *elf.File, size int64, src cfi.Source) (Cost, error) {
 	if size > elfpatch.MaxObjectSize {
-		return Cost{}, fmt.Errorf("an object of %s is not patched: objects are rewritten in memory, up to %s", FormatSize(size), FormatSize(elfpatch.MaxObjectSize))
+		return Cost{}, fmt.Errorf("an object of %s is not patched: objects are rewritten in memory, up to %s", elfread.FormatSize(size), elfread.FormatSize(elfpatch.MaxObjectSize))
 	}
 	n := cfiBytes(f, src)
-	what := fmt.Sprintf("an object of %s is read whole", FormatSize(size))
+	what := fmt.Sprintf("an object of %s is read whole", elfread.FormatSize(size))
 	if n > size {
-		what += fmt.Sprintf(", its CFI inflated to %s", FormatSize(n))
+		what += fmt.Sprintf(", its CFI inflated to %s", elfread.FormatSize(n))
 	}
 	return Cost{objectFactor*size + lowerFactor*n + patchHeaderBytes(f), what, n}, nil
 }
@@ -126,9 +127,9 @@ func archiveCost(r io.ReaderAt, size int64, src cfi.Source, admit func(Cost) (fu
 	if err != nil {
 		return Cost{}, err
 	}
-	what := fmt.Sprintf("an archive of %s is read whole", FormatSize(size))
+	what := fmt.Sprintf("an archive of %s is read whole", elfread.FormatSize(size))
 	if most > size {
-		what += fmt.Sprintf(", a member's CFI inflated to %s", FormatSize(most))
+		what += fmt.Sprintf(", a member's CFI inflated to %s", elfread.FormatSize(most))
 	}
 	return Cost{archiveFactor*size + lowerFactor*most + headers, what, most}, nil
 }
@@ -159,28 +160,4 @@ func forEachMember(r io.ReaderAt, size int64, fn func(*io.SectionReader) bool) {
 		}
 		off = start + n + n&1
 	}
-}
-
-// cfiCost is the cost of reading f's CFI and evaluating it, as the
-// commands that only read it do (rows, stats, verify: Meter.ChargeCFI).
-func cfiCost(f *elf.File, src cfi.Source) Cost {
-	n := cfiBytes(f, src)
-	return Cost{lowerFactor * n, fmt.Sprintf("%s of CFI to read", FormatSize(n)), n}
-}
-
-// FormatSize prints a byte count in the largest binary unit it reaches.
-func FormatSize(n int64) string {
-	units := []string{"bytes", "KiB", "MiB", "GiB", "TiB"}
-	f, i := float64(n), 0
-	for f >= 1024 && i < len(units)-1 {
-		f /= 1024
-		i++
-	}
-	if i == 0 {
-		return fmt.Sprintf("%d bytes", n)
-	}
-	if f == float64(int64(f)) {
-		return fmt.Sprintf("%d %s", int64(f), units[i])
-	}
-	return fmt.Sprintf("%.1f %s", f, units[i])
 }

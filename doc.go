@@ -16,7 +16,7 @@
 //
 // A program that processes many files makes one [Generator]
 // ([NewGenerator]) and calls [Generator.Process] for each file, from as
-// many goroutines as it likes, the files sharing a [MemoryBudget]; or it
+// many goroutines as it likes, the files sharing an elfread.MemoryBudget; or it
 // walks paths with [Walk] and processes the [Tree] on N workers with
 // [Generator.ProcessTree], as the command's batch form does (one result a
 // path, in the order of the walk).
@@ -43,10 +43,12 @@
 //     archive.go write each kind of file; write.go replaces it.
 //   - walk.go: Walk, the Tree of the paths of a batch; tree.go:
 //     ProcessTree and Each, its files on workers.
-//   - input.go: reading an ELF file (ReadELF, Kind, Objects); lowering.go:
-//     its CFI lowered (on every CPU for a big section).
-//   - budget.go, cost.go, elfcost.go: the memory budget (MemoryBudget,
-//     Meter) and what a file is charged before it is read (Cost).
-//   - names.go: the function names of reports (Symbols); places.go,
-//     mmap.go: the files' places, and mapping a file read.
+//   - input.go: an ELF file's ABI and whether SFrame describes it
+//     (Supported, Generates), read through package elfpatch/elfread, which
+//     holds the memory budget (elfread.MemoryBudget) and charges what
+//     debug/elf allocates before it does; lowering.go: its CFI lowered (on
+//     every CPU for a big section).
+//   - cost.go: what a file is charged before it is processed (Cost).
+//   - names.go: the function names of reports (Symbols); mmap.go: mapping
+//     a file read.
 package sframegen

@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 
 	"github.com/sframe-gen/sframe-gen/cfi"
+	"github.com/sframe-gen/sframe-gen/elfpatch/elfread"
+	"github.com/sframe-gen/sframe-gen/elfpatch/replace"
 	"github.com/sframe-gen/sframe-gen/lower"
 )
 
@@ -83,14 +85,14 @@ type Generator struct {
 // at once, and with its caller.
 type Resources struct {
 	// Temps, when not nil, records the temporary files being written, so
-	// that a signal handler can remove them ([TempFiles.RemoveAll]).
-	Temps *TempFiles
+	// that a signal handler can remove them ([replace.TempFiles.RemoveAll]).
+	Temps *replace.TempFiles
 	// Budget, when not nil, is the memory budget the files processed
 	// at once share: each file's memory is charged to it before it is
 	// allocated (its headers, then its Cost), a file waiting while
-	// others hold what it needs and refused (*OverBudgetError) when it
+	// others hold what it needs and refused (*elfread.OverBudgetError) when it
 	// needs more than the whole budget.
-	Budget *MemoryBudget
+	Budget *elfread.MemoryBudget
 	// Admit, when not nil, is called with each charge of a file's
 	// memory (its headers, then its estimated Cost) before it is
 	// allocated, after Budget has granted it: another budget, or a
@@ -107,7 +109,7 @@ type Resources struct {
 func NewGenerator(opt Options, res Resources) (*Generator, error) {
 	g := &Generator{opt: opt, res: res}
 	if g.res.Temps == nil {
-		g.res.Temps = new(TempFiles)
+		g.res.Temps = new(replace.TempFiles)
 	}
 	switch opt.Version {
 	case 0, 2, 3:

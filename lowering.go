@@ -7,6 +7,7 @@ import (
 	"runtime"
 
 	"github.com/sframe-gen/sframe-gen/cfi"
+	"github.com/sframe-gen/sframe-gen/elfpatch"
 	"github.com/sframe-gen/sframe-gen/lower"
 )
 
@@ -48,7 +49,7 @@ func (g *Generator) lowerFile(in *input, hold <-chan struct{}) (*Section, error)
 	sec := &Section{Target: in.target, result: res, EntryErrors: errs}
 	sec.Shared, sec.Unshared, _ = sharingFor(in.target, g.opt)
 	for _, r := range res.Relocs {
-		sec.Relocs = append(sec.Relocs, Reloc{Offset: r.Offset, Type: r.Type, Section: uint32(r.Section), Addend: r.Addend})
+		sec.Relocs = append(sec.Relocs, elfpatch.Reloc{Offset: r.Offset, Type: r.Type, Section: uint32(r.Section), Addend: r.Addend})
 	}
 	return sec, nil
 }

@@ -9,6 +9,8 @@ import (
 	"os"
 	"runtime/debug"
 
+	"github.com/sframe-gen/sframe-gen/elfpatch"
+	"github.com/sframe-gen/sframe-gen/elfpatch/elfread"
 	"github.com/sframe-gen/sframe-gen/elfpatch/replace"
 )
 
@@ -43,19 +45,19 @@ type Job struct {
 	// with other hard links is written in its own inode, so that they
 	// stay one file ([Generator.ProcessTree] does otherwise for the files
 	// of a tree).
-	In Place
+	In replace.Place
 	// Out, when its Dir is not nil, is where the result is written
 	// instead of over In; a file that gets no SFrame is copied there as
 	// it is.
-	Out Place
+	Out replace.Place
 	// OutLinks are other names to give Out's file (In's hard links in a
 	// tree, mirrored under an output directory).
-	OutLinks []Place
+	OutLinks []replace.Place
 	// Replace says how the file is replaced: Links (In's other names in
 	// the tree, replaced with it), InPlace (it has links elsewhere),
 	// KeepTimes, NoSync and the hooks. Links and InPlace are ignored with
 	// Out.
-	Replace ReplaceOptions
+	Replace replace.ReplaceOptions
 }
 
 // Outcome is what Process did with a file and found in it.
@@ -117,7 +119,7 @@ func (g *Generator) Process(j Job) (out Outcome, err error) {
 
 // process is Process. seen, when not zero, is the identity (device and
 // inode) of the file the caller found at j.In, walking a tree: another
-// file there now is ErrChanged, and a file SFrame has nothing to say
+// file there now is replace.ErrChanged, and a file SFrame has nothing to say
 // about is Skipped. closeInput, when not nil, is given the input file to
 // close, instead of closing it before process returns: the last close of
 // a file that was replaced frees its blocks, which may wait for the
@@ -150,7 +152,7 @@ func (g *Generator) process(j Job, seen [2]uint64, closeInput func(*os.File)) (o
 	}
 	named := seen == [2]uint64{}
 	if !named && src.ID() != seen {
-		return out, fmt.Errorf("%w (since the walk)", ErrChanged)
+		return out, fmt.Errorf("%w (since the walk)", replace.ErrChanged)
 	}
 	if named && j.Out.Dir == nil {
 		j.Replace.InPlace = src.Links() > 1
@@ -174,7 +176,7 @@ func (g *Generator) process(j Job, seen [2]uint64, closeInput func(*os.File)) (o
 	defer st.done()
 	var magic [8]byte
 	n, _ := r.ReadAt(magic[:], 0)
-	if n == len(magic) && string(magic[:]) == ArchiveMagic {
+	if n == len(magic) && string(magic[:]) == elfpatch.ArchiveMagic {
 		out.Kind = "archive"
 		cost, err := archiveCost(src.File, src.Size(), g.opt.Source, st.acquire)
 		if err != nil {
@@ -193,7 +195,7 @@ func (g *Generator) process(j Job, seen [2]uint64, closeInput func(*os.File)) (o
 		out.Status, out.Reason = Skipped, "not an ELF file"
 		return out, w.unchanged()
 	}
-	out.Kind = Kind(ef)
+	out.Kind = elfread.Kind(ef)
 	in, err := g.inputOf(r, src.Size(), ef)
 	var unsupported *UnsupportedError
 	switch {
@@ -249,12 +251,12 @@ func (g *Generator) startStaging() *staging {
 func (s *staging) acquire(c Cost) (release func(), err error) {
 	b := s.g.res.Budget
 	if b != nil {
-		if c.Bytes < 0 || c.Bytes > b.limit-MemoryReserve-s.held {
+		if c.Bytes < 0 || c.Bytes > b.Limit()-elfread.MemoryReserve-s.held {
 			need := int64(1 << 62)
-			if c.Bytes >= 0 && c.Bytes < need-s.held-MemoryReserve {
-				need = s.held + c.Bytes + MemoryReserve
+			if c.Bytes >= 0 && c.Bytes < need-s.held-elfread.MemoryReserve {
+				need = s.held + c.Bytes + elfread.MemoryReserve
 			}
-			return nil, &OverBudgetError{Need: need, Limit: b.limit, What: c.What}
+			return nil, &elfread.OverBudgetError{Need: need, Limit: b.Limit(), What: c.What}
 		}
 		if err := b.Acquire(c.Bytes, c.What); err != nil {
 			return nil, err
@@ -294,7 +296,7 @@ func (s *staging) names(ef *elf.File, size int64) error {
 	if !s.g.res.Names {
 		return nil
 	}
-	return chargeNames(ef, size, s.charge)
+	return chargeTo(s.charge).ChargeNames(ef, size)
 }
 
 // admit admits the file's Cost, its last charge: the next file may

@@ -65,7 +65,7 @@ func (s *Section) SharedFDEs() int { return s.result.Shared }
 // Omitted returns, in CFI order, the functions left without an SFrame FDE
 // and those kept without FREs (signal frames: Skip.Emitted), each with
 // the reason.
-func (s *Section) Omitted() []Skip { return s.result.Skipped }
+func (s *Section) Omitted() []lower.Skip { return s.result.Skipped }
 
 // Bytes returns the section's bytes, encoded for Addr (nil before it is
 // encoded: [Generate] and [Generator.Process] encode it).
@@ -125,10 +125,6 @@ func (s *Section) FunctionName(f *cfi.FDE) string {
 	}
 	return s.names.name(f.Section, f.Start)
 }
-
-// Skip is a function left without an SFrame FDE, or kept without FREs
-// (a signal frame: Emitted), with the reason.
-type Skip = lower.Skip
 
 // skipped returns the functions left without an SFrame FDE, with the
 // reason (not the signal frames kept without FREs).

@@ -24,7 +24,7 @@ type TreeOptions struct {
 	KeepTimes bool
 	// Sync syncs each file to the disk before it replaces the old one,
 	// as Process does for one file; without it the files are written as
-	// cp writes them (ReplaceOptions.NoSync).
+	// cp writes them (replace.ReplaceOptions.NoSync).
 	Sync bool
 	// Begin, when not nil, is called on a worker as it begins the regular
 	// file Files[i].
@@ -77,7 +77,7 @@ func (g *Generator) ProcessTree(t *Tree, opt TreeOptions) error {
 		if f.Regular() && opt.Begin != nil {
 			opt.Begin(i)
 		}
-		ro := ReplaceOptions{KeepTimes: opt.KeepTimes, NoSync: !opt.Sync, Written: release, DirSynced: dirs.add}
+		ro := replace.ReplaceOptions{KeepTimes: opt.KeepTimes, NoSync: !opt.Sync, Written: release, DirSynced: dirs.add}
 		out, err := g.processTreeFile(f, ro, closer.close)
 		release()
 		if opt.Done != nil {
@@ -152,7 +152,7 @@ func largestFirst(files []*TreeFile) []int {
 
 // processTreeFile does one path of a tree; closeInput closes the input
 // files.
-func (g *Generator) processTreeFile(f *TreeFile, ro ReplaceOptions, closeInput func(*os.File)) (Outcome, error) {
+func (g *Generator) processTreeFile(f *TreeFile, ro replace.ReplaceOptions, closeInput func(*os.File)) (Outcome, error) {
 	switch {
 	case f.Err != nil:
 		return Outcome{Status: Failed, Reason: f.Err.Error()}, f.Err
@@ -188,7 +188,7 @@ func (g *Generator) processTreeFile(f *TreeFile, ro ReplaceOptions, closeInput f
 // processPlaces opens the places of f (the file, its other names, its
 // output and the output's other names, each below the directory the walk
 // held open, never through a symbolic link) and runs Process on them.
-func (g *Generator) processPlaces(f *TreeFile, ro ReplaceOptions, closeInput func(*os.File)) (Outcome, error) {
+func (g *Generator) processPlaces(f *TreeFile, ro replace.ReplaceOptions, closeInput func(*os.File)) (Outcome, error) {
 	at, err := f.root.Place(f.rel)
 	if err != nil {
 		return Outcome{}, unwrapPath(err)
@@ -381,7 +381,7 @@ func (m *outputDirs) close() {
 }
 
 // dirSyncer collects the directories files were renamed into, to sync
-// each once at the end (ReplaceOptions.DirSynced) rather than after every
+// each once at the end (replace.ReplaceOptions.DirSynced) rather than after every
 // file. Each is kept as a descriptor of its own (one per directory:
 // device and inode), and synced through it: never reopened by path, where
 // a directory swapped for a symbolic link to a FIFO or a device would be

@@ -21,7 +21,7 @@ type writer struct {
 }
 
 // replace writes the file's new contents through a temporary file (see
-// TempFiles.Replace): over the file and its links, or to Out, then Out's
+// replace.TempFiles.Replace): over the file and its links, or to Out, then Out's
 // other names. An error of write about the input (its layout) is returned
 // as it is; one about the output names Out.
 func (w *writer) replace(write func(tmp *os.File) error) error {

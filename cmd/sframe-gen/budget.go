@@ -9,17 +9,17 @@ import (
 
 	"github.com/spf13/pflag"
 
-	sframegen "github.com/sframe-gen/sframe-gen"
+	"github.com/sframe-gen/sframe-gen/elfpatch/elfread"
 )
 
-// The memory budget of a run (--memory-limit, sframegen.MemoryBudget): the
+// The memory budget of a run (--memory-limit, elfread.MemoryBudget): the
 // files being processed at once, by all the workers of the batch form or
 // by the single-file form, hold at most that much. Each file's headers,
 // then an estimate of its peak (sframegen.Cost), are charged before they
 // are read: a file alone over the budget fails with a message naming
 // both, and in the batch form a file waits until the files before it give
 // back enough. The read commands charge what they read of each file the
-// same way (sframegen.Meter; docs/robustness.md).
+// same way (elfread.Meter; docs/robustness.md).
 
 // maxDefaultMemory caps the default budget: a build machine runs other
 // jobs beside sframe-gen, and 2 GiB is eight times what the biggest file
@@ -31,15 +31,15 @@ const maxDefaultMemory = 2 << 30
 const minMemoryLimit = 64 << 20
 
 // processReserve is the part of the budget kept for the process itself
-// (sframegen.MemoryReserve).
-const processReserve = sframegen.MemoryReserve
+// (elfread.MemoryReserve).
+const processReserve = elfread.MemoryReserve
 
 // memoryBudget is the run's budget, shared by the files processed at
 // once; a nil *memoryBudget is unlimited.
-type memoryBudget = sframegen.MemoryBudget
+type memoryBudget = elfread.MemoryBudget
 
 // newMemoryBudget returns the budget of a run limited to limit bytes.
-func newMemoryBudget(limit int64) *memoryBudget { return sframegen.NewMemoryBudget(limit) }
+func newMemoryBudget(limit int64) *memoryBudget { return elfread.NewMemoryBudget(limit) }
 
 // defaultMemoryLimit is half the memory of the machine (or of the control
 // group the process runs in, when that is smaller), at most
@@ -99,7 +99,7 @@ func parseSize(v string) (int64, error) {
 }
 
 // formatSize prints a byte count in the largest binary unit it reaches.
-func formatSize(n int64) string { return sframegen.FormatSize(n) }
+func formatSize(n int64) string { return elfread.FormatSize(n) }
 
 // readMemoryUsage is the help of the read commands' --memory-limit.
 const readMemoryUsage = "the most memory reading FILE may take"

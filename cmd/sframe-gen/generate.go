@@ -204,7 +204,7 @@ func (c *cli) generateFile(g *sframegen.Generator, file string, o generateOption
 		return unwrapPath(err)
 	}
 	defer in.Dir.Close()
-	job := sframegen.Job{In: in, Replace: sframegen.ReplaceOptions{KeepTimes: o.keepTimes}}
+	job := sframegen.Job{In: in, Replace: replace.ReplaceOptions{KeepTimes: o.keepTimes}}
 	if o.output != "" {
 		if job.Out, err = replace.OutputPlace(o.output); err != nil {
 			return fmt.Errorf("writing %s: %w", displayName(o.output), unwrapPath(err))
@@ -340,7 +340,7 @@ func (c *cli) printOutcome(file, dst string, o generateOptions, out *sframegen.O
 		case rep.Section.Target.Relocatable:
 			printSummary(w, name, rep.Section, "with .rela.sframe")
 		default:
-			printSummary(w, name, rep.Section, linkedWhere(rep.Section.Layout))
+			printSummary(w, name, rep.Section, linkedWhere(rep.Section))
 		}
 	}
 	if out.Kind == "archive" && out.Status == sframegen.UpToDate {
@@ -348,8 +348,9 @@ func (c *cli) printOutcome(file, dst string, o generateOptions, out *sframegen.O
 	}
 }
 
-// linkedWhere says where the section of a linked file went, for summary.
-func linkedWhere(l sframegen.Layout) string {
+// linkedWhere says where sec, of a linked file, went, for summary.
+func linkedWhere(sec *sframegen.Section) string {
+	l := sec.Layout
 	s := fmt.Sprintf("at %#x, PT_GNU_SFRAME", l.Addr)
 	if l.Replaced {
 		s += "; in place of an earlier run's, patched as the file that run was given"

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 
-	sframegen "github.com/sframe-gen/sframe-gen"
+	"github.com/sframe-gen/sframe-gen/elfpatch/elfread"
 )
 
 // elfInput is one ELF file a reading command (dump, verify, stats, rows)
@@ -28,7 +28,7 @@ type elfInput struct {
 	size int64
 	// meter charges what is read of it to the command's --memory-limit
 	// (its headers are charged already).
-	meter *sframegen.Meter
+	meter *elfread.Meter
 }
 
 // readInputs calls read with the ELF file at path, or, when path is a
@@ -38,7 +38,7 @@ type elfInput struct {
 // member without the section the command reads is passed over). The error
 // is opening or parsing path, or, for an archive in which read found
 // nothing, the message nothing. What is read is charged to budget
-// (sframegen.Meter), each input's headers before they are read; read
+// (elfread.Meter), each input's headers before they are read; read
 // charges what it reads of in (in.meter), given back when it returns.
 func readInputs(path string, nothing string, budget *memoryBudget, read func(in elfInput) bool) error {
 	// Not elf.Open: a FIFO would block, a cut header say "EOF".
@@ -48,9 +48,9 @@ func readInputs(path string, nothing string, budget *memoryBudget, read func(in 
 	}
 	defer file.Close()
 	archive := false
-	meter := sframegen.NewMeter(budget)
+	meter := elfread.NewMeter(budget)
 	defer meter.Release()
-	found, err := meter.Objects(file, st.Size(), func(o sframegen.Object) bool {
+	found, err := meter.Objects(file, st.Size(), func(o elfread.Object) bool {
 		if o.Member == "" {
 			return read(elfInput{name: path, f: o.File, r: o.R, size: o.Size, meter: meter})
 		}

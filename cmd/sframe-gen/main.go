@@ -32,6 +32,7 @@ import (
 	"syscall"
 
 	sframegen "github.com/sframe-gen/sframe-gen"
+	"github.com/sframe-gen/sframe-gen/elfpatch/replace"
 )
 
 // Version is the program version printed by --version.
@@ -49,7 +50,7 @@ type cli struct {
 	stdout, stderr io.Writer
 	// temps are the temporary files being written (nil: not tracked); a
 	// signal removes them.
-	temps *sframegen.TempFiles
+	temps *replace.TempFiles
 	// heapFor, when set, is told the size of the CFI section a single
 	// file's generate is about to read, before it reads it (main: tuneGC).
 	heapFor func(cfiSize uint64)
@@ -81,7 +82,7 @@ func commands() []command {
 }
 
 func main() {
-	c := &cli{stdout: os.Stdout, stderr: os.Stderr, temps: new(sframegen.TempFiles), heapFor: tuneGC, batchGC: tuneBatchGC, memoryLimit: setMemoryLimit}
+	c := &cli{stdout: os.Stdout, stderr: os.Stderr, temps: new(replace.TempFiles), heapFor: tuneGC, batchGC: tuneBatchGC, memoryLimit: setMemoryLimit}
 	// SIGINT, SIGTERM, SIGHUP: remove the temporary file being written, so
 	// a killed build leaves nothing behind and the input untouched; exit 1.
 	sigs := make(chan os.Signal, 1)

@@ -9,7 +9,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	sframegen "github.com/sframe-gen/sframe-gen"
+	"github.com/sframe-gen/sframe-gen/elfpatch/elfread"
 )
 
 // openELF opens the ELF file at path for reading. It refuses anything but a
@@ -22,7 +22,7 @@ func openELF(path string) (*os.File, fs.FileInfo, *elf.File, error) {
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	ef, err := sframegen.ReadELF(f, st.Size())
+	ef, err := elfread.ReadELF(f, st.Size())
 	if err != nil {
 		f.Close()
 		return nil, nil, nil, err

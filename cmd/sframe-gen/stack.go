@@ -12,7 +12,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	sframegen "github.com/sframe-gen/sframe-gen"
+	"github.com/sframe-gen/sframe-gen/elfpatch/elfread"
 	"github.com/sframe-gen/sframe-gen/emit"
 	"github.com/sframe-gen/sframe-gen/emit/unwind"
 )
@@ -43,7 +43,7 @@ func (c *cli) runStack(args []string) int {
 	}
 	// The core's headers and notes and every module's headers, .sframe
 	// and symbols are charged before they are read, and held for the walk.
-	meter := sframegen.NewMeter(b)
+	meter := elfread.NewMeter(b)
 	defer meter.Release()
 	var (
 		st   *stackResult
@@ -119,7 +119,7 @@ const sysrootHint = "walk with --sysroot DIR, DIR holding them at those paths (q
 
 // stackOfCore walks the threads of the core file at path, what it reads
 // charged to meter.
-func stackOfCore(path, sysroot string, meter *sframegen.Meter) (*stackResult, error) {
+func stackOfCore(path, sysroot string, meter *elfread.Meter) (*stackResult, error) {
 	p, closer, err := openCore(path, meter)
 	if err != nil {
 		return nil, err
@@ -135,7 +135,7 @@ func stackOfCore(path, sysroot string, meter *sframegen.Meter) (*stackResult, er
 // coreModules returns the modules of the process of the core at path:
 // from its NT_FILE mappings, or, without them (qemu's), from the dynamic
 // linker's list in its memory.
-func coreModules(p *process, path, sysroot string, meter *sframegen.Meter) ([]*stackModule, error) {
+func coreModules(p *process, path, sysroot string, meter *elfread.Meter) ([]*stackModule, error) {
 	if len(p.Mappings) > 0 {
 		return modulesFromMappings(p.Mappings, sysroot, meter), nil
 	}

@@ -9,7 +9,7 @@ import (
 	"io"
 	"slices"
 
-	sframegen "github.com/sframe-gen/sframe-gen"
+	"github.com/sframe-gen/sframe-gen/elfpatch/elfread"
 	"github.com/sframe-gen/sframe-gen/emit"
 	"github.com/sframe-gen/sframe-gen/emit/unwind"
 )
@@ -91,7 +91,7 @@ func coreABI(f *elf.File) (emit.ABI, error) {
 }
 
 // openCore reads an ELF core file.
-func openCore(path string, meter *sframegen.Meter) (*process, io.Closer, error) {
+func openCore(path string, meter *elfread.Meter) (*process, io.Closer, error) {
 	file, st, err := openRegular(path)
 	if err != nil {
 		return nil, nil, err
@@ -99,7 +99,7 @@ func openCore(path string, meter *sframegen.Meter) (*process, io.Closer, error) 
 	f, err := meter.ReadELF(file, st.Size())
 	if err != nil {
 		file.Close()
-		var cut *sframegen.CutError
+		var cut *elfread.CutError
 		if !errors.As(err, &cut) && (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)) {
 			return nil, nil, errors.New("truncated: the file ends inside its ELF headers")
 		}
@@ -119,7 +119,7 @@ func openCore(path string, meter *sframegen.Meter) (*process, io.Closer, error) 
 
 // readCore reads the threads, mappings, auxiliary vector and memory of
 // core f (size bytes), its notes charged to meter before they are read.
-func readCore(f *elf.File, r io.ReaderAt, size int64, meter *sframegen.Meter) (*process, error) {
+func readCore(f *elf.File, r io.ReaderAt, size int64, meter *elfread.Meter) (*process, error) {
 	abi, err := coreABI(f)
 	if err != nil {
 		return nil, err
@@ -135,7 +135,7 @@ func readCore(f *elf.File, r io.ReaderAt, size int64, meter *sframegen.Meter) (*
 			if prog.Off > uint64(size) || prog.Filesz > uint64(size)-prog.Off {
 				return nil, fmt.Errorf("PT_NOTE at offset %#x (%d bytes) extends past the end of the file (%#x bytes)", prog.Off, prog.Filesz, size)
 			}
-			if err := meter.Charge(sframegen.Cost{Bytes: 2 * int64(prog.Filesz), What: fmt.Sprintf("notes of %s", sframegen.FormatSize(int64(prog.Filesz)))}); err != nil {
+			if err := meter.Charge(elfread.Cost{Bytes: 2 * int64(prog.Filesz), What: fmt.Sprintf("notes of %s", elfread.FormatSize(int64(prog.Filesz)))}); err != nil {
 				return nil, err
 			}
 			data := make([]byte, prog.Filesz)

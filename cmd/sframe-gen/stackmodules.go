@@ -16,7 +16,7 @@ import (
 
 	"github.com/ianlancetaylor/demangle"
 
-	sframegen "github.com/sframe-gen/sframe-gen"
+	"github.com/sframe-gen/sframe-gen/elfpatch/elfread"
 	"github.com/sframe-gen/sframe-gen/emit"
 	"github.com/sframe-gen/sframe-gen/emit/unwind"
 )
@@ -72,13 +72,13 @@ func fromDir(dir, name string) string {
 
 // openModule reads the module name of the process at bias (the ELF file
 // at its path or under sysroot); nil for a file that is not ELF.
-func openModule(sysroot, name string, bias uint64, meter *sframegen.Meter) (*stackModule, error) {
+func openModule(sysroot, name string, bias uint64, meter *elfread.Meter) (*stackModule, error) {
 	return openModuleAt(name, resolve(sysroot, name), bias, meter)
 }
 
 // openModuleAt is openModule of the file at path: its headers, .sframe
 // and symbols charged to meter before they are read.
-func openModuleAt(name, path string, bias uint64, meter *sframegen.Meter) (*stackModule, error) {
+func openModuleAt(name, path string, bias uint64, meter *elfread.Meter) (*stackModule, error) {
 	f, file, size, err := openStackELF(path, meter)
 	if err != nil {
 		return nil, err
@@ -217,7 +217,7 @@ func (m *stackModule) symbolize(addr uint64) (string, uint64) {
 // that cannot be read is still a module, without SFrame, the error saying
 // why (a walk that reaches it says so: a missing --sysroot, a file
 // deleted or replaced since the process mapped it).
-func modulesFromMappings(ms []mapping, sysroot string, meter *sframegen.Meter) []*stackModule {
+func modulesFromMappings(ms []mapping, sysroot string, meter *elfread.Meter) []*stackModule {
 	first := map[string]mapping{}
 	span := map[string][2]uint64{}
 	var order []string
@@ -312,7 +312,7 @@ var errNotELF = errors.New("not an ELF file")
 // mappingBias returns the load bias of the ELF file at path given one of
 // its mappings: the PT_LOAD holding the mapping's file offset says which
 // address that offset was linked at.
-func mappingBias(path string, m mapping, meter *sframegen.Meter) (uint64, error) {
+func mappingBias(path string, m mapping, meter *elfread.Meter) (uint64, error) {
 	file, _, err := openRegular(path)
 	if err != nil {
 		return 0, err
@@ -324,7 +324,7 @@ func mappingBias(path string, m mapping, meter *sframegen.Meter) (uint64, error)
 	}
 	defer meter.ReleaseTo(meter.Held())
 	f, err := meter.ReadELF(file, st.Size())
-	var over *sframegen.OverBudgetError
+	var over *elfread.OverBudgetError
 	if errors.As(err, &over) {
 		return 0, err
 	}
@@ -358,7 +358,7 @@ const (
 // list in memory (DT_DEBUG), as gdb does. A relative path (a program
 // started as ../prog) is looked up in coreDir first: the core is written
 // in the process's working directory, which the core does not record.
-func modulesFromLinkMap(p *process, sysroot, coreDir string, meter *sframegen.Meter) ([]*stackModule, error) {
+func modulesFromLinkMap(p *process, sysroot, coreDir string, meter *elfread.Meter) ([]*stackModule, error) {
 	rd := memReader{mem: p.Mem, order: p.ABI.ByteOrder()}
 	execfn, ok := p.Auxv[atEXECFN]
 	if !ok {
@@ -436,7 +436,7 @@ func modulesFromLinkMap(p *process, sysroot, coreDir string, meter *sframegen.Me
 }
 
 // interpreter returns the PT_INTERP path of the program at path.
-func interpreter(path string, meter *sframegen.Meter) (string, error) {
+func interpreter(path string, meter *elfread.Meter) (string, error) {
 	defer meter.ReleaseTo(meter.Held())
 	f, file, _, err := openStackELF(path, meter)
 	if err != nil {
@@ -560,7 +560,7 @@ func unwindModules(mods []*stackModule) ([]unwind.Module, []*stackModule) {
 // opened (openRegular: without waiting on a FIFO, only a regular file),
 // its headers charged to meter before they are read, and returns its size
 // too. Close the *os.File when done.
-func openStackELF(path string, meter *sframegen.Meter) (*elf.File, *os.File, int64, error) {
+func openStackELF(path string, meter *elfread.Meter) (*elf.File, *os.File, int64, error) {
 	file, st, err := openRegular(path)
 	if err != nil {
 		return nil, nil, 0, err

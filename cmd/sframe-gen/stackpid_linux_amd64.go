@@ -14,7 +14,7 @@ import (
 	"syscall"
 	"unsafe"
 
-	sframegen "github.com/sframe-gen/sframe-gen"
+	"github.com/sframe-gen/sframe-gen/elfpatch/elfread"
 	"github.com/sframe-gen/sframe-gen/emit"
 )
 
@@ -23,7 +23,7 @@ import (
 // /proc/PID/mem with the modules of /proc/PID/maps, and every thread
 // detached again (a signal that arrived while it was stopped is passed
 // on), so the process runs on.
-func stackOfPID(pid int, sysroot string, meter *sframegen.Meter) (*stackResult, error) {
+func stackOfPID(pid int, sysroot string, meter *elfread.Meter) (*stackResult, error) {
 	runtime.LockOSThread() // ptrace requests must come from the tracing thread
 	defer runtime.UnlockOSThread()
 	attached := map[int]syscall.Signal{}

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	sframegen "github.com/sframe-gen/sframe-gen"
+	"github.com/sframe-gen/sframe-gen/elfpatch/elfread"
 	"github.com/sframe-gen/sframe-gen/emit"
 	"github.com/sframe-gen/sframe-gen/emit/stats"
 )
@@ -79,8 +80,10 @@ func (c *cli) runStats(args []string) int {
 // meteredGenerator is the generator of a dry run with options opts: it
 // charges what it reads to meter, the input's, given back with the
 // input's.
-func meteredGenerator(opts sframegen.Options, meter *sframegen.Meter) *sframegen.Generator {
-	admit := func(cost sframegen.Cost) (func(), error) { return func() {}, meter.Charge(cost) }
+func meteredGenerator(opts sframegen.Options, meter *elfread.Meter) *sframegen.Generator {
+	admit := func(cost sframegen.Cost) (func(), error) {
+		return func() {}, meter.Charge(elfread.Cost{Bytes: cost.Bytes, What: cost.What})
+	}
 	g, _ := sframegen.NewGenerator(opts, sframegen.Resources{Admit: admit}) // opts checked by runStats
 	return g
 }
@@ -142,7 +145,7 @@ func fileStats(in elfInput, g *sframegen.Generator, dry bool) (*stats.Stats, err
 		return nil, err
 	}
 	st.File = in.name
-	st.Kind = sframegen.Kind(in.f)
+	st.Kind = elfread.Kind(in.f)
 	if in.member {
 		st.Kind = "archive-member"
 	}

@@ -10,6 +10,7 @@ import (
 	"sort"
 
 	sframegen "github.com/sframe-gen/sframe-gen"
+	"github.com/sframe-gen/sframe-gen/elfpatch/elfread"
 	"github.com/sframe-gen/sframe-gen/emit/stats"
 )
 
@@ -96,7 +97,7 @@ func (c *cli) runStatsTree(paths []string, opts sframegen.Options, b *memoryBudg
 // statistics of it, or of each archive member generate would patch.
 //
 // What is read is charged to b, the run's --memory-limit, before it is
-// read, as the one-file form charges it (sframegen.Meter): the workers
+// read, as the one-file form charges it (elfread.Meter): the workers
 // share the budget, a file waiting for memory others hold.
 func statsOfJob(j *sframegen.TreeFile, opts sframegen.Options, b *memoryBudget, dry bool) (r statsFile) {
 	fail := func(name string, err error) {
@@ -119,19 +120,19 @@ func statsOfJob(j *sframegen.TreeFile, opts sframegen.Options, b *memoryBudget, 
 	// What generate leaves alone as not ELF, and does not count: a file
 	// that starts with neither the ELF nor the archive magic (an empty
 	// one too).
-	var magic [len(sframegen.ArchiveMagic)]byte
-	if n, _ := file.ReadAt(magic[:], 0); string(magic[:n]) != sframegen.ArchiveMagic && (n < 4 || string(magic[:4]) != "\x7fELF") {
+	var magic [8]byte // an archive's "!<arch>\n"
+	if n, _ := file.ReadAt(magic[:], 0); string(magic[:n]) != "!<arch>\n" && (n < 4 || string(magic[:4]) != "\x7fELF") {
 		if j.Named {
-			fail(j.Path, sframegen.ErrNotELF) // named: as generate fails it
+			fail(j.Path, elfread.ErrNotELF) // named: as generate fails it
 		} else {
 			r.skipped++
 		}
 		return r
 	}
-	meter := sframegen.NewMeter(b)
+	meter := elfread.NewMeter(b)
 	defer meter.Release()
 	g := meteredGenerator(opts, meter)
-	_, err = meter.Objects(file, size, func(o sframegen.Object) bool {
+	_, err = meter.Objects(file, size, func(o elfread.Object) bool {
 		in := elfInput{name: j.Path, f: o.File, r: o.R, size: o.Size, meter: meter}
 		if o.Member != "" {
 			in.name, in.member = fmt.Sprintf("%s(%s)", j.Path, o.Member), true

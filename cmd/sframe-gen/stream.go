@@ -11,7 +11,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	sframegen "github.com/sframe-gen/sframe-gen"
 	"github.com/sframe-gen/sframe-gen/elfpatch/replace"
 )
 
@@ -31,9 +30,9 @@ import (
 type streamTarget struct {
 	path   string
 	perm   os.FileMode
-	w      io.Writer       // nil: replace at atomically
-	at     sframegen.Place // the file replaced (w nil)
-	opened io.Closer       // the file opened for w, closed once written
+	w      io.Writer     // nil: replace at atomically
+	at     replace.Place // the file replaced (w nil)
+	opened io.Closer     // the file opened for w, closed once written
 }
 
 // openStream resolves path and opens what it names when it is written as
@@ -132,7 +131,7 @@ func (fd fdWriter) Write(p []byte) (int, error) {
 func (t *streamTarget) write(c *cli, fill func(w io.Writer) error) error {
 	if t.w == nil {
 		defer t.close()
-		return c.temps.Replace(t.at, nil, t.perm, sframegen.ReplaceOptions{}, func(tmp *os.File) error { return fill(tmp) })
+		return c.temps.Replace(t.at, nil, t.perm, replace.ReplaceOptions{}, func(tmp *os.File) error { return fill(tmp) })
 	}
 	err := fill(t.w)
 	if t.opened != nil {

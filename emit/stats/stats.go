@@ -13,7 +13,7 @@ import (
 // those of "sframe-gen stats --json".
 type Stats struct {
 	File string `json:"file"`
-	// Kind is the file's kind (sframegen.Kind: "executable",
+	// Kind is the file's kind (elfread.Kind: "executable",
 	// "pie-executable", "shared-library", "object"), or "archive-member";
 	// FileBytes its size (a member's, without its archive header).
 	Kind      string `json:"kind"`
@@ -359,7 +359,7 @@ type Total struct {
 	// read (with or without CFI): what the SFrame adds to.
 	InstalledBytes int64 `json:"installed_bytes"`
 	Counts
-	// ByKind sums the same counts by the kind of file (sframegen.Kind,
+	// ByKind sums the same counts by the kind of file (elfread.Kind,
 	// or "archive-member"), ByABI by the section's ABI.
 	ByKind map[string]*Counts `json:"by_kind"`
 	ByABI  map[string]*Counts `json:"by_abi"`

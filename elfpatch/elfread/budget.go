@@ -1,4 +1,4 @@
-package sframegen
+package elfread
 
 import (
 	"fmt"
@@ -125,7 +125,22 @@ func (b *MemoryBudget) Release(n int64) {
 type Meter struct {
 	b         *MemoryBudget
 	heldBytes int64
+	charge    func(Cost) error // ChargeTo's
 }
+
+// Cost is memory a read takes, charged before it is allocated.
+type Cost struct {
+	Bytes int64
+	// What says what makes the cost up, for a message when it is too
+	// much.
+	What string
+}
+
+// ChargeTo returns a Meter that passes each charge to charge, for a
+// caller that accounts for the memory its own way (the root package's
+// Generator, which admits each charge to its Resources too). Release and
+// ReleaseTo give nothing back: charge's caller does.
+func ChargeTo(charge func(Cost) error) *Meter { return &Meter{charge: charge} }
 
 // NewMeter returns a Meter charging b (nil: unlimited).
 func NewMeter(b *MemoryBudget) *Meter { return &Meter{b: b} }
@@ -135,6 +150,9 @@ func NewMeter(b *MemoryBudget) *Meter { return &Meter{b: b} }
 // budget in all fails with an *OverBudgetError naming the sum. It waits
 // while other Meters of the budget hold what it needs.
 func (m *Meter) Charge(c Cost) error {
+	if m != nil && m.charge != nil {
+		return m.charge(c)
+	}
 	if m == nil || m.b == nil || c.Bytes == 0 {
 		return nil
 	}
@@ -177,4 +195,21 @@ func (m *Meter) ReleaseTo(mark int64) {
 	}
 	m.b.Release(m.heldBytes - mark)
 	m.heldBytes = mark
+}
+
+// FormatSize prints a byte count in the largest binary unit it reaches.
+func FormatSize(n int64) string {
+	units := []string{"bytes", "KiB", "MiB", "GiB", "TiB"}
+	f, i := float64(n), 0
+	for f >= 1024 && i < len(units)-1 {
+		f /= 1024
+		i++
+	}
+	if i == 0 {
+		return fmt.Sprintf("%d bytes", n)
+	}
+	if f == float64(int64(f)) {
+		return fmt.Sprintf("%d %s", int64(f), units[i])
+	}
+	return fmt.Sprintf("%.1f %s", f, units[i])
 }

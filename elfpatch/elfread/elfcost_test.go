@@ -1,4 +1,4 @@
-package sframegen
+package elfread
 
 import (
 	"bytes"
@@ -119,7 +119,7 @@ func TestChargeHeaders(t *testing.T) {
 // the headers is at least what debug/elf keeps for them (its sections and
 // programs, their names), and the symbol charge what Symbols returns.
 func TestChargeCoversDebugELF(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("testdata", "link", "*", "*"))
+	files, err := filepath.Glob(filepath.Join("..", "..", "testdata", "link", "*", "*"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +173,7 @@ func FuzzChargeHeaders(f *testing.F) {
 	f.Add(elfHeader64(4096, elf.ET_EXEC, 64, 0xffff, 0, 0, 0))
 	f.Add(namesFile(20, 100))
 	f.Add(versionsFile(f))
-	if data, err := os.ReadFile(filepath.Join("testdata", "link", "x86_64", "direct.gs.so")); err == nil {
+	if data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "link", "x86_64", "direct.gs.so")); err == nil {
 		f.Add(data)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -201,7 +201,7 @@ func FuzzChargeHeaders(f *testing.F) {
 // debug/elf reads them): one entry naming .dynstr's first name 65,535
 // times (vd_cnt, vda_next 0).
 func versionsFile(tb testing.TB) []byte {
-	data, err := os.ReadFile(filepath.Join("testdata", "link", "x86_64", "direct.so"))
+	data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "link", "x86_64", "direct.so"))
 	if err != nil {
 		tb.Fatal(err)
 	}

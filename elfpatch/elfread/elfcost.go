@@ -1,4 +1,4 @@
-package sframegen
+package elfread
 
 import (
 	"bytes"
@@ -500,6 +500,21 @@ func chargeNames(f *elf.File, size int64, charge func(Cost) error) error {
 // ChargeCFI charges reading f's CFI and evaluating it (cfiCost), as rows,
 // stats and verify do.
 func (m *Meter) ChargeCFI(f *elf.File, src cfi.Source) error { return m.Charge(cfiCost(f, src)) }
+
+// cfiFactor is what reading a CFI section and evaluating it holds, per
+// byte of the section: as lowering it does (the root package's
+// lowerFactor).
+const cfiFactor = 8
+
+// cfiCost is the cost of reading f's CFI and evaluating it, as the
+// commands that only read it do (rows, stats, verify).
+func cfiCost(f *elf.File, src cfi.Source) Cost {
+	var n int64
+	if b, err := cfi.SectionBytes(f, src); err == nil && b <= cfi.MaxSectionBytes {
+		n = int64(b)
+	}
+	return Cost{Bytes: cfiFactor * n, What: fmt.Sprintf("%s of CFI to read", FormatSize(n))}
+}
 
 // offsetIn returns what reads a 32-bit offset in a version table d of
 // f's byte order: one past the table for any offset beyond it, so that
