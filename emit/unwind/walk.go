@@ -15,17 +15,20 @@ func (w *Walker) Walk(regs *Regs, frames []Frame) ([]Frame, End) {
 	w.blockLen = 0
 	exact := true
 	for n := 0; ; n++ {
-		if n >= w.MaxFrames {
+		if n >= w.maxFrames {
 			return frames, End{Reason: EndMaxFrames, PC: cur.PC}
 		}
-		sp, _ := cur.Get(w.ABI.StackPointer())
+		sp, _ := cur.Get(w.abi.StackPointer())
 		f := Frame{PC: cur.PC, SP: sp, Exact: exact}
 		look := cur.PC
 		if !exact {
 			look-- // inside the call instruction
 		}
-		f.Module = w.ModuleAt(look)
+		f.Module = w.moduleAt(look)
 		end, ok := w.step(cur, next, &f, look)
+		if f.Module >= 0 {
+			f.Module = w.index[f.Module] // the caller's
+		}
 		frames = append(frames, f)
 		if !ok {
 			end.PC = cur.PC
@@ -34,7 +37,7 @@ func (w *Walker) Walk(regs *Regs, frames []Frame) ([]Frame, End) {
 		if next.PC == 0 {
 			return frames, End{Reason: EndZeroRA, PC: cur.PC}
 		}
-		nsp, _ := next.Get(w.ABI.StackPointer())
+		nsp, _ := next.Get(w.abi.StackPointer())
 		if !f.Signal && (nsp < sp || nsp == sp && next.PC == cur.PC) {
 			return frames, End{Reason: EndStackOrder, PC: cur.PC}
 		}
@@ -54,7 +57,7 @@ func (w *Walker) step(cur, next *Regs, f *Frame, look uint64) (End, bool) {
 		}
 		return End{Reason: EndNoModule}, false
 	}
-	m := &w.Modules[f.Module]
+	m := &w.modules[f.Module]
 	if m.SFrame == nil {
 		return End{Reason: EndNoSFrame}, false
 	}
@@ -83,16 +86,16 @@ func (w *Walker) caller(cur, next *Regs, fr *emit.Frame) (End, bool) {
 	if !ok {
 		return end, false
 	}
-	spReg, fpReg := w.ABI.StackPointer(), w.ABI.FramePointer()
+	spReg, fpReg := w.abi.StackPointer(), w.abi.FramePointer()
 	ra, end, ok := w.value(cur, &fr.RA, cfa, raRule)
 	if !ok {
 		return end, false
 	}
 	if fr.RAMangled {
-		ra &^= w.PACMask
+		ra &^= w.pacMask
 	}
 	next.PC = ra
-	next.Set(spReg, uint64(int64(cfa)+spBias(w.ABI)))
+	next.Set(spReg, uint64(int64(cfa)+spBias(w.abi)))
 	if fp, _, ok := w.value(cur, &fr.FP, cfa, fpReg); ok {
 		next.Set(fpReg, fp)
 	}
@@ -110,7 +113,7 @@ func (w *Walker) value(cur *Regs, l *emit.Loc, cfa uint64, reg uint32) (uint64, 
 		return w.loc(cur, l, cfa)
 	}
 	if reg == raRule {
-		r, has := raReg(w.ABI)
+		r, has := raReg(w.abi)
 		if !has {
 			return 0, End{Reason: EndRAInRegister}, false
 		}
