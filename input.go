@@ -9,6 +9,7 @@ import (
 	"io"
 
 	"github.com/sframe-gen/sframe-gen/elfpatch"
+	"github.com/sframe-gen/sframe-gen/emit/unwind/target"
 	"github.com/sframe-gen/sframe-gen/lower"
 )
 
@@ -123,8 +124,8 @@ func (e *CutError) Error() string { return e.msg }
 func (e *CutError) Unwrap() error { return e.err }
 
 // ErrNotELF is returned by ReadELF for a file that does not start with
-// the ELF magic.
-var ErrNotELF = errors.New("not an ELF file")
+// the ELF magic (the one error of package target, whose Meter this is).
+var ErrNotELF = target.ErrNotELF
 
 // ReadELF reads the ELF headers of r (size bytes) with debug/elf: a file
 // that does not start with the ELF magic is ErrNotELF, and debug/elf's

@@ -1,14 +1,10 @@
 //go:build !linux || !amd64
 
-package main
+package target
 
-import (
-	"errors"
+import "errors"
 
-	sframegen "github.com/sframe-gen/sframe-gen"
-)
-
-// stackOfPID is only implemented for x86-64 Linux hosts.
-func stackOfPID(pid int, sysroot string, meter *sframegen.Meter) (*stackResult, error) {
+// Attach is only implemented for x86-64 Linux hosts.
+func Attach(pid int, opts Options) (*Process, error) {
 	return nil, errors.New("stack --pid: only implemented on x86-64 Linux")
 }
