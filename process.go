@@ -12,6 +12,7 @@ import (
 	"github.com/sframe-gen/sframe-gen/elfpatch"
 	"github.com/sframe-gen/sframe-gen/elfpatch/elfread"
 	"github.com/sframe-gen/sframe-gen/elfpatch/replace"
+	"github.com/sframe-gen/sframe-gen/emit/unwind/target"
 )
 
 // Status is what [Generator.Process] did with a file.
@@ -346,7 +347,7 @@ func (g *Generator) section(in *input, hold <-chan struct{}) (*Section, error) {
 		return nil, err
 	}
 	if g.res.Names && (len(sec.result.Skipped) > 0 || len(sec.EntryErrors) > 0) {
-		sec.names = NewSymbols(in.ef)
+		sec.names = target.NewSymbols(in.ef)
 	}
 	if g.opt.Strict {
 		if sk := sec.skipped(); len(sk) > 0 || len(sec.EntryErrors) > 0 {

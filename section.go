@@ -8,6 +8,7 @@ import (
 	"github.com/sframe-gen/sframe-gen/cfi"
 	"github.com/sframe-gen/sframe-gen/elfpatch"
 	"github.com/sframe-gen/sframe-gen/emit"
+	"github.com/sframe-gen/sframe-gen/emit/unwind/target"
 	"github.com/sframe-gen/sframe-gen/lower"
 )
 
@@ -35,7 +36,8 @@ type Section struct {
 	result *lower.Result
 	place  func()   // puts result in the order of the bytes (nil: done)
 	parts  [][]byte // the encoded bytes, in pieces (nil: not encoded)
-	names  *Symbols // the file's function symbols (Resources.Names), or nil
+	// names are the file's function symbols (Resources.Names), or nil.
+	names *target.Symbols
 }
 
 // Result returns the lowered section: its functions (Result().Section,
@@ -120,10 +122,10 @@ func (s *Section) V2Refusal(i int, f *emit.FDE) string {
 // name of the symbol at its start when the Generator names them
 // (Resources.Names), else "function at ADDRESS".
 func (s *Section) FunctionName(f *cfi.FDE) string {
-	if s.names == nil {
-		return fmt.Sprintf("function at %#x", f.Start)
+	if name, ok := s.names.Lookup(f.Section, f.Start); ok {
+		return name
 	}
-	return s.names.name(f.Section, f.Start)
+	return fmt.Sprintf("function at %#x", f.Start)
 }
 
 // skipped returns the functions left without an SFrame FDE, with the

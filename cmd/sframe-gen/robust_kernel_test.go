@@ -319,39 +319,6 @@ func TestKernelNothingBlocks(t *testing.T) {
 	}
 }
 
-// TestKernelStackOpens gives stack's file reading a FIFO where a module
-// was (a program replaced after its core was written): refused at once,
-// named; and a live process's mapping that cannot be read through
-// map_files is not read by its path instead.
-func TestKernelStackOpens(t *testing.T) {
-	dir := t.TempDir()
-	fifo := filepath.Join(dir, "prog")
-	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() {
-		_, err := openModuleAt("prog", fifo, 0, nil)
-		done <- err
-	}()
-	select {
-	case err := <-done:
-		if err == nil || !strings.Contains(err.Error(), "a FIFO") {
-			t.Errorf("a FIFO as a module: %v; want it refused as a FIFO", err)
-		}
-	case <-time.After(kernelTimeout):
-		if f, err := os.OpenFile(fifo, os.O_WRONLY|unix.O_NONBLOCK, 0); err == nil {
-			f.Close()
-		}
-		t.Fatal("stack waited on a FIFO where a module was")
-	}
-	exe := filepath.Join(testdataDir(), "link/x86_64/pie.exe")
-	path, err := mappedFile("", mapping{Start: 0x1000, Path: exe, File: filepath.Join(dir, "map_files", "1000-2000")})
-	if err == nil {
-		t.Errorf("a mapping whose map_files entry is gone was read by its path %s", path)
-	}
-}
-
 // TestKernelWalkFlip has nobody flip a tree entry between a directory and
 // a link to a root-only directory (renameat2 RENAME_EXCHANGE, as fast as it
 // can) while root runs the batch over the tree: the names inside the

@@ -2,24 +2,19 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"path/filepath"
 	"strconv"
-	"strings"
 
 	"github.com/spf13/pflag"
 
 	"github.com/sframe-gen/sframe-gen/elfpatch/elfread"
-	"github.com/sframe-gen/sframe-gen/emit"
-	"github.com/sframe-gen/sframe-gen/emit/unwind"
+	"github.com/sframe-gen/sframe-gen/emit/unwind/target"
 )
 
 // runStack implements "sframe-gen stack [--json] [--sysroot DIR] CORE" and
 // "sframe-gen stack --pid PID": every thread's stack walked with SFrame
-// alone (package emit/unwind).
+// alone (packages emit/unwind/target and emit/unwind).
 func (c *cli) runStack(args []string) int {
 	fs := pflag.NewFlagSet("stack", pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -113,103 +108,59 @@ type moduleInfo struct {
 	NoSFrame string `json:"no_sframe,omitempty"`
 }
 
-// sysrootHint says what to do about files of a process that are not on
-// this host.
-const sysrootHint = "walk with --sysroot DIR, DIR holding them at those paths (qemu-user's -L directory, or a copy of the other machine's files)"
+// stackMeter charges what package target reads to a command's Meter.
+type stackMeter struct{ *elfread.Meter }
+
+// ChargeNotes charges a core's notes of size bytes: the bytes and what
+// is read from them.
+func (m stackMeter) ChargeNotes(size int64) error {
+	return m.Charge(elfread.Cost{Bytes: 2 * size, What: fmt.Sprintf("notes of %s", elfread.FormatSize(size))})
+}
 
 // stackOfCore walks the threads of the core file at path, what it reads
 // charged to meter.
 func stackOfCore(path, sysroot string, meter *elfread.Meter) (*stackResult, error) {
-	p, closer, err := openCore(path, meter)
+	p, err := target.OpenCore(path, target.Options{Sysroot: sysroot, Meter: stackMeter{meter}})
 	if err != nil {
 		return nil, err
 	}
-	defer closer.Close()
-	mods, err := coreModules(p, path, sysroot, meter)
+	defer p.Close()
+	return stackOf(p)
+}
+
+// stackOfPID walks the threads of the running process pid, each stopped
+// meanwhile.
+func stackOfPID(pid int, sysroot string, meter *elfread.Meter) (*stackResult, error) {
+	p, err := target.Attach(pid, target.Options{Sysroot: sysroot, Meter: stackMeter{meter}})
 	if err != nil {
 		return nil, err
 	}
-	return walkProcess(p, mods)
+	defer p.Close()
+	return stackOf(p)
 }
 
-// coreModules returns the modules of the process of the core at path:
-// from its NT_FILE mappings, or, without them (qemu's), from the dynamic
-// linker's list in its memory.
-func coreModules(p *process, path, sysroot string, meter *elfread.Meter) ([]*stackModule, error) {
-	if len(p.Mappings) > 0 {
-		return modulesFromMappings(p.Mappings, sysroot, meter), nil
-	}
-	return modulesFromLinkMap(p, sysroot, filepath.Dir(path), meter)
-}
-
-// walkProcess walks every thread of p with modules mods.
-func walkProcess(p *process, mods []*stackModule) (*stackResult, error) {
-	for _, m := range mods {
-		checkBuildID(m, p.Mem, p.ABI.ByteOrder())
-	}
-	var located, missing []*stackModule
-	seen := map[string]bool{}
-	for _, m := range mods {
-		if m.End > m.Start {
-			located = append(located, m)
-		} else if !seen[m.Name] {
-			seen[m.Name] = true
-			missing = append(missing, m) // a library not found, its extent unknown
-		}
-	}
-	umods, kept := unwindModules(located)
-	w, err := unwind.New(p.ABI, p.Mem, umods)
+// stackOf walks every thread of p.
+func stackOf(p *target.Process) (*stackResult, error) {
+	stacks, err := p.Walk()
 	if err != nil {
 		return nil, err
 	}
 	res := &stackResult{}
-	for _, m := range kept {
+	for _, m := range p.Modules {
 		info := moduleInfo{Name: m.Name, Path: m.Path, Start: m.Start, End: m.End, SFrame: m.SFrame != nil}
 		if m.NoSFrame != nil {
 			info.NoSFrame = m.NoSFrame.Error()
 		}
 		res.Modules = append(res.Modules, info)
 	}
-	var notHere []string // files the process maps that are not on this host
-	for _, m := range append(kept, missing...) {
-		if m.NoSFrame != nil && errors.Is(m.NoSFrame, fs.ErrNotExist) {
-			notHere = append(notHere, m.Name)
-		}
-	}
-	for _, m := range missing {
-		res.Modules = append(res.Modules, moduleInfo{Name: m.Name, Path: m.Path, NoSFrame: m.NoSFrame.Error()})
-	}
-	var frames []unwind.Frame
-	for _, t := range p.Threads {
-		var end unwind.End
-		frames, end = w.Walk(&t.Regs, frames[:0])
-		ts := threadStack{TID: t.TID, End: endInfo{Reason: end.Reason.String(), Complete: end.Reason.Complete(), Detail: end.String()}}
-		for _, f := range frames {
-			fi := frameInfo{PC: f.PC, SP: f.SP, Signal: f.Signal}
-			if f.Module >= 0 {
-				m := kept[f.Module]
-				fi.Module = m.Name
-				look := f.PC - m.Bias
-				if !f.Exact && !f.Signal {
-					look-- // inside the call
-				}
-				if name, off := m.symbolize(look); name != "" {
-					fi.Function, fi.Offset = name, f.PC-m.Bias-(look-off)
-				}
+	for _, st := range stacks {
+		ts := threadStack{TID: st.TID, End: endInfo{Reason: st.End.Reason.String(), Complete: st.End.Reason.Complete(), Detail: st.Detail}}
+		for _, f := range st.Frames {
+			fi := frameInfo{PC: f.PC, SP: f.SP, Function: f.Function, Offset: f.Offset, Signal: f.Signal}
+			if f.Module != nil {
+				fi.Module = f.Module.Name
 			}
 			ts.Frames = append(ts.Frames, fi)
-		}
-		if end.Reason == unwind.EndNoSFrame && len(frames) > 0 {
-			if m := frames[len(frames)-1].Module; m >= 0 && kept[m].NoSFrame != nil {
-				ts.End.Detail += ": " + kept[m].Name + ": " + kept[m].NoSFrame.Error()
-				if errors.Is(kept[m].NoSFrame, emit.ErrNoSFrame) {
-					p := kept[m].Path
-					ts.End.Detail += "; give it SFrame: sframe-gen " + p + " in place, or a patched copy the program loads (sframe-gen --output-dir DIR " + p + ", then LD_LIBRARY_PATH=DIR)"
-				}
-			}
-		}
-		if end.Reason == unwind.EndNoModule && len(notHere) > 0 {
-			ts.End.Detail += "; files the process maps are not on this host: " + strings.Join(notHere, ", ") + ": " + sysrootHint
 		}
 		res.Threads = append(res.Threads, ts)
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"debug/elf"
 	"encoding/binary"
 	"errors"
@@ -12,13 +13,14 @@ import (
 	"github.com/sframe-gen/sframe-gen/cfi"
 	"github.com/sframe-gen/sframe-gen/emit"
 	"github.com/sframe-gen/sframe-gen/emit/unwind"
+	"github.com/sframe-gen/sframe-gen/emit/unwind/target"
 )
 
 // recordedStack is one thread of a core, its memory copied into the
 // process: what both unwinders of BenchmarkStackWalk walk.
 type recordedStack struct {
 	mem  *memSnapshot
-	mods []*stackModule
+	mods []*target.Module
 	regs unwind.Regs
 }
 
@@ -34,27 +36,54 @@ func (m *memSnapshot) ReadAt(p []byte, addr int64) (int, error) {
 	a := uint64(addr)
 	i, _ := slices.BinarySearch(m.starts, a+1)
 	if i == 0 {
-		return 0, errUnmapped
+		return 0, errNotInCore
 	}
 	d := m.data[i-1]
 	off := a - m.starts[i-1]
 	if off+uint64(len(p)) > uint64(len(d)) {
-		return 0, errUnmapped
+		return 0, errNotInCore
 	}
 	return copy(p, d[off:]), nil
 }
 
-// snapshot copies the memory of core p.
-func snapshot(tb testing.TB, cm *coreMem) *memSnapshot {
+var errNotInCore = errors.New("address not in the core")
+
+// snapshot copies the memory of the core file at path (its PT_LOAD
+// segments, in address order).
+func snapshot(tb testing.TB, path string) *memSnapshot {
+	f, err := elf.Open(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	segs := slices.Clone(f.Progs)
+	slices.SortFunc(segs, func(a, b *elf.Prog) int { return cmpU64(a.Vaddr, b.Vaddr) })
 	m := &memSnapshot{}
-	for _, s := range cm.segs {
+	for _, s := range segs {
+		if s.Type != elf.PT_LOAD {
+			continue
+		}
 		b := make([]byte, s.Filesz)
-		if _, err := cm.r.ReadAt(b, int64(s.Off)); err != nil {
+		if _, err := s.ReadAt(b, 0); err != nil {
 			tb.Fatal(err)
 		}
 		m.starts, m.data = append(m.starts, s.Vaddr), append(m.data, b)
 	}
 	return m
+}
+
+func cmpU64(a, b uint64) int { return cmp.Compare(a, b) }
+
+// located returns the modules of mods the walk uses (those found, with an
+// extent), as unwind.New takes them.
+func located(mods []*target.Module) []unwind.Module {
+	var out []unwind.Module
+	for _, m := range mods {
+		if m.End > m.Start {
+			out = append(out, unwind.Module{Name: m.Name, Start: m.Start, End: m.End, Bias: m.Bias, SFrame: m.SFrame})
+		}
+	}
+	return out
 }
 
 // recordStacks stops workloads of testdata/stack at random moments and
@@ -75,18 +104,14 @@ func recordStacks(tb testing.TB, perProgram int) []recordedStack {
 			cores = append(cores, c)
 		}
 		for _, c := range cores {
-			p, closer, err := openCore(c, nil)
+			p, err := target.OpenCore(c, target.Options{})
 			if err != nil {
 				tb.Fatal(err)
 			}
-			mods, err := coreModules(p, c, "", nil)
-			if err != nil {
-				tb.Fatal(err)
-			}
-			mem := snapshot(tb, p.Mem.(*coreMem))
-			closer.Close()
+			mem := snapshot(tb, c)
+			p.Close()
 			for _, t := range p.Threads {
-				stacks = append(stacks, recordedStack{mem: mem, mods: mods, regs: t.Regs})
+				stacks = append(stacks, recordedStack{mem: mem, mods: p.Modules, regs: t.Regs})
 			}
 		}
 	}
@@ -109,12 +134,11 @@ func BenchmarkStackWalk(b *testing.B) {
 	}
 	ws := make([]walkers, len(stacks))
 	for i, s := range stacks {
-		umods, kept := unwindModules(slices.Clone(s.mods))
-		w, err := unwind.New(emit.ABIAMD64LittleEndian, s.mem, umods)
+		w, err := unwind.New(emit.ABIAMD64LittleEndian, s.mem, located(s.mods))
 		if err != nil {
 			b.Fatal(err)
 		}
-		ws[i] = walkers{w, newDwarfWalker(b, emit.ABIAMD64LittleEndian, s.mem, kept)}
+		ws[i] = walkers{w, newDwarfWalker(b, emit.ABIAMD64LittleEndian, s.mem, s.mods)}
 	}
 	// The two agree, frame for frame.
 	total := 0
@@ -186,15 +210,15 @@ type dwarfModule struct {
 	rows             *cfi.RowIterator
 }
 
-func newDwarfWalker(tb testing.TB, abi emit.ABI, mem io.ReaderAt, mods []*stackModule) *dwarfWalker {
+func newDwarfWalker(tb testing.TB, abi emit.ABI, mem io.ReaderAt, mods []*target.Module) *dwarfWalker {
 	w := &dwarfWalker{abi: abi, order: binary.LittleEndian, mem: mem}
 	if abi == emit.ABIS390XBigEndian || abi == emit.ABIAArch64BigEndian {
 		w.order = binary.BigEndian
 	}
 	mods = slices.Clone(mods)
-	slices.SortStableFunc(mods, func(a, b *stackModule) int { return cmpU64(a.Start, b.Start) })
+	slices.SortStableFunc(mods, func(a, b *target.Module) int { return cmpU64(a.Start, b.Start) })
 	for _, m := range mods {
-		if n := len(w.mods); n > 0 && m.Start < w.mods[n-1].end {
+		if n := len(w.mods); m.End <= m.Start || n > 0 && m.Start < w.mods[n-1].end {
 			continue
 		}
 		f, err := elf.Open(m.Path)

@@ -102,7 +102,7 @@ func TestStackPIDAgainstEuStack(t *testing.T) {
 	}
 	deleted := 0
 	for _, m := range again.Modules {
-		if strings.HasSuffix(m.Name, deletedSuffix) {
+		if strings.HasSuffix(m.Name, " (deleted)") {
 			deleted++
 			if !m.SFrame {
 				t.Errorf("module %s (%s): no SFrame read: %s", m.Name, m.Path, m.NoSFrame)

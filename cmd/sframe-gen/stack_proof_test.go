@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -21,6 +20,7 @@ import (
 	sframegen "github.com/sframe-gen/sframe-gen"
 	"github.com/sframe-gen/sframe-gen/emit/unwind"
 	"github.com/sframe-gen/sframe-gen/testdata/sysfiles"
+	"github.com/sframe-gen/sframe-gen/emit/unwind/target"
 )
 
 // stackABI is a target the proof runs programs of: natively or under
@@ -356,11 +356,11 @@ func stopProgram(t testing.TB, abi stackABI, run stackRun, dir string, n int) []
 
 // coreComplete reports why the core at path cannot be read, if it cannot.
 func coreComplete(path string) error {
-	_, closer, err := openCore(path, nil)
+	p, err := target.OpenCore(path, target.Options{})
 	if err != nil {
 		return err
 	}
-	return closer.Close()
+	return p.Close()
 }
 
 // stackTally counts what a comparison found.
@@ -528,25 +528,20 @@ func compareWithGDB(t *testing.T, abi stackABI, bin string, cores []string) stac
 // CFI walk of dwarfWalker (.eh_frame, not .sframe), from the same
 // registers and memory.
 type pastGDB struct {
-	proc   *process
-	closer io.Closer
-	dw     *dwarfWalker
+	proc *target.Process
+	dw   *dwarfWalker
 }
 
 func openPastGDB(t *testing.T, core string) *pastGDB {
 	t.Helper()
-	p, closer, err := openCore(core, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mods, err := coreModules(p, core, "", nil)
+	p, err := target.OpenCore(core, target.Options{})
 	if err != nil {
 		t.Fatalf("%s: %v", core, err)
 	}
-	return &pastGDB{proc: p, closer: closer, dw: newDwarfWalker(t, p.ABI, p.Mem, mods)}
+	return &pastGDB{proc: p, dw: newDwarfWalker(t, p.ABI, p.Mem, p.Modules)}
 }
 
-func (p *pastGDB) close() { p.closer.Close() }
+func (p *pastGDB) close() { p.proc.Close() }
 
 // check compares thread th's SFrame frames from frame from on with the
 // DWARF walk's: a different PC is a disagreement; a DWARF walk that ends

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	sframegen "github.com/sframe-gen/sframe-gen"
+	"github.com/sframe-gen/sframe-gen/emit/unwind/target"
 	"io"
 	"strings"
 
@@ -157,36 +158,17 @@ func cfiName(src cfi.Source) string {
 }
 
 // verifyNames names functions in reports: the demangled symbol at the
-// function's start, else the section and offset ("function at .plt+0x10").
+// function's start, else the section and offset ("function at .plt+0x10")
+// (target.Symbols.Name).
 type verifyNames struct {
-	f    *elf.File
-	syms *sframegen.Symbols
+	syms *target.Symbols
 }
 
 func newVerifyNames(f *elf.File) *verifyNames {
-	return &verifyNames{f: f, syms: sframegen.NewSymbols(f)}
+	return &verifyNames{syms: target.NewSymbols(f)}
 }
 
-func (n *verifyNames) name(section int, start uint64) string {
-	if name, ok := n.syms.Lookup(section, start); ok {
-		return name
-	}
-	if n.syms.Relocatable() {
-		if section > 0 && section < len(n.f.Sections) {
-			return fmt.Sprintf("function at %s+%#x", n.f.Sections[section].Name, start)
-		}
-		return fmt.Sprintf("function at section %d+%#x", section, start)
-	}
-	for _, s := range n.f.Sections {
-		if s.Flags&elf.SHF_ALLOC != 0 && s.Type != elf.SHT_NOBITS && start >= s.Addr && start-s.Addr < s.Size {
-			if start == s.Addr {
-				return "function at " + s.Name
-			}
-			return fmt.Sprintf("function at %s+%#x", s.Name, start-s.Addr)
-		}
-	}
-	return fmt.Sprintf("function at %#x", start)
-}
+func (n *verifyNames) name(section int, start uint64) string { return n.syms.Name(section, start) }
 
 // where is the "FUNCTION@0xADDR" of a finding, "" for section-wide ones.
 func (n *verifyNames) where(fd *verify.Finding) string {

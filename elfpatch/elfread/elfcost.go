@@ -486,7 +486,7 @@ func (m *Meter) ChargeSFrame(f *elf.File, size int64) error {
 	return m.ChargeSymbols(f, size, elf.SHT_SYMTAB)
 }
 
-// ChargeNames charges what NewSymbols takes for f (a file of size bytes):
+// ChargeNames charges what target.NewSymbols takes for f (a file of size bytes):
 // its .symtab, or its .dynsym when it has none.
 func (m *Meter) ChargeNames(f *elf.File, size int64) error { return chargeNames(f, size, m.Charge) }
 

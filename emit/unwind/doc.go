@@ -16,7 +16,7 @@
 //   - s390x's CFA convention: the CFA is the caller's stack pointer plus
 //     160.
 //   - AArch64 signed return addresses (the FRE's mangled-RA bit): the
-//     authentication code is cleared with Walker.PACMask before the address
+//     authentication code is cleared with PACMask before the address
 //     is used.
 //   - Signal frames: a function whose FDE has the signal bit, or a PC at the
 //     kernel's (or qemu's) sigreturn trampoline, is a signal frame; the

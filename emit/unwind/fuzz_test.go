@@ -27,7 +27,7 @@ func FuzzWalk(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		w.MaxFrames = 64
+		w.maxFrames = 64
 		var r Regs
 		r.PC = modStart + uint64(pcOff)%0x1000
 		for i := range uint32(NumRegs) {
@@ -38,7 +38,7 @@ func FuzzWalk(f *testing.F) {
 			r.Set(14, binary.BigEndian.Uint64(stack))
 		}
 		frames, end := w.Walk(&r, nil)
-		if len(frames) == 0 || len(frames) > w.MaxFrames || end.Reason.String() == "" {
+		if len(frames) == 0 || len(frames) > w.maxFrames || end.Reason.String() == "" {
 			t.Fatalf("%d frames, end %v", len(frames), end)
 		}
 	})

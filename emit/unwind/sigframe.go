@@ -28,16 +28,16 @@ func (w *Walker) isSigreturn(pc uint64) bool {
 	if pc > 1<<63 {
 		return false
 	}
-	switch w.ABI {
+	switch w.abi {
 	case emit.ABIAMD64LittleEndian:
 		want = amd64Sigreturn
 	case emit.ABIS390XBigEndian:
-		n, _ := w.Mem.ReadAt(code[:2], int64(pc))
+		n, _ := w.mem.ReadAt(code[:2], int64(pc))
 		return n == 2 && (bytes.Equal(code[:2], s390xRTSigreturn) || bytes.Equal(code[:2], s390xSigreturn))
 	default:
 		want = aarch64Sigreturn
 	}
-	n, _ := w.Mem.ReadAt(code[:len(want)], int64(pc))
+	n, _ := w.mem.ReadAt(code[:len(want)], int64(pc))
 	return n == len(want) && bytes.Equal(code[:n], want)
 }
 
@@ -74,13 +74,13 @@ var amd64SigOffset = [16]uint64{104, 96, 112, 88, 72, 64, 80, amd64RSP, 0, 8, 16
 // and the PC is the interrupted instruction.
 func (w *Walker) sigframe(cur, next *Regs) (End, bool) {
 	next.Known = 0
-	sp, ok := cur.Get(w.ABI.StackPointer())
+	sp, ok := cur.Get(w.abi.StackPointer())
 	if !ok {
-		return End{Reason: EndRegister, Reg: w.ABI.StackPointer()}, false
+		return End{Reason: EndRegister, Reg: w.abi.StackPointer()}, false
 	}
 	read := func(addr uint64) (uint64, bool) { return w.word(addr) }
 	var pcAt uint64
-	switch w.ABI {
+	switch w.abi {
 	case emit.ABIAMD64LittleEndian:
 		base := sp + amd64Mcontext
 		for r, off := range amd64SigOffset {
@@ -93,7 +93,7 @@ func (w *Walker) sigframe(cur, next *Regs) (End, bool) {
 		pcAt = base + amd64RIP
 	case emit.ABIS390XBigEndian:
 		sigregs := sp + s390xRTSigregs
-		if n, _ := w.Mem.ReadAt(w.buf[:2], int64(cur.PC)); n == 2 && bytes.Equal(w.buf[:2], s390xSigreturn) {
+		if n, _ := w.mem.ReadAt(w.buf[:2], int64(cur.PC)); n == 2 && bytes.Equal(w.buf[:2], s390xSigreturn) {
 			p, ok := read(sp + s390xSigcontext + 8)
 			if !ok {
 				return End{Reason: EndMemory, Addr: sp + s390xSigcontext + 8}, false

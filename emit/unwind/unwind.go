@@ -1,6 +1,7 @@
 package unwind
 
 import (
+	"cmp"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -22,11 +23,15 @@ type Regs struct {
 	Known uint32 // bit n: R[n] is known
 }
 
-// Set sets register n (a DWARF number below NumRegs) to v and marks it
-// known.
-func (r *Regs) Set(n uint32, v uint64) {
+// Set sets register n to v and marks it known; it reports false, changing
+// nothing, for n not below NumRegs (as Get does).
+func (r *Regs) Set(n uint32, v uint64) bool {
+	if n >= NumRegs {
+		return false
+	}
 	r.R[n] = v
 	r.Known |= 1 << n
+	return true
 }
 
 // Get returns register n and whether it is known.
@@ -58,8 +63,8 @@ type Frame struct {
 	PC uint64
 	// SP is the frame's stack pointer as the walk knows it.
 	SP uint64
-	// Module is the index of the module holding PC in Walker.Modules, or
-	// -1.
+	// Module is the index of the module holding PC in the slice given to
+	// New (and Walker.Modules), or -1.
 	Module int
 	// Exact: PC is an interrupted instruction, not a return address.
 	Exact bool
@@ -68,20 +73,23 @@ type Frame struct {
 	Signal bool
 }
 
-// Walker walks stacks of one address space. Make it with New; a Walker is
-// not safe for concurrent use (it keeps one read buffer).
+// Walker walks stacks of one address space. Make it with New, which
+// checks what it is given (and nothing changes it after); a Walker is not
+// safe for concurrent use (it keeps one read buffer).
 type Walker struct {
-	ABI     emit.ABI
-	Mem     io.ReaderAt
-	Modules []Module // in address order, not overlapping
-	// MaxFrames ends a walk that has not ended by itself (a loop in a
-	// damaged stack); New sets it to 4096.
-	MaxFrames int
-	// PACMask is the set of bits of an AArch64 signed return address that
-	// hold the authentication code, cleared before the address is used.
-	// New sets it to the bits above a 48-bit user address space (the
-	// kernel's default); a core's NT_ARM_PAC_MASK gives the exact mask.
-	PACMask uint64
+	abi emit.ABI
+	mem io.ReaderAt
+	// modules are New's modules in address order, not overlapping;
+	// index[i] is the place of modules[i] in the slice given to New.
+	modules []Module
+	index   []int
+	// maxFrames ends a walk that has not ended by itself (a loop in a
+	// damaged stack): MaxFrames.
+	maxFrames int
+	// pacMask is the set of bits of an AArch64 signed return address that
+	// hold the authentication code, cleared before the address is used:
+	// PACMask.
+	pacMask uint64
 
 	big  bool // the ABI is big-endian
 	buf  [8]byte
@@ -117,25 +125,34 @@ type cachedLookup struct {
 	ok, sigFunc bool
 }
 
+// MaxFrames is the number of frames after which a walk that has not ended
+// by itself (a loop in a damaged stack) ends: EndMaxFrames.
+const MaxFrames = 4096
+
+// PACMask is the set of bits of an AArch64 signed return address that a
+// Walker takes for the authentication code, cleared before the address is
+// used: the bits above a 48-bit user address space (the kernel's default).
+const PACMask = ^uint64(1<<48 - 1)
+
 // New returns a Walker for the address space of a thread of abi whose
-// memory mem reads (at virtual addresses) and into which mods are mapped.
-// It keeps a sorted copy of mods and reports modules that overlap.
+// memory mem reads (at virtual addresses) and into which mods are mapped,
+// in any order. It reports modules that overlap or are empty. Frames name
+// their module by its index in mods.
 func New(abi emit.ABI, mem io.ReaderAt, mods []Module) (*Walker, error) {
 	switch abi {
 	case emit.ABIAMD64LittleEndian, emit.ABIAArch64LittleEndian, emit.ABIAArch64BigEndian, emit.ABIS390XBigEndian:
 	default:
 		return nil, fmt.Errorf("unwind: unknown ABI %d", abi)
 	}
-	ms := slices.Clone(mods)
-	slices.SortFunc(ms, func(a, b Module) int {
-		if a.Start < b.Start {
-			return -1
-		}
-		if a.Start > b.Start {
-			return 1
-		}
-		return 0
-	})
+	index := make([]int, len(mods))
+	for i := range index {
+		index[i] = i
+	}
+	slices.SortStableFunc(index, func(a, b int) int { return cmp.Compare(mods[a].Start, mods[b].Start) })
+	ms := make([]Module, len(mods))
+	for i, j := range index {
+		ms[i] = mods[j]
+	}
 	for i := range ms {
 		if ms[i].End <= ms[i].Start {
 			return nil, fmt.Errorf("unwind: module %s: empty range %#x-%#x", ms[i].Name, ms[i].Start, ms[i].End)
@@ -144,31 +161,57 @@ func New(abi emit.ABI, mem io.ReaderAt, mods []Module) (*Walker, error) {
 			return nil, fmt.Errorf("unwind: modules %s and %s overlap at %#x", ms[i-1].Name, ms[i].Name, ms[i].Start)
 		}
 	}
-	return &Walker{ABI: abi, Mem: mem, Modules: ms, MaxFrames: 4096, PACMask: ^uint64(1<<48 - 1), big: abi.ByteOrder() == binary.BigEndian,
+	return &Walker{abi: abi, mem: mem, modules: ms, index: index, maxFrames: MaxFrames, pacMask: PACMask, big: abi.ByteOrder() == binary.BigEndian,
 		lookups: new([lookupCache]cachedLookup)}, nil
 }
 
-// ModuleAt returns the index of the module holding addr, or -1.
+// ABI is the ABI of the address space the Walker walks.
+func (w *Walker) ABI() emit.ABI { return w.abi }
+
+// Mem is what reads the address space's memory.
+func (w *Walker) Mem() io.ReaderAt { return w.mem }
+
+// Modules returns a copy of the modules given to New, in their order
+// (Frame.Module's index).
+func (w *Walker) Modules() []Module {
+	out := make([]Module, len(w.modules))
+	for i, j := range w.index {
+		out[j] = w.modules[i]
+	}
+	return out
+}
+
+// ModuleAt returns the index of the module holding addr in the modules
+// given to New, or -1.
 func (w *Walker) ModuleAt(addr uint64) int {
-	if w.last < len(w.Modules) && addr >= w.Modules[w.last].Start && addr < w.Modules[w.last].End {
+	if i := w.moduleAt(addr); i >= 0 {
+		return w.index[i]
+	}
+	return -1
+}
+
+// moduleAt returns the index of the module holding addr in w.modules (in
+// address order), or -1.
+func (w *Walker) moduleAt(addr uint64) int {
+	if w.last < len(w.modules) && addr >= w.modules[w.last].Start && addr < w.modules[w.last].End {
 		return w.last
 	}
-	if w.prev < len(w.Modules) && addr >= w.Modules[w.prev].Start && addr < w.Modules[w.prev].End {
+	if w.prev < len(w.modules) && addr >= w.modules[w.prev].Start && addr < w.modules[w.prev].End {
 		w.last, w.prev = w.prev, w.last
 		return w.last
 	}
 	// The first module starting above addr.
-	i, n := 0, len(w.Modules)
+	i, n := 0, len(w.modules)
 	for n > 0 {
 		half := n >> 1
-		if w.Modules[i+half].Start <= addr {
+		if w.modules[i+half].Start <= addr {
 			i += half + 1
 			n -= half + 1
 		} else {
 			n = half
 		}
 	}
-	if i == 0 || addr >= w.Modules[i-1].End {
+	if i == 0 || addr >= w.modules[i-1].End {
 		return -1
 	}
 	w.last, w.prev = i-1, w.last
@@ -186,12 +229,12 @@ func (w *Walker) word(addr uint64) (uint64, bool) {
 		return w.uint64(w.block[off:]), true
 	}
 	start := addr &^ (memBlock - 1)
-	if n, _ := w.Mem.ReadAt(w.block[:], int64(start)); n >= int(addr-start)+8 {
+	if n, _ := w.mem.ReadAt(w.block[:], int64(start)); n >= int(addr-start)+8 {
 		w.blockAddr, w.blockLen = start, n
 		return w.uint64(w.block[addr-start:]), true
 	}
 	w.blockLen = 0
-	n, err := w.Mem.ReadAt(w.buf[:], int64(addr))
+	n, err := w.mem.ReadAt(w.buf[:], int64(addr))
 	if n < len(w.buf) && err != nil {
 		return 0, false
 	}

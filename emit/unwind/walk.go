@@ -14,9 +14,9 @@ func (w *Walker) Walk(regs *Regs, frames []Frame) ([]Frame, End) {
 	*cur = *regs
 	w.blockLen = 0
 	exact := true
-	spReg := w.ABI.StackPointer()
+	spReg := w.abi.StackPointer()
 	for n := 0; ; n++ {
-		if n >= w.MaxFrames {
+		if n >= w.maxFrames {
 			return frames, End{Reason: EndMaxFrames, PC: cur.PC}
 		}
 		sp, _ := cur.Get(spReg)
@@ -25,8 +25,11 @@ func (w *Walker) Walk(regs *Regs, frames []Frame) ([]Frame, End) {
 		if !exact {
 			look-- // inside the call instruction
 		}
-		f.Module = w.ModuleAt(look)
+		f.Module = w.moduleAt(look)
 		end, ok := w.step(cur, next, &f, look)
+		if f.Module >= 0 {
+			f.Module = w.index[f.Module] // the caller's
+		}
 		frames = append(frames, f)
 		if !ok {
 			end.PC = cur.PC
@@ -55,7 +58,7 @@ func (w *Walker) step(cur, next *Regs, f *Frame, look uint64) (End, bool) {
 		}
 		return End{Reason: EndNoModule}, false
 	}
-	m := &w.Modules[f.Module]
+	m := &w.modules[f.Module]
 	if m.SFrame == nil {
 		return End{Reason: EndNoSFrame}, false
 	}
@@ -85,16 +88,16 @@ func (w *Walker) caller(cur, next *Regs, fr *emit.Frame) (End, bool) {
 	if !ok {
 		return end, false
 	}
-	spReg, fpReg := w.ABI.StackPointer(), w.ABI.FramePointer()
+	spReg, fpReg := w.abi.StackPointer(), w.abi.FramePointer()
 	ra, ok := w.value(cur, &fr.RA, cfa, raRule, &end)
 	if !ok {
 		return end, false
 	}
 	if fr.RAMangled {
-		ra &^= w.PACMask
+		ra &^= w.pacMask
 	}
 	next.PC = ra
-	next.Set(spReg, uint64(int64(cfa)+spBias(w.ABI)))
+	next.Set(spReg, uint64(int64(cfa)+spBias(w.abi)))
 	if fp, ok := w.value(cur, &fr.FP, cfa, fpReg, &end); ok {
 		next.Set(fpReg, fp)
 	}
@@ -135,7 +138,7 @@ func (w *Walker) value(cur *Regs, l *emit.Loc, cfa uint64, reg uint32, end *End)
 		return v, ok
 	}
 	if reg == raRule {
-		r, has := raReg(w.ABI)
+		r, has := raReg(w.abi)
 		if !has {
 			*end = End{Reason: EndRAInRegister}
 			return 0, false

@@ -425,7 +425,8 @@ func TestNewRejects(t *testing.T) {
 }
 
 // TestModuleAt finds the module of addresses in, between, before and after
-// modules, in any order (the last answer is tried first).
+// modules, in any order (the last answer is tried first), as its index in
+// the slice given to New (which is not in address order here).
 func TestModuleAt(t *testing.T) {
 	mods := []Module{{Name: "c", Start: 0x5000, End: 0x6000}, {Name: "a", Start: 0x1000, End: 0x2000}, {Name: "b", Start: 0x2000, End: 0x3000}}
 	w, err := New(emit.ABIAMD64LittleEndian, newMem(emit.ABIAMD64LittleEndian), mods)
@@ -442,10 +443,62 @@ func TestModuleAt(t *testing.T) {
 		i := w.ModuleAt(tc.addr)
 		name := ""
 		if i >= 0 {
-			name = w.Modules[i].Name
+			name = mods[i].Name
 		}
 		if name != tc.name {
 			t.Errorf("ModuleAt(%#x) = %d (%q), want %q", tc.addr, i, name, tc.name)
 		}
+	}
+}
+
+// TestModulesCallersOrder checks that a walk's frames and Walker.Modules
+// index the modules in the order given to New, not in address order, and
+// that changing the caller's slice after New changes nothing.
+func TestModulesCallersOrder(t *testing.T) {
+	abi := emit.ABIAMD64LittleEndian
+	prog := Module{Name: "prog", Start: modStart, End: modStart + 0x1000, Bias: modStart, SFrame: reader(t, abi, amd64Funcs()...)}
+	low := Module{Name: "low", Start: 0x100, End: 0x800}
+	mods := []Module{prog, low} // prog is second in address order
+	w, err := New(abi, newMem(abi), mods)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mods[0].Name = "changed"
+	var r Regs
+	r.PC = modStart + 0x305
+	r.Set(7, stackBase+0x800)
+	frames, _ := w.Walk(&r, nil)
+	if len(frames) == 0 || frames[0].Module != 0 {
+		t.Fatalf("frames %+v: want the first in module 0 (prog)", frames)
+	}
+	if got := w.Modules(); len(got) != 2 || got[0].Name != "prog" || got[1].Name != "low" {
+		t.Errorf("Modules() = %+v, want prog, low", got)
+	}
+	if w.ModuleAt(0x200) != 1 {
+		t.Errorf("ModuleAt(0x200) = %d, want 1", w.ModuleAt(0x200))
+	}
+}
+
+// TestRegsSet checks that Set refuses what Get refuses: a register number
+// not below NumRegs, without changing anything.
+func TestRegsSet(t *testing.T) {
+	var r Regs
+	if !r.Set(NumRegs-1, 5) {
+		t.Errorf("Set(%d) = false", NumRegs-1)
+	}
+	if v, ok := r.Get(NumRegs - 1); !ok || v != 5 {
+		t.Errorf("Get(%d) = %d, %v", NumRegs-1, v, ok)
+	}
+	before := r
+	for _, n := range []uint32{NumRegs, 40, ^uint32(0)} {
+		if r.Set(n, 7) {
+			t.Errorf("Set(%d) = true", n)
+		}
+		if _, ok := r.Get(n); ok {
+			t.Errorf("Get(%d) ok", n)
+		}
+	}
+	if r != before {
+		t.Errorf("Set of a bad register changed the registers")
 	}
 }

@@ -1,6 +1,6 @@
 //go:build linux && amd64
 
-package main
+package target
 
 import (
 	"bufio"
@@ -14,22 +14,29 @@ import (
 	"syscall"
 	"unsafe"
 
-	"github.com/sframe-gen/sframe-gen/elfpatch/elfread"
 	"github.com/sframe-gen/sframe-gen/emit"
 )
 
-// stackOfPID walks every thread of the running process pid: each thread
-// is stopped with ptrace, its registers read, the stacks walked through
-// /proc/PID/mem with the modules of /proc/PID/maps, and every thread
-// detached again (a signal that arrived while it was stopped is passed
-// on), so the process runs on.
-func stackOfPID(pid int, sysroot string, meter *elfread.Meter) (*stackResult, error) {
-	runtime.LockOSThread() // ptrace requests must come from the tracing thread
-	defer runtime.UnlockOSThread()
+// Attach stops every thread of the running process pid (Linux, x86-64
+// hosts: ptrace) and reads their registers; its memory is read through
+// /proc/PID/mem, its modules are those of /proc/PID/maps. Close detaches
+// every thread again (a signal that arrived while it was stopped is
+// passed on), so the process runs on. The calling goroutine is locked to
+// its OS thread until Close (ptrace requests must come from the tracing
+// thread): call Close from the same goroutine.
+func Attach(pid int, opts Options) (p *Process, err error) {
+	runtime.LockOSThread()
 	attached := map[int]syscall.Signal{}
-	defer func() {
+	detach := func() error {
 		for tid, sig := range attached {
 			syscall.RawSyscall6(syscall.SYS_PTRACE, syscall.PTRACE_DETACH, uintptr(tid), 0, uintptr(sig), 0, 0)
+		}
+		runtime.UnlockOSThread()
+		return nil
+	}
+	defer func() {
+		if err != nil {
+			detach()
 		}
 	}()
 	// Attach until no new thread appears (a thread may start meanwhile).
@@ -53,7 +60,7 @@ func stackOfPID(pid int, sysroot string, meter *elfread.Meter) (*stackResult, er
 			attached[tid], changed = sig, true
 		}
 	}
-	p := &process{ABI: emit.ABIAMD64LittleEndian}
+	p = &Process{ABI: emit.ABIAMD64LittleEndian}
 	tids, err := taskIDs(pid)
 	if err != nil {
 		return nil, err
@@ -67,21 +74,26 @@ func stackOfPID(pid int, sysroot string, meter *elfread.Meter) (*stackResult, er
 			return nil, fmt.Errorf("thread %d: PTRACE_GETREGS: %w", tid, err)
 		}
 		words := (*[unsafe.Sizeof(regs) / 8]uint64)(unsafe.Pointer(&regs))
-		t := stackThread{TID: tid}
+		t := Thread{TID: tid}
 		setRegs(p.ABI, &t.Regs, func(i int) uint64 { return words[i] })
 		p.Threads = append(p.Threads, t)
+	}
+	maps, err := procMaps(pid)
+	if err != nil {
+		return nil, err
 	}
 	mem, err := os.Open(fmt.Sprintf("/proc/%d/mem", pid))
 	if err != nil {
 		return nil, err
 	}
-	defer mem.Close()
 	p.Mem = mem
-	maps, err := procMaps(pid)
-	if err != nil {
-		return nil, err
+	p.setModules(modulesFromMappings(maps, opts.Sysroot, opts.meter()))
+	p.close = func() error {
+		err := mem.Close()
+		detach()
+		return err
 	}
-	return walkProcess(p, modulesFromMappings(maps, sysroot, meter))
+	return p, nil
 }
 
 // taskIDs lists the threads of pid, the main thread first.

@@ -1,4 +1,4 @@
-package main
+package target
 
 import (
 	"bytes"
@@ -10,27 +10,21 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
-	"sort"
 	"strings"
 
-	"github.com/ianlancetaylor/demangle"
-
-	"github.com/sframe-gen/sframe-gen/elfpatch/elfread"
 	"github.com/sframe-gen/sframe-gen/emit"
-	"github.com/sframe-gen/sframe-gen/emit/unwind"
 )
 
-// stackModule is one ELF file mapped into a process, as the stack command
-// knows it: where, its SFrame section (or why it has none), its symbols.
-type stackModule struct {
+// Module is one ELF file mapped into a process: where, its SFrame section
+// (or why it has none), its function symbols.
+type Module struct {
 	Name       string // as the process maps it
-	Path       string // the file read (under --sysroot when there)
-	Start, End uint64
-	Bias       uint64
+	Path       string // the file read (under Options.Sysroot when there)
+	Start, End uint64 // where it is mapped (both 0: not found, extent unknown)
+	Bias       uint64 // what was added to its addresses when it was loaded
 	SFrame     *emit.Reader
-	NoSFrame   error // why SFrame is nil
-	syms       []stackSym
+	NoSFrame   error    // why SFrame is nil
+	Symbols    *Symbols // nil when its file could not be read
 	// buildID is the file's GNU build ID note as its bytes lie in the
 	// file (header, name, ID), nil without one, and buildIDAddr its
 	// link-time address: checkBuildID looks for it in the process's
@@ -39,10 +33,12 @@ type stackModule struct {
 	buildIDAddr uint64
 }
 
-// stackSym is a function symbol at its link-time address.
-type stackSym struct {
-	Addr, Size uint64
-	Name       string
+// String is m's name ("" for nil: no module).
+func (m *Module) String() string {
+	if m == nil {
+		return ""
+	}
+	return m.Name
 }
 
 // resolve returns the file to read for a path of the process: under
@@ -72,14 +68,14 @@ func fromDir(dir, name string) string {
 
 // openModule reads the module name of the process at bias (the ELF file
 // at its path or under sysroot); nil for a file that is not ELF.
-func openModule(sysroot, name string, bias uint64, meter *elfread.Meter) (*stackModule, error) {
+func openModule(sysroot, name string, bias uint64, meter Meter) (*Module, error) {
 	return openModuleAt(name, resolve(sysroot, name), bias, meter)
 }
 
 // openModuleAt is openModule of the file at path: its headers, .sframe
 // and symbols charged to meter before they are read.
-func openModuleAt(name, path string, bias uint64, meter *elfread.Meter) (*stackModule, error) {
-	f, file, size, err := openStackELF(path, meter)
+func openModuleAt(name, path string, bias uint64, meter Meter) (*Module, error) {
+	f, file, size, err := openELF(path, meter)
 	if err != nil {
 		return nil, err
 	}
@@ -90,7 +86,7 @@ func openModuleAt(name, path string, bias uint64, meter *elfread.Meter) (*stackM
 	if err := meter.ChargeNames(f, size); err != nil {
 		return nil, err
 	}
-	m := &stackModule{Name: name, Path: path, Bias: bias, Start: ^uint64(0)}
+	m := &Module{Name: name, Path: path, Bias: bias, Start: ^uint64(0)}
 	for _, p := range f.Progs {
 		if p.Type == elf.PT_LOAD {
 			m.Start = min(m.Start, p.Vaddr+bias)
@@ -101,7 +97,7 @@ func openModuleAt(name, path string, bias uint64, meter *elfread.Meter) (*stackM
 		return nil, errors.New("no PT_LOAD segment")
 	}
 	m.SFrame, m.NoSFrame = emit.ReaderFromELF(f)
-	m.syms = functionSymbols(f)
+	m.Symbols = NewSymbols(f)
 	m.buildID, m.buildIDAddr = buildIDNote(f)
 	return m, nil
 }
@@ -149,7 +145,7 @@ func gnuBuildIDAt(b []byte, order binary.ByteOrder) []byte {
 // when it patched the file; a core of the file before it was patched
 // still matches the patched file, whose code is the same). Where the
 // memory holds neither the note nor another ID, nothing is said.
-func checkBuildID(m *stackModule, mem io.ReaderAt, order binary.ByteOrder) {
+func checkBuildID(m *Module, mem io.ReaderAt, order binary.ByteOrder) {
 	if m.SFrame == nil || m.buildID == nil {
 		return
 	}
@@ -178,46 +174,12 @@ func checkBuildID(m *stackModule, mem io.ReaderAt, order binary.ByteOrder) {
 	}
 }
 
-// functionSymbols returns f's function symbols (.symtab, else .dynsym) in
-// address order.
-func functionSymbols(f *elf.File) []stackSym {
-	syms, err := f.Symbols()
-	if err != nil || len(syms) == 0 {
-		syms, _ = f.DynamicSymbols()
-	}
-	var out []stackSym
-	for _, s := range syms {
-		if elf.ST_TYPE(s.Info) == elf.STT_FUNC && s.Value != 0 {
-			out = append(out, stackSym{Addr: s.Value, Size: s.Size, Name: s.Name})
-		}
-	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Addr < out[j].Addr })
-	return out
-}
-
-// symbolize returns the function holding link-time address addr and the
-// offset in it, demangled, or "" when no symbol holds it.
-func (m *stackModule) symbolize(addr uint64) (string, uint64) {
-	i := sort.Search(len(m.syms), func(i int) bool { return m.syms[i].Addr > addr }) - 1
-	// Aliases share an address: prefer the one with a size that covers addr.
-	for ; i >= 0; i-- {
-		s := m.syms[i]
-		if s.Size == 0 || addr < s.Addr+s.Size {
-			return demangle.Filter(s.Name), addr - s.Addr
-		}
-		if i > 0 && m.syms[i-1].Addr != s.Addr {
-			break
-		}
-	}
-	return "", 0
-}
-
 // modulesFromMappings makes a module of each ELF file of ms (NT_FILE,
 // /proc/PID/maps): its bias from the mapping of its lowest offset. A file
 // that cannot be read is still a module, without SFrame, the error saying
 // why (a walk that reaches it says so: a missing --sysroot, a file
 // deleted or replaced since the process mapped it).
-func modulesFromMappings(ms []mapping, sysroot string, meter *elfread.Meter) []*stackModule {
+func modulesFromMappings(ms []mapping, sysroot string, meter Meter) []*Module {
 	first := map[string]mapping{}
 	span := map[string][2]uint64{}
 	var order []string
@@ -236,7 +198,7 @@ func modulesFromMappings(ms []mapping, sysroot string, meter *elfread.Meter) []*
 			first[m.Path] = m
 		}
 	}
-	var mods []*stackModule
+	var mods []*Module
 	for _, name := range order {
 		m := first[name]
 		path, err := mappedFile(sysroot, m)
@@ -244,16 +206,16 @@ func modulesFromMappings(ms []mapping, sysroot string, meter *elfread.Meter) []*
 		if err == nil {
 			bias, err = mappingBias(path, m, meter)
 		}
-		var mod *stackModule
+		var mod *Module
 		if err == nil {
 			mod, err = openModuleAt(name, path, bias, meter)
 		}
-		if errors.Is(err, errNotELF) {
+		if errors.Is(err, ErrNotELF) {
 			continue // a data file mapped (a locale archive)
 		}
 		if err != nil {
 			sp := span[name]
-			mod = &stackModule{Name: name, Path: path, Start: sp[0], End: sp[1], NoSFrame: notOnHost(err, sysroot)}
+			mod = &Module{Name: name, Path: path, Start: sp[0], End: sp[1], NoSFrame: notOnHost(err, sysroot)}
 		}
 		mods = append(mods, mod)
 	}
@@ -306,31 +268,16 @@ func mappedFile(sysroot string, m mapping) (string, error) {
 	return m.Path, nil
 }
 
-// errNotELF is mappingBias's error for a file that is not ELF.
-var errNotELF = errors.New("not an ELF file")
-
 // mappingBias returns the load bias of the ELF file at path given one of
 // its mappings: the PT_LOAD holding the mapping's file offset says which
 // address that offset was linked at.
-func mappingBias(path string, m mapping, meter *elfread.Meter) (uint64, error) {
-	file, _, err := openRegular(path)
+func mappingBias(path string, m mapping, meter Meter) (uint64, error) {
+	defer meter.ReleaseTo(meter.Held())
+	f, file, _, err := openELF(path, meter)
 	if err != nil {
 		return 0, err
 	}
 	defer file.Close()
-	st, err := file.Stat()
-	if err != nil {
-		return 0, err
-	}
-	defer meter.ReleaseTo(meter.Held())
-	f, err := meter.ReadELF(file, st.Size())
-	var over *elfread.OverBudgetError
-	if errors.As(err, &over) {
-		return 0, err
-	}
-	if err != nil {
-		return 0, errNotELF
-	}
 	for _, p := range f.Progs {
 		if p.Type != elf.PT_LOAD {
 			continue
@@ -358,9 +305,9 @@ const (
 // list in memory (DT_DEBUG), as gdb does. A relative path (a program
 // started as ../prog) is looked up in coreDir first: the core is written
 // in the process's working directory, which the core does not record.
-func modulesFromLinkMap(p *process, sysroot, coreDir string, meter *elfread.Meter) ([]*stackModule, error) {
-	rd := memReader{mem: p.Mem, order: p.ABI.ByteOrder()}
-	execfn, ok := p.Auxv[atEXECFN]
+func modulesFromLinkMap(p *core, mem io.ReaderAt, sysroot, coreDir string, meter Meter) ([]*Module, error) {
+	rd := memReader{mem: mem, order: p.abi.ByteOrder()}
+	execfn, ok := p.auxv[atEXECFN]
 	if !ok {
 		return nil, errors.New("core has neither NT_FILE nor AT_EXECFN: cannot find the program")
 	}
@@ -371,7 +318,7 @@ func modulesFromLinkMap(p *process, sysroot, coreDir string, meter *elfread.Mete
 	recorded := name
 	name = fromDir(coreDir, name)
 	path := resolve(sysroot, name)
-	bias, dyn, err := programBias(path, p.Auxv[atPHDR])
+	bias, dyn, err := programBias(path, p.auxv[atPHDR])
 	if errors.Is(err, fs.ErrNotExist) && !filepath.IsAbs(recorded) {
 		return nil, fmt.Errorf("program %s: a path relative to the process's working directory, which the core does not record; not found from the core's directory (%s) nor the current one: walk the core from that directory", recorded, coreDir)
 	}
@@ -382,7 +329,7 @@ func modulesFromLinkMap(p *process, sysroot, coreDir string, meter *elfread.Mete
 	if err != nil {
 		return nil, fmt.Errorf("program %s: %w", path, err)
 	}
-	mods := []*stackModule{prog}
+	mods := []*Module{prog}
 	if dyn == 0 {
 		return mods, nil // static
 	}
@@ -390,12 +337,12 @@ func modulesFromLinkMap(p *process, sysroot, coreDir string, meter *elfread.Mete
 	// process stopped before the linker has listed itself in r_debug
 	// has it mapped already (the list's entry for it is then dropped
 	// as the same module).
-	if base := p.Auxv[atBASE]; base != 0 {
+	if base := p.auxv[atBASE]; base != 0 {
 		if interp, err := interpreter(path, meter); err == nil {
 			if m, err := openModule(sysroot, interp, base, meter); err == nil {
 				mods = append(mods, m)
 			} else if errors.Is(err, fs.ErrNotExist) {
-				mods = append(mods, &stackModule{Name: interp, Path: resolve(sysroot, interp), NoSFrame: notOnHost(err, sysroot)})
+				mods = append(mods, &Module{Name: interp, Path: resolve(sysroot, interp), NoSFrame: notOnHost(err, sysroot)})
 			}
 		}
 	}
@@ -427,7 +374,7 @@ func modulesFromLinkMap(p *process, sysroot, coreDir string, meter *elfread.Mete
 				// Listed without its extent, which only the file
 				// gives: the walk names it when it ends outside
 				// every module.
-				mods = append(mods, &stackModule{Name: lib, Path: resolve(sysroot, lib), NoSFrame: notOnHost(err, sysroot)})
+				mods = append(mods, &Module{Name: lib, Path: resolve(sysroot, lib), NoSFrame: notOnHost(err, sysroot)})
 			}
 		}
 		lm = next
@@ -436,9 +383,9 @@ func modulesFromLinkMap(p *process, sysroot, coreDir string, meter *elfread.Mete
 }
 
 // interpreter returns the PT_INTERP path of the program at path.
-func interpreter(path string, meter *elfread.Meter) (string, error) {
+func interpreter(path string, meter Meter) (string, error) {
 	defer meter.ReleaseTo(meter.Held())
-	f, file, _, err := openStackELF(path, meter)
+	f, file, _, err := openELF(path, meter)
 	if err != nil {
 		return "", err
 	}
@@ -503,9 +450,7 @@ func programBias(path string, phdr uint64) (bias, dynamic uint64, err error) {
 
 // memReader reads words and strings of a process's memory.
 type memReader struct {
-	mem interface {
-		ReadAt([]byte, int64) (int, error)
-	}
+	mem   io.ReaderAt
 	order binary.ByteOrder
 }
 
@@ -540,27 +485,11 @@ func (r memReader) cstring(addr uint64) (string, error) {
 	return "", fmt.Errorf("string at %#x: longer than 4096 bytes", addr)
 }
 
-// unwindModules returns mods as the walker takes them, dropping any that
-// overlaps an earlier one (in address order).
-func unwindModules(mods []*stackModule) ([]unwind.Module, []*stackModule) {
-	slices.SortStableFunc(mods, func(a, b *stackModule) int { return cmpU64(a.Start, b.Start) })
-	var out []unwind.Module
-	var kept []*stackModule
-	for _, m := range mods {
-		if len(out) > 0 && m.Start < out[len(out)-1].End {
-			continue
-		}
-		out = append(out, unwind.Module{Name: m.Name, Start: m.Start, End: m.End, Bias: m.Bias, SFrame: m.SFrame})
-		kept = append(kept, m)
-	}
-	return out, kept
-}
-
-// openStackELF opens the ELF file at path as every file stack reads is
+// openELF opens the ELF file at path as every file a walk reads is
 // opened (openRegular: without waiting on a FIFO, only a regular file),
 // its headers charged to meter before they are read, and returns its size
 // too. Close the *os.File when done.
-func openStackELF(path string, meter *elfread.Meter) (*elf.File, *os.File, int64, error) {
+func openELF(path string, meter Meter) (*elf.File, *os.File, int64, error) {
 	file, st, err := openRegular(path)
 	if err != nil {
 		return nil, nil, 0, err

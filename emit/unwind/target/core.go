@@ -1,15 +1,16 @@
-package main
+package target
 
 import (
 	"bytes"
+	"cmp"
 	"debug/elf"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"slices"
 
-	"github.com/sframe-gen/sframe-gen/elfpatch/elfread"
 	"github.com/sframe-gen/sframe-gen/emit"
 	"github.com/sframe-gen/sframe-gen/emit/unwind"
 )
@@ -21,8 +22,8 @@ const (
 	ntFILE     = 0x46494c45
 )
 
-// stackThread is one thread of a stopped process: its id and registers.
-type stackThread struct {
+// Thread is one thread of a stopped process: its id and registers.
+type Thread struct {
 	TID  int
 	Regs unwind.Regs
 }
@@ -37,15 +38,13 @@ type mapping struct {
 	File string
 }
 
-// process is what the stack command walks: the ABI, the memory, the
-// threads, and the files mapped (or, for a core without NT_FILE, the
-// auxiliary vector to find them from).
-type process struct {
-	ABI      emit.ABI
-	Mem      io.ReaderAt
-	Threads  []stackThread
-	Mappings []mapping
-	Auxv     map[uint64]uint64
+// core is what a core's notes say: the threads, and the files mapped
+// (or, without NT_FILE, the auxiliary vector to find them from).
+type core struct {
+	abi      emit.ABI
+	threads  []Thread
+	mappings []mapping
+	auxv     map[uint64]uint64
 }
 
 // coreMem reads a core's memory from its PT_LOAD segments.
@@ -90,41 +89,58 @@ func coreABI(f *elf.File) (emit.ABI, error) {
 	return 0, fmt.Errorf("core of %v %v: SFrame has no ABI for it", f.Class, f.Machine)
 }
 
-// openCore reads an ELF core file.
-func openCore(path string, meter *elfread.Meter) (*process, io.Closer, error) {
+// OpenCore opens the ELF core file at path: its threads and memory, and
+// the modules of the process (from its NT_FILE note, or, without one
+// (qemu-user's cores), from the dynamic linker's list in its memory, a
+// relative path looked up from the core's directory too). Close it when
+// done.
+func OpenCore(path string, opts Options) (*Process, error) {
 	file, st, err := openRegular(path)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	f, err := meter.ReadELF(file, st.Size())
+	p, err := openCore(file, st.Size(), path, opts)
 	if err != nil {
 		file.Close()
-		var cut *elfread.CutError
-		if !errors.As(err, &cut) && (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)) {
-			return nil, nil, errors.New("truncated: the file ends inside its ELF headers")
-		}
-		return nil, nil, err
+		return nil, err
+	}
+	p.close = file.Close
+	return p, nil
+}
+
+// openCore reads the core file (size bytes) at path.
+func openCore(file io.ReaderAt, size int64, path string, opts Options) (*Process, error) {
+	meter := opts.meter()
+	f, err := meter.ReadELF(file, size)
+	if err != nil {
+		return nil, err
 	}
 	if f.Type != elf.ET_CORE {
-		file.Close()
-		return nil, nil, fmt.Errorf("not a core file (ELF type %v)", f.Type)
+		return nil, fmt.Errorf("not a core file (ELF type %v)", f.Type)
 	}
-	p, err := readCore(f, file, st.Size(), meter)
+	c, mem, err := readCore(f, file, size, meter)
 	if err != nil {
-		file.Close()
-		return nil, nil, err
+		return nil, err
 	}
-	return p, file, nil
+	p := &Process{ABI: c.abi, Mem: mem, Threads: c.threads}
+	var mods []*Module
+	if len(c.mappings) > 0 {
+		mods = modulesFromMappings(c.mappings, opts.Sysroot, meter)
+	} else if mods, err = modulesFromLinkMap(c, mem, opts.Sysroot, filepath.Dir(path), meter); err != nil {
+		return nil, err
+	}
+	p.setModules(mods)
+	return p, nil
 }
 
 // readCore reads the threads, mappings, auxiliary vector and memory of
 // core f (size bytes), its notes charged to meter before they are read.
-func readCore(f *elf.File, r io.ReaderAt, size int64, meter *elfread.Meter) (*process, error) {
+func readCore(f *elf.File, r io.ReaderAt, size int64, meter Meter) (*core, *coreMem, error) {
 	abi, err := coreABI(f)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	p := &process{ABI: abi, Auxv: map[uint64]uint64{}}
+	p := &core{abi: abi, auxv: map[uint64]uint64{}}
 	mem := &coreMem{r: r}
 	order := abi.ByteOrder()
 	for _, prog := range f.Progs {
@@ -133,40 +149,29 @@ func readCore(f *elf.File, r io.ReaderAt, size int64, meter *elfread.Meter) (*pr
 			mem.segs = append(mem.segs, prog)
 		case elf.PT_NOTE:
 			if prog.Off > uint64(size) || prog.Filesz > uint64(size)-prog.Off {
-				return nil, fmt.Errorf("PT_NOTE at offset %#x (%d bytes) extends past the end of the file (%#x bytes)", prog.Off, prog.Filesz, size)
+				return nil, nil, fmt.Errorf("PT_NOTE at offset %#x (%d bytes) extends past the end of the file (%#x bytes)", prog.Off, prog.Filesz, size)
 			}
-			if err := meter.Charge(elfread.Cost{Bytes: 2 * int64(prog.Filesz), What: fmt.Sprintf("notes of %s", elfread.FormatSize(int64(prog.Filesz)))}); err != nil {
-				return nil, err
+			if err := meter.ChargeNotes(int64(prog.Filesz)); err != nil {
+				return nil, nil, err
 			}
 			data := make([]byte, prog.Filesz)
 			if _, err := prog.ReadAt(data, 0); err != nil {
-				return nil, fmt.Errorf("PT_NOTE at offset %#x (%d bytes): truncated (%w)", prog.Off, prog.Filesz, err)
+				return nil, nil, fmt.Errorf("PT_NOTE at offset %#x (%d bytes): truncated (%w)", prog.Off, prog.Filesz, err)
 			}
 			if err := p.readNotes(data, order); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		}
 	}
-	slices.SortFunc(mem.segs, func(a, b *elf.Prog) int { return cmpU64(a.Vaddr, b.Vaddr) })
-	p.Mem = mem
-	if len(p.Threads) == 0 {
-		return nil, errors.New("core has no NT_PRSTATUS note (no thread)")
+	slices.SortFunc(mem.segs, func(a, b *elf.Prog) int { return cmp.Compare(a.Vaddr, b.Vaddr) })
+	if len(p.threads) == 0 {
+		return nil, nil, errors.New("core has no NT_PRSTATUS note (no thread)")
 	}
-	return p, nil
-}
-
-func cmpU64(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
+	return p, mem, nil
 }
 
 // readNotes reads the notes of one PT_NOTE segment.
-func (p *process) readNotes(data []byte, order binary.ByteOrder) error {
+func (p *core) readNotes(data []byte, order binary.ByteOrder) error {
 	for off := 0; off+12 <= len(data); {
 		namesz, descsz, typ := order.Uint32(data[off:]), order.Uint32(data[off+4:]), order.Uint32(data[off+8:])
 		nameEnd := off + 12 + int(align4(namesz))
@@ -189,24 +194,24 @@ func (p *process) readNotes(data []byte, order binary.ByteOrder) error {
 func align4(n uint32) uint32 { return (n + 3) &^ 3 }
 
 // readNote reads one CORE note.
-func (p *process) readNote(typ uint32, desc []byte, order binary.ByteOrder) error {
+func (p *core) readNote(typ uint32, desc []byte, order binary.ByteOrder) error {
 	switch typ {
 	case ntPRSTATUS:
-		t, err := prstatus(p.ABI, desc, order)
+		t, err := prstatus(p.abi, desc, order)
 		if err != nil {
 			return err
 		}
-		p.Threads = append(p.Threads, t)
+		p.threads = append(p.threads, t)
 	case ntAUXV:
 		for i := 0; i+16 <= len(desc); i += 16 {
-			p.Auxv[order.Uint64(desc[i:])] = order.Uint64(desc[i+8:])
+			p.auxv[order.Uint64(desc[i:])] = order.Uint64(desc[i+8:])
 		}
 	case ntFILE:
 		m, err := ntFile(desc, order)
 		if err != nil {
 			return err
 		}
-		p.Mappings = m
+		p.mappings = m
 	}
 	return nil
 }
@@ -215,8 +220,8 @@ func (p *process) readNote(typ uint32, desc []byte, order binary.ByteOrder) erro
 const prstatusRegs = 112
 
 // prstatus reads a thread from an NT_PRSTATUS note.
-func prstatus(abi emit.ABI, desc []byte, order binary.ByteOrder) (stackThread, error) {
-	var t stackThread
+func prstatus(abi emit.ABI, desc []byte, order binary.ByteOrder) (Thread, error) {
+	var t Thread
 	n := map[emit.ABI]int{emit.ABIAMD64LittleEndian: 27, emit.ABIS390XBigEndian: 18}[abi]
 	if n == 0 {
 		n = 34
