@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/sframe-gen/sframe-gen/elfpatch/elfread"
 	"github.com/sframe-gen/sframe-gen/elfpatch/replace"
 )
 
@@ -170,7 +171,7 @@ func (g *Generator) processTreeFile(f *TreeFile, ro replace.ReplaceOptions, clos
 		}
 		return out, nil
 	case !f.Mode.IsRegular():
-		return Outcome{Status: Skipped, Reason: "not a regular file (" + fileKind(f.Mode) + ")"}, nil
+		return Outcome{Status: Skipped, Reason: "not a regular file (" + elfread.FileKind(f.Mode) + ")"}, nil
 	}
 	out, err := g.processPlaces(f, ro, closeInput)
 	if err == nil && f.Named && out.Status == Skipped {
@@ -239,24 +240,6 @@ func copySymlink(f *TreeFile) error {
 	}
 	defer out.Dir.Close()
 	return out.Dir.Symlink(target, out.Name)
-}
-
-// fileKind names what a file that is not regular is, for messages: "a
-// directory", "a FIFO", "a socket", ...
-func fileKind(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a directory"
-	case m&fs.ModeNamedPipe != 0:
-		return "a FIFO"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeCharDevice != 0:
-		return "a character device"
-	case m&fs.ModeDevice != 0:
-		return "a block device"
-	}
-	return m.Type().String()
 }
 
 // inputCloser closes the input files of a tree (Process's, given to it)

@@ -42,7 +42,7 @@ type elfInput struct {
 // charges what it reads of in (in.meter), given back when it returns.
 func readInputs(path string, nothing string, budget *memoryBudget, read func(in elfInput) bool) error {
 	// Not elf.Open: a FIFO would block, a cut header say "EOF".
-	file, st, err := openRegular(path)
+	file, st, err := elfread.OpenRegular(path)
 	if err != nil {
 		return err
 	}

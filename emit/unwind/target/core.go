@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/sframe-gen/sframe-gen/elfpatch/elfread"
 	"github.com/sframe-gen/sframe-gen/emit"
 	"github.com/sframe-gen/sframe-gen/emit/unwind"
 )
@@ -95,7 +96,7 @@ func coreABI(f *elf.File) (emit.ABI, error) {
 // relative path looked up from the core's directory too). Close it when
 // done.
 func OpenCore(path string, opts Options) (*Process, error) {
-	file, st, err := openRegular(path)
+	file, st, err := elfread.OpenRegular(path)
 	if err != nil {
 		return nil, err
 	}

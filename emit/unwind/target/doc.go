@@ -21,8 +21,8 @@
 //     frames and for reports on functions.
 //   - attach_linux_amd64.go: Attach (ptrace, /proc/PID/maps and mem);
 //     attach_other.go: its error elsewhere.
-//   - open_unix.go, open_other.go: files are opened only when regular
-//     (never waiting on a FIFO).
+//   - files are opened with elfread.OpenRegular: only when regular, never
+//     waiting on a FIFO.
 //
 // Core reading builds on every system Go supports; only Attach is
 // Linux-only.

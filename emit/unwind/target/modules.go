@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/sframe-gen/sframe-gen/elfpatch/elfread"
 	"github.com/sframe-gen/sframe-gen/emit"
 )
 
@@ -252,7 +253,7 @@ func mappedFile(sysroot string, m mapping) (string, error) {
 		// A live process: its very file, or nothing. The path is
 		// never read instead (the range may have been unmapped, and
 		// its path given to another file meanwhile).
-		f, _, err := openRegular(m.File)
+		f, _, err := elfread.OpenRegular(m.File)
 		if err == nil {
 			f.Close()
 			return m.File, nil
@@ -409,7 +410,7 @@ func interpreter(path string, meter Meter) (string, error) {
 // headers are at phdr in memory, and the link-time address of its
 // PT_DYNAMIC (0: none).
 func programBias(path string, phdr uint64) (bias, dynamic uint64, err error) {
-	file, _, err := openRegular(path)
+	file, _, err := elfread.OpenRegular(path)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -490,7 +491,7 @@ func (r memReader) cstring(addr uint64) (string, error) {
 // its headers charged to meter before they are read, and returns its size
 // too. Close the *os.File when done.
 func openELF(path string, meter Meter) (*elf.File, *os.File, int64, error) {
-	file, st, err := openRegular(path)
+	file, st, err := elfread.OpenRegular(path)
 	if err != nil {
 		return nil, nil, 0, err
 	}

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package target
+package elfread
 
 import (
 	"fmt"
@@ -8,9 +8,9 @@ import (
 	"os"
 )
 
-// openRegular opens the regular file at path for reading, refusing
+// OpenRegular opens the regular file at path for reading, refusing
 // anything else.
-func openRegular(path string) (*os.File, fs.FileInfo, error) {
+func OpenRegular(path string) (*os.File, fs.FileInfo, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, nil, err
@@ -22,7 +22,7 @@ func openRegular(path string) (*os.File, fs.FileInfo, error) {
 	}
 	if !st.Mode().IsRegular() {
 		f.Close()
-		return nil, nil, fmt.Errorf("not a regular file (%s)", st.Mode().Type())
+		return nil, nil, fmt.Errorf("not a regular file (%s)", FileKind(st.Mode()))
 	}
 	return f, st, nil
 }
