@@ -19,8 +19,8 @@ import (
 
 	sframegen "github.com/sframe-gen/sframe-gen"
 	"github.com/sframe-gen/sframe-gen/emit/unwind"
-	"github.com/sframe-gen/sframe-gen/testdata/sysfiles"
 	"github.com/sframe-gen/sframe-gen/emit/unwind/target"
+	"github.com/sframe-gen/sframe-gen/testdata/sysfiles"
 )
 
 // stackABI is a target the proof runs programs of: natively or under
