@@ -64,7 +64,7 @@ func snapshot(tb testing.TB, path string) *memSnapshot {
 			continue
 		}
 		b := make([]byte, s.Filesz)
-		if _, err := s.ReadAt(b, 0); err != nil {
+		if _, err := s.ReadAt(b, 0); err != nil && len(b) > 0 { // a segment of no bytes reads as EOF
 			tb.Fatal(err)
 		}
 		m.starts, m.data = append(m.starts, s.Vaddr), append(m.data, b)
