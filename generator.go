@@ -157,10 +157,12 @@ func (g *Generator) lowerOptions(target lower.Target) (lower.Options, error) {
 	if err != nil {
 		return lower.Options{}, err
 	}
-	// The shared form is not GNU's bytes: its start addresses take the
-	// narrowest FRE type too (version 3).
-	lo := lower.Options{GasCompat: g.opt.GasCompat, ShareFREs: share, NarrowFREs: share && g.opt.Version != 2,
-		MergeFDEs: g.opt.MergeFDEs}
+	// Asked for the smallest section (MergeFDEs), the start addresses
+	// take the narrowest FRE type too (version 3, shared): a pass over
+	// each function's FREs that costs more than its bytes are worth by
+	// default (docs/cost.md).
+	lo := lower.Options{GasCompat: g.opt.GasCompat, ShareFREs: share,
+		NarrowFREs: share && g.opt.Version != 2 && g.opt.MergeFDEs != MergeNone, MergeFDEs: g.opt.MergeFDEs}
 	if g.opt.Version == 2 {
 		lo.Version, lo.V2Layout = 2, g.opt.V2Layout
 	}

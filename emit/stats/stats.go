@@ -194,15 +194,15 @@ func (st *Stats) Cover(rep *verify.Report) {
 }
 
 // sharingStats measures what sharing FRE data saves in s (emit's
-// ShareFREs on copies of it) and how many of its FDEs share already; and
-// what narrowing the FRE types saves (lower.Options.NarrowFREs): GNU's
+// ShareFREs on a copy of it, one block per function) and how many of its
+// FDEs share already; and what its FRE types narrower than the functions'
+// sizes ask for save (lower.Options.NarrowFREs, with --merge-fdes): GNU's
 // form (UnsharedBytes) has each FDE's FRE type as its size asks for.
 func (st *Stats) sharingStats(s *emit.Section, fdes []emit.FDE) error {
 	// Each function its own block, in the order of the FDEs: as written,
-	// in GNU's form, and (version 3) narrowed as --share-fres writes.
+	// and in GNU's form.
 	written := emit.Section{Header: s.Header, Trailer: s.Trailer}
 	gnu := written
-	narrow := written
 	first := map[uint32]bool{}
 	for i := range s.Index {
 		off := s.Index[i].FREOffset
@@ -217,43 +217,31 @@ func (st *Stats) sharingStats(s *emit.Section, fdes []emit.FDE) error {
 		// Only the functions lowered from CFI are narrowed: PCINC, of
 		// the type their size asks for (ld gives its PLT FDEs the type
 		// of the whole PLT section, PLT0 included).
-		sized := emit.FRETypeFor(f.Size)
-		if f.PCType() == emit.PCInc && f.FREType() < sized {
+		if sized := emit.FRETypeFor(f.Size); f.PCType() == emit.PCInc && f.FREType() < sized {
 			f.Info = withFREType(f.Info, sized)
 		}
 		if err := gnu.AppendFDE(f); err != nil {
 			return err
 		}
-		if s.Header.Version == emit.Version3 && f.PCType() == emit.PCInc && f.FREType() == sized {
-			var last uint32
-			if len(f.FREs) > 0 {
-				last = f.FREs[len(f.FREs)-1].StartAddr
-			}
-			f.Info = withFREType(f.Info, emit.NarrowestFREType(last))
-		}
-		if err := narrow.AppendFDE(f); err != nil {
-			return err
-		}
 	}
-	sizes := [3]int{}
-	for k, sec := range []*emit.Section{&gnu, &written, &narrow} {
-		n, err := sec.Size()
-		if err != nil {
-			return err
-		}
-		sizes[k] = n
-	}
-	st.UnsharedBytes = sizes[0]
-	var err error
-	if st.RepeatedFDEs, err = narrow.ShareFREs(); err != nil {
+	gnuBytes, err := gnu.Size()
+	if err != nil {
 		return err
 	}
-	if st.SharedBytes, err = narrow.Size(); err != nil {
+	writtenBytes, err := written.Size()
+	if err != nil {
 		return err
 	}
-	st.RepeatedBytes = sizes[2] - st.SharedBytes
-	st.Breakdown.NarrowingSaved = sizes[0] - sizes[1]
-	st.Breakdown.SharingSaved = sizes[1] - st.SectionBytes
+	st.UnsharedBytes = gnuBytes
+	if st.RepeatedFDEs, err = written.ShareFREs(); err != nil {
+		return err
+	}
+	if st.SharedBytes, err = written.Size(); err != nil {
+		return err
+	}
+	st.RepeatedBytes = writtenBytes - st.SharedBytes
+	st.Breakdown.NarrowingSaved = gnuBytes - writtenBytes
+	st.Breakdown.SharingSaved = writtenBytes - st.SectionBytes
 	return nil
 }
 
