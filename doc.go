@@ -49,6 +49,7 @@
 //     debug/elf allocates before it does; lowering.go: its CFI lowered (on
 //     every CPU for a big section).
 //   - cost.go: what a file is charged before it is processed (Cost).
-//   - names.go: the function names of reports (Symbols); mmap.go: mapping
-//     a file read.
+//   - stats.go: Generator.Stats, a file's statistics (package emit/stats).
+//   - mmap.go: mapping a file read (mmap_other.go: reading it, elsewhere).
+//     The function names of reports come from emit/unwind/target.Symbols.
 package sframegen

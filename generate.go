@@ -86,14 +86,9 @@ func (g *Generator) GenerateAt(r io.ReaderAt, size int64, addr uint64) (*Section
 // a file the user names: a symbolic link followed, anything but a regular
 // file refused before it is read. Errors do not name the file.
 func (g *Generator) generateFile(path string) (*Section, error) {
-	at, err := replace.NamedPlace(path)
+	src, err := replace.OpenNamed(path)
 	if err != nil {
-		return nil, unwrapPath(err)
-	}
-	defer at.Dir.Close()
-	src, err := replace.OpenSource(at)
-	if err != nil {
-		return nil, unwrapPath(err)
+		return nil, err
 	}
 	defer src.Close()
 	return g.generate(src.File, src.Size(), nil)

@@ -242,14 +242,9 @@ func (c *cli) generateRaw(g *sframegen.Generator, file string, o generateOptions
 // (Generator.GenerateAt), opened as Process opens it: a symbolic link
 // followed, anything but a regular file refused before it is read.
 func generateAt(g *sframegen.Generator, file string, addr uint64) (*sframegen.Section, error) {
-	at, err := replace.NamedPlace(file)
+	src, err := replace.OpenNamed(file)
 	if err != nil {
-		return nil, unwrapPath(err)
-	}
-	defer at.Dir.Close()
-	src, err := replace.OpenSource(at)
-	if err != nil {
-		return nil, unwrapPath(err)
+		return nil, err
 	}
 	defer src.Close()
 	return g.GenerateAt(src.File, src.Size(), addr)

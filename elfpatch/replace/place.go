@@ -258,6 +258,23 @@ type NotRegularError struct{ Kind string }
 // Error says what the place holds instead of a regular file.
 func (e *NotRegularError) Error() string { return "not a regular file (" + e.Kind + ")" }
 
+// OpenNamed opens for reading the regular file the user named path, as
+// Process opens it: its directory and name resolved by the kernel
+// (NamedPlace: a final symbolic link followed), then OpenSource. The
+// errors do not name the file.
+func OpenNamed(path string) (*Source, error) {
+	at, err := NamedPlace(path)
+	if err != nil {
+		return nil, unwrapPathError(err)
+	}
+	defer at.Dir.Close()
+	src, err := OpenSource(at)
+	if err != nil {
+		return nil, unwrapPathError(err)
+	}
+	return src, nil
+}
+
 // OpenSource opens the regular file at p for reading. A symbolic link at p
 // is not followed; a FIFO is not waited for (O_NONBLOCK).
 func OpenSource(p Place) (*Source, error) {

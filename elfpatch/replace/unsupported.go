@@ -93,6 +93,9 @@ func NamedPlace(path string) (Place, error) { return Place{}, unsupported("open"
 // OutputPlace fails with ErrUnsupported.
 func OutputPlace(path string) (Place, error) { return Place{}, unsupported("open", path) }
 
+// OpenNamed fails with ErrUnsupported.
+func OpenNamed(path string) (*Source, error) { return nil, unsupported("open", path) }
+
 // OpenSource fails with ErrUnsupported.
 func OpenSource(p Place) (*Source, error) { return nil, unsupported("open", p.Path()) }
 
