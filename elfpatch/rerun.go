@@ -247,10 +247,10 @@ func undoPatch(f *file, in io.ReaderAt) (cands []*overlay, off, addr, size uint6
 	return cands, s.Off, s.Addr, s.Size, true
 }
 
-// nameTableWindow bounds how far before the end of an earlier input
-// nameTableBack looks for the section-name and section header tables
-// that input had.
-const nameTableWindow = 1 << 20
+// nameTableWindow bounds how many bytes before the end of an earlier
+// input nameTableBack reads to find the section-name and section header
+// tables that input had.
+const nameTableWindow = 64 << 10
 
 // nameTableBack returns st with the section-name table put back where it
 // was in an input whose section header table was not at its end (bytes
@@ -258,26 +258,29 @@ const nameTableWindow = 1 << 20
 // wrote the grown table at the end of the input, and the section header
 // table after it, leaving the input's two tables where they were. So
 // when the name table is the last content, the input ended where it
-// starts, and its two tables are found, unchanged, in its last
-// nameTableWindow bytes. Whether it was moved or grown in place, the
-// output does not say: the caller tries both.
+// starts, and its two tables are found, unchanged, between the end of its
+// other content and its own end (in the last nameTableWindow bytes).
+// Whether it was moved or grown in place, the output does not say: the
+// caller tries both. A name table grown in place follows the other
+// content with no room for the tables between: nothing is read then.
 func (st undoState) nameTableBack(f *file, in io.ReaderAt) (undoState, bool) {
 	name := st.sects[f.shstrndx]
 	end := name.Off // where the earlier input would have ended
-	if name.Size == 0 || st.h.phoff+uint64(len(st.progs))*phdrSize > end {
-		return st, false
-	}
+	tail := st.h.phoff + uint64(len(st.progs))*phdrSize
 	for i, t := range st.sects {
-		if i != f.shstrndx && t.hasContent() && t.Off+t.Size > end {
-			return st, false
+		if i != f.shstrndx && t.hasContent() {
+			tail = max(tail, t.Off+t.Size)
 		}
 	}
 	for _, p := range st.progs {
-		if p.Filesz > 0 && p.Off+p.Filesz > end {
-			return st, false
+		if p.Filesz > 0 {
+			tail = max(tail, p.Off+p.Filesz)
 		}
 	}
-	from := end - min(end, nameTableWindow)
+	if name.Size == 0 || tail > end || end-tail < name.Size+uint64(len(st.sects))*shdrSize {
+		return st, false
+	}
+	from := max(tail, end-min(end, nameTableWindow))
 	win := make([]byte, end-from)
 	if _, err := in.ReadAt(win, int64(from)); err != nil {
 		return st, false
