@@ -6,7 +6,6 @@ import (
 	"sort"
 	"testing"
 
-	"github.com/sframe-gen/sframe-gen/cfi"
 	"github.com/sframe-gen/sframe-gen/emit"
 )
 
@@ -88,19 +87,7 @@ func TestMergeFDEsOption(t *testing.T) {
 				for _, scan := range []bool{false, true} {
 					what := fmt.Sprintf("%s (merge %d, share %v, scan %v)", name, m, share, scan)
 					opt := Options{MergeFDEs: m, ShareFREs: share, NarrowFREs: share, Workers: 2}
-					var res *Result
-					if scan {
-						open, err := cfi.Open(f, cfi.Auto)
-						if err != nil {
-							t.Fatal(err)
-						}
-						if res, _, _, err = LowerScan(f, open, tg, opt); err != nil {
-							t.Fatalf("%s: %v", what, err)
-						}
-					} else if res, _, err = LowerFile(f, frames, tg, opt); err != nil {
-						t.Fatalf("%s: %v", what, err)
-					}
-					res.Place(0x1000)
+					res := lowerPlaced(t, what, f, frames, tg, opt, scan) // (objects are passed over above)
 					enc, err := res.Section.Encode()
 					if err != nil {
 						t.Fatalf("%s: %v", what, err)

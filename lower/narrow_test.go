@@ -5,7 +5,6 @@ import (
 	"os"
 	"testing"
 
-	"github.com/sframe-gen/sframe-gen/cfi"
 	"github.com/sframe-gen/sframe-gen/emit"
 )
 
@@ -55,21 +54,7 @@ func TestNarrowFREsOption(t *testing.T) {
 				for _, workers := range []int{1, 3} {
 					opt := Options{Workers: workers, ShareFREs: share, NarrowFREs: true}
 					what := fmt.Sprintf("%s (share %v, scan %v, %d workers)", name, share, scan, workers)
-					var res *Result
-					if scan {
-						open, err := cfi.Open(f, cfi.Auto)
-						if err != nil {
-							t.Fatal(err)
-						}
-						if res, _, _, err = LowerScan(f, open, tg, opt); err != nil {
-							t.Fatalf("%s: %v", what, err)
-						}
-					} else if res, _, err = LowerFile(f, frames, tg, opt); err != nil {
-						t.Fatalf("%s: %v", what, err)
-					}
-					if !tg.Relocatable {
-						res.Place(0x1000)
-					}
+					res := lowerPlaced(t, what, f, frames, tg, opt, scan)
 					enc, err := res.Section.Encode()
 					if err != nil {
 						t.Fatalf("%s: %v", what, err)

@@ -163,3 +163,27 @@ func openLowerable(name string) (*elf.File, Target, *cfi.Frames, bool) {
 	}
 	return f, tg, frames, true
 }
+
+// lowerPlaced lowers f (frames, for LowerFile) with opt, by LowerScan when
+// scan, and places a linked file's section at 0x1000; what names the
+// case in failures.
+func lowerPlaced(t *testing.T, what string, f *elf.File, frames *cfi.Frames, tg Target, opt Options, scan bool) *Result {
+	t.Helper()
+	var res *Result
+	var err error
+	if scan {
+		open, err := cfi.Open(f, cfi.Auto)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res, _, _, err = LowerScan(f, open, tg, opt); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	} else if res, _, err = LowerFile(f, frames, tg, opt); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	if !tg.Relocatable {
+		res.Place(0x1000)
+	}
+	return res
+}

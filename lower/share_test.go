@@ -7,7 +7,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/sframe-gen/sframe-gen/cfi"
 	"github.com/sframe-gen/sframe-gen/emit"
 )
 
@@ -52,22 +51,7 @@ func TestShareFREsOption(t *testing.T) {
 				for _, workers := range []int{1, 3} {
 					opt := Options{Workers: workers, ShareFREs: true}
 					what := fmt.Sprintf("%s (scan %v, %d workers)", name, scan, workers)
-					var res *Result
-					if scan {
-						open, err := cfi.Open(f, cfi.Auto)
-						if err != nil {
-							t.Fatal(err)
-						}
-						res, _, _, err = LowerScan(f, open, tg, opt)
-						if err != nil {
-							t.Fatalf("%s: %v", what, err)
-						}
-					} else if res, _, err = LowerFile(f, frames, tg, opt); err != nil {
-						t.Fatalf("%s: %v", what, err)
-					}
-					if !tg.Relocatable {
-						res.Place(0x1000)
-					}
+					res := lowerPlaced(t, what, f, frames, tg, opt, scan)
 					enc, err := res.Section.Encode()
 					if err != nil {
 						t.Fatalf("%s: %v", what, err)
