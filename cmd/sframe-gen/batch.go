@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	sframegen "github.com/sframe-gen/sframe-gen"
+	"github.com/sframe-gen/sframe-gen/elfpatch/replace"
 )
 
 // batchOptions are the flags of the batch form, sframe-gen [flags] PATH...
@@ -32,13 +33,13 @@ func defaultJobs() int { return runtime.GOMAXPROCS(0) }
 // prints each file's messages in the order of the walk, then a summary,
 // and writes the report. Exit status 1 when any file failed.
 func (c *cli) runBatch(paths []string, o generateOptions, b batchOptions) int {
-	var reportTo *streamTarget // --report's, checked before any file is patched
+	var reportTo *replace.Stream // --report's, checked before any file is patched
 	if b.report != "" {
 		var err error
 		if reportTo, err = openStream(c, b.report, 0o600); err != nil {
 			return c.fail(b.report, fmt.Errorf("--report: %w", err))
 		}
-		defer reportTo.close()
+		defer reportTo.Close()
 	}
 	var gc *batchCollector
 	if c.batchGC != nil {
@@ -105,7 +106,7 @@ func (c *cli) runBatch(paths []string, o generateOptions, b batchOptions) int {
 		fmt.Fprintf(c.stderr, "sframe-gen: %s\n", sum)
 	}
 	if reportTo != nil {
-		if err := reportTo.write(c, func(w io.Writer) error { _, err := w.Write(rep.buf.Bytes()); return err }); err != nil {
+		if err := reportTo.Finish(c.temps, func(w io.Writer) error { _, err := w.Write(rep.buf.Bytes()); return err }); err != nil {
 			return c.fail(b.report, err)
 		}
 	}

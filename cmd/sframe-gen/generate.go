@@ -105,8 +105,8 @@ func (c *cli) runGenerate(args []string) int {
 		return c.runBatch(fs.Args(), o, b)
 	}
 	o.keepTimes = b.preserveDates
-	var raw *streamTarget
-	switch _, descriptor := inheritedFD(o.output); {
+	var raw *replace.Stream
+	switch _, descriptor := replace.InheritedFD(o.output); {
 	case o.raw:
 		// The section's bytes go to OUT as --report's lines go to
 		// FILE: "-" (or no -o) standard output, a pipe as it is.
@@ -114,8 +114,8 @@ func (c *cli) runGenerate(args []string) int {
 		if raw, err = openStream(c, output, 0o644); err != nil {
 			return c.fail(output, err)
 		}
-		defer raw.close()
-		if raw.terminal() {
+		defer raw.Close()
+		if raw.Terminal() {
 			why := "standard output is a terminal: redirect it, or give -o OUT"
 			if o.output != "" {
 				why = o.output + " is a terminal"
@@ -222,7 +222,7 @@ func (c *cli) generateFile(g *sframegen.Generator, file string, o generateOption
 
 // generateRaw is --raw: the section's bytes alone, to out (-o, or
 // standard output; a linked file's encoded for --section-addr).
-func (c *cli) generateRaw(g *sframegen.Generator, file string, o generateOptions, out *streamTarget) error {
+func (c *cli) generateRaw(g *sframegen.Generator, file string, o generateOptions, out *replace.Stream) error {
 	sec, err := generateAt(g, file, o.addr)
 	outcome := sframegen.Outcome{Reports: []sframegen.Report{{Section: sec}}}
 	if sec == nil && !errors.Is(err, sframegen.ErrNoCFI) {
@@ -232,7 +232,7 @@ func (c *cli) generateRaw(g *sframegen.Generator, file string, o generateOptions
 	if err != nil {
 		return describeError(err, o, "", nil)
 	}
-	return out.write(c, func(w io.Writer) error {
+	return out.Finish(c.temps, func(w io.Writer) error {
 		_, err := sec.WriteTo(w)
 		return err
 	})
