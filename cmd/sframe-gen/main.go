@@ -32,6 +32,7 @@ import (
 	"syscall"
 
 	sframegen "github.com/sframe-gen/sframe-gen"
+	"github.com/sframe-gen/sframe-gen/elfpatch/elfread"
 	"github.com/sframe-gen/sframe-gen/elfpatch/replace"
 )
 
@@ -191,7 +192,7 @@ func tuneBatchGC() *batchCollector {
 // reaches the run's memory budget, unless GOMEMLIMIT says otherwise.
 func setMemoryLimit(limit int64) {
 	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(limit - processReserve)
+		debug.SetMemoryLimit(limit - elfread.MemoryReserve)
 	}
 }
 
