@@ -41,11 +41,7 @@ func (c *cli) runBatch(paths []string, o generateOptions, b batchOptions) int {
 		}
 		defer reportTo.Close()
 	}
-	var gc *batchCollector
-	if c.batchGC != nil {
-		gc = c.batchGC()
-	}
-	g, err := c.generator(o, false, gc)
+	g, err := c.generator(o)
 	if err != nil {
 		return c.fail("", err)
 	}

@@ -53,9 +53,10 @@ func (c *cli) memoryLimitFlag(fs *pflag.FlagSet, usage string) func() (*memoryBu
 		if limit < elfread.MinMemoryLimit {
 			return nil, fmt.Errorf("--memory-limit %s: want at least %s", elfread.FormatSize(int64(limit)), elfread.FormatSize(elfread.MinMemoryLimit))
 		}
-		if c.memoryLimit != nil {
-			c.memoryLimit(int64(limit))
+		b := elfread.NewMemoryBudget(int64(limit))
+		if c.tuneRuntime {
+			b.LimitRuntime()
 		}
-		return elfread.NewMemoryBudget(int64(limit)), nil
+		return b, nil
 	}
 }

@@ -125,7 +125,7 @@ func (c *cli) runGenerate(args []string) int {
 	case o.output == "-" || descriptor:
 		return c.fail("", usageError{msg: fmt.Sprintf("-o %s: the patched file is written to a file (a new file renamed over OUT); --raw writes the section alone to standard output", o.output)})
 	}
-	g, err := c.generator(o, true, nil)
+	g, err := c.generator(o)
 	if err != nil {
 		return c.fail("", err)
 	}
@@ -153,25 +153,10 @@ func generateFlagsAgree(fs *pflag.FlagSet, o generateOptions) error {
 
 // generator returns the library's Generator for the run's options: its
 // temporary files those a signal removes, the files admitted by the
-// run's memory budget (single: the one FILE, whose garbage collection
-// tuneGC also sets; batch, when not nil: the batch's collector told of
-// each file), functions named in messages with -v and --strict.
-func (c *cli) generator(o generateOptions, single bool, batch *batchCollector) (*sframegen.Generator, error) {
-	var admit func(sframegen.Cost) (func(), error)
-	switch {
-	case single && c.heapFor != nil:
-		admit = func(cost sframegen.Cost) (func(), error) {
-			if cost.CFIBytes > 0 {
-				c.heapFor(uint64(cost.CFIBytes))
-			}
-			return func() {}, nil
-		}
-	case batch != nil:
-		admit = func(cost sframegen.Cost) (func(), error) {
-			return batch.admit(cost), nil
-		}
-	}
-	g, err := sframegen.NewGenerator(o.library(), sframegen.Resources{Temps: c.temps, Budget: o.memory, Admit: admit, Names: o.verbose || o.strict})
+// run's memory budget, the collector set to them (main), functions named
+// in messages with -v and --strict.
+func (c *cli) generator(o generateOptions) (*sframegen.Generator, error) {
+	g, err := sframegen.NewGenerator(o.library(), sframegen.Resources{Temps: c.temps, Budget: o.memory, TuneGC: c.tuneRuntime, Names: o.verbose || o.strict})
 	if err != nil && o.arch != "" {
 		if _, aerr := sframegen.NewGenerator(sframegen.Options{Arch: o.arch}, sframegen.Resources{}); aerr != nil {
 			return nil, usageError{msg: "--arch: " + aerr.Error()}

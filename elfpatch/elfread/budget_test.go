@@ -1,6 +1,8 @@
 package elfread
 
 import (
+	"math"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"testing"
@@ -95,5 +97,25 @@ func TestDefaultMemoryLimit(t *testing.T) {
 	}
 	if total := systemMemory(); total > 0 && total/2 < MaxDefaultMemory && total/2 > MinMemoryLimit && got > total/2 {
 		t.Errorf("DefaultMemoryLimit() = %d, more than half the machine's %d bytes", got, total)
+	}
+}
+
+// TestLimitRuntime checks that a budget sets the runtime's memory limit
+// to its own less the reserve, unless GOMEMLIMIT is set.
+func TestLimitRuntime(t *testing.T) {
+	old := debug.SetMemoryLimit(math.MaxInt64)
+	t.Cleanup(func() { debug.SetMemoryLimit(old) })
+	for _, env := range []string{"", "1GiB"} {
+		t.Setenv("GOMEMLIMIT", env)
+		debug.SetMemoryLimit(math.MaxInt64)
+		NewMemoryBudget(256 << 20).LimitRuntime()
+		(*MemoryBudget)(nil).LimitRuntime() // unlimited: nothing set
+		want := int64(256<<20 - MemoryReserve)
+		if env != "" {
+			want = math.MaxInt64
+		}
+		if got := debug.SetMemoryLimit(math.MaxInt64); got != want {
+			t.Errorf("GOMEMLIMIT=%q: limit %d, want %d", env, got, want)
+		}
 	}
 }

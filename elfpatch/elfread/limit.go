@@ -3,6 +3,7 @@ package elfread
 import (
 	"fmt"
 	"os"
+	"runtime/debug"
 	"strconv"
 	"strings"
 )
@@ -54,4 +55,13 @@ func ParseSize(v string) (int64, error) {
 		return 0, fmt.Errorf("%q: want a size such as 512M or 2G", v)
 	}
 	return int64(f * float64(int64(1)<<shift)), nil
+}
+
+// LimitRuntime makes the Go runtime collect garbage before the heap
+// reaches b's limit (the process's reserve kept), unless GOMEMLIMIT in the
+// environment says otherwise.
+func (b *MemoryBudget) LimitRuntime() {
+	if b != nil && os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(b.limit - MemoryReserve)
+	}
 }
