@@ -61,10 +61,7 @@ func (c *cli) runBatch(paths []string, o generateOptions, b batchOptions) int {
 	prog := newProgress(c.stderr, b.quiet, files, total)
 	results := make([]fileResult, len(tree.Files))
 	var sum summary
-	var rep *report // with --report only: its lines cost 15k instructions a file
-	if reportTo != nil {
-		rep = newReport()
-	}
+	var rep []byte // --report's lines
 	err = g.ProcessTree(tree, sframegen.TreeOptions{
 		Workers: b.jobs, KeepTimes: b.preserveDates, Sync: b.sync,
 		// The status line counts the regular files, as files and total
@@ -87,8 +84,8 @@ func (c *cli) runBatch(paths []string, o generateOptions, b batchOptions) int {
 				return
 			}
 			sum.add(r)
-			if rep != nil {
-				rep.add(tree.Files[i], r)
+			if reportTo != nil {
+				rep = tree.Files[i].AppendReport(rep, &r.out)
 			}
 			r.msgs = nil
 		},
@@ -102,7 +99,7 @@ func (c *cli) runBatch(paths []string, o generateOptions, b batchOptions) int {
 		fmt.Fprintf(c.stderr, "sframe-gen: %s\n", sum)
 	}
 	if reportTo != nil {
-		if err := reportTo.Finish(c.temps, func(w io.Writer) error { _, err := w.Write(rep.buf.Bytes()); return err }); err != nil {
+		if err := reportTo.Finish(c.temps, func(w io.Writer) error { _, err := w.Write(rep); return err }); err != nil {
 			return c.fail(b.report, err)
 		}
 	}
@@ -135,9 +132,9 @@ type summary struct {
 }
 
 func (s *summary) add(r *fileResult) {
-	s.counts[r.status]++
-	if r.status == statusPatched || r.status == statusUpToDate {
-		s.fdes += r.fdes
+	s.counts[r.out.Status]++
+	if r.out.Status == statusPatched || r.out.Status == statusUpToDate {
+		s.fdes += r.out.FDEs
 	}
 }
 

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"cmp"
 	"errors"
 	"fmt"
@@ -262,91 +261,9 @@ func describeError(err error, o generateOptions, output string, outLinks []strin
 }
 
 // printOutcome prints what Process found and did with file (written to
-// dst): the CFI entries that could not be read; with -v or --strict the
-// functions left without an SFrame FDE, with the reason; the warnings;
-// with -v what was written, or why nothing was. err is Process's.
+// dst): sframegen.Outcome.AppendMessages.
 func (c *cli) printOutcome(file, dst string, o generateOptions, out *sframegen.Outcome, err error) {
-	// Gathered and written at once; nothing made for a quiet file.
-	w := new(bytes.Buffer)
-	defer func() {
-		if w.Len() > 0 {
-			c.stderr.Write(w.Bytes())
-		}
-	}()
-	for _, rep := range out.Reports {
-		label := displayName(file)
-		if rep.Member != "" {
-			label = fmt.Sprintf("%s(%s)", displayName(file), displayName(rep.Member))
-		}
-		sec := rep.Section
-		if sec == nil {
-			if o.verbose {
-				fmt.Fprintf(w, "sframe-gen: %s: no call-frame information; nothing to generate\n", label)
-			}
-			continue
-		}
-		for _, e := range sec.EntryErrors {
-			fmt.Fprintf(w, "sframe-gen: %s: %v\n", label, e)
-		}
-		for _, s := range sec.Omitted() {
-			switch {
-			case s.Emitted && o.verbose:
-				fmt.Fprintf(w, "sframe-gen: %s: %s: SFrame FDE without FREs (signal frame): %s\n", label, displayName(sec.FunctionName(s.FDE)), s.Reason)
-			case !s.Emitted && (o.verbose || o.strict):
-				fmt.Fprintf(w, "sframe-gen: %s: %s: no SFrame FDE: %s\n", label, displayName(sec.FunctionName(s.FDE)), s.Reason)
-			}
-		}
+	if b := out.AppendMessages(nil, file, dst, o.verbose, o.strict, err); len(b) > 0 {
+		c.stderr.Write(b)
 	}
-	if err != nil {
-		return
-	}
-	for _, warning := range out.Warnings {
-		fmt.Fprintf(w, "sframe-gen: %s: %s\n", displayName(file), warning)
-	}
-	if !o.verbose {
-		return
-	}
-	for _, rep := range out.Reports {
-		label, name := displayName(file), displayName(dst)
-		if rep.Member != "" {
-			label = fmt.Sprintf("%s(%s)", label, displayName(rep.Member))
-			name = label
-		}
-		switch {
-		case rep.Section == nil:
-		case rep.UpToDate:
-			fmt.Fprintf(w, "sframe-gen: %s: up to date: its SFrame is already what would be written\n", label)
-		case out.Status != sframegen.Patched:
-		case rep.Section.Target.Relocatable:
-			printSummary(w, name, rep.Section, "with .rela.sframe")
-		default:
-			printSummary(w, name, rep.Section, linkedWhere(rep.Section))
-		}
-	}
-	if out.Kind == "archive" && out.Status == sframegen.UpToDate {
-		fmt.Fprintf(w, "sframe-gen: %s: up to date: its SFrame is already what would be written\n", displayName(file))
-	}
-}
-
-// linkedWhere says where sec, of a linked file, went, for summary.
-func linkedWhere(sec *sframegen.Section) string {
-	l := sec.Layout
-	s := fmt.Sprintf("at %#x, PT_GNU_SFRAME", l.Addr)
-	if l.Replaced {
-		s += "; in place of an earlier run's, patched as the file that run was given"
-	}
-	if l.PhdrExecCleared {
-		s += "; PF_X cleared from PT_PHDR (the Linux kernel registers SFrame for every PF_X header)"
-	}
-	return s
-}
-
-// printSummary prints, with -v, what was written to dst, and whether FRE
-// blocks are shared (or why not).
-func printSummary(w io.Writer, dst string, sec *sframegen.Section, where string) {
-	shared := fmt.Sprintf(", %s sharing an earlier one's FREs", plural(sec.SharedFDEs(), "FDE"))
-	if !sec.Shared {
-		shared = ", one block of FREs per function: " + sec.Unshared
-	}
-	fmt.Fprintf(w, "sframe-gen: %s: wrote .sframe (%s, %s, %s%s) %s\n", dst, plural(sec.Size(), "byte"), plural(sec.NumFDEs(), "FDE"), plural(sec.NumFREs(), "FRE"), shared, where)
 }
