@@ -50,15 +50,12 @@ const (
 
 // startTree sets the collector for a tree's files.
 func (c *collector) startTree() {
-	if c == nil {
-		return
-	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.tree = true
-	if c.off = os.Getenv("GOGC") != ""; !c.off {
+	c.tree, c.off = true, os.Getenv("GOGC") != ""
+	if !c.off {
 		debug.SetGCPercent(treeGCPercent)
 	}
+	c.mu.Unlock()
 }
 
 // admit sets the collector for a file whose Cost was admitted, and

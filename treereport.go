@@ -13,18 +13,22 @@ import (
 // byte that is not part of a UTF-8 character as U+FFFD, and exact, byte
 // for byte, in the field of the same name with _bytes (base64).
 type reportLine struct {
-	File        reportName   `json:"file"`
-	Status      string       `json:"status"` // patched, up-to-date, no-cfi, skipped, failed
-	Kind        string       `json:"kind,omitempty"`
-	Arch        string       `json:"arch,omitempty"`
-	Bytes       int64        `json:"bytes"`
-	FDEs        int          `json:"fdes"`
-	Reason      string       `json:"reason,omitempty"`
-	Output      reportName   `json:"output,omitempty"`
-	Links       []reportName `json:"links,omitempty"`
-	FileBytes   []byte       `json:"file_bytes,omitempty"`
-	OutputBytes []byte       `json:"output_bytes,omitempty"`
-	LinksBytes  [][]byte     `json:"links_bytes,omitempty"`
+	File   reportName `json:"file"`
+	Status string     `json:"status"` // patched, up-to-date, no-cfi, skipped, failed
+	// The file, as Outcome says it.
+	Kind   string `json:"kind,omitempty"`
+	Arch   string `json:"arch,omitempty"`
+	Bytes  int64  `json:"bytes"`
+	FDEs   int    `json:"fdes"`
+	Reason string `json:"reason,omitempty"`
+	// Its other names: where it was written (under an output
+	// directory), its hard links.
+	Output reportName   `json:"output,omitempty"`
+	Links  []reportName `json:"links,omitempty"`
+	// The names that are not UTF-8, byte for byte.
+	FileBytes   []byte   `json:"file_bytes,omitempty"`
+	OutputBytes []byte   `json:"output_bytes,omitempty"`
+	LinksBytes  [][]byte `json:"links_bytes,omitempty"`
 }
 
 // reportName is a name in a report line: encoded as a JSON string whose
