@@ -42,7 +42,11 @@
 //     Status), with its memory charged in stages; linked.go, object.go and
 //     archive.go write each kind of file; write.go replaces it.
 //   - walk.go: Walk, the Tree of the paths of a batch; tree.go:
-//     ProcessTree and Each, its files on workers.
+//     ProcessTree and Each, its files on workers; treereport.go:
+//     TreeFile.AppendReport, a file's line of the report (JSON).
+//   - messages.go: Outcome.AppendMessages, what Process found and did, as
+//     the command prints it.
+//   - gc.go: the garbage collector set to the files (Resources.TuneGC).
 //   - input.go: an ELF file's ABI and whether SFrame describes it
 //     (Supported, Generates), read through package elfpatch/elfread, which
 //     holds the memory budget (elfread.MemoryBudget) and charges what

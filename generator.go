@@ -79,6 +79,7 @@ type Generator struct {
 	// stageMu is held by the file whose memory is being charged in
 	// stages, before its Cost is admitted (Process).
 	stageMu sync.Mutex
+	gc      *collector // Resources.TuneGC
 }
 
 // Resources are what a Generator shares between the files it processes
@@ -103,6 +104,13 @@ type Resources struct {
 	// Names names the functions of the reports from the file's symbol
 	// table (Section.FunctionName), read when a function was left out.
 	Names bool
+	// TuneGC sets the Go garbage collector to the files processed, as
+	// the sframe-gen command does: a tree's (ProcessTree) collected more
+	// rarely while only small files are in flight; outside ProcessTree,
+	// turned off for the file, up to a heap its CFI bounds, and not
+	// turned back on: for a process that generates for one file and
+	// exits. GOGC or GOMEMLIMIT in the environment override it.
+	TuneGC bool
 }
 
 // NewGenerator checks opt and returns a Generator for it.
@@ -110,6 +118,9 @@ func NewGenerator(opt Options, res Resources) (*Generator, error) {
 	g := &Generator{opt: opt, res: res}
 	if g.res.Temps == nil {
 		g.res.Temps = new(replace.TempFiles)
+	}
+	if res.TuneGC {
+		g.gc = new(collector)
 	}
 	switch opt.Version {
 	case 0, 2, 3:
@@ -169,8 +180,21 @@ func (g *Generator) lowerOptions(target lower.Target) (lower.Options, error) {
 	return lo, nil
 }
 
-// admit takes cost from the caller's budget (Resources.Admit).
+// admit takes cost from the caller's budget (Resources.Admit), and sets
+// the collector to it (Resources.TuneGC).
 func (g *Generator) admit(cost Cost) (release func(), err error) {
+	if g.gc != nil {
+		done := g.gc.admit(cost)
+		if g.res.Admit == nil {
+			return done, nil
+		}
+		release, err := g.res.Admit(cost)
+		if err != nil {
+			done()
+			return nil, err
+		}
+		return func() { release(); done() }, nil
+	}
 	if g.res.Admit == nil {
 		return func() {}, nil
 	}

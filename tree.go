@@ -55,6 +55,9 @@ const syncWorkers = 4
 // sources' modes at the end; the error is about those. Directories
 // files were renamed into are synced once each, at the end.
 func (g *Generator) ProcessTree(t *Tree, opt TreeOptions) error {
+	if g.gc != nil {
+		g.gc.startTree()
+	}
 	closer := newInputCloser()
 	defer closer.wait()
 	workers := cmp.Or(opt.Workers, runtime.GOMAXPROCS(0))

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	sframegen "github.com/sframe-gen/sframe-gen"
+	"github.com/sframe-gen/sframe-gen/elfpatch/replace"
 )
 
 // batchOptions are the flags of the batch form, sframe-gen [flags] PATH...
@@ -32,19 +33,15 @@ func defaultJobs() int { return runtime.GOMAXPROCS(0) }
 // prints each file's messages in the order of the walk, then a summary,
 // and writes the report. Exit status 1 when any file failed.
 func (c *cli) runBatch(paths []string, o generateOptions, b batchOptions) int {
-	var reportTo *streamTarget // --report's, checked before any file is patched
+	var reportTo *replace.Stream // --report's, checked before any file is patched
 	if b.report != "" {
 		var err error
 		if reportTo, err = openStream(c, b.report, 0o600); err != nil {
 			return c.fail(b.report, fmt.Errorf("--report: %w", err))
 		}
-		defer reportTo.close()
+		defer reportTo.Close()
 	}
-	var gc *batchCollector
-	if c.batchGC != nil {
-		gc = c.batchGC()
-	}
-	g, err := c.generator(o, false, gc)
+	g, err := c.generator(o)
 	if err != nil {
 		return c.fail("", err)
 	}
@@ -64,10 +61,7 @@ func (c *cli) runBatch(paths []string, o generateOptions, b batchOptions) int {
 	prog := newProgress(c.stderr, b.quiet, files, total)
 	results := make([]fileResult, len(tree.Files))
 	var sum summary
-	var rep *report // with --report only: its lines cost 15k instructions a file
-	if reportTo != nil {
-		rep = newReport()
-	}
+	var rep []byte // --report's lines
 	err = g.ProcessTree(tree, sframegen.TreeOptions{
 		Workers: b.jobs, KeepTimes: b.preserveDates, Sync: b.sync,
 		// The status line counts the regular files, as files and total
@@ -90,8 +84,8 @@ func (c *cli) runBatch(paths []string, o generateOptions, b batchOptions) int {
 				return
 			}
 			sum.add(r)
-			if rep != nil {
-				rep.add(tree.Files[i], r)
+			if reportTo != nil {
+				rep = tree.Files[i].AppendReport(rep, &r.out)
 			}
 			r.msgs = nil
 		},
@@ -105,7 +99,7 @@ func (c *cli) runBatch(paths []string, o generateOptions, b batchOptions) int {
 		fmt.Fprintf(c.stderr, "sframe-gen: %s\n", sum)
 	}
 	if reportTo != nil {
-		if err := reportTo.write(c, func(w io.Writer) error { _, err := w.Write(rep.buf.Bytes()); return err }); err != nil {
+		if err := reportTo.Finish(c.temps, func(w io.Writer) error { _, err := w.Write(rep); return err }); err != nil {
 			return c.fail(b.report, err)
 		}
 	}
@@ -138,9 +132,9 @@ type summary struct {
 }
 
 func (s *summary) add(r *fileResult) {
-	s.counts[r.status]++
-	if r.status == statusPatched || r.status == statusUpToDate {
-		s.fdes += r.fdes
+	s.counts[r.out.Status]++
+	if r.out.Status == statusPatched || r.out.Status == statusUpToDate {
+		s.fdes += r.out.FDEs
 	}
 }
 

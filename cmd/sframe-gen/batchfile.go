@@ -1,7 +1,7 @@
 package main
 
 import (
-	"bytes"
+	"cmp"
 	"fmt"
 	"io/fs"
 
@@ -19,39 +19,30 @@ const (
 	statusFailed   = sframegen.Failed   // an error: left as it was
 )
 
-// fileResult is the outcome of one path of the batch.
+// fileResult is the outcome of one path of the batch: what the library
+// did (its Status, Kind, Arch, FDEs and Reason; Failed with the message
+// when describeError makes it one) and what processing it printed.
 type fileResult struct {
-	status status
-	kind   string // executable, shared-library, object, archive, ...
-	arch   string
-	fdes   int    // functions with an SFrame FDE in the file (patched, up to date)
-	reason string // why it was skipped, or the error
-	msgs   []byte // what processing the file printed (-v, --strict), in order
+	out  sframegen.Outcome
+	msgs []byte // what processing the file printed (-v, --strict), in order
 }
 
 // treeResult prints what the library did with the path f of the batch
 // (out and err: sframegen.TreeOptions.Done's) into the result's own
 // buffer, printed in the order of the walk.
 func (c *cli) treeResult(f *sframegen.TreeFile, o generateOptions, out *sframegen.Outcome, err error) fileResult {
-	var msgs bytes.Buffer
-	r := fileResult{status: out.Status, kind: out.Kind, arch: out.Arch, fdes: out.FDEs, reason: out.Reason}
+	r := fileResult{out: sframegen.Outcome{Status: out.Status, Kind: out.Kind, Arch: out.Arch, FDEs: out.FDEs, Reason: out.Reason}}
 	switch {
 	case f.Err != nil:
-		fmt.Fprintf(&msgs, "sframe-gen: %s: %v\n", displayName(f.Path), err)
+		r.msgs = fmt.Appendf(r.msgs, "sframe-gen: %s: %v\n", displayName(f.Path), err)
 	case f.Mode&fs.ModeSymlink != 0 && err != nil:
-		fmt.Fprintf(&msgs, "sframe-gen: %s: %v\n", displayName(f.Output), err)
+		r.msgs = fmt.Appendf(r.msgs, "sframe-gen: %s: %v\n", displayName(f.Output), err)
 	case f.Regular():
-		fc := &cli{stdout: c.stdout, stderr: &msgs, temps: c.temps}
-		dst := f.Path
-		if f.Output != "" {
-			dst = f.Output
-		}
-		fc.printOutcome(f.Path, dst, o, out, err)
+		r.msgs = out.AppendMessages(r.msgs, f.Path, cmp.Or(f.Output, f.Path), o.verbose, o.strict, err)
 		if err = describeError(err, o, f.Output, f.OutputLinks); err != nil {
-			r = fileResult{status: statusFailed, kind: out.Kind, arch: out.Arch, reason: err.Error()}
-			fmt.Fprintf(&msgs, "sframe-gen: %s: %s\n", displayName(f.Path), r.reason)
+			r.out = sframegen.Outcome{Status: statusFailed, Kind: out.Kind, Arch: out.Arch, Reason: err.Error()}
+			r.msgs = fmt.Appendf(r.msgs, "sframe-gen: %s: %s\n", displayName(f.Path), r.out.Reason)
 		}
 	}
-	r.msgs = msgs.Bytes()
 	return r
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"cmp"
 	"errors"
 	"fmt"
@@ -105,8 +104,8 @@ func (c *cli) runGenerate(args []string) int {
 		return c.runBatch(fs.Args(), o, b)
 	}
 	o.keepTimes = b.preserveDates
-	var raw *streamTarget
-	switch _, descriptor := inheritedFD(o.output); {
+	var raw *replace.Stream
+	switch _, descriptor := replace.InheritedFD(o.output); {
 	case o.raw:
 		// The section's bytes go to OUT as --report's lines go to
 		// FILE: "-" (or no -o) standard output, a pipe as it is.
@@ -114,8 +113,8 @@ func (c *cli) runGenerate(args []string) int {
 		if raw, err = openStream(c, output, 0o644); err != nil {
 			return c.fail(output, err)
 		}
-		defer raw.close()
-		if raw.terminal() {
+		defer raw.Close()
+		if raw.Terminal() {
 			why := "standard output is a terminal: redirect it, or give -o OUT"
 			if o.output != "" {
 				why = o.output + " is a terminal"
@@ -125,7 +124,7 @@ func (c *cli) runGenerate(args []string) int {
 	case o.output == "-" || descriptor:
 		return c.fail("", usageError{msg: fmt.Sprintf("-o %s: the patched file is written to a file (a new file renamed over OUT); --raw writes the section alone to standard output", o.output)})
 	}
-	g, err := c.generator(o, true, nil)
+	g, err := c.generator(o)
 	if err != nil {
 		return c.fail("", err)
 	}
@@ -153,25 +152,10 @@ func generateFlagsAgree(fs *pflag.FlagSet, o generateOptions) error {
 
 // generator returns the library's Generator for the run's options: its
 // temporary files those a signal removes, the files admitted by the
-// run's memory budget (single: the one FILE, whose garbage collection
-// tuneGC also sets; batch, when not nil: the batch's collector told of
-// each file), functions named in messages with -v and --strict.
-func (c *cli) generator(o generateOptions, single bool, batch *batchCollector) (*sframegen.Generator, error) {
-	var admit func(sframegen.Cost) (func(), error)
-	switch {
-	case single && c.heapFor != nil:
-		admit = func(cost sframegen.Cost) (func(), error) {
-			if cost.CFIBytes > 0 {
-				c.heapFor(uint64(cost.CFIBytes))
-			}
-			return func() {}, nil
-		}
-	case batch != nil:
-		admit = func(cost sframegen.Cost) (func(), error) {
-			return batch.admit(cost), nil
-		}
-	}
-	g, err := sframegen.NewGenerator(o.library(), sframegen.Resources{Temps: c.temps, Budget: o.memory, Admit: admit, Names: o.verbose || o.strict})
+// run's memory budget, the collector set to them (main), functions named
+// in messages with -v and --strict.
+func (c *cli) generator(o generateOptions) (*sframegen.Generator, error) {
+	g, err := sframegen.NewGenerator(o.library(), sframegen.Resources{Temps: c.temps, Budget: o.memory, TuneGC: c.tuneRuntime, Names: o.verbose || o.strict})
 	if err != nil && o.arch != "" {
 		if _, aerr := sframegen.NewGenerator(sframegen.Options{Arch: o.arch}, sframegen.Resources{}); aerr != nil {
 			return nil, usageError{msg: "--arch: " + aerr.Error()}
@@ -222,7 +206,7 @@ func (c *cli) generateFile(g *sframegen.Generator, file string, o generateOption
 
 // generateRaw is --raw: the section's bytes alone, to out (-o, or
 // standard output; a linked file's encoded for --section-addr).
-func (c *cli) generateRaw(g *sframegen.Generator, file string, o generateOptions, out *streamTarget) error {
+func (c *cli) generateRaw(g *sframegen.Generator, file string, o generateOptions, out *replace.Stream) error {
 	sec, err := generateAt(g, file, o.addr)
 	outcome := sframegen.Outcome{Reports: []sframegen.Report{{Section: sec}}}
 	if sec == nil && !errors.Is(err, sframegen.ErrNoCFI) {
@@ -232,7 +216,7 @@ func (c *cli) generateRaw(g *sframegen.Generator, file string, o generateOptions
 	if err != nil {
 		return describeError(err, o, "", nil)
 	}
-	return out.write(c, func(w io.Writer) error {
+	return out.Finish(c.temps, func(w io.Writer) error {
 		_, err := sec.WriteTo(w)
 		return err
 	})
@@ -277,91 +261,9 @@ func describeError(err error, o generateOptions, output string, outLinks []strin
 }
 
 // printOutcome prints what Process found and did with file (written to
-// dst): the CFI entries that could not be read; with -v or --strict the
-// functions left without an SFrame FDE, with the reason; the warnings;
-// with -v what was written, or why nothing was. err is Process's.
+// dst): sframegen.Outcome.AppendMessages.
 func (c *cli) printOutcome(file, dst string, o generateOptions, out *sframegen.Outcome, err error) {
-	// Gathered and written at once; nothing made for a quiet file.
-	w := new(bytes.Buffer)
-	defer func() {
-		if w.Len() > 0 {
-			c.stderr.Write(w.Bytes())
-		}
-	}()
-	for _, rep := range out.Reports {
-		label := displayName(file)
-		if rep.Member != "" {
-			label = fmt.Sprintf("%s(%s)", displayName(file), displayName(rep.Member))
-		}
-		sec := rep.Section
-		if sec == nil {
-			if o.verbose {
-				fmt.Fprintf(w, "sframe-gen: %s: no call-frame information; nothing to generate\n", label)
-			}
-			continue
-		}
-		for _, e := range sec.EntryErrors {
-			fmt.Fprintf(w, "sframe-gen: %s: %v\n", label, e)
-		}
-		for _, s := range sec.Omitted() {
-			switch {
-			case s.Emitted && o.verbose:
-				fmt.Fprintf(w, "sframe-gen: %s: %s: SFrame FDE without FREs (signal frame): %s\n", label, displayName(sec.FunctionName(s.FDE)), s.Reason)
-			case !s.Emitted && (o.verbose || o.strict):
-				fmt.Fprintf(w, "sframe-gen: %s: %s: no SFrame FDE: %s\n", label, displayName(sec.FunctionName(s.FDE)), s.Reason)
-			}
-		}
+	if b := out.AppendMessages(nil, file, dst, o.verbose, o.strict, err); len(b) > 0 {
+		c.stderr.Write(b)
 	}
-	if err != nil {
-		return
-	}
-	for _, warning := range out.Warnings {
-		fmt.Fprintf(w, "sframe-gen: %s: %s\n", displayName(file), warning)
-	}
-	if !o.verbose {
-		return
-	}
-	for _, rep := range out.Reports {
-		label, name := displayName(file), displayName(dst)
-		if rep.Member != "" {
-			label = fmt.Sprintf("%s(%s)", label, displayName(rep.Member))
-			name = label
-		}
-		switch {
-		case rep.Section == nil:
-		case rep.UpToDate:
-			fmt.Fprintf(w, "sframe-gen: %s: up to date: its SFrame is already what would be written\n", label)
-		case out.Status != sframegen.Patched:
-		case rep.Section.Target.Relocatable:
-			printSummary(w, name, rep.Section, "with .rela.sframe")
-		default:
-			printSummary(w, name, rep.Section, linkedWhere(rep.Section))
-		}
-	}
-	if out.Kind == "archive" && out.Status == sframegen.UpToDate {
-		fmt.Fprintf(w, "sframe-gen: %s: up to date: its SFrame is already what would be written\n", displayName(file))
-	}
-}
-
-// linkedWhere says where sec, of a linked file, went, for summary.
-func linkedWhere(sec *sframegen.Section) string {
-	l := sec.Layout
-	s := fmt.Sprintf("at %#x, PT_GNU_SFRAME", l.Addr)
-	if l.Replaced {
-		s += "; in place of an earlier run's, patched as the file that run was given"
-	}
-	if l.PhdrExecCleared {
-		s += "; PF_X cleared from PT_PHDR (the Linux kernel registers SFrame for every PF_X header)"
-	}
-	return s
-}
-
-// printSummary prints, with -v, what was written to dst, and whether FRE
-// blocks are shared (or why not).
-func printSummary(w io.Writer, dst string, sec *sframegen.Section, where string) {
-	shared := fmt.Sprintf(", %s sharing an earlier one's FREs", plural(sec.SharedFDEs(), "FDE"))
-	if !sec.Shared {
-		shared = ", one block of FREs per function: " + sec.Unshared
-	}
-	fmt.Fprintf(w, "sframe-gen: %s: wrote .sframe (%s, %s, %s%s) %s\n", dst, plural(sec.Size(), "byte"), plural(sec.NumFDEs(), "FDE"), plural(sec.NumFREs(), "FRE"), shared, where)
 }

@@ -25,13 +25,9 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"runtime"
-	"runtime/debug"
 	"strings"
-	"sync"
 	"syscall"
 
-	sframegen "github.com/sframe-gen/sframe-gen"
 	"github.com/sframe-gen/sframe-gen/elfpatch/replace"
 )
 
@@ -51,17 +47,10 @@ type cli struct {
 	// temps are the temporary files being written (nil: not tracked); a
 	// signal removes them.
 	temps *replace.TempFiles
-	// heapFor, when set, is told the size of the CFI section a single
-	// file's generate is about to read, before it reads it (main: tuneGC).
-	heapFor func(cfiSize uint64)
-	// batchGC, when set, is called once before the batch form starts
-	// (main: tuneBatchGC); what it returns, when not nil, is told of each
-	// file admitted.
-	batchGC func() *batchCollector
-	// memoryLimit, when set, is given the run's --memory-limit (main:
-	// the Go runtime's memory limit, so that garbage is collected before
-	// the process outgrows it).
-	memoryLimit func(limit int64)
+	// tuneRuntime sets the Go runtime to the run (main): its garbage
+	// collector to the files (sframegen.Resources.TuneGC), its memory
+	// limit to --memory-limit (elfread.MemoryBudget.LimitRuntime).
+	tuneRuntime bool
 }
 
 // command is one subcommand.
@@ -82,7 +71,7 @@ func commands() []command {
 }
 
 func main() {
-	c := &cli{stdout: os.Stdout, stderr: os.Stderr, temps: new(replace.TempFiles), heapFor: tuneGC, batchGC: tuneBatchGC, memoryLimit: setMemoryLimit}
+	c := &cli{stdout: os.Stdout, stderr: os.Stderr, temps: new(replace.TempFiles), tuneRuntime: true}
 	// SIGINT, SIGTERM, SIGHUP: remove the temporary file being written, so
 	// a killed build leaves nothing behind and the input untouched; exit 1.
 	sigs := make(chan os.Signal, 1)
@@ -95,108 +84,6 @@ func main() {
 	}()
 	os.Exit(c.main(os.Args[1:]))
 }
-
-// tuneGC turns the garbage collector off for a single file's generate run
-// whose CFI section has cfiSize bytes, up to a heap of 256 MiB plus 16
-// times that size (the process needs about 7 times) but at most maxHeapOff
-// (a size that a damaged header claims does not turn it off for good),
-// and within the run's memory limit (setMemoryLimit), unless GOGC or
-// GOMEMLIMIT in the environment say otherwise. Nearly all
-// that generate allocates stays live until it ends (the CFI, the section
-// being built): a collection frees little, and while it marks, every
-// pointer write of the lowering pays a write barrier. On libLLVM.so:
-// 586M -> 354M instructions (callgrind, one worker), --raw 52.4 -> 39.6 ms
-// and -o 72.9 -> 67.9 ms median (21 alternated runs; docs/performance.md).
-// The batch form keeps the collector on (tuneBatchGC): its files come and
-// go.
-func tuneGC(cfiSize uint64) {
-	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
-		return
-	}
-	limit := uint64(maxHeapOff)
-	if cfiSize < (maxHeapOff-256<<20)/16 {
-		limit = 256<<20 + 16*cfiSize
-	}
-	debug.SetGCPercent(-1)
-	debug.SetMemoryLimit(min(int64(limit), debug.SetMemoryLimit(-1))) // within --memory-limit
-}
-
-// batchGCPercent is the collector's GOGC in the batch form while it
-// processes small files: a collection when the heap has grown by twice
-// what was live, not once. On 420 small libraries (-j 2, 15 alternated
-// runs) 82.8 -> 71.0 ms median wall, 131.8 -> 120.6 ms CPU. While a file
-// whose CFI is lowered on every CPU is processed, the collector is back at
-// 100 (batchCollector): there most of the heap is live lists, and twice
-// them on top raised the peak of /usr/lib/x86_64-linux-gnu (-j 2, two
-// libraries of 5 MB of CFI, taken together) to 65-92 MiB in some runs
-// (bound 64).
-const batchGCPercent = 200
-
-// batchCollector sets the collector of the batch form: batchGCPercent
-// while only small files are processed, 100 while a file whose CFI is
-// lowered on every CPU (sframegen.Cost.Parallel) is. admit is told of each file
-// the library admits (sframegen.Resources.Admit) and returns what to call
-// when the file is done.
-//
-// When the last wide file is done, a collection runs before the percent
-// goes back up: the collector's next goal is a multiple of the heap its
-// last collection found live, which then held the wide files' lists, now
-// garbage. Set to batchGCPercent without it, the goal was three times
-// those lists, and the tree's second run (everything up to date, the two
-// biggest libraries checked together) peaked at 80-108 MiB in 3 of 25
-// runs.
-type batchCollector struct {
-	mu   sync.Mutex
-	wide int // files in flight with a section lowered on every CPU
-}
-
-func (b *batchCollector) admit(cost sframegen.Cost) (done func()) {
-	if b == nil || !cost.Parallel() {
-		return func() {}
-	}
-	b.mu.Lock()
-	if b.wide++; b.wide == 1 {
-		debug.SetGCPercent(100)
-	}
-	b.mu.Unlock()
-	return func() {
-		b.mu.Lock()
-		b.wide--
-		last := b.wide == 0
-		b.mu.Unlock()
-		if !last {
-			return
-		}
-		runtime.GC()
-		b.mu.Lock()
-		if b.wide == 0 { // no wide file admitted meanwhile
-			debug.SetGCPercent(batchGCPercent)
-		}
-		b.mu.Unlock()
-	}
-}
-
-// tuneBatchGC sets the collector of the batch form (batchGCPercent) and
-// returns what changes it file by file (batchCollector), unless GOGC in
-// the environment says otherwise (nil then).
-func tuneBatchGC() *batchCollector {
-	if os.Getenv("GOGC") != "" {
-		return nil
-	}
-	debug.SetGCPercent(batchGCPercent)
-	return &batchCollector{}
-}
-
-// setMemoryLimit makes the Go runtime collect garbage before the heap
-// reaches the run's memory budget, unless GOMEMLIMIT says otherwise.
-func setMemoryLimit(limit int64) {
-	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(limit - processReserve)
-	}
-}
-
-// maxHeapOff is the largest heap tuneGC lets grow without collections.
-const maxHeapOff = 4 << 30
 
 func (c *cli) main(args []string) int {
 	if len(args) > 0 {

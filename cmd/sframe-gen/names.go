@@ -1,23 +1,16 @@
 package main
 
 import (
-	"strconv"
-	"unicode"
-	"unicode/utf8"
+	"io"
+
+	"github.com/sframe-gen/sframe-gen/elfpatch/elfread"
 )
 
-// displayName returns a file, member or symbol name as messages print it:
-// as it is when it is valid UTF-8 of printable characters, else quoted as
-// a Go string (strconv.Quote), so that a name holding control characters
-// or terminal escape sequences cannot act on the terminal or forge a line.
-func displayName(s string) string {
-	if !utf8.ValidString(s) {
-		return strconv.Quote(s)
-	}
-	for _, r := range s {
-		if !unicode.IsPrint(r) {
-			return strconv.Quote(s)
-		}
-	}
-	return s
-}
+// displayName returns a name as messages print it (elfread.DisplayName).
+func displayName(s string) string { return elfread.DisplayName(s) }
+
+// jsonWriter escapes the C1 control characters of the JSON written to w
+// (elfread.JSONWriter).
+type jsonWriter struct{ w io.Writer }
+
+func (j jsonWriter) Write(p []byte) (int, error) { return elfread.JSONWriter{W: j.w}.Write(p) }

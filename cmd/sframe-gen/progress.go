@@ -175,13 +175,9 @@ func (p *progress) draw() {
 
 func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
 
-// isTerminal reports whether f is a terminal.
-func isTerminal(f *os.File) bool { return isTerminalFD(int(f.Fd())) }
-
-// isTerminalFD reports whether the descriptor fd is a terminal (TCGETS
-// succeeds).
-func isTerminalFD(fd int) bool {
-	_, err := unix.IoctlGetTermios(fd, unix.TCGETS)
+// isTerminal reports whether f is a terminal (TCGETS succeeds).
+func isTerminal(f *os.File) bool {
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
 	return err == nil
 }
 

@@ -16,6 +16,9 @@
 // Generator).
 //
 // Files: read.go (ReadELF, Kind, Objects), budget.go (MemoryBudget, Meter,
-// Cost, FormatSize), elfcost.go (what debug/elf allocates for headers,
-// symbol tables and .sframe, charged before it does).
+// Cost, FormatSize), limit.go (a budget's limit: ParseSize,
+// DefaultMemoryLimit; memory_linux.go the machine's memory), elfcost.go
+// (what debug/elf allocates for headers, symbol tables and .sframe,
+// charged before it does), names.go (DisplayName, JSONWriter: names read
+// from files printed so that they cannot act on a terminal).
 package elfread

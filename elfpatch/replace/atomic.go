@@ -97,46 +97,6 @@ func (t *TempFiles) ReplaceFile(path string, perm fs.FileMode, write func(tmp *o
 	return t.Replace(dst, nil, perm, ReplaceOptions{}, write)
 }
 
-// ReplaceOptions are what [TempFiles.Replace] does beyond the replacement.
-type ReplaceOptions struct {
-	// Links are other names (hard links) of dst: they are replaced by
-	// links to the new file, together with dst (a signal handler's
-	// RemoveAll waits until all are renamed), so they stay one file. Each
-	// must still name the source file when the names are replaced.
-	Links []Place
-	// KeepTimes gives the new file the source's access and modification
-	// times as they were when it was opened (as strip -p), or dst's when
-	// there is no source.
-	KeepTimes bool
-	// InPlace writes the new contents into dst's own inode instead of
-	// renaming a new file over it, for a file with hard links not in
-	// Links (as objcopy does for such a file). The new contents are made
-	// complete first; then the space they need is reserved, they are
-	// written over the old ones and the file is cut to their size last,
-	// so a full disk fails before anything is written. Only a crash (or
-	// SIGKILL) during the copy can leave the file partly written.
-	InPlace bool
-	// NoSync replaces dst without syncing the new file first (nor the
-	// directory after the rename), as cp, ld and objcopy write: other
-	// processes, and a signal, still see the old or the new file, but
-	// after a crash only a file system that orders the data of a file
-	// renamed over another before the rename (ext4's auto_da_alloc, the
-	// default; btrfs) guarantees it.
-	NoSync bool
-	// DirSynced, when set, is called with dst's directory instead of
-	// syncing it after the rename: a caller replacing many files syncs
-	// each directory once at the end, through the directory held open
-	// ([Dir.Clone] keeps it past Replace; [Dir.Sync]), never by its path
-	// again. Until then a crash may undo the rename, leaving the old
-	// contents (never a partial file: the new file is synced before the
-	// rename).
-	DirSynced func(dir *Dir)
-	// Written, when set, is called once the temporary file is complete,
-	// before it is synced and renamed (the wait for the disk): a caller
-	// that bounds its CPU work can start on another file then.
-	Written func()
-}
-
 // Replace replaces the file at dst with what write produces, atomically:
 // write fills a new file in dst's directory, which takes the place of dst
 // (renameat) only once complete, so other processes see the old file or

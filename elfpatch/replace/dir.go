@@ -140,15 +140,6 @@ func (d *Dir) Sync() error {
 	return nil
 }
 
-// An Entry is what fstatat says of a name in a directory (a symbolic link
-// itself, not what it names).
-type Entry struct {
-	Name            string
-	Mode            fs.FileMode // type, permission and special bits
-	Size            int64
-	Dev, Ino, Nlink uint64
-}
-
 // entryOf converts a stat.
 func entryOf(name string, st *unix.Stat_t) Entry {
 	mode := unixMode(st.Mode)

@@ -1,6 +1,7 @@
 // Package replace reads and replaces files on Linux without following a
 // path twice: the file machinery elfpatch's outputs are written through.
-// It is supported on linux only; elsewhere the package is empty.
+// It is supported on linux only; elsewhere its functions fail with
+// ErrUnsupported.
 //
 // Files are read and written at a [Place] (a [Dir] held open and one name
 // in it), never through a path resolved again: [NamedPlace] and
@@ -21,11 +22,15 @@
 // undone by the next run ([ResumeTemp], [Source.Resume]). [Dir.List],
 // [Dir.MkdirBeneath], [MkdirNamed], [Dir.Symlink] and [Link] walk and
 // make trees through descriptors; [OpenSink] opens a report's FIFO, null
-// device or terminal without waiting. docs/robustness.md says what each
+// device or terminal without waiting, and [OpenStream] a stream written
+// once at the end of a run (standard output, an inherited descriptor, a
+// sink, or a file replaced). docs/robustness.md says what each
 // step defends against.
 //
-// Files: place.go (Dir, Place, Source: opening), dir.go (a Dir's entries:
-// making, linking, listing), output.go (OutputPlace, OpenSink), atomic.go
+// Files: options.go (the declarations every system has: ReplaceOptions,
+// Entry, NotRegularError, Resumed, InheritedFD), place.go (Dir, Place,
+// Source: opening), dir.go (a Dir's entries: making, linking, listing),
+// output.go (OutputPlace, OpenSink), stream.go (Stream), atomic.go
 // (TempFiles.Replace), attrs.go (attributes kept), inplace.go
 // (ReplaceOptions.InPlace), resume.go (the journal, ResumeTemp), mkdir.go
 // (MkdirNamed).

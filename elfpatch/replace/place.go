@@ -250,14 +250,6 @@ type Source struct {
 	st   unix.Stat_t
 }
 
-// NotRegularError is the error of [OpenSource] for a place that holds
-// something else than a regular file (a directory, FIFO, device, socket or
-// symbolic link).
-type NotRegularError struct{ Kind string }
-
-// Error says what the place holds instead of a regular file.
-func (e *NotRegularError) Error() string { return "not a regular file (" + e.Kind + ")" }
-
 // OpenNamed opens for reading the regular file the user named path, as
 // Process opens it: its directory and name resolved by the kernel
 // (NamedPlace: a final symbolic link followed), then OpenSource. The

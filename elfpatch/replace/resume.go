@@ -233,23 +233,6 @@ func TempOf(name string) (string, bool) {
 	return name[1:n], true
 }
 
-// Resumed is what [ResumeTemp] did with a temporary name.
-type Resumed int
-
-const (
-	// NotJournaled: the name holds no journaled replacement (not one of
-	// sframe-gen's, or made where no journal could be kept): left alone.
-	NotJournaled Resumed = iota
-	// Undone: a replacement killed before its names were replaced; the
-	// temporary name was removed.
-	Undone
-	// Finished: a replacement killed while its names were replaced; the
-	// temporary name was renamed over the name it stands for. The file
-	// gets its privileged attributes from [Source.Resume] once all its
-	// names are replaced.
-	Finished
-)
-
 // ResumeTemp finishes or undoes what a replacement killed on its way left
 // at the temporary name tmp in dir (see [TempOf]): a file with its journal
 // in the phase where its temporary names were being made is removed (the

@@ -32,20 +32,6 @@ type Place struct {
 	Name string
 }
 
-// An Entry is what fstatat says of a name in a directory (Linux only).
-type Entry struct {
-	Name            string
-	Mode            fs.FileMode
-	Size            int64
-	Dev, Ino, Nlink uint64
-}
-
-// NotRegularError is the error for a place that holds something else than a regular file.
-type NotRegularError struct{ Kind string }
-
-// Error says what the place holds instead of a regular file.
-func (e *NotRegularError) Error() string { return "not a regular file (" + e.Kind + ")" }
-
 // A Source is a regular file opened for reading at its place (Linux only).
 type Source struct {
 	Place
@@ -54,26 +40,6 @@ type Source struct {
 
 // TempFiles tracks the temporary files being written (Linux only).
 type TempFiles struct{}
-
-// ReplaceOptions are what TempFiles.Replace does beyond the replacement.
-type ReplaceOptions struct {
-	Links     []Place
-	KeepTimes bool
-	InPlace   bool
-	NoSync    bool
-	DirSynced func(dir *Dir)
-	Written   func()
-}
-
-// Resumed is what ResumeTemp did.
-type Resumed int
-
-// What ResumeTemp did.
-const (
-	NotJournaled Resumed = iota
-	Undone
-	Finished
-)
 
 func unsupported(op, path string) error {
 	return &fs.PathError{Op: op, Path: path, Err: ErrUnsupported}
@@ -197,3 +163,20 @@ func (t *TempFiles) ReplaceFile(path string, perm fs.FileMode, write func(tmp *o
 func (t *TempFiles) Replace(dst Place, src *Source, perm fs.FileMode, opt ReplaceOptions, write func(tmp *os.File) error) error {
 	return unsupported("replace", dst.Path())
 }
+
+// A Stream is where a command writes a stream once (Linux only).
+type Stream struct{}
+
+// OpenStream fails with ErrUnsupported.
+func OpenStream(path string, perm os.FileMode, stdout, stderr io.Writer) (*Stream, error) {
+	return nil, unsupported("open", path)
+}
+
+// Terminal is false.
+func (s *Stream) Terminal() bool { return false }
+
+// Finish fails with ErrUnsupported.
+func (s *Stream) Finish(t *TempFiles, fill func(w io.Writer) error) error { return ErrUnsupported }
+
+// Close does nothing.
+func (s *Stream) Close() error { return nil }

@@ -1,0 +1,190 @@
+package sframegen
+
+import (
+	"debug/elf"
+	"math"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
+	"testing"
+)
+
+// TestOneFileGC checks the collector settings of one file: off up to
+// 256 MiB plus 16 times the CFI size, at most 4 GiB, and left alone when
+// GOGC or GOMEMLIMIT is set.
+func TestOneFileGC(t *testing.T) {
+	percent := debug.SetGCPercent(100)
+	limit := debug.SetMemoryLimit(math.MaxInt64)
+	t.Cleanup(func() {
+		debug.SetGCPercent(percent)
+		debug.SetMemoryLimit(limit)
+	})
+	tests := []struct {
+		env, value  string
+		cfiSize     uint64
+		wantPercent int
+		wantLimit   int64
+	}{
+		{"", "", 1 << 20, -1, 256<<20 + 16<<20},
+		{"", "", 0, -1, 256 << 20},
+		{"", "", 200 << 20, -1, 256<<20 + 16*200<<20},
+		{"", "", 300 << 20, -1, 4 << 30},
+		{"", "", math.MaxUint64, -1, 4 << 30},
+		{"GOGC", "50", 1 << 20, 100, math.MaxInt64},
+		{"GOMEMLIMIT", "1GiB", 1 << 20, 100, math.MaxInt64},
+	}
+	for _, tt := range tests {
+		t.Setenv("GOGC", "")
+		t.Setenv("GOMEMLIMIT", "")
+		if tt.env != "" {
+			t.Setenv(tt.env, tt.value)
+		}
+		debug.SetGCPercent(100)
+		debug.SetMemoryLimit(math.MaxInt64)
+		oneFileGC(tt.cfiSize)
+		gotPercent := debug.SetGCPercent(100)
+		gotLimit := debug.SetMemoryLimit(math.MaxInt64)
+		if gotPercent != tt.wantPercent || gotLimit != tt.wantLimit {
+			t.Errorf("%s=%q, CFI %d bytes: GC percent %d, limit %d; want %d, %d", tt.env, tt.value, tt.cfiSize, gotPercent, gotLimit, tt.wantPercent, tt.wantLimit)
+		}
+	}
+}
+
+// TestTreeGC checks the collector setting of a tree: treeGCPercent, 100
+// while a file whose CFI is lowered on every CPU is admitted (however
+// many), unless GOGC is set; and that ProcessTree applies it.
+func TestTreeGC(t *testing.T) {
+	percent := debug.SetGCPercent(100)
+	t.Cleanup(func() { debug.SetGCPercent(percent) })
+	for _, tt := range []struct {
+		gogc string
+		want int
+	}{
+		{"", treeGCPercent},
+		{"50", 100},
+	} {
+		t.Setenv("GOGC", tt.gogc)
+		debug.SetGCPercent(100)
+		gc := new(collector)
+		gc.startTree()
+		if got := debug.SetGCPercent(tt.want); got != tt.want {
+			t.Errorf("GOGC=%q: GC percent %d, want %d", tt.gogc, got, tt.want)
+		}
+		// Files admitted and done, in turn: the GC percent after each.
+		small := gc.admit(Cost{CFIBytes: 1})
+		wide1 := gc.admit(Cost{CFIBytes: 64 << 20})
+		check := func(when string, want int) {
+			t.Helper()
+			if tt.gogc != "" {
+				want = tt.want // left alone
+			}
+			if got := debug.SetGCPercent(want); got != want {
+				t.Errorf("GOGC=%q, %s: GC percent %d, want %d", tt.gogc, when, got, want)
+			}
+		}
+		check("a wide file admitted", 100)
+		wide2 := gc.admit(Cost{CFIBytes: 5 << 20})
+		wide1()
+		check("one of two wide files done", 100)
+		small()
+		check("a small file done", 100)
+		wide2()
+		check("every wide file done", treeGCPercent)
+	}
+	t.Setenv("GOGC", "")
+	for _, tune := range []bool{false, true} {
+		debug.SetGCPercent(100)
+		g, err := NewGenerator(Options{}, Resources{TuneGC: tune})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := g.ProcessTree(&Tree{}, TreeOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		want := 100
+		if tune {
+			want = treeGCPercent
+		}
+		if got := debug.SetGCPercent(100); got != want {
+			t.Errorf("ProcessTree, TuneGC %v: GC percent %d, want %d", tune, got, want)
+		}
+	}
+}
+
+// TestTreeGCGoal checks that once the last wide file is done the
+// collector's goal is set from the heap live after it, not from the heap
+// its last collection found while the file's lists were live: three
+// times those (GOGC=200) is what raised the second run over a tree over
+// its bound.
+func TestTreeGCGoal(t *testing.T) {
+	percent := debug.SetGCPercent(100)
+	t.Cleanup(func() { debug.SetGCPercent(percent) })
+	t.Setenv("GOGC", "")
+	gc := new(collector)
+	gc.startTree()
+	done := gc.admit(Cost{CFIBytes: 64 << 20})
+	const listBytes = 64 << 20
+	lists := make([]byte, listBytes)
+	for i := range lists {
+		lists[i] = byte(i)
+	}
+	runtime.GC() // a collection while the wide file's lists are live
+	runtime.KeepAlive(lists)
+	lists = nil
+	done()
+	goal := []metrics.Sample{{Name: "/gc/heap/goal:bytes"}}
+	metrics.Read(goal)
+	if got := goal[0].Value.Uint64(); got >= listBytes {
+		t.Errorf("heap goal after the last wide file: %d MiB, want less than the %d MiB of its dead lists", got>>20, listBytes>>20)
+	}
+	if got := debug.SetGCPercent(100); got != treeGCPercent {
+		t.Errorf("GC percent after the last wide file: %d, want %d", got, treeGCPercent)
+	}
+}
+
+// TestOneFileGCGenerate checks that generating one file with TuneGC sets
+// the collector from the size of its CFI section, before it is read.
+func TestOneFileGCGenerate(t *testing.T) {
+	percent := debug.SetGCPercent(100)
+	limit := debug.SetMemoryLimit(math.MaxInt64)
+	t.Cleanup(func() {
+		debug.SetGCPercent(percent)
+		debug.SetMemoryLimit(limit)
+	})
+	t.Setenv("GOGC", "")
+	t.Setenv("GOMEMLIMIT", "")
+	in := "testdata/link/aarch64/direct.so"
+	f, err := elf.Open(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfi := f.Section(".eh_frame").Size
+	f.Close()
+	for _, tune := range []bool{false, true} {
+		debug.SetGCPercent(100)
+		debug.SetMemoryLimit(math.MaxInt64)
+		g, err := NewGenerator(Options{}, Resources{TuneGC: tune})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := os.Open(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, _ := r.Stat()
+		_, err = g.GenerateAt(r, st.Size(), 0)
+		r.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		gotPercent, gotLimit := debug.SetGCPercent(100), debug.SetMemoryLimit(math.MaxInt64)
+		wantPercent, wantLimit := 100, int64(math.MaxInt64)
+		if tune {
+			wantPercent, wantLimit = -1, int64(256<<20+16*cfi)
+		}
+		if cfi == 0 || gotPercent != wantPercent || gotLimit != wantLimit {
+			t.Errorf("TuneGC %v, CFI %d bytes: GC percent %d, limit %d; want %d, %d", tune, cfi, gotPercent, gotLimit, wantPercent, wantLimit)
+		}
+	}
+}
