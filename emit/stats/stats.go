@@ -393,6 +393,44 @@ func (t *Total) Add(st *Stats) {
 	}
 }
 
+// File is what the statistics of a tree found in one of its files
+// (sframegen's Generator.TreeStats): the statistics of the file, or
+// of each member of a static archive, and the counts of what was not
+// described.
+type File struct {
+	// Objects are the statistics of the file or of its members, in
+	// order.
+	Objects []*Stats
+	// InstalledBytes is the file's size when it is an ELF file or an
+	// archive that could be read, else 0.
+	InstalledBytes int64
+	// WithoutCFI counts the ELF files and members with neither .sframe
+	// nor CFI, Skipped those that are not ELF or are for an architecture
+	// without SFrame.
+	WithoutCFI, Skipped int
+	// Failed are the file and members that could not be read, in order.
+	Failed []Failure
+}
+
+// Failure is a file or archive member that could not be read: its name
+// (the path, or ARCHIVE(MEMBER)) and why.
+type Failure struct {
+	Name string
+	Err  error
+}
+
+// AddFile counts f in the total: each of its objects (Add), its size and
+// what it left undescribed.
+func (t *Total) AddFile(f *File) {
+	t.InstalledBytes += f.InstalledBytes
+	t.FilesWithoutCFI += f.WithoutCFI
+	t.FilesSkipped += f.Skipped
+	t.FilesFailed += len(f.Failed)
+	for _, st := range f.Objects {
+		t.Add(st)
+	}
+}
+
 // Counts are the figures of Stats that add up over files.
 type Counts struct {
 	Files              int    `json:"files"`
