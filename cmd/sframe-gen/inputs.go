@@ -52,14 +52,10 @@ func (r *reader) parse(args []string, missing string, checks ...func() error) (c
 	if r.fs.NArg() == 0 && missing != "" {
 		return r.usage(errors.New(missing))
 	}
-	for _, check := range checks {
+	for _, check := range append(checks, func() (err error) { r.budget, err = r.limit(); return err }) {
 		if err := check(); err != nil {
 			return r.usage(err)
 		}
-	}
-	var err error
-	if r.budget, err = r.limit(); err != nil {
-		return r.usage(err)
 	}
 	return 0, false
 }
@@ -82,14 +78,11 @@ type elfInput struct {
 	meter *elfread.Meter
 }
 
-// eachInput calls read with the ELF file each FILE is, or, for a static
-// archive, with each of its members that is an ELF file, in order. read
-// returns whether it found something to read in the input (false: the
-// input is passed over, as a member without the section the command reads)
-// and the error that fails it; an input that cannot be read fails without
-// read, and an archive in which read found nothing with the message
-// nothing. eachInput returns exitFailure when an input or a FILE failed,
-// its error printed.
+// eachInput calls read with each FILE, or each ELF member of a static
+// archive (elfread.Meter.ObjectsAt). read returns whether it found what
+// it reads in the input (false: passed over) and the error that fails it;
+// an archive in which it found nothing fails with the message nothing.
+// The status is exitFailure when an input or a FILE failed.
 func (r *reader) eachInput(nothing string, read func(in elfInput) (bool, error)) int {
 	status := exitOK
 	for _, path := range r.fs.Args() {

@@ -47,9 +47,8 @@ func (c *cli) runStack(args []string) int {
 	return exitOK
 }
 
-// stackOf walks the threads of the running process pid, each stopped
-// meanwhile, or (pid 0) of the core file at path; what it reads is
-// charged to meter.
+// stackOf walks the threads of the running process pid (each stopped
+// meanwhile) or, pid 0, of the core file at path, charged to meter.
 func stackOf(pid int, path, sysroot string, meter *elfread.Meter) (*target.Report, error) {
 	opts := target.Options{Sysroot: sysroot, Meter: meter}
 	open := func() (*target.Process, error) { return target.OpenCore(path, opts) }

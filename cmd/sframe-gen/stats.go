@@ -2,8 +2,6 @@ package main
 
 import (
 	"bufio"
-	"encoding/json"
-	"fmt"
 	"os"
 
 	sframegen "github.com/sframe-gen/sframe-gen"
@@ -64,11 +62,9 @@ func (c *cli) runStats(args []string) int {
 }
 
 // runStatsTree prints the statistics of every ELF file and archive member
-// under paths (Generator.TreeStats), then their total (stats.Total);
-// exit status 1 when a file failed. The paths are walked as the batch form
-// of generate walks a tree in place (sframegen.Walk), but for what a
-// killed run left: its temporary names are passed over, not resumed
-// (stats writes nothing). The workers share b, the run's --memory-limit.
+// under paths (Generator.TreeStats), then their total; exit status 1 when
+// a file failed. The paths are walked as generate walks a tree in place,
+// but a killed run's temporary names are passed over, not resumed.
 func (c *cli) runStatsTree(g *sframegen.Generator, paths []string, b *memoryBudget, dry, asJSON bool, workers int) int {
 	tree, err := sframegen.Walk(paths, sframegen.WalkOptions{})
 	if err != nil {
@@ -79,27 +75,24 @@ func (c *cli) runStatsTree(g *sframegen.Generator, paths []string, b *memoryBudg
 		workers = defaultJobs()
 	}
 	w := bufio.NewWriter(c.stdout)
-	enc := json.NewEncoder(jsonWriter{w})
-	enc.SetIndent("", "  ")
 	status := exitOK
 	total := g.TreeStats(tree, b, dry, workers, func(r *stats.File) {
 		if len(r.Failed) > 0 {
 			w.Flush()
-			status = exitFailure
 		}
 		for _, f := range r.Failed {
-			fmt.Fprintf(c.stderr, "sframe-gen: %s: %v\n", displayName(f.Name), f.Err)
+			status = c.fail(f.Name, f.Err)
 		}
 		for _, st := range r.Objects {
 			if asJSON {
-				enc.Encode(st)
+				writeJSON(w, st)
 			} else {
 				st.WriteLine(w, displayName(st.File))
 			}
 		}
 	})
 	if asJSON {
-		enc.Encode(struct {
+		writeJSON(w, struct {
 			Total *stats.Total `json:"total"`
 		}{total})
 	} else {

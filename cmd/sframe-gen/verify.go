@@ -44,8 +44,10 @@ func (c *cli) runVerify(args []string) int {
 			return false, nil // a member generate leaves as it is
 		case errors.Is(err, cfi.ErrNoCFI):
 			return true, fmt.Errorf("cannot be checked: %s has no %s to check its .sframe against", in.name, what)
+		case err == nil && *r.asJSON: // the functions named by their symbols
+			err = writeJSON(c.stdout, rep.JSON(in.name, target.NewSymbols(in.File).Name))
 		case err == nil:
-			err = c.writeVerify(in, rep, *r.asJSON, *verbose)
+			err = rep.WriteText(c.stdout, "sframe-gen: "+displayName(in.name)+": ", target.NewSymbols(in.File).Name, *verbose)
 		}
 		problems = problems || err == nil && len(rep.Problems) > 0
 		return true, err
@@ -57,14 +59,4 @@ func (c *cli) runVerify(args []string) int {
 		return exitUsage // a FILE or a member cannot be checked
 	}
 	return exitOK
-}
-
-// writeVerify prints the report of in, its functions named by their
-// symbols (target.Symbols).
-func (c *cli) writeVerify(in elfInput, rep *verify.Report, asJSON, verbose bool) error {
-	name := target.NewSymbols(in.File).Name
-	if !asJSON {
-		return rep.WriteText(c.stdout, "sframe-gen: "+displayName(in.name)+": ", name, verbose)
-	}
-	return writeJSON(c.stdout, rep.JSON(in.name, name))
 }
