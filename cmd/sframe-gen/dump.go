@@ -11,8 +11,8 @@ import (
 // section" on), or as JSON (emit.DumpELF).
 func (c *cli) runDump(args []string) int {
 	r := c.newReader("dump", "print JSON instead of objdump's text", "sframe-gen dump [--json] FILE...",
-		"Print the .sframe section of FILE as objdump --sframe does; of a static archive,\n"+
-			"of each member, named ARCHIVE(MEMBER); of several FILEs, each after a line naming it.")
+		`Print the .sframe section of FILE as objdump --sframe does; of a static archive,
+of each member, named ARCHIVE(MEMBER); of several FILEs, each after a line naming it.`)
 	if code, done := r.parse(args, "expected a FILE"); done {
 		return code
 	}

@@ -13,10 +13,10 @@ import (
 // make the exit status 1; the other FDEs are still printed.
 func (c *cli) runRows(args []string) int {
 	r := c.newReader("rows", "print one JSON object per FDE and line", "sframe-gen rows [--json] [--eh-frame|--debug-frame] FILE...",
-		"Print the CFI row table of every FDE of FILE: the CFA and register rules from\n"+
-			"each address on, as the call-frame information describes them; of a static\n"+
-			"archive, of each member with CFI, after a line naming it ARCHIVE(MEMBER); of\n"+
-			"several FILEs, each after a line naming it.")
+		`Print the CFI row table of every FDE of FILE: the CFA and register rules from
+each address on, as the call-frame information describes them; of a static
+archive, of each member with CFI, after a line naming it ARCHIVE(MEMBER); of
+several FILEs, each after a line naming it.`)
 	source := cfiSourceFlags(r.fs, "read")
 	var src cfi.Source
 	if code, done := r.parse(args, "expected a FILE", func() (err error) { src, err = source(); return err }); done {

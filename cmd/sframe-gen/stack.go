@@ -8,12 +8,29 @@ import (
 	"github.com/sframe-gen/sframe-gen/emit/unwind/target"
 )
 
+// stackOf walks the threads of the running process pid (each stopped
+// meanwhile) or, pid 0, of the core file at path, charged to meter.
+func stackOf(pid int, path, sysroot string, meter *elfread.Meter) (*target.Report, error) {
+	opts := target.Options{Sysroot: sysroot, Meter: meter}
+	open := func() (*target.Process, error) { return target.OpenCore(path, opts) }
+	if pid != 0 {
+		open = func() (*target.Process, error) { return target.Attach(pid, opts) }
+	}
+	p, err := open()
+	if err != nil {
+		return nil, err
+	}
+	defer p.Close()
+	return p.Report()
+}
+
 // runStack implements "sframe-gen stack [--json] [--sysroot DIR] CORE" and
 // "sframe-gen stack --pid PID": every thread's stack walked with SFrame
 // alone (target.Process.Report).
 func (c *cli) runStack(args []string) int {
 	r := c.newReader("stack", "print JSON", "sframe-gen stack [--json] [--sysroot DIR] CORE\n       sframe-gen stack [--json] --pid PID",
-		"Walk the stack of every thread of an ELF core file or a running process with\nthe .sframe sections of the files it maps, and print the frames as gdb's bt does.")
+		`Walk the stack of every thread of an ELF core file or a running process with
+the .sframe sections of the files it maps, and print the frames as gdb's bt does.`)
 	sysroot := r.fs.String("sysroot", "", "read the files the process maps under `DIR` (cores of cross-built programs)")
 	pid := r.fs.Int("pid", 0, "walk the threads of the running process `PID` (ptrace; it continues afterwards)")
 	if code, done := r.parse(args, ""); done {
@@ -45,20 +62,4 @@ func (c *cli) runStack(args []string) int {
 		return c.fail("", err)
 	}
 	return exitOK
-}
-
-// stackOf walks the threads of the running process pid (each stopped
-// meanwhile) or, pid 0, of the core file at path, charged to meter.
-func stackOf(pid int, path, sysroot string, meter *elfread.Meter) (*target.Report, error) {
-	opts := target.Options{Sysroot: sysroot, Meter: meter}
-	open := func() (*target.Process, error) { return target.OpenCore(path, opts) }
-	if pid != 0 {
-		open = func() (*target.Process, error) { return target.Attach(pid, opts) }
-	}
-	p, err := open()
-	if err != nil {
-		return nil, err
-	}
-	defer p.Close()
-	return p.Report()
 }

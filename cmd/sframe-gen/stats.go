@@ -15,13 +15,12 @@ import (
 // archive, of each member generate reads (Generator.ObjectStats). With
 // several PATHs or a directory, the tree form (runStatsTree).
 func (c *cli) runStats(args []string) int {
-	r := c.newReader("stats", "print the statistics as one JSON object", "sframe-gen stats [--json] [--dry-run] [GENERATE-OPTIONS] FILE\n"+
-		"  or:  sframe-gen stats [--json] [--dry-run] [-j N] [GENERATE-OPTIONS] PATH...",
-		"Coverage and cost of FILE's .sframe section (or, without one, of the section\n"+
-			"generating would write with the same options: nothing is written); of a static\n"+
-			"archive, of each member, named ARCHIVE(MEMBER).\n"+
-			"With several PATHs or a directory (walked as generate walks it): a line per\n"+
-			"file (--json: an object per file), then the total of all of them.")
+	r := c.newReader("stats", "print the statistics as one JSON object", "sframe-gen stats [--json] [--dry-run] [GENERATE-OPTIONS] FILE\n  or:  sframe-gen stats [--json] [--dry-run] [-j N] [GENERATE-OPTIONS] PATH...",
+		`Coverage and cost of FILE's .sframe section (or, without one, of the section
+generating would write with the same options: nothing is written); of a static
+archive, of each member, named ARCHIVE(MEMBER).
+With several PATHs or a directory (walked as generate walks it): a line per
+file (--json: an object per file), then the total of all of them.`)
 	fs := r.fs
 	dry := fs.Bool("dry-run", false, "describe what generating would write even when FILE has a .sframe section")
 	source := cfiSourceFlags(fs, "read")

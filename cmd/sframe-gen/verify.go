@@ -18,10 +18,10 @@ import (
 // problem was found, 2 when the file (or a member) cannot be checked.
 func (c *cli) runVerify(args []string) int {
 	r := c.newReader("verify", "print the report as one JSON object", "sframe-gen verify [--json] [-v] FILE...",
-		"Check the .sframe section of FILE against its call-frame information at every\n"+
-			"address, and against the rules of the Linux kernel, libsframe and GNU ld.\n"+
-			"A static archive is checked member by member, each named ARCHIVE(MEMBER).\n"+
-			"Exit status: 0 clean, 1 problems found, 2 FILE cannot be checked.")
+		`Check the .sframe section of FILE against its call-frame information at every
+address, and against the rules of the Linux kernel, libsframe and GNU ld.
+A static archive is checked member by member, each named ARCHIVE(MEMBER).
+Exit status: 0 clean, 1 problems found, 2 FILE cannot be checked.`)
 	verbose := r.fs.BoolP("verbose", "v", false, "also list the functions the CFI describes and the section does not cover")
 	source := cfiSourceFlags(r.fs, "compare with")
 	var opt verify.Options
