@@ -1,0 +1,139 @@
+package cfi_test
+
+import (
+	"bytes"
+	"debug/elf"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/sframe-gen/sframe-gen/cfi"
+)
+
+// rowsLog is the writer of WriteRows's tests: what was written and the
+// errors reported, in the order they came.
+type rowsLog struct{ bytes.Buffer }
+
+func (l *rowsLog) onError(err error) { fmt.Fprintf(&l.Buffer, "ERROR %v\n", err) }
+
+// appendAll is every FDE's rows of frames, as AppendRowsText or
+// AppendRowsJSON writes them one at a time.
+func appendAll(t *testing.T, frames *cfi.Frames, asJSON bool, members []byte) string {
+	t.Helper()
+	var b []byte
+	var it cfi.RowIterator
+	for _, fde := range frames.FDEs {
+		var err error
+		if asJSON {
+			b, err = cfi.AppendRowsJSON(b, frames, fde, &it, members)
+		} else {
+			b, err = cfi.AppendRowsText(b, frames, fde, &it)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return string(b)
+}
+
+// TestWriteRows checks WriteRows against AppendRowsText and
+// AppendRowsJSON on a shared library: every FDE's rows in order, after a
+// line naming the file (text) or with a "file" member (JSON) when it is
+// named, and the entry errors in section order between them.
+func TestWriteRows(t *testing.T) {
+	f, err := elf.Open("../testdata/link/x86_64/direct.so")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	frames, err := cfi.Read(f, cfi.Auto)
+	if err != nil || len(frames.FDEs) < 3 {
+		t.Fatalf("%v, %d FDEs", err, len(frames.FDEs))
+	}
+	text, jsonLines := appendAll(t, frames, false, nil), appendAll(t, frames, true, nil)
+	named := appendAll(t, frames, true, []byte(`"file":"lib.a(x.o)",`))
+	for _, tc := range []struct {
+		name   string
+		asJSON bool
+		want   string
+	}{
+		{"", false, text},
+		{"lib.a(x.o)", false, "lib.a(x.o):\n" + text},
+		{"", true, jsonLines},
+		{"lib.a(x.o)", true, named},
+	} {
+		var out rowsLog
+		if err := cfi.WriteRows(&out, frames, tc.name, tc.asJSON, out.onError); err != nil {
+			t.Fatal(err)
+		}
+		if out.String() != tc.want {
+			t.Errorf("name %q, JSON %v:\n%s\nwant\n%s", tc.name, tc.asJSON, out.String(), tc.want)
+		}
+	}
+
+	// An entry error between the first two FDEs, one after the last.
+	withErrs := *frames
+	between := &cfi.EntryError{Section: ".eh_frame", Offset: frames.FDEs[0].Offset + 1, Err: errors.New("between")}
+	after := &cfi.EntryError{Section: ".eh_frame", Offset: frames.FDEs[len(frames.FDEs)-1].Offset + 1, Err: errors.New("after")}
+	withErrs.Errors = []*cfi.EntryError{between, after}
+	var out rowsLog
+	if err := cfi.WriteRows(&out, &withErrs, "x", false, out.onError); err != nil {
+		t.Fatal(err)
+	}
+	var it cfi.RowIterator
+	first, _ := cfi.AppendRowsText(nil, frames, frames.FDEs[0], &it)
+	rest := strings.TrimPrefix(text, string(first))
+	want := "x:\n" + string(first) + "ERROR " + between.Error() + "\n" + rest + "ERROR " + after.Error() + "\n"
+	if out.String() != want {
+		t.Errorf("with entry errors:\n%s\nwant\n%s", out.String(), want)
+	}
+}
+
+// TestWriteRowsInstructionError breaks one FDE's instructions: its error
+// is reported after the rows before it, and the FDEs after it are still
+// written.
+func TestWriteRowsInstructionError(t *testing.T) {
+	data, err := os.ReadFile("../testdata/gas/x86_64/basic.o")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := elf.NewFile(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	frames, err := cfi.Read(f, cfi.EHFrame)
+	if err != nil {
+		t.Fatal(err)
+	}
+	broken := -1
+	for i, fde := range frames.FDEs[:len(frames.FDEs)-1] {
+		if len(fde.Instructions) > 0 {
+			broken = i
+			break
+		}
+	}
+	if broken < 0 {
+		t.Fatalf("no FDE with instructions before the last of %d", len(frames.FDEs))
+	}
+	fde := frames.FDEs[broken]
+	data[f.Section(".eh_frame").Offset+fde.InstructionsOffset] = 0x3f // no such opcode
+	f, _ = elf.NewFile(bytes.NewReader(data))
+	frames, err = cfi.Read(f, cfi.EHFrame)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out rowsLog
+	if err := cfi.WriteRows(&out, frames, "", true, out.onError); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	if len(lines) != len(frames.FDEs)+1 {
+		t.Fatalf("%d lines for %d FDEs and an error:\n%s", len(lines), len(frames.FDEs), out.String())
+	}
+	want := fmt.Sprintf("ERROR .eh_frame: offset %#x: instruction at offset %#x: unknown opcode 0x3f", fde.Offset, fde.InstructionsOffset)
+	if lines[broken+1] != want {
+		t.Errorf("line %d: %q, want %q after the broken FDE's row object\n%s", broken+1, lines[broken+1], want, out.String())
+	}
+}
