@@ -73,11 +73,13 @@ func TestWriteRows(t *testing.T) {
 		}
 	}
 
-	// An entry error between the first two FDEs, one after the last.
+	// An entry error before the first FDE, one between the first two FDEs,
+	// one after the last.
 	withErrs := *frames
+	before := &cfi.EntryError{Section: ".eh_frame", Offset: 0, Err: errors.New("before")}
 	between := &cfi.EntryError{Section: ".eh_frame", Offset: frames.FDEs[0].Offset + 1, Err: errors.New("between")}
 	after := &cfi.EntryError{Section: ".eh_frame", Offset: frames.FDEs[len(frames.FDEs)-1].Offset + 1, Err: errors.New("after")}
-	withErrs.Errors = []*cfi.EntryError{between, after}
+	withErrs.Errors = []*cfi.EntryError{before, between, after}
 	var out rowsLog
 	if err := cfi.WriteRows(&out, &withErrs, "x", false, out.onError); err != nil {
 		t.Fatal(err)
@@ -85,7 +87,7 @@ func TestWriteRows(t *testing.T) {
 	var it cfi.RowIterator
 	first, _ := cfi.AppendRowsText(nil, frames, frames.FDEs[0], &it)
 	rest := strings.TrimPrefix(text, string(first))
-	want := "x:\n" + string(first) + "ERROR " + between.Error() + "\n" + rest + "ERROR " + after.Error() + "\n"
+	want := "x:\nERROR " + before.Error() + "\n" + string(first) + "ERROR " + between.Error() + "\n" + rest + "ERROR " + after.Error() + "\n"
 	if out.String() != want {
 		t.Errorf("with entry errors:\n%s\nwant\n%s", out.String(), want)
 	}
