@@ -5,6 +5,7 @@ import (
 	"debug/elf"
 	"errors"
 	"fmt"
+	"log"
 	"os"
 	"strings"
 	"testing"
@@ -138,4 +139,37 @@ func TestWriteRowsInstructionError(t *testing.T) {
 	if lines[broken+1] != want {
 		t.Errorf("line %d: %q, want %q after the broken FDE's row object\n%s", broken+1, lines[broken+1], want, out.String())
 	}
+}
+
+// Print the row tables of an object as "sframe-gen rows lib.a" prints a
+// member of an archive: after a line naming it, the entry errors (none
+// here) reported between the FDEs.
+func ExampleWriteRows() {
+	f, err := elf.Open("../testdata/gas/x86_64/addr2.o")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer f.Close()
+	frames, err := cfi.Read(f, cfi.Auto)
+	if err != nil {
+		log.Fatal(err)
+	}
+	err = cfi.WriteRows(os.Stdout, frames, "lib.a(addr2.o)", false, func(err error) { fmt.Println("error:", err) })
+	if err != nil {
+		log.Fatal(err)
+	}
+	// Output:
+	// lib.a(addr2.o):
+	// FDE 0x18 pc 0x0..0x12f CIE 0x0 section 1
+	//   0x0  cfa r7+8  r16 c-8
+	//   0x1  cfa r7+16  r6 c-16  r16 c-8
+	//   0x12e  cfa r7+8  r6 c-16  r16 c-8
+	// FDE 0x34 pc 0x12f..0x22e CIE 0x0 section 1
+	//   0x12f  cfa r7+8  r16 c-8
+	//   0x130  cfa r7+16  r16 c-8
+	//   0x22d  cfa r7+8  r16 c-8
+	// FDE 0x4c pc 0x22e..0x32e CIE 0x0 section 1
+	//   0x22e  cfa r7+8  r16 c-8
+	//   0x22f  cfa r7+16  r16 c-8
+	//   0x32d  cfa r7+8  r16 c-8
 }
