@@ -53,7 +53,9 @@
 //     debug/elf allocates before it does; lowering.go: its CFI lowered (on
 //     every CPU for a big section).
 //   - cost.go: what a file is charged before it is processed (Cost).
-//   - stats.go: Generator.Stats, a file's statistics (package emit/stats).
+//   - stats.go: Generator.Stats, a file's statistics (package emit/stats);
+//     ObjectStats, a file's or archive member's, named and charged to a
+//     memory budget; TreeStats, every file's of a Tree and their total.
 //   - mmap.go: mapping a file read (mmap_other.go: reading it, elsewhere).
 //     The function names of reports come from emit/unwind/target.Symbols.
 package sframegen

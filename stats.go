@@ -7,6 +7,8 @@ import (
 	"io"
 
 	"github.com/sframe-gen/sframe-gen/cfi"
+	"github.com/sframe-gen/sframe-gen/elfpatch"
+	"github.com/sframe-gen/sframe-gen/elfpatch/elfread"
 	"github.com/sframe-gen/sframe-gen/emit"
 	"github.com/sframe-gen/sframe-gen/emit/stats"
 	"github.com/sframe-gen/sframe-gen/emit/verify"
@@ -138,4 +140,125 @@ func v2Loss(gen *Section, fdes []emit.FDE) (int, []stats.Reason) {
 		}
 	}
 	return lost, byReason.Sorted()
+}
+
+// ObjectStats is Stats of o, an object of the file at path (elfread's
+// Meter.Objects: the file, or a member of the archive path), with what
+// it reads charged to m first (an existing section checked against the
+// CFI: Meter.ChargeVerify; a dry run's generation: its Cost), and the
+// fields naming it set: File (Object.Name), Kind (elfread.Kind, or
+// "archive-member") and FileBytes.
+func (g *Generator) ObjectStats(path string, o *elfread.Object, m *elfread.Meter, dryRun bool) (*stats.Stats, error) {
+	if !dryRun && emit.FindSection(o.File) != nil {
+		// The section decoded and checked against the CFI.
+		if err := m.ChargeVerify(o.File, o.Size, g.opt.Source); err != nil {
+			return nil, err
+		}
+	}
+	admit := func(c Cost) (func(), error) {
+		return func() {}, m.Charge(elfread.Cost{Bytes: c.Bytes, What: c.What})
+	}
+	charged := &Generator{opt: g.opt, want: g.want, res: Resources{Temps: g.res.Temps, Admit: admit}}
+	st, err := charged.Stats(o.R, o.Size, o.File, dryRun)
+	if err != nil {
+		return nil, err
+	}
+	st.File, st.Kind, st.FileBytes = o.Name(path), elfread.Kind(o.File), o.Size
+	if o.Member != "" {
+		st.Kind = "archive-member"
+	}
+	return st, nil
+}
+
+// TreeStats computes the statistics of every file of t on workers
+// goroutines (0: GOMAXPROCS), the biggest files first, calls file (when
+// not nil) with each file's in the order of the walk, on the caller's
+// goroutine, and returns their total. A file's are those of the file
+// (ObjectStats), or of each member of a static archive that generating
+// would patch. What generating leaves alone is counted, not described: a
+// file that is neither ELF nor an archive, an architecture without SFrame
+// (a file the user named fails, as generating fails it), an object with
+// neither .sframe nor CFI; a path that is not a regular file is passed
+// over. What is read of a file is charged to b before it is read
+// (elfread.Meter), held until the file is done: the files read at once
+// share it, a file waiting for memory others hold.
+func (g *Generator) TreeStats(t *Tree, b *elfread.MemoryBudget, dryRun bool, workers int, file func(*stats.File)) *stats.Total {
+	results := make([]*stats.File, len(t.Files))
+	total := stats.NewTotal()
+	t.Each(workers, func(i int) {
+		results[i] = g.treeFileStats(t.Files[i], b, dryRun)
+	}, func(i int) {
+		total.AddFile(results[i])
+		if file != nil {
+			file(results[i])
+		}
+		results[i] = nil // let the file's statistics go
+	})
+	return total
+}
+
+// treeFileStats reads f, a file of a walked Tree (opened below its held
+// directory, never through a symbolic link), and returns what TreeStats
+// finds in it.
+func (g *Generator) treeFileStats(f *TreeFile, b *elfread.MemoryBudget, dryRun bool) *stats.File {
+	r := &stats.File{}
+	fail := func(name string, err error) { r.Failed = append(r.Failed, stats.Failure{Name: name, Err: err}) }
+	switch {
+	case f.Err != nil:
+		fail(f.Path, f.Err)
+		return r
+	case !f.Regular():
+		return r // links, directories, FIFOs and devices are not read
+	}
+	file, size, err := f.Open()
+	if err != nil {
+		fail(f.Path, unwrapPath(err))
+		return r
+	}
+	defer file.Close()
+	// What generate leaves alone as not ELF, and does not count: a file
+	// that starts with neither the ELF nor the archive magic (an empty
+	// one too).
+	var magic [len(elfpatch.ArchiveMagic)]byte
+	if n, _ := file.ReadAt(magic[:], 0); string(magic[:n]) != elfpatch.ArchiveMagic && (n < 4 || string(magic[:4]) != elf.ELFMAG) {
+		if f.Named {
+			fail(f.Path, elfread.ErrNotELF) // named: as generate fails it
+		} else {
+			r.Skipped++
+		}
+		return r
+	}
+	m := elfread.NewMeter(b)
+	defer m.Release()
+	_, err = m.Objects(file, size, func(o elfread.Object) bool {
+		if o.Err != nil {
+			fail(o.Name(f.Path), o.Err)
+			return true
+		}
+		if err := Supported(o.File); err != nil {
+			if f.Named && o.Member == "" {
+				fail(f.Path, err) // named: as generate fails it
+			} else {
+				r.Skipped++ // generate leaves it alone
+			}
+			return false
+		}
+		st, err := g.ObjectStats(f.Path, &o, m, dryRun)
+		switch {
+		case errors.Is(err, ErrNoCFI):
+			r.WithoutCFI++ // generate leaves it as it is
+			return false
+		case err != nil:
+			fail(o.Name(f.Path), err)
+			return true
+		}
+		r.Objects = append(r.Objects, st)
+		return true
+	})
+	if err != nil {
+		fail(f.Path, err)
+		return r
+	}
+	r.InstalledBytes = size
+	return r
 }

@@ -31,7 +31,8 @@
 //     check that it gives the same rows.
 //
 // AppendRowsText and AppendRowsJSON (rowdump.go) print an FDE's row table
-// as "sframe-gen rows" does, as emit.Dump prints an SFrame section.
+// as "sframe-gen rows" does, as emit.Dump prints an SFrame section;
+// WriteRows prints every FDE's, with the entry errors in section order.
 //
 // A file without call-frame information gets an error that is ErrNoCFI,
 // the module's one sentinel for that condition.

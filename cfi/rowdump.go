@@ -2,6 +2,7 @@ package cfi
 
 import (
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -158,4 +159,57 @@ func AppendRowsText(b []byte, frames *Frames, fde *FDE, it *RowIterator) ([]byte
 		err = nil
 	}
 	return b, err
+}
+
+// WriteRows writes the row table of every FDE of frames to w as
+// "sframe-gen rows" prints it: with asJSON one JSON object per FDE and
+// line (AppendRowsJSON), else the text form (AppendRowsText). A file
+// named by name (a member of an archive, or one of several files; ""
+// names none) gets a line "NAME:" before its rows, or a "file" member in
+// each JSON object. In section order with the FDEs' rows, onError is
+// called with each entry error of frames and each error of an FDE's
+// instructions, after the rows read before it; the other FDEs are still
+// written. The error is w's.
+func WriteRows(w io.Writer, frames *Frames, name string, asJSON bool, onError func(error)) error {
+	var jsonFile []byte // `"file":"ARCHIVE(MEMBER)",` in JSON lines
+	var buf []byte
+	switch {
+	case name != "" && asJSON:
+		q, _ := json.Marshal(name) // a string always marshals
+		jsonFile = append(append([]byte(`"file":`), q...), ',')
+	case name != "":
+		buf = append(append(buf, name...), ":\n"...)
+	}
+	errs := frames.Errors
+	var it RowIterator
+	for _, fde := range frames.FDEs {
+		for len(errs) > 0 && errs[0].Offset < fde.Offset {
+			if _, err := w.Write(buf); err != nil {
+				return err
+			}
+			buf = buf[:0]
+			onError(errs[0])
+			errs = errs[1:]
+		}
+		var err error
+		if asJSON {
+			buf, err = AppendRowsJSON(buf, frames, fde, &it, jsonFile)
+		} else {
+			buf, err = AppendRowsText(buf, frames, fde, &it)
+		}
+		if _, werr := w.Write(buf); werr != nil {
+			return werr
+		}
+		buf = buf[:0]
+		if err != nil {
+			onError(err)
+		}
+	}
+	if _, err := w.Write(buf); err != nil {
+		return err
+	}
+	for _, e := range errs {
+		onError(e)
+	}
+	return nil
 }

@@ -30,9 +30,10 @@
 //
 // Readers go through accessors: NumFDEs, NumFREs, Func (a function
 // without its FREs), FDE (a function with its FREs decoded, with
-// Decode's checks) and Functions. Dump, DumpJSON, ReaderFor, verify and
-// the stack walker read a section that way, so a section in memory and
-// the section decoded from its bytes print, answer and walk the same.
+// Decode's checks) and Functions. Dump, DumpJSON (DumpELF: of an ELF
+// file), ReaderFor, verify and the stack walker read a section that way,
+// so a section in memory and the section decoded from its bytes print,
+// answer and walk the same.
 //
 // Encode returns a section's bytes in one buffer, Size its length without
 // encoding it. EncodeParts returns the same bytes in pieces, FREData not

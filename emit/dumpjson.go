@@ -1,6 +1,7 @@
 package emit
 
 import (
+	"debug/elf"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -235,4 +236,33 @@ func flexRules(sec *Section, e *FRE) (cfa, fp, ra *jsonRule) {
 		fp = &jsonRule{Kind: "fixed", Offset: int32(h.CFAFixedFPOffset), Deref: true}
 	}
 	return cfa, fp, ra
+}
+
+// DumpELF writes the SFrame section of f (ReadELFSection) as Dump does,
+// or with asJSON as DumpJSON does, as "sframe-gen dump" prints it: at
+// address 0 in a relocatable object. A file named by name (a member of an
+// archive, or one of several files; "" names none) is named after a blank
+// line before the text, or by a "file" member (DumpJSONFile).
+func DumpELF(w io.Writer, f *elf.File, name string, asJSON bool) error {
+	sec, data, err := ReadELFSection(f)
+	if err != nil {
+		return err
+	}
+	s, err := Decode(data)
+	if err != nil {
+		return fmt.Errorf("section %s: %w", sec.Name, err)
+	}
+	addr := sec.Addr
+	if f.Type == elf.ET_REL {
+		addr = 0
+	}
+	if asJSON {
+		return DumpJSONFile(w, name, s, addr, sec.Name)
+	}
+	if name != "" {
+		if _, err := fmt.Fprintf(w, "\n%s:\n", name); err != nil {
+			return err
+		}
+	}
+	return Dump(w, s, addr, sec.Name)
 }

@@ -83,20 +83,3 @@ func cfiSourceFlags(fs *pflag.FlagSet, verb string) func() (cfi.Source, error) {
 		return cfi.Auto, nil
 	}
 }
-
-// parseFiles parses the flags of the reading command name, which takes one
-// FILE or more (as objdump and readelf do): done, with the exit status,
-// when the command ends here (a usage error, or --help: help is its flag).
-func (c *cli) parseFiles(fs *pflag.FlagSet, args []string, help *bool, name string) (code int, done bool) {
-	if err := fs.Parse(args); err != nil {
-		return c.fail("", commandUsage(name, err.Error())), true
-	}
-	if *help {
-		fs.Usage()
-		return exitOK, true
-	}
-	if fs.NArg() == 0 {
-		return c.fail("", commandUsage(name, "expected a FILE")), true
-	}
-	return 0, false
-}

@@ -132,9 +132,9 @@ func TestStatsCLI(t *testing.T) {
 		CFIFunctions: 10, CFIBytes: 1569, CoveredFunctions: 10, CoveredBytes: 1569,
 		Skipped: []stats.Reason{}, V2LostReasons: []stats.Reason{}, FDEs: 11, PCMaskFDEs: 2, FREs: 78,
 		FREsByAddrSize: [3]int{41, 37, 0}, FREsByWordSize: [3]int{71, 7, 0}, FREsByWordCount: [7]int{0, 31, 47},
-		UnsharedBytes: 589, SharedBytes: 589, SectionBytes: 589, EHFrameBytes: 504, EHFrameHdrBytes: 92,
-		Breakdown: stats.Breakdown{Header: 28, FDEIndex: 11 * 16, FDEAttributes: 11 * 5, FREStartAddresses: 41 + 37*2,
-			FREInfo: 78, DataWords: 137},
+		Sizes: stats.Sizes{UnsharedBytes: 589, SharedBytes: 589, SectionBytes: 589, EHFrameBytes: 504, EHFrameHdrBytes: 92,
+			Breakdown: stats.Breakdown{Header: 28, FDEIndex: 11 * 16, FDEAttributes: 11 * 5, FREStartAddresses: 41 + 37*2,
+				FREInfo: 78, DataWords: 137}},
 	}
 	if got, _ := json.Marshal(st); string(got) != mustJSON(t, want) {
 		t.Errorf("stats %s:\n got  %s\n want %s", lazy, got, mustJSON(t, want))

@@ -57,22 +57,29 @@ type Stats struct {
 
 	// SharedFDEs counts the FDEs that point at FRE data an FDE before
 	// them (in the FRE sub-section's order) points at too (sections made
-	// with --share-fres); RepeatedFDEs those whose FRE data is the same
-	// bytes as an earlier FDE's, shared or not, and RepeatedBytes what
-	// their copies take when each function has its own.
-	// UnsharedBytes and SharedBytes are the section's size with one
-	// block of FRE data per function and with every repeated block
-	// shared (what --share-fres writes).
+	// with --share-fres).
 	// Shared says whether the section shares FRE blocks (a dry run: the
 	// default command's choice, sframegen.Section.Shared), and Unshared why
 	// not, when known.
-	Shared        bool   `json:"shared"`
-	Unshared      string `json:"unshared_reason,omitempty"`
-	SharedFDEs    int    `json:"shared_fdes"`
-	RepeatedFDEs  int    `json:"repeated_fdes"`
-	RepeatedBytes int    `json:"repeated_fre_bytes"`
-	UnsharedBytes int    `json:"sframe_bytes_unshared"`
-	SharedBytes   int    `json:"sframe_bytes_shared"`
+	Shared     bool   `json:"shared"`
+	Unshared   string `json:"unshared_reason,omitempty"`
+	SharedFDEs int    `json:"shared_fdes"`
+
+	Sizes
+}
+
+// Sizes are the sizes of a section (Stats) or of the sections of many
+// files (Counts), and what sharing blocks of FRE data saves in them.
+type Sizes struct {
+	// RepeatedFDEs counts the FDEs whose FRE data is the same bytes as an
+	// earlier FDE's, shared or not, and RepeatedBytes what their copies
+	// take when each function has its own. UnsharedBytes and SharedBytes
+	// are the section's size with one block of FRE data per function and
+	// with every repeated block shared (what --share-fres writes).
+	RepeatedFDEs  int `json:"repeated_fdes"`
+	RepeatedBytes int `json:"repeated_fre_bytes"`
+	UnsharedBytes int `json:"sframe_bytes_unshared"`
+	SharedBytes   int `json:"sframe_bytes_shared"`
 
 	SectionBytes    int    `json:"sframe_bytes"`
 	EHFrameBytes    uint64 `json:"eh_frame_bytes"`
@@ -80,6 +87,18 @@ type Stats struct {
 	// Breakdown says where the section's bytes go; its parts add up to
 	// SectionBytes.
 	Breakdown Breakdown `json:"breakdown"`
+}
+
+// Add adds o's sizes to s's.
+func (s *Sizes) Add(o *Sizes) {
+	s.RepeatedFDEs += o.RepeatedFDEs
+	s.RepeatedBytes += o.RepeatedBytes
+	s.UnsharedBytes += o.UnsharedBytes
+	s.SharedBytes += o.SharedBytes
+	s.SectionBytes += o.SectionBytes
+	s.EHFrameBytes += o.EHFrameBytes
+	s.EHFrameHdrBytes += o.EHFrameHdrBytes
+	s.Breakdown.Add(&o.Breakdown)
 }
 
 // Breakdown splits a section's bytes by what they hold, as written
@@ -172,7 +191,7 @@ func (t Tally) Sorted() []Reason {
 // saves in it (emit's ShareFREs on copies of it). Coverage is left to the
 // caller: [Stats.Cover] from a verify report, or the lowering's own count.
 func Measure(s *emit.Section, fdes []emit.FDE, data []byte) (*Stats, error) {
-	st := &Stats{Skipped: []Reason{}, V2LostReasons: []Reason{}, SectionBytes: len(data)}
+	st := &Stats{Skipped: []Reason{}, V2LostReasons: []Reason{}, Sizes: Sizes{SectionBytes: len(data)}}
 	st.sectionStats(s, fdes, data)
 	if err := st.sharingStats(s, fdes); err != nil {
 		return nil, err
@@ -374,26 +393,57 @@ func (t *Total) Add(st *Stats) {
 	}
 }
 
+// File is what the statistics of a tree found in one of its files
+// (sframegen's Generator.TreeStats): the statistics of the file, or
+// of each member of a static archive, and the counts of what was not
+// described.
+type File struct {
+	// Objects are the statistics of the file or of its members, in
+	// order.
+	Objects []*Stats
+	// InstalledBytes is the file's size when it is an ELF file or an
+	// archive that could be read, else 0.
+	InstalledBytes int64
+	// WithoutCFI counts the ELF files and members with neither .sframe
+	// nor CFI, Skipped those that are not ELF or are for an architecture
+	// without SFrame.
+	WithoutCFI, Skipped int
+	// Failed are the file and members that could not be read, in order.
+	Failed []Failure
+}
+
+// Failure is a file or archive member that could not be read: its name
+// (the path, or ARCHIVE(MEMBER)) and why.
+type Failure struct {
+	Name string
+	Err  error
+}
+
+// AddFile counts f in the total: each of its objects (Add), its size and
+// what it left undescribed.
+func (t *Total) AddFile(f *File) {
+	t.InstalledBytes += f.InstalledBytes
+	t.FilesWithoutCFI += f.WithoutCFI
+	t.FilesSkipped += f.Skipped
+	t.FilesFailed += len(f.Failed)
+	for _, st := range f.Objects {
+		t.Add(st)
+	}
+}
+
 // Counts are the figures of Stats that add up over files.
 type Counts struct {
-	Files              int       `json:"files"`
-	FileBytes          int64     `json:"file_bytes"`
-	CFIFunctions       int       `json:"cfi_functions"`
-	CFIBytes           uint64    `json:"cfi_bytes"`
-	CoveredFunctions   int       `json:"covered_functions"`
-	CoveredBytes       uint64    `json:"covered_bytes"`
-	UncoveredFunctions int       `json:"uncovered_functions"`
-	UncoveredBytes     uint64    `json:"uncovered_bytes"`
-	FDEs               int       `json:"fdes"`
-	FREs               int       `json:"fres"`
-	RepeatedFDEs       int       `json:"repeated_fdes"`
-	RepeatedBytes      int       `json:"repeated_fre_bytes"`
-	UnsharedBytes      int       `json:"sframe_bytes_unshared"`
-	SharedBytes        int       `json:"sframe_bytes_shared"`
-	SectionBytes       int       `json:"sframe_bytes"`
-	EHFrameBytes       uint64    `json:"eh_frame_bytes"`
-	EHFrameHdrBytes    uint64    `json:"eh_frame_hdr_bytes"`
-	Breakdown          Breakdown `json:"breakdown"`
+	Files              int    `json:"files"`
+	FileBytes          int64  `json:"file_bytes"`
+	CFIFunctions       int    `json:"cfi_functions"`
+	CFIBytes           uint64 `json:"cfi_bytes"`
+	CoveredFunctions   int    `json:"covered_functions"`
+	CoveredBytes       uint64 `json:"covered_bytes"`
+	UncoveredFunctions int    `json:"uncovered_functions"`
+	UncoveredBytes     uint64 `json:"uncovered_bytes"`
+	FDEs               int    `json:"fdes"`
+	FREs               int    `json:"fres"`
+	Sizes
 }
 
 // Add adds the counts of one file's statistics.
@@ -408,12 +458,5 @@ func (c *Counts) Add(st *Stats) {
 	c.UncoveredBytes += st.UncoveredBytes
 	c.FDEs += st.FDEs
 	c.FREs += st.FREs
-	c.RepeatedFDEs += st.RepeatedFDEs
-	c.RepeatedBytes += st.RepeatedBytes
-	c.UnsharedBytes += st.UnsharedBytes
-	c.SharedBytes += st.SharedBytes
-	c.SectionBytes += st.SectionBytes
-	c.EHFrameBytes += st.EHFrameBytes
-	c.EHFrameHdrBytes += st.EHFrameHdrBytes
-	c.Breakdown.Add(&st.Breakdown)
+	c.Sizes.Add(&st.Sizes)
 }

@@ -46,9 +46,9 @@ func TestMeasure(t *testing.T) {
 		ABI: "SFRAME_ABI_AMD64_ENDIAN_LITTLE", Version: 3,
 		Skipped: []stats.Reason{}, V2LostReasons: []stats.Reason{}, FDEs: 11, PCMaskFDEs: 2, FREs: 78,
 		FREsByAddrSize: [3]int{41, 37, 0}, FREsByWordSize: [3]int{71, 7, 0}, FREsByWordCount: [7]int{0, 31, 47},
-		UnsharedBytes: 589, SharedBytes: 589, SectionBytes: 589,
-		Breakdown: stats.Breakdown{Header: 28, FDEIndex: 11 * 16, FDEAttributes: 11 * 5, FREStartAddresses: 41 + 37*2,
-			FREInfo: 78, DataWords: 137},
+		Sizes: stats.Sizes{UnsharedBytes: 589, SharedBytes: 589, SectionBytes: 589,
+			Breakdown: stats.Breakdown{Header: 28, FDEIndex: 11 * 16, FDEAttributes: 11 * 5, FREStartAddresses: 41 + 37*2,
+				FREInfo: 78, DataWords: 137}},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got  %+v\nwant %+v", got, want)
@@ -114,8 +114,8 @@ func TestTallySorted(t *testing.T) {
 }
 
 func TestTotalAdd(t *testing.T) {
-	a := &stats.Stats{Kind: "object", ABI: "x", FDEs: 2, SectionBytes: 10, Breakdown: stats.Breakdown{Header: 4, DataWords: 6}}
-	b := &stats.Stats{Kind: "executable", ABI: "x", FDEs: 3, SectionBytes: 20, Breakdown: stats.Breakdown{Header: 8, DataWords: 12}}
+	a := &stats.Stats{Kind: "object", ABI: "x", FDEs: 2, Sizes: stats.Sizes{SectionBytes: 10, Breakdown: stats.Breakdown{Header: 4, DataWords: 6}}}
+	b := &stats.Stats{Kind: "executable", ABI: "x", FDEs: 3, Sizes: stats.Sizes{SectionBytes: 20, Breakdown: stats.Breakdown{Header: 8, DataWords: 12}}}
 	total := stats.NewTotal()
 	total.Add(a)
 	total.Add(b)

@@ -16,6 +16,6 @@
 //
 // What is compared, what is not, and which consumer rules are applied, is
 // documented in docs/verify.md. The report's text and JSON forms
-// (Finding.String, Report.Summary, Report.JSON: report.go) are those of
+// (Finding.String, Report.Summary, Report.WriteText, Report.JSON: report.go) are those of
 // "sframe-gen verify".
 package verify

@@ -1,7 +1,9 @@
 package verify
 
 import (
+	"bufio"
 	"fmt"
+	"io"
 	"strings"
 )
 
@@ -129,4 +131,39 @@ func findingsJSON(fds []Finding, name func(int, uint64) string) []FindingJSON {
 		out = append(out, j)
 	}
 	return out
+}
+
+// WriteText writes r as "sframe-gen verify" prints it: a line per
+// problem, then per note ("note: "), each after the function and address
+// it concerns (FUNCTION@0xADDR, the function named by name), with verbose
+// a line per function the CFI describes and the section does not cover,
+// then the summary. Every line starts with prefix ("sframe-gen: FILE: ").
+// The error is w's.
+func (r *Report) WriteText(w io.Writer, prefix string, name func(section int, start uint64) string, verbose bool) error {
+	bw := bufio.NewWriter(w)
+	line := func(kind string, fd *Finding) {
+		if fd.InFunction {
+			fmt.Fprintf(bw, "%s%s%s@%#x: %s\n", prefix, kind, name(fd.Section, fd.Func), fd.Addr, fd.String())
+		} else {
+			fmt.Fprintf(bw, "%s%s%s\n", prefix, kind, fd.String())
+		}
+	}
+	for i := range r.Problems {
+		line("", &r.Problems[i])
+	}
+	for i := range r.Notes {
+		line("note: ", &r.Notes[i])
+	}
+	if verbose {
+		for _, u := range r.Uncovered {
+			sig := ""
+			if u.Signal {
+				sig = " (signal frame)"
+			}
+			fmt.Fprintf(bw, "%s%s: not covered by SFrame%s: CFI describes [%#x, %#x)\n",
+				prefix, name(u.Section, u.Start), sig, u.Start, u.Start+u.Size)
+		}
+	}
+	fmt.Fprintf(bw, "%s%s\n", prefix, r.Summary())
+	return bw.Flush()
 }

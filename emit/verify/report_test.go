@@ -67,3 +67,41 @@ func TestReportJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestReportWriteText checks the text form: a line per problem and note,
+// those in a function after FUNCTION@0xADDR (the caller's names), the
+// functions not covered only with verbose, and the summary last, every
+// line after the caller's prefix.
+func TestReportWriteText(t *testing.T) {
+	r := &Report{
+		Functions: 2, Addresses: 0x20, CFIFunctions: 4,
+		Problems: []Finding{
+			{Kind: KindFormat, FDE: -1, Msg: "bad header"},
+			{Kind: KindMismatch, InFunction: true, Section: 1, Func: 0x40, Addr: 0x44, End: 0x48, Bytes: 4, Msg: "CFA differs"},
+		},
+		Notes:     []Finding{{Kind: KindNote, InFunction: true, Func: 0x60, Addr: 0x60, End: 0x61, Bytes: 1, Msg: "quirk"}},
+		Uncovered: []Function{{Start: 0x80, Size: 0x10}, {Section: 2, Start: 0x90, Size: 8, Signal: true}},
+	}
+	name := func(section int, start uint64) string { return fmt.Sprintf("f%d_%x", section, start) }
+	lines := `p: bad header
+p: f1_40@0x44: CFA differs [0x44, 0x48)
+p: note: f0_60@0x60: quirk
+`
+	uncovered := `p: f0_80: not covered by SFrame: CFI describes [0x80, 0x90)
+p: f2_90: not covered by SFrame (signal frame): CFI describes [0x90, 0x98)
+`
+	summary := "p: " + r.Summary() + "\n"
+	for _, verbose := range []bool{false, true} {
+		var b strings.Builder
+		if err := r.WriteText(&b, "p: ", name, verbose); err != nil {
+			t.Fatal(err)
+		}
+		want := lines + summary
+		if verbose {
+			want = lines + uncovered + summary
+		}
+		if b.String() != want {
+			t.Errorf("verbose %v:\n%s\nwant\n%s", verbose, b.String(), want)
+		}
+	}
+}

@@ -3,13 +3,16 @@
 // with ptrace (Attach, Linux x86-64 only), its threads with their
 // registers, its memory, and the ELF files mapped into it (modules) with
 // their SFrame sections and function symbols (Symbols). Process.Walk
-// walks every thread and names the frames' functions; Process.Walker
-// gives the unwind.Walker to walk registers of one's own.
+// walks every thread and names the frames' functions (Process.Report: as
+// plain values, for JSON or text); Process.Walker gives the unwind.Walker
+// to walk registers of one's own.
 //
 // The files:
 //
 //   - process.go: Process, Options and Meter (what reading may charge),
 //     Walk and the frames it returns.
+//   - report.go: Report, the walks as "sframe-gen stack" prints them
+//     (Process.Report; JSON tags, Report.WriteText).
 //   - core.go: an ELF core's notes (NT_PRSTATUS registers per ABI,
 //     NT_FILE mappings, NT_AUXV) and its memory (PT_LOAD segments).
 //   - modules.go: the modules of a process: from its mappings (their
