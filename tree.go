@@ -69,8 +69,8 @@ func (g *Generator) ProcessTree(t *Tree, opt TreeOptions) error {
 	// A worker holds one of the CPU tokens while it reads, lowers and
 	// writes a file, and gives it back while the file is synced to the
 	// disk (Sync) and renamed: more workers than tokens keep the CPUs
-	// busy meanwhile. The other paths take no token: making a
-	// symbolic link is the kernel's work of a few microseconds.
+	// busy meanwhile. The other paths take no token: they are the
+	// kernel's work (a symbolic link made again), done meanwhile.
 	dirs := newDirSyncer()
 	cpu := make(chan struct{}, workers)
 	each(t, min(workers*syncWorkers, max(files, 1)), func(i int) {
@@ -134,8 +134,9 @@ func each(t *Tree, workers int, work, ordered func(i int)) {
 	// The paths that are not regular files, on a goroutine of their own
 	// from the start: taken after the files, the symbolic links of a
 	// tree of libraries (one or two a library, made again under an
-	// output directory) were its last tenth, on one CPU, each waiting
-	// for the directory's lock.
+	// output directory) were the last 67-240 ms of a 0.5-1.4 s run, on
+	// one CPU, each waiting for the directory's lock
+	// (docs/performance.md, "A tree").
 	wg.Go(func() {
 		for _, i := range order[regular:] {
 			work(i)
