@@ -50,7 +50,9 @@ const syncWorkers = 4
 // ProcessTree processes every regular file of t (Process, each file
 // replaced together with its other names in the tree, or written under
 // the output directory) on opt.Workers goroutines, the biggest files
-// first, and calls opt.Done for each path. Under an output directory,
+// first, and calls opt.Done for each path. The other paths (symbolic
+// links, made again under an output directory) are done meanwhile, from
+// the start, on a goroutine of their own. Under an output directory,
 // symbolic links are made again and the directories made get their
 // sources' modes at the end; the error is about those. Directories
 // files were renamed into are synced once each, at the end.
@@ -70,15 +72,23 @@ func (g *Generator) ProcessTree(t *Tree, opt TreeOptions) error {
 	// A worker holds one of the CPU tokens while it reads, lowers and
 	// writes a file, and gives it back while the file is synced to the
 	// disk (Sync) and renamed: more workers than tokens keep the CPUs
-	// busy meanwhile.
+	// busy meanwhile. The other paths take no token: they are the
+	// kernel's work (a symbolic link made again), done meanwhile.
 	dirs := newDirSyncer()
 	cpu := make(chan struct{}, workers)
 	each(t, min(workers*syncWorkers, max(files, 1)), func(i int) {
 		f := t.Files[i]
+		if !f.Regular() {
+			out, err := g.processTreeFile(f, replace.ReplaceOptions{}, closer.close)
+			if opt.Done != nil {
+				opt.Done(i, &out, err)
+			}
+			return
+		}
 		cpu <- struct{}{}
 		var once sync.Once
 		release := func() { once.Do(func() { <-cpu }) }
-		if f.Regular() && opt.Begin != nil {
+		if opt.Begin != nil {
 			opt.Begin(i)
 		}
 		ro := replace.ReplaceOptions{KeepTimes: opt.KeepTimes, NoSync: !opt.Sync, Written: release, DirSynced: dirs.add}
@@ -95,9 +105,10 @@ func (g *Generator) ProcessTree(t *Tree, opt TreeOptions) error {
 }
 
 // Each calls work with the index of each path of t on workers goroutines
-// (0: GOMAXPROCS), the biggest files first, and ordered (when not nil)
-// with each index in the order of the walk, on the caller's goroutine,
-// once work has returned for it.
+// (0: GOMAXPROCS) for the regular files, the biggest first, and on one
+// more goroutine, meanwhile, for the other paths, in the order of the
+// walk; and ordered (when not nil) with each index in the order of the
+// walk, on the caller's goroutine, once work has returned for it.
 func (t *Tree) Each(workers int, work, ordered func(i int)) {
 	each(t, cmp.Or(workers, runtime.GOMAXPROCS(0)), work, ordered)
 }
@@ -107,6 +118,11 @@ func each(t *Tree, workers int, work, ordered func(i int)) {
 	done := make([]chan struct{}, len(t.Files))
 	for i := range done {
 		done[i] = make(chan struct{})
+	}
+	order := largestFirst(t.Files)
+	regular := 0
+	for regular < len(order) && t.Files[order[regular]].Regular() {
+		regular++
 	}
 	next := make(chan int)
 	var wg sync.WaitGroup
@@ -118,8 +134,20 @@ func each(t *Tree, workers int, work, ordered func(i int)) {
 			}
 		})
 	}
+	// The paths that are not regular files, on a goroutine of their own
+	// from the start: taken after the files, the symbolic links of a
+	// tree of libraries (one or two a library, made again under an
+	// output directory) were the last 67-240 ms of a 0.5-1.4 s run, on
+	// one CPU, each waiting for the directory's lock
+	// (docs/performance.md, "A tree").
+	wg.Go(func() {
+		for _, i := range order[regular:] {
+			work(i)
+			close(done[i])
+		}
+	})
 	go func() {
-		for _, i := range largestFirst(t.Files) {
+		for _, i := range order[:regular] {
 			next <- i
 		}
 		close(next)
@@ -134,9 +162,10 @@ func each(t *Tree, workers int, work, ordered func(i int)) {
 }
 
 // largestFirst returns the indexes of files in the order the workers take
-// them: the biggest files first, so that the last files to finish are
-// small ones and every CPU stays busy to the end (a big file taken last
-// would finish alone), then everything else in the order of the walk.
+// them: the regular files, the biggest first, so that the last files to
+// finish are small ones and every CPU stays busy to the end (a big file
+// taken last would finish alone), then everything else in the order of
+// the walk.
 func largestFirst(files []*TreeFile) []int {
 	order := make([]int, len(files))
 	for i := range order {

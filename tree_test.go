@@ -39,6 +39,84 @@ func TestLargestFirst(t *testing.T) {
 	}
 }
 
+// TestTreeLinksMeanwhile: under an output directory, the symbolic links
+// of a tree are made again while its files are processed, from the
+// start, not after them on the workers' CPU tokens: the first file's
+// Begin waits for every link's Done (a tree of libraries has one or two
+// links a file; made last, they were the run's last tenth on one CPU).
+func TestTreeLinksMeanwhile(t *testing.T) {
+	dir, out := t.TempDir(), filepath.Join(t.TempDir(), "out")
+	data, err := os.ReadFile(filepath.Join("testdata", "link", "x86_64", "direct.so"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"a", "b"} {
+		if err := os.WriteFile(filepath.Join(dir, name+".so.1"), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, link := range []string{name + ".so", "lib" + name + ".so"} {
+			if err := os.Symlink(name+".so.1", filepath.Join(dir, link)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	g, err := NewGenerator(Options{}, Resources{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree, err := Walk([]string{dir}, WalkOptions{OutputDir: out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tree.Close()
+	links := 0
+	for _, f := range tree.Files {
+		if f.Mode&fs.ModeSymlink != 0 {
+			links++
+		}
+	}
+	if links != 4 {
+		t.Fatalf("the walk found %d symbolic links, want 4", links)
+	}
+	linked := make(chan int, len(tree.Files))
+	var once sync.Once
+	err = g.ProcessTree(tree, TreeOptions{
+		Workers: 1,
+		Begin: func(int) {
+			once.Do(func() {
+				for range links {
+					select {
+					case <-linked:
+					case <-time.After(20 * time.Second):
+						t.Errorf("the links were not made while the first file was processed")
+						return
+					}
+				}
+			})
+		},
+		Done: func(i int, o *Outcome, err error) {
+			if err != nil {
+				t.Errorf("%s: %v", tree.Files[i].Path, err)
+			}
+			if tree.Files[i].Mode&fs.ModeSymlink != 0 {
+				linked <- i
+			}
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range tree.Files {
+		if f.Mode&fs.ModeSymlink == 0 {
+			continue
+		}
+		want, _ := os.Readlink(f.Path)
+		if got, err := os.Readlink(f.Output); err != nil || got != want {
+			t.Errorf("%s: %q, %v; want a link to %q", f.Output, got, err, want)
+		}
+	}
+}
+
 // TestSyncHeldDirs swaps, as nobody, a directory a tree was written into
 // (synced at the end: dirSyncer) for a link to nobody's FIFO, the
 // kernel's protections on: the sync goes through the directory held, and

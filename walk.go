@@ -219,12 +219,19 @@ type walker struct {
 	// as files nor counted as names of their file).
 	temps     []*TreeFile
 	findTemps int
+	// cwd is the working directory, for same (read once: os.Getwd
+	// stats "." and $PWD, four calls a file when asked each time); ""
+	// when it cannot be read.
+	cwd string
 }
 
 // walkOperands is Walk's walk; findTemps says what becomes of the
 // temporary names of a killed run (walker.findTemps).
 func walkOperands(operands []string, outputDir string, outRoot *replace.Dir, findTemps int) (t *Tree, temps []*TreeFile, err error) {
 	w := &walker{outputDir: outputDir, outRoot: outRoot, t: &Tree{}, inodes: map[[2]uint64]*TreeFile{}, outs: map[string]string{}, findTemps: findTemps}
+	if outputDir != "" {
+		w.cwd, _ = os.Getwd()
+	}
 	defer func() {
 		if err != nil {
 			w.t.Close()
@@ -293,7 +300,7 @@ func (w *walker) walk(root, dir *replace.Dir, path, rel string) error {
 	}
 	for _, e := range entries {
 		p, r := filepath.Join(path, e.Name), filepath.Join(rel, e.Name)
-		if e.Mode.IsDir() && w.outputDir != "" && same(p, w.outputDir) {
+		if e.Mode.IsDir() && w.outputDir != "" && w.same(p, w.outputDir) {
 			continue // the results of this run
 		}
 		if err := w.add(p, root, r, r, e); err != nil {
@@ -343,7 +350,7 @@ func (w *walker) add(path string, root *replace.Dir, rel, outRel string, st repl
 			if prev, ok := w.outs[f.Output]; ok {
 				return &OutputClashError{Path: path, Other: prev, Output: f.Output}
 			}
-			if same(path, f.Output) {
+			if w.same(path, f.Output) {
 				return &OutputClashError{Path: path, Output: f.Output}
 			}
 			w.outs[f.Output] = path
@@ -373,9 +380,19 @@ func (w *walker) add(path string, root *replace.Dir, rel, outRel string, st repl
 	return nil
 }
 
-// same reports whether two paths name the same place (before any link).
-func same(a, b string) bool {
-	x, err1 := filepath.Abs(a)
-	y, err2 := filepath.Abs(b)
-	return err1 == nil && err2 == nil && x == y
+// same reports whether two paths name the same place (before any link),
+// made absolute as filepath.Abs makes them; false for a relative path
+// when the working directory cannot be read.
+func (w *walker) same(a, b string) bool {
+	x, ok1 := w.abs(a)
+	y, ok2 := w.abs(b)
+	return ok1 && ok2 && x == y
+}
+
+// abs is filepath.Abs with the working directory read once.
+func (w *walker) abs(p string) (string, bool) {
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p), true
+	}
+	return filepath.Join(w.cwd, p), w.cwd != ""
 }

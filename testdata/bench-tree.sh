@@ -6,7 +6,8 @@
 #   RUNS=N (default 7), JOBS=N (default 2), SMALL=N small files (default 400)
 #   SFRAME_GEN=PATH: time that binary instead of building the tree's.
 #   BASE=PATH: also time that sframe-gen (an older build) in the same rounds,
-#     on its own fresh copy, for a comparison made in the same conditions.
+#     in place on its own fresh copy and with --output-dir, for a
+#     comparison made in the same conditions.
 #   FLAGS="--sync": more flags for the timed sframe-gen runs.
 #   OBJCOPY=PATH (default objcopy): the peer timed in the same rounds;
 #     OBJCOPY= leaves it out.
@@ -30,13 +31,19 @@
 #   OBJCOPY FILE, JOBS at a time, on a fresh copy X
 #                                  the peer: GNU objcopy rewrites each file
 #                                  (no options) and renames it over the old;
-#   BASE -q -j JOBS C              with BASE=.
+#   BASE -q -j JOBS C              with BASE=;
+#   BASE -q -j JOBS --output-dir P TREE
+#                                  with BASE=.
 # The file system's state moves these times: on ext4 without a journal a
 # new inode is sought past those freed in the last minute, so cp -a itself
 # takes 0.3 s in one run and 1 s in the next (docs/performance.md); each
 # round's ratio compares runs made in the same state.
 # Printed: the median wall times, the median of the per-round ratios
-# to cp -a, --output-dir / cp -a (target <= 1.3), in place / replacecopy
+# to cp -a, --output-dir / cp -a (target <= 1.3), the CPU the sections
+# alone take (testdata/lowertree: every file's section made on one CPU,
+# nothing written) against cp -a's wall and the bound it sets on JOBS
+# CPUs (cp -a's CPU and the sections', shared between them, over cp -a's
+# wall), in place / replacecopy
 # (the floor: target <= 1.15), in place / objcopy (target <= 0.5), the peak RSS of the batch run (target <= 64 MiB), a second
 # run over the patched tree (everything up to date: nothing written), and
 # the same rounds over SMALL small files (< 100 FDEs: copies of the small
@@ -86,6 +93,7 @@ median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] 
 
 BASEBIN=${BASE:+$(readlink -f "$BASE")}
 go build -o "$TMP/replacecopy" ./testdata/replacecopy
+go build -o "$TMP/lowertree" ./testdata/lowertree
 # timed NAME: one timed run of the command NAME stands for, appended to
 # $TMP/NAME.
 # An in-place command's fresh copy is made just before it (untimed), so
@@ -99,18 +107,19 @@ timed() {
   out) wall "$BIN" -q -j "$JOBS" $FLAGS --output-dir "$TMP/o" "$SRC" ;;
   rc) fresh r && wall "$TMP/replacecopy" -j "$JOBS" "$TMP/r" ;;
   base) fresh c && wall "$BASEBIN" -q -j "$JOBS" $FLAGS "$TMP/c" ;;
+  baseout) wall "$BASEBIN" -q -j "$JOBS" $FLAGS --output-dir "$TMP/p" "$SRC" ;;
   oc) fresh x && wall sh -c 'find "$1" -type f -print0 | xargs -0 -n 1 -P "$2" "$3"' sh "$TMP/x" "$JOBS" "$OBJCOPY" ;;
   esac >>"$TMP/$1"
 }
 fresh() { cp -a "$SRC" "$TMP/$1"; }
-cmds=(cp sfg out rc ${OBJCOPY:+oc} ${BASEBIN:+base})
+cmds=(cp sfg out rc ${OBJCOPY:+oc} ${BASEBIN:+base baseout})
 # rounds SRC: RUNS rounds of every command on SRC, in an order rotated
 # every round.
 rounds() {
   SRC=$1
   for c in "${cmds[@]}"; do : >"$TMP/$c"; done
   for r in $(seq "$RUNS"); do
-    rm -rf "$TMP/a" "$TMP/b" "$TMP/c" "$TMP/r" "$TMP/o" "$TMP/x"
+    rm -rf "$TMP/a" "$TMP/b" "$TMP/c" "$TMP/r" "$TMP/o" "$TMP/p" "$TMP/x"
     n=${#cmds[@]}
     for k in $(seq 0 $((n - 1))); do
       timed "${cmds[$(( (k + r) % n ))]}"
@@ -127,6 +136,11 @@ printf 'cp -a %.3f s (CPU %.2f s)   sframe-gen -j %s %.3f s (CPU %.2f s)   wall 
   "$(med cp 1)" "$(med cp 2)" "$JOBS" "$(med sfg 1)" "$(med sfg 2)" "$(summary sfg cp)"
 printf 'sframe-gen -j %s --output-dir (a new tree) %.3f s (CPU %.2f s): / cp -a %s\n' \
   "$JOBS" "$(med out 1)" "$(med out 2)" "$(summary out cp)"
+lower=$("$TMP/lowertree" "$TMP/tree")
+lcpu=${lower%% s CPU*}
+printf 'the sections alone (testdata/lowertree, one CPU, nothing written): %s; / cp -a wall %.3f; --output-dir bound on %s CPUs (cp -a CPU + sections CPU) / %s / cp -a wall: %.3f\n' \
+  "$lower" "$(awk -v l="$lcpu" -v c="$(med cp 1)" 'BEGIN { print l / c }')" "$JOBS" "$JOBS" \
+  "$(awk -v l="$lcpu" -v c="$(med cp 1)" -v u="$(med cp 2)" -v j="$JOBS" 'BEGIN { print (u + l) / j / c }')"
 printf 'replacecopy -j %s (every file replaced by a copy of itself) %.3f s (CPU %.2f s): / cp -a %s; in place / replacecopy (the floor) %s\n' \
   "$JOBS" "$(med rc 1)" "$(med rc 2)" "$(summary rc cp)" "$(summary sfg rc)"
 if [ -n "$OBJCOPY" ]; then
@@ -134,7 +148,8 @@ if [ -n "$OBJCOPY" ]; then
     "$OBJCOPY" "$JOBS" "$(med oc 1)" "$(med oc 2)" "$(summary oc cp)" "$(summary sfg oc)"
 fi
 if [ -n "$BASEBIN" ]; then
-  printf 'BASE %s: %.3f s (CPU %.2f s)   wall ratio %s\n' "$BASE" "$(med base 1)" "$(med base 2)" "$(summary base cp)"
+  printf 'BASE %s: %.3f s (CPU %.2f s)   wall ratio %s; in place / BASE in place %s\n' "$BASE" "$(med base 1)" "$(med base 2)" "$(summary base cp)" "$(summary sfg base)"
+  printf 'BASE --output-dir %.3f s (CPU %.2f s): / cp -a %s; --output-dir / BASE --output-dir %s\n' "$(med baseout 1)" "$(med baseout 2)" "$(summary baseout cp)" "$(summary out baseout)"
 fi
 printf 'per round (cp -a wall, sframe-gen/cp -a, replacecopy/cp -a%s):' "${BASEBIN:+, BASE/cp -a}"
 {
@@ -145,7 +160,7 @@ printf 'per round (cp -a wall, sframe-gen/cp -a, replacecopy/cp -a%s):' "${BASEB
   fi
 } | awk '{ printf " %.2f:%s/%s", $1, $2, $3; if (NF > 3) printf "/%s", $4 } END { print "" }'
 
-rm -rf "$TMP/a" "$TMP/b" "$TMP/c" "$TMP/r" "$TMP/o" "$TMP/x"
+rm -rf "$TMP/a" "$TMP/b" "$TMP/c" "$TMP/r" "$TMP/o" "$TMP/p" "$TMP/x"
 cp -a "$TMP/tree" "$TMP/a"
 sync
 /usr/bin/time -o "$TMP/time" -f '%e %M' "$BIN" -j "$JOBS" "$TMP/a" 2>"$TMP/summary" || true
@@ -180,5 +195,5 @@ per sfg "sframe-gen in place"
 per out "sframe-gen --output-dir"
 per rc "replacecopy"
 [ -n "$OBJCOPY" ] && per oc "$OBJCOPY"
-[ -n "$BASEBIN" ] && per base "BASE $BASE"
+[ -n "$BASEBIN" ] && per base "BASE $BASE" && per baseout "BASE --output-dir"
 true
