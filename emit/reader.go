@@ -71,8 +71,8 @@ const (
 	// blockPad is the zero bytes after the last block: every start and
 	// offset is read as 4 bytes (then masked or sign-extended to its
 	// size), also the last one, and a search of a block's starts reads
-	// searchWindow of them, also past the last.
-	blockPad = 4 * searchWindow
+	// searchWindow+1 of them, also past the last.
+	blockPad = 4 * (searchWindow + 1)
 )
 
 // Flags of what record says of an FRE; with its three offsets (the
@@ -92,10 +92,16 @@ const (
 )
 
 // searchWindow is how many starts a search reads at once: the functions
-// of a bucket, the FREs of a block, when there are fewer, are searched in
+// of a bucket, the FREs of a block (after the first), when there are fewer, are searched in
 // log2(searchWindow) steps without a branch on the data (conditional
-// moves); more, in a loop.
-const searchWindow = 16
+// moves); more, in a loop. A bucket of up to countWindow functions is
+// searched by comparing its countWindow entries at once (independent
+// reads and compares, summed, no step waiting for the one before): on
+// libLLVM.so, 87% of the PCs of its functions are in such a bucket.
+const (
+	searchWindow = 16
+	countWindow  = 8
+)
 
 // The bucket table of n functions has at most n*maxBucketsPerFunc
 // buckets (each a power of two bytes of addresses), and is made finer,
@@ -109,8 +115,15 @@ const (
 )
 
 // maxBlocks is the most bytes Reader.blocks may take: offsets into it are
-// 32 bits (and a slice's length an int).
-const maxBlocks = min(1<<32-1, math.MaxInt)
+// 31 bits (and a slice's length an int): a function's place in blocks
+// with inlineFRE set is not an offset.
+const maxBlocks = min(inlineFRE-1, math.MaxInt)
+
+// inlineFRE marks a function whose one FRE starts at its first address
+// (and whose PC type is PCInc): its place in Reader.blks and ents is the
+// index of the FRE's frame with this bit set, so that a lookup reads no
+// block (on libLLVM.so, 31% of the functions).
+const inlineFRE = 1 << 31
 
 // Func is one function of a section as Reader.Funcs gives it.
 type Func struct {
@@ -273,7 +286,10 @@ func (r *Reader) function(pc uint64) (k int, off, blk uint32, ok bool) {
 	key := d<<32 | 0xffffffff
 	e := unsafe.Add(unsafe.Pointer(unsafe.SliceData(r.ents)), lo*8)
 	var c uint // how many of ents[lo:] start at or before pc
-	if hi-lo < searchWindow {
+	if hi-lo <= countWindow {
+		c = (atOrBelow(at(e, 0), key) + atOrBelow(at(e, 1), key)) + (atOrBelow(at(e, 2), key) + atOrBelow(at(e, 3), key)) +
+			(atOrBelow(at(e, 4), key) + atOrBelow(at(e, 5), key)) + (atOrBelow(at(e, 6), key) + atOrBelow(at(e, 7), key))
+	} else if hi-lo < searchWindow {
 		c = atOrBelow(at(e, 7), key) << 3
 		c += atOrBelow(at(e, c+3), key) << 2
 		c += atOrBelow(at(e, c+1), key) << 1
@@ -329,6 +345,9 @@ func (r *Reader) find(pc uint64) (k, j int, frame uint32, start uint64, ok bool)
 		return 0, 0, 0, 0, false
 	}
 	start = pc - uint64(off)
+	if b&inlineFRE != 0 {
+		return k, 0, b &^ inlineFRE, start, true
+	}
 	blk := unsafe.Add(unsafe.Pointer(unsafe.SliceData(r.blocks)), b)
 	head := (*[blockHead]byte)(blk)
 	if PCType(head[headInfo]>>4&1) == PCMask {
@@ -344,16 +363,17 @@ func (r *Reader) find(pc uint64) (k, j int, frame uint32, start uint64, ok bool)
 	starts := unsafe.Add(blk, blockHead)
 	o := uint64(off)
 	var c uint
-	if n < searchWindow {
+	if n <= searchWindow {
 		// Starts past the n-th read as 0xffffffff, above any offset
-		// (below a function's size, itself a uint32).
+		// (below a function's size, itself a uint32). The first, then
+		// the next searchWindow in log2(searchWindow) steps.
 		st := func(i uint) uint64 {
 			return uint64(le32(unsafe.Add(starts, i<<sc))&mask | uint32(int32(n-1-i)>>31))
 		}
-		c = atOrBelow(st(7), o) << 3
-		c += atOrBelow(st(c+3), o) << 2
-		c += atOrBelow(st(c+1), o) << 1
-		c += atOrBelow(st(c), o)
+		c = atOrBelow(st(8), o) << 3
+		c += atOrBelow(st(c+4), o) << 2
+		c += atOrBelow(st(c+2), o) << 1
+		c += atOrBelow(st(c+1), o) + atOrBelow(st(0), o)
 	} else {
 		for m := n; m > 0; {
 			half := (m + 1) >> 1

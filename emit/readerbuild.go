@@ -94,6 +94,11 @@ func (r *Reader) packBlocks(limit int) error {
 		r.blks[k] = blk
 	}
 	r.blocks = append(r.blocks, make([]byte, blockPad)...)
+	for k, blk := range r.blks {
+		if f := &r.fdes[r.fdeIndex(k)]; len(f.FREs) == 1 && f.FREs[0].StartAddr == 0 && f.PCType() == PCInc {
+			r.blks[k] = inlineFRE | r.frameOf(blk)
+		}
+	}
 	return nil
 }
 
@@ -297,4 +302,13 @@ func (r *Reader) crowded(shift uint) int {
 		}
 	}
 	return crowded
+}
+
+// frameOf returns the index in Reader.frames of the first FRE's frame of
+// the block at blk.
+func (r *Reader) frameOf(blk uint32) uint32 {
+	b := r.blocks[blk:]
+	sc, ic := b[headShape]&3, b[headShape]>>2&3
+	v := binary.LittleEndian.Uint32(b[blockHead+1<<sc:])
+	return v & (uint32(1)<<(8<<ic) - 1)
 }
