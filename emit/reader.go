@@ -31,20 +31,29 @@ type Reader struct {
 	// search's dozen dependent cache misses).
 	starts []uint64
 	sizes  []uint32 // the functions' sizes
-	blks   []uint32 // the offsets of their FRE blocks in blocks
+	// blks say where each function's FRE is: its block's offset in
+	// blocks << 1, or, for a function of one FRE at its start (inlineFRE
+	// set), that FRE's index in frames << 1.
+	blks   []uint32
 	fdeOf  []int32
 	base   uint64
 	shift  uint
 	bucket []uint32
 	// ents are what a search reads of function k, when every function
-	// ends within 4 GiB of base (else nil, and the search reads starts
-	// and blks): its start's offset from base in the high 32 bits, the
-	// offset of its FRE block in the low ones, followed by searchWindow
-	// entries of ^0. Comparing an entry with off<<32|0xffffffff compares
-	// the start with base+off, and the entry found gives the block
-	// without another dependent read (the function's size, read from
-	// sizes, is read at the same time as the block).
-	ents []uint64
+	// ends within 4 GiB of base (else nil, and the search reads starts,
+	// sizes and blks), followed by searchWindow entries of ^0: its
+	// start's offset from base in the bits from eshift up (as few as the
+	// last end needs), its size in the bits from pbits up (zmask of them;
+	// a size of zmask or more reads as zmask, and the search reads sizes),
+	// its blks in the pmask bits below. Comparing an entry with
+	// off<<eshift|low compares the start with base+off, and the entry
+	// found gives the size and the block without another read: a lookup
+	// reads the bucket, one or two lines of entries and the block.
+	// dmax: no function ends past base+dmax.
+	ents              []uint64
+	eshift, pbits     uint
+	low, zmask, pmask uint64
+	dmax              uint64
 	// blocks holds each distinct block of FREs once (functions sharing
 	// one in the section share it here), in the layout of packBlock: an
 	// 8-byte head, the FREs' starts, then the index in frames of each
@@ -115,15 +124,14 @@ const (
 )
 
 // maxBlocks is the most bytes Reader.blocks may take: offsets into it are
-// 31 bits (and a slice's length an int): a function's place in blocks
-// with inlineFRE set is not an offset.
-const maxBlocks = min(inlineFRE-1, math.MaxInt)
+// 31 bits, shifted by one in Reader.blks (and a slice's length an int).
+const maxBlocks = min(1<<31-1, math.MaxInt)
 
 // inlineFRE marks a function whose one FRE starts at its first address
-// (and whose PC type is PCInc): its place in Reader.blks and ents is the
-// index of the FRE's frame with this bit set, so that a lookup reads no
+// (and whose PC type is PCInc): its Reader.blks is the index of the FRE's
+// frame shifted by one, with this bit set, so that a lookup reads no
 // block (on libLLVM.so, 31% of the functions).
-const inlineFRE = 1 << 31
+const inlineFRE = 1
 
 // Func is one function of a section as Reader.Funcs gives it.
 type Func struct {
@@ -276,14 +284,14 @@ func (r *Reader) function(pc uint64) (k int, off, blk uint32, ok bool) {
 	// its bucket, or the one before them. The entries after the bucket's
 	// start above pc (or are the padding, ^0).
 	d := pc - r.base
-	if pc < r.base || d >= narrowSpan {
+	if pc < r.base || d >= r.dmax {
 		return 0, 0, 0, false
 	}
 	bp := unsafe.Pointer(unsafe.SliceData(r.bucket))
 	b := uintptr(min(d>>r.shift, uint64(len(r.bucket)-2)))
 	lo := uint(*(*uint32)(unsafe.Add(bp, b*4)))
 	hi := uint(*(*uint32)(unsafe.Add(bp, b*4+4)))
-	key := d<<32 | 0xffffffff
+	key := d<<r.eshift | r.low
 	e := unsafe.Add(unsafe.Pointer(unsafe.SliceData(r.ents)), lo*8)
 	var c uint // how many of ents[lo:] start at or before pc
 	if hi-lo <= countWindow {
@@ -302,11 +310,15 @@ func (r *Reader) function(pc uint64) (k int, off, blk uint32, ok bool) {
 	}
 	k = int(lo + c - 1)
 	ent := r.ents[k]
-	off = uint32(d - ent>>32)
-	if off >= r.sizes[k] {
+	o := d - ent>>r.eshift
+	size := ent >> r.pbits & r.zmask
+	if size == r.zmask {
+		size = uint64(r.sizes[k])
+	}
+	if o >= size {
 		return 0, 0, 0, false
 	}
-	return k, off, uint32(ent), true
+	return k, uint32(o), uint32(ent & r.pmask), true
 }
 
 // functionWide is function for a Reader without ents.
@@ -346,9 +358,9 @@ func (r *Reader) find(pc uint64) (k, j int, frame uint32, start uint64, ok bool)
 	}
 	start = pc - uint64(off)
 	if b&inlineFRE != 0 {
-		return k, 0, b &^ inlineFRE, start, true
+		return k, 0, b >> 1, start, true
 	}
-	blk := unsafe.Add(unsafe.Pointer(unsafe.SliceData(r.blocks)), b)
+	blk := unsafe.Add(unsafe.Pointer(unsafe.SliceData(r.blocks)), b>>1)
 	head := (*[blockHead]byte)(blk)
 	if PCType(head[headInfo]>>4&1) == PCMask {
 		if head[headRep] == 0 {

@@ -71,6 +71,11 @@ func indexCases() []struct {
 			{start: 0x1000, size: 0x10, starts: []uint32{0}},
 			{start: 0x1000 + 1<<32 - 0x20, size: 0x1f, starts: []uint32{0}},
 		}},
+		{"a size too big for its search entry", []indexFunc{
+			{start: 0x1000, size: 0x50000000, starts: []uint32{0, 0x4fffffff}},
+			{start: 0x60000000, size: 0x10, starts: []uint32{0}},
+			{start: 0x1000 + 1<<32 - 0x20, size: 0x1f, starts: []uint32{0}},
+		}},
 		{"a function at the end of the address space", []indexFunc{
 			{start: ^uint64(0) - 0x2f, size: 0x10, starts: []uint32{0}},
 			{start: ^uint64(0) - 0xf, size: 0x10, starts: []uint32{0, 0xf}},
