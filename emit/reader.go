@@ -378,14 +378,18 @@ func (r *Reader) find(pc uint64) (k, j int, frame uint32, start uint64, ok bool)
 	if n <= searchWindow {
 		// Starts past the n-th read as 0xffffffff, above any offset
 		// (below a function's size, itself a uint32). The first, then
-		// the next searchWindow in log2(searchWindow) steps.
+		// the next searchWindow in log2(searchWindow) steps. The FRE
+		// found is one whose start was compared (FREs out of order, which
+		// no lookup is defined for, give one that starts at or before
+		// off, as the loop's search does).
 		st := func(i uint) uint64 {
 			return uint64(le32(unsafe.Add(starts, i<<sc))&mask | uint32(int32(n-1-i)>>31))
 		}
 		c = atOrBelow(st(8), o) << 3
 		c += atOrBelow(st(c+4), o) << 2
 		c += atOrBelow(st(c+2), o) << 1
-		c += atOrBelow(st(c+1), o) + atOrBelow(st(0), o)
+		c += atOrBelow(st(c+1), o)
+		c += atOrBelow(st(0), o) | min(c, 1)
 	} else {
 		for m := n; m > 0; {
 			half := (m + 1) >> 1
