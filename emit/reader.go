@@ -267,6 +267,12 @@ func atOrBelow(a, b uint64) uint {
 	return uint(borrow ^ 1)
 }
 
+// above returns 1 if a > b, else 0.
+func above(a, b uint64) uint {
+	_, borrow := bits.Sub64(b, a, 0)
+	return uint(borrow)
+}
+
 // at returns the i-th uint64 from p.
 func at(p unsafe.Pointer, i uint) uint64 { return *(*uint64)(unsafe.Add(p, i*8)) }
 
@@ -288,15 +294,15 @@ func (r *Reader) function(pc uint64) (k int, off, blk uint32, ok bool) {
 		return 0, 0, 0, false
 	}
 	bp := unsafe.Pointer(unsafe.SliceData(r.bucket))
-	b := uintptr(min(d>>r.shift, uint64(len(r.bucket)-2)))
+	b := uintptr(min(d>>(r.shift&63), uint64(len(r.bucket)-2)))
 	lo := uint(*(*uint32)(unsafe.Add(bp, b*4)))
 	hi := uint(*(*uint32)(unsafe.Add(bp, b*4+4)))
-	key := d<<r.eshift | r.low
+	key := d<<(r.eshift&63) | r.low
 	e := unsafe.Add(unsafe.Pointer(unsafe.SliceData(r.ents)), lo*8)
 	var c uint // how many of ents[lo:] start at or before pc
 	if hi-lo <= countWindow {
-		c = (atOrBelow(at(e, 0), key) + atOrBelow(at(e, 1), key)) + (atOrBelow(at(e, 2), key) + atOrBelow(at(e, 3), key)) +
-			(atOrBelow(at(e, 4), key) + atOrBelow(at(e, 5), key)) + (atOrBelow(at(e, 6), key) + atOrBelow(at(e, 7), key))
+		c = countWindow - ((above(at(e, 0), key) + above(at(e, 1), key)) + (above(at(e, 2), key) + above(at(e, 3), key)) +
+			(above(at(e, 4), key) + above(at(e, 5), key)) + (above(at(e, 6), key) + above(at(e, 7), key)))
 	} else if hi-lo < searchWindow {
 		c = atOrBelow(at(e, 7), key) << 3
 		c += atOrBelow(at(e, c+3), key) << 2
@@ -310,8 +316,8 @@ func (r *Reader) function(pc uint64) (k int, off, blk uint32, ok bool) {
 	}
 	k = int(lo + c - 1)
 	ent := r.ents[k]
-	o := d - ent>>r.eshift
-	size := ent >> r.pbits & r.zmask
+	o := d - ent>>(r.eshift&63)
+	size := ent >> (r.pbits & 63) & r.zmask
 	if size == r.zmask {
 		size = uint64(r.sizes[k])
 	}

@@ -32,7 +32,7 @@ func (r *Reader) makeEntries() {
 	if end > narrowSpan {
 		return
 	}
-	sbits := uint(bits.Len64(end))
+	sbits := uint(max(bits.Len64(end), 1)) // eshift below 64
 	r.eshift, r.pbits = 64-sbits, uint(bits.Len32(place))
 	r.dmax, r.low = 1<<sbits-1, 1<<r.eshift-1
 	r.zmask, r.pmask = 1<<(r.eshift-r.pbits)-1, 1<<r.pbits-1
