@@ -415,12 +415,13 @@ func (r *Reader) find(pc uint64) (k, j int, frame uint32, start uint64, ok bool)
 // the FRE means (Header.Frame). It reports false where Find does, and for
 // an FRE whose data words do not fit its FDE type. Lookup allocates
 // nothing.
-func (r *Reader) Lookup(pc uint64) (Lookup, bool) {
+func (r *Reader) Lookup(pc uint64) (l Lookup, ok bool) {
 	k, j, i, start, ok := r.find(pc)
 	if !ok || i == 0 {
-		return Lookup{}, false
+		return l, false
 	}
-	return Lookup{Frame: r.frames[i], Func: r.fdeIndex(k), FRE: j, Start: start}, true
+	l.Frame, l.Func, l.FRE, l.Start = r.frames[i], r.fdeIndex(k), j, start
+	return l, true
 }
 
 // Covering returns the function whose address range holds pc, whether or
