@@ -60,6 +60,32 @@ func BenchmarkDump(b *testing.B) {
 	}
 }
 
+// BenchmarkReaderIndex builds the search index of a Reader (the bucket
+// table and the search entries) for BenchmarkNewReader's section, and
+// reports its bytes per function: the part of NewReader that makes a
+// lookup read one bucket and one line of entries rather than binary
+// search the functions.
+func BenchmarkReaderIndex(b *testing.B) {
+	data := largestGolden(b)
+	if p := os.Getenv("EMIT_BENCH_SFRAME"); p != "" {
+		var err error
+		if data, err = os.ReadFile(p); err != nil {
+			b.Fatal(err)
+		}
+	}
+	r, err := NewReader(data, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		r.shift, r.bucket, r.ents = 0, nil, nil
+		r.makeBuckets()
+		r.makeEntries()
+	}
+	b.ReportMetric(float64(4*len(r.bucket)+8*len(r.ents))/float64(r.NumFuncs()), "bytes/func")
+}
+
 // BenchmarkNewReader decodes a section and builds its Reader: the biggest
 // golden section, or the section in the file $EMIT_BENCH_SFRAME (such as
 // libLLVM.so's, made with sframe-gen --raw -o FILE, read at address 0).

@@ -6,12 +6,14 @@ package emit
 import (
 	"encoding/binary"
 	"fmt"
+	"math/bits"
 	"slices"
 )
 
 // narrowSpan bounds the offsets from base a Reader packs into ents: every
-// function must end at or below base+narrowSpan, so that off<<32|0xffffffff
-// stays below the padding (^0) for every off a search compares.
+// function must end at or below base+narrowSpan, so that an offset takes
+// at most 32 bits of an entry and its key (off<<eshift|low) stays below
+// the padding (^0) for every off a search compares (below dmax).
 const narrowSpan = 1<<32 - 1
 
 // makeEntries fills ents when every function ends within narrowSpan of
@@ -21,13 +23,22 @@ func (r *Reader) makeEntries() {
 	if n == 0 || r.starts[n-1]-r.base >= narrowSpan {
 		return
 	}
+	var end uint64
+	var place uint32
+	for k, size := range r.sizes {
+		end = max(end, r.starts[k]-r.base+uint64(size))
+		place = max(place, r.blks[k])
+	}
+	if end > narrowSpan {
+		return
+	}
+	sbits := uint(max(bits.Len64(end), 1)) // eshift below 64
+	r.eshift, r.pbits = 64-sbits, uint(bits.Len32(place))
+	r.dmax, r.low = 1<<sbits-1, 1<<r.eshift-1
+	r.zmask, r.pmask = 1<<(r.eshift-r.pbits)-1, 1<<r.pbits-1
 	ents := make([]uint64, n, n+searchWindow)
 	for k, size := range r.sizes {
-		d := r.starts[k] - r.base
-		if d+uint64(size) > narrowSpan {
-			return
-		}
-		ents[k] = d<<32 | uint64(r.blks[k])
+		ents[k] = (r.starts[k]-r.base)<<r.eshift | min(uint64(size), r.zmask)<<r.pbits | uint64(r.blks[k])
 	}
 	for range searchWindow {
 		ents = append(ents, ^uint64(0))
@@ -91,9 +102,14 @@ func (r *Reader) packBlocks(limit int) error {
 			r.blocks = packBlock(r.blocks, f, idx[:len(f.FREs)], shapes[0])
 			idx, shapes = idx[len(f.FREs):], shapes[1:]
 		}
-		r.blks[k] = blk
+		r.blks[k] = blk << 1
 	}
 	r.blocks = append(r.blocks, make([]byte, blockPad)...)
+	for k, blk := range r.blks {
+		if f := &r.fdes[r.fdeIndex(k)]; len(f.FREs) == 1 && f.FREs[0].StartAddr == 0 && f.PCType() == PCInc {
+			r.blks[k] = r.frameOf(blk>>1)<<1 | inlineFRE
+		}
+	}
 	return nil
 }
 
@@ -297,4 +313,13 @@ func (r *Reader) crowded(shift uint) int {
 		}
 	}
 	return crowded
+}
+
+// frameOf returns the index in Reader.frames of the first FRE's frame of
+// the block at blk.
+func (r *Reader) frameOf(blk uint32) uint32 {
+	b := r.blocks[blk:]
+	sc, ic := b[headShape]&3, b[headShape]>>2&3
+	v := binary.LittleEndian.Uint32(b[blockHead+1<<sc:])
+	return v & (uint32(1)<<(8<<ic) - 1)
 }

@@ -16,7 +16,8 @@
 # and flex FDEs (libsframe's getters need the FDE type, which sframe_find_fre
 # does not return) are left out. Each side decodes the section once, untimed, then
 # looks every PC up as an unwinder does (the FRE, then its CFA, RA and FP
-# rules); both print ns per lookup, the PCs found and the sum of their CFA
+# rules); both print the CPU ns per lookup of their best pass (the process's
+# CPU time: a loaded machine's other work is not counted), the PCs found and the sum of their CFA
 # offsets, which must be equal. Printed: the medians and their ratio
 # (Go / libsframe; below 1: emit.Reader is faster).
 set -euo pipefail
@@ -61,7 +62,7 @@ for ((r = 0; r < ROUNDS; r++)); do
 done
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 gm=$(median "${go_ns[@]}") cm=$(median "${c_ns[@]}")
-echo "emit.Reader.Lookup: $gm ns per lookup (rounds: ${go_ns[*]})"
-echo "libsframe sframe_find_fre + offsets: $cm ns per lookup (rounds: ${c_ns[*]})"
+echo "emit.Reader.Lookup: $gm CPU ns per lookup (rounds: ${go_ns[*]})"
+echo "libsframe sframe_find_fre + offsets: $cm CPU ns per lookup (rounds: ${c_ns[*]})"
 echo "agree: ${go_line#* * }"
 awk -v g="$gm" -v c="$cm" 'BEGIN {printf "ratio emit.Reader / libsframe: %.2f\n", g / c}'

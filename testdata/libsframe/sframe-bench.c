@@ -13,7 +13,8 @@
 
      ns_per_lookup N found F checksum C
 
-   N is the best pass's time per lookup; F the PCs found in a pass; C the
+   N is the best pass's CPU time per lookup (the process's, so that a
+   loaded machine's other work is not counted); F the PCs found in a pass; C the
    sum over a pass of the CFA offsets found (none for an outermost frame), to check that both sides
    found the same FREs.  Exit status 1 when a file cannot be read or the
    section cannot be decoded, 2 for a usage error.  */
@@ -55,7 +56,7 @@ static double
 now_ns (void)
 {
   struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
+  clock_gettime (CLOCK_PROCESS_CPUTIME_ID, &ts);
   return ts.tv_sec * 1e9 + ts.tv_nsec;
 }
 
