@@ -236,37 +236,27 @@ func tableSize(n int) int {
 // end, rec appended to them (rec may lie in their array past their end).
 func (t *shareTable) keep(rec []byte) (at int, repeat bool) {
 	w := len(t.packed)
-	if at = t.add(rec, w); at != w {
-		return at, true
+	if t.v2 && len(rec) == FDEAttrSize {
+		t.packed = append(t.packed, rec...)
+		return w, false
 	}
-	t.packed = append(t.packed, rec...)
-	return w, false
-}
-
-// add returns where the record b is: at an earlier record with its
-// bytes, or at w, where the caller moves it.
-func (t *shareTable) add(b []byte, w int) int {
-	if t.v2 && len(b) == FDEAttrSize {
-		return w
-	}
-	h := maphash.Bytes(t.seed, b)
-	mask := uint64(len(t.slots) - 1)
-	for k := h >> 32 & mask; ; k = (k + 1) & mask {
-		s := t.slots[k]
-		if s == 0 {
-			t.slots[k] = h>>32<<32 | uint64(w+1)
-			if t.used++; 2*t.used > len(t.slots) {
-				t.grow()
-			}
-			return w
-		}
-		if s>>32 == h>>32 {
+	h := maphash.Bytes(t.seed, rec)
+	slots, mask := t.slots, uint64(len(t.slots)-1)
+	k := h >> 32 & mask
+	for ; slots[k] != 0; k = (k + 1) & mask {
+		if s := slots[k]; s>>32 == h>>32 {
 			at := int(uint32(s)) - 1
-			if at+len(b) <= w && bytes.Equal(t.packed[at:at+len(b)], b) {
-				return at
+			if at+len(rec) <= w && bytes.Equal(t.packed[at:at+len(rec)], rec) {
+				return at, true
 			}
 		}
 	}
+	slots[k] = h>>32<<32 | uint64(w+1)
+	t.packed = append(t.packed, rec...)
+	if t.used++; 2*t.used > len(slots) {
+		t.grow()
+	}
+	return w, false
 }
 
 // grow doubles the table, each slot moved to the place its hash bits
