@@ -149,9 +149,9 @@ func (sh *FRESharer) Share(s *Section) (int, error) {
 // records of data (their FRE offsets are data's, the records following
 // each other in index order), sharing them as Share would had they been
 // appended to s first: each record that repeats an earlier one's bytes
-// is left out, the others are appended to s's FRE data. data may lie in
-// the array of s's FRE data, past its length (the records then move
-// down); index must not be s's. It returns how many were left out.
+// is left out, the others are appended to s's FRE data. index and data
+// may lie in the arrays of s's index and FRE data past their lengths
+// (they then move down). It returns how many were left out.
 // (lower joins the parts it lowers in parallel this way: each part's
 // records are read once, where the part's worker wrote them.)
 func (sh *FRESharer) Append(s *Section, index []IndexEntry, data []byte) (int, error) {
@@ -159,7 +159,7 @@ func (sh *FRESharer) Append(s *Section, index []IndexEntry, data []byte) (int, e
 		return 0, err
 	}
 	if sh.next != len(s.Index) || sh.t.end != len(s.FREData) {
-		return 0, fmt.Errorf("share: %d functions appended and not shared", len(s.Index)-sh.next)
+		return 0, fmt.Errorf("share: %d functions and %d bytes of FRE data appended and not shared", len(s.Index)-sh.next, len(s.FREData)-sh.t.end)
 	}
 	sh.t.packed = s.FREData
 	first := len(s.Index)
