@@ -145,25 +145,24 @@ func (sh *FRESharer) Share(s *Section) (int, error) {
 	return sh.share(s, s.Index[sh.next:], s.FREData[end:], uint32(end))
 }
 
-// Append appends to s the functions of index, whose FRE data are the
+// Append shares the FRE data of the last n functions of s's index, the
 // records of data (their FRE offsets are data's, the records following
-// each other in index order), sharing them as Share would had they been
-// appended to s first: each record that repeats an earlier one's bytes
-// is left out, the others are appended to s's FRE data. index and data
-// may lie in the arrays of s's index and FRE data past their lengths
-// (they then move down). It returns how many were left out.
-// (lower joins the parts it lowers in parallel this way: each part's
-// records are read once, where the part's worker wrote them.)
-func (sh *FRESharer) Append(s *Section, index []IndexEntry, data []byte) (int, error) {
+// each other in index order), as Share would had the records been
+// appended to s's FRE data first: each record that repeats an earlier
+// one's bytes is left out, the others are appended to s's FRE data
+// (data may lie in its array past its length: the records then move
+// down). The functions before those n must be shared. It returns how
+// many were left out. (lower joins the parts it lowers in parallel this
+// way: each part's records are read once, where its worker wrote them.)
+func (sh *FRESharer) Append(s *Section, n int, data []byte) (int, error) {
 	if _, err := s.shareOrder(); err != nil {
 		return 0, err
 	}
-	if sh.next != len(s.Index) || sh.t.end != len(s.FREData) {
-		return 0, fmt.Errorf("share: %d functions and %d bytes of FRE data appended and not shared", len(s.Index)-sh.next, len(s.FREData)-sh.t.end)
+	first := len(s.Index) - n
+	if n < 0 || sh.next != first || sh.t.end != len(s.FREData) {
+		return 0, fmt.Errorf("share: %d functions and %d bytes of FRE data appended and not shared", first-sh.next, len(s.FREData)-sh.t.end)
 	}
 	sh.t.packed = s.FREData
-	first := len(s.Index)
-	s.Index = append(s.Index, index...)
 	return sh.share(s, s.Index[first:], data, 0)
 }
 

@@ -261,7 +261,8 @@ func (r *Result) appendResult(p *Result, t Target) bool {
 		// (the PLT FDEs appended after, at the end): p's records are
 		// read where its worker wrote them, and only those not shared
 		// are copied.
-		n, err := r.sharer.Append(sec, psec.Index, psec.FREData)
+		sec.Index = appendInPlace(sec.Index, psec.Index)
+		n, err := r.sharer.Append(sec, len(psec.Index), psec.FREData)
 		if err != nil {
 			return false
 		}
@@ -271,15 +272,26 @@ func (r *Result) appendResult(p *Result, t Target) bool {
 			e.FREOffset += uint32(base)
 			sec.Index = append(sec.Index, e)
 		}
-		sec.FREData = append(sec.FREData, psec.FREData...)
+		sec.FREData = appendInPlace(sec.FREData, psec.FREData)
 	}
 	sec.FRECount += psec.FRECount
-	r.Starts = append(r.Starts, p.Starts...)
+	r.Starts = appendInPlace(r.Starts, p.Starts)
 	if r.Sources != nil {
-		r.Sources = append(r.Sources, p.Sources...)
+		r.Sources = appendInPlace(r.Sources, p.Sources)
 	}
 	r.Skipped = append(r.Skipped, p.Skipped...)
 	r.copied += p.copied
 	r.fast += p.fast
 	return true
+}
+
+// appendInPlace is append(dst, src...) for a src that may lie in dst's
+// array past its end (a part's window): when src starts where dst ends,
+// it is in place already and nothing is copied (append would copy it
+// onto itself: 3.8 MB of index and starts on libLLVM.so).
+func appendInPlace[T any](dst, src []T) []T {
+	if len(src) > 0 && len(dst) < cap(dst) && &dst[:len(dst)+1][len(dst)] == &src[0] {
+		return dst[:len(dst)+len(src)]
+	}
+	return append(dst, src...)
 }
