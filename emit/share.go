@@ -102,9 +102,10 @@ func (s *Section) shareOrder() (binary.ByteOrder, error) {
 // of the functions appended since the last call (the first call: all of
 // them), whose records must follow each other in index order from the
 // end of the section's FRE data at the last call (as AppendFDE,
-// MinWriter and AppendCopy append them). For a producer that has
-// other work going on meanwhile: lower shares each part of a section as
-// it joins it, while the other parts are lowered.
+// MinWriter and AppendCopy append them), or, with Append, of the
+// functions whose records the caller gives where they are. For a
+// producer that has other work going on meanwhile: lower shares each
+// part of a section as it joins it, while the other parts are lowered.
 type FRESharer struct {
 	t    shareTable
 	next int // the first function not shared yet
