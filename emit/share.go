@@ -53,8 +53,8 @@ func (s *Section) shareInOffsetOrder() (int, error) {
 	}
 	slices.SortStableFunc(walk, func(a, b int) int { return cmp.Compare(s.Index[a].FREOffset, s.Index[b].FREOffset) })
 	t := newShareTable(make([]uint64, tableSize(n)))
-	t.packed, t.v2 = s.FREData, s.Header.Version == Version2
-	w, shared := 0, 0 // the compacted records end at w
+	t.packed, t.v2 = s.FREData[:0], s.Header.Version == Version2
+	shared := 0
 	// The record before (by offset): where it was and went.
 	prevOff, prevEnd, prevAt := -1, 0, 0
 	for _, i := range walk {
@@ -74,17 +74,14 @@ func (s *Section) shareInOffsetOrder() (int, error) {
 		case off < prevEnd:
 			return 0, fmt.Errorf("share: FDE %d: FRE offset %#x inside another record", i, off)
 		}
-		at := t.add(s.FREData[off:end], w)
+		at, repeat := t.keep(s.FREData[off:end])
 		prevOff, prevEnd, prevAt = off, end, at
-		if at == w {
-			copy(s.FREData[w:], s.FREData[off:end])
-			w += end - off
-		} else {
+		if repeat {
 			shared++
 		}
 		e.FREOffset = uint32(at)
 	}
-	s.FREData = s.FREData[:w]
+	s.FREData = t.packed
 	return shared, nil
 }
 
@@ -105,9 +102,10 @@ func (s *Section) shareOrder() (binary.ByteOrder, error) {
 // of the functions appended since the last call (the first call: all of
 // them), whose records must follow each other in index order from the
 // end of the section's FRE data at the last call (as AppendFDE,
-// MinWriter and AppendCopy append them). For a producer that has
-// other work going on meanwhile: lower shares each part of a section as
-// it joins it, while the other parts are lowered.
+// MinWriter and AppendCopy append them), or, with Append, of the
+// functions whose records the caller gives where they are. For a
+// producer that has other work going on meanwhile: lower shares each
+// part of a section as it joins it, while the other parts are lowered.
 type FRESharer struct {
 	t    shareTable
 	next int // the first function not shared yet
@@ -139,32 +137,63 @@ func (sh *FRESharer) Share(s *Section) (int, error) {
 	if _, err := s.shareOrder(); err != nil {
 		return 0, err
 	}
+	// The records to share follow those shared (t.end) in s's FRE data.
+	end := sh.t.end
+	if end > len(s.FREData) {
+		return 0, fmt.Errorf("share: FRE data cut to %#x bytes, shorter than the %#x shared", len(s.FREData), end)
+	}
+	sh.t.packed = s.FREData[:end]
+	return sh.share(s, s.Index[sh.next:], s.FREData[end:], uint32(end))
+}
+
+// Append shares the FRE data of the last n functions of s's index, the
+// records of data (their FRE offsets are data's, the records following
+// each other in index order), as Share would had the records been
+// appended to s's FRE data first: each record that repeats an earlier
+// one's bytes is left out, the others are appended to s's FRE data
+// (data may lie in its array past its length: the records then move
+// down). The functions before those n must be shared. It returns how
+// many were left out. (lower joins the parts it lowers in parallel this
+// way: each part's records are read once, where its worker wrote them.)
+func (sh *FRESharer) Append(s *Section, n int, data []byte) (int, error) {
+	if _, err := s.shareOrder(); err != nil {
+		return 0, err
+	}
+	first := len(s.Index) - n
+	if n < 0 || sh.next != first || sh.t.end != len(s.FREData) {
+		return 0, fmt.Errorf("share: %d functions and %d bytes of FRE data appended and not shared", first-sh.next, len(s.FREData)-sh.t.end)
+	}
+	sh.t.packed = s.FREData
+	return sh.share(s, s.Index[first:], data, 0)
+}
+
+// share shares the records of data, the FRE data of index (the end of
+// s's index): each record goes at the end of the compacted records
+// sh.t.packed, or at an earlier one with its bytes. An index entry's FRE
+// offset minus base is its record's offset in data.
+func (sh *FRESharer) share(s *Section, index []IndexEntry, data []byte, base uint32) (int, error) {
 	t := &sh.t
-	t.packed, t.v2 = s.FREData, s.Header.Version == Version2
-	n := len(s.Index)
-	w, shared := t.end, 0 // the compacted records end at w
-	for i := sh.next; i < n; i++ {
-		e := &s.Index[i]
-		off, end := int(e.FREOffset), len(s.FREData)
-		if i+1 < n {
-			end = int(s.Index[i+1].FREOffset)
+	t.v2 = s.Header.Version == Version2
+	shared, read := 0, 0 // the records of data read end at read
+	for i := range index {
+		e := &index[i]
+		off, end := int(e.FREOffset-base), len(data)
+		if i+1 < len(index) {
+			end = int(index[i+1].FREOffset - base)
 		}
-		if off < t.end || off+FDEAttrSize > end || end > len(s.FREData) {
-			return 0, fmt.Errorf("share: FDE %d: FRE offset %#x not after the records before it", i, off)
+		if off < read || off+FDEAttrSize > end || end > len(data) {
+			return 0, fmt.Errorf("share: FDE %d: FRE offset %#x not after the records before it", sh.next+i, e.FREOffset)
 		}
-		at := t.add(s.FREData[off:end], w)
-		if at == w {
-			copy(s.FREData[w:], s.FREData[off:end])
-			w += end - off
-		} else {
+		at, repeat := t.keep(data[off:end])
+		if repeat {
 			shared++
 		}
 		e.FREOffset = uint32(at)
-		t.end = end // of the records read (in the bytes before moving)
+		read = end
 	}
-	s.FREData = s.FREData[:w]
-	t.packed, t.end = s.FREData, w
-	sh.next = n
+	s.FREData = t.packed
+	t.end = len(t.packed)
+	sh.next = len(s.Index)
 	return shared, nil
 }
 
@@ -202,30 +231,32 @@ func tableSize(n int) int {
 	return size
 }
 
-// add returns where the record b is: at an earlier record with its
-// bytes, or at w, where the caller moves it.
-func (t *shareTable) add(b []byte, w int) int {
-	if t.v2 && len(b) == FDEAttrSize {
-		return w
+// keep returns where the record rec is in the compacted records
+// t.packed: at an earlier record with its bytes (repeat), or at their
+// end, rec appended to them (rec may lie in their array past their end).
+func (t *shareTable) keep(rec []byte) (at int, repeat bool) {
+	w := len(t.packed)
+	if t.v2 && len(rec) == FDEAttrSize {
+		t.packed = append(t.packed, rec...)
+		return w, false
 	}
-	h := maphash.Bytes(t.seed, b)
-	mask := uint64(len(t.slots) - 1)
-	for k := h >> 32 & mask; ; k = (k + 1) & mask {
-		s := t.slots[k]
-		if s == 0 {
-			t.slots[k] = h>>32<<32 | uint64(w+1)
-			if t.used++; 2*t.used > len(t.slots) {
-				t.grow()
-			}
-			return w
-		}
-		if s>>32 == h>>32 {
+	h := maphash.Bytes(t.seed, rec)
+	slots, mask := t.slots, uint64(len(t.slots)-1)
+	k := h >> 32 & mask
+	for ; slots[k] != 0; k = (k + 1) & mask {
+		if s := slots[k]; s>>32 == h>>32 {
 			at := int(uint32(s)) - 1
-			if at+len(b) <= w && bytes.Equal(t.packed[at:at+len(b)], b) {
-				return at
+			if at+len(rec) <= w && bytes.Equal(t.packed[at:at+len(rec)], rec) {
+				return at, true
 			}
 		}
 	}
+	slots[k] = h>>32<<32 | uint64(w+1)
+	t.packed = append(t.packed, rec...)
+	if t.used++; 2*t.used > len(slots) {
+		t.grow()
+	}
+	return w, false
 }
 
 // grow doubles the table, each slot moved to the place its hash bits

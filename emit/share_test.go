@@ -210,7 +210,11 @@ func TestShareFREsGrows(t *testing.T) {
 		for _, c := range []struct {
 			steps int
 			in    bool // the table given (NewFRESharerIn)
-		}{{1, false}, {7, false}, {7, true}} {
+			// Each part given to Append: in the section's array past
+			// its end (inPlace) or in an array of its own.
+			appended, inPlace bool
+		}{{1, false, false, false}, {7, false, false, false}, {7, true, false, false},
+			{1, false, true, false}, {7, false, true, false}, {7, false, true, true}} {
 			steps := c.steps
 			s := buildDraft(draft, fdes)
 			plain, err := s.Encode()
@@ -224,7 +228,10 @@ func TestShareFREsGrows(t *testing.T) {
 			if c.in {
 				sh = NewFRESharerIn(len(all), func(size int) []uint64 { return make([]uint64, size) })
 			}
-			for p := 1; p <= steps; p++ {
+			if c.appended {
+				appendParts(t, sh, s, steps, c.inPlace)
+			}
+			for p := 1; p <= steps && !c.appended; p++ {
 				s.Index = all[:len(all)*p/steps]
 				end := len(s.FREData)
 				if len(s.Index) < len(all) {
@@ -255,9 +262,45 @@ func TestShareFREsGrows(t *testing.T) {
 			}
 			saved := checkSharedOnce(t, k, got, abi.ByteOrder(), false)
 			if saved == 0 || len(shared) != len(plain)-saved {
-				t.Errorf("section %d in %d steps (table given: %v): %d bytes shared, %d unshared, %d saved", k, steps, c.in, len(shared), len(plain), saved)
+				t.Errorf("section %d in %d steps (table given: %v, appended: %v, in place: %v): %d bytes shared, %d unshared, %d saved",
+					k, steps, c.in, c.appended, c.inPlace, len(shared), len(plain), saved)
 			}
 		}
+	}
+}
+
+// appendParts empties s and gives its functions back to sh.Append in
+// steps parts, each part's index with the offsets of its own records:
+// those records in s's FRE data array past what is appended (inPlace, as
+// lower's workers leave them), or in an array of their own.
+func appendParts(t *testing.T, sh *FRESharer, s *Section, steps int, inPlace bool) {
+	t.Helper()
+	all, fre := s.Index, s.FREData
+	s.Index, s.FREData = nil, fre[:0]
+	if !inPlace {
+		s.FREData = nil
+	}
+	for p := range steps {
+		lo, hi := len(all)*p/steps, len(all)*(p+1)/steps
+		start, end := int(all[lo].FREOffset), len(fre)
+		if hi < len(all) {
+			end = int(all[hi].FREOffset)
+		}
+		index := slices.Clone(all[lo:hi])
+		for i := range index {
+			index[i].FREOffset -= uint32(start)
+		}
+		data := fre[start:end]
+		if !inPlace {
+			data = slices.Clone(data)
+		}
+		s.Index = append(s.Index, index...)
+		if _, err := sh.Append(s, len(index), data); err != nil {
+			t.Fatalf("part %d of %d: %v", p, steps, err)
+		}
+	}
+	if len(s.Index) != len(all) {
+		t.Fatalf("%d functions appended, want %d", len(s.Index), len(all))
 	}
 }
 
@@ -378,5 +421,45 @@ func TestDecodeV2SharedOtherInfo(t *testing.T) {
 	}
 	if n, err := u.Size(); err != nil || n != len(shared) {
 		t.Errorf("Size of ShareFREs = %d, %v; want %d", n, err, len(shared))
+	}
+}
+
+// TestFRESharerAppendErrors checks that Append refuses a section with
+// functions appended and not shared before the n given, and records that
+// do not follow each other in index order, or pass the end of the data
+// given.
+func TestFRESharerAppendErrors(t *testing.T) {
+	r := rand.New(rand.NewPCG(31, 3))
+	draft, fdes := randomDraft(r, ABIAMD64LittleEndian)
+	draft.Header.Version = Version3
+	for len(fdes) < 3 {
+		_, more := randomDraft(r, ABIAMD64LittleEndian)
+		fdes = append(fdes, more...)
+	}
+	for _, c := range []struct {
+		name string
+		bad  func(s *Section, index []IndexEntry, data []byte) ([]IndexEntry, []byte)
+		want string
+	}{
+		{"unshared", func(s *Section, index []IndexEntry, data []byte) ([]IndexEntry, []byte) {
+			s.Index = append(s.Index, index[0])
+			return index, data
+		}, "not shared"},
+		{"out of order", func(s *Section, index []IndexEntry, data []byte) ([]IndexEntry, []byte) {
+			index[1].FREOffset, index[2].FREOffset = index[2].FREOffset, index[1].FREOffset
+			return index, data
+		}, "not after"},
+		{"past the data", func(s *Section, index []IndexEntry, data []byte) ([]IndexEntry, []byte) {
+			return index, data[:int(index[len(index)-1].FREOffset)+FDEAttrSize-1]
+		}, "not after"},
+	} {
+		s := buildDraft(draft, fdes)
+		index, data := slices.Clone(s.Index), slices.Clone(s.FREData)
+		s.Index, s.FREData = nil, nil
+		index, data = c.bad(s, index, data)
+		s.Index = append(s.Index, index...)
+		if _, err := NewFRESharer(len(index)).Append(s, len(index), data); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: Append: %v, want an error saying %q", c.name, err, c.want)
+		}
 	}
 }

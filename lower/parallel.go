@@ -221,16 +221,6 @@ func (pl *parallelLowering) join() {
 			pl.ok = false
 			return
 		}
-		if res.sharer != nil {
-			// Shared as it joins, while the other workers go on
-			// lowering (the PLT FDEs appended after, at the end).
-			n, err := res.sharer.Share(sec)
-			if err != nil {
-				pl.ok = false
-				return
-			}
-			res.Shared += n
-		}
 		pl.joined++
 	}
 }
@@ -250,8 +240,9 @@ func chunks(frames *cfi.Frames, t Target, opt Options, n int) []part {
 
 // appendResult appends the functions of p, lowered after those of r, to
 // r (p's lists may lie in r's arrays past r's ends: they move down). FRE offsets and relocation offsets
-// shift by what r holds. It reports false when the packed FRE data would
-// pass what a 32-bit offset can address.
+// shift by what r holds; with r's sharer, p's FRE data is shared as it
+// is appended. It reports false when the packed FRE data would pass what
+// a 32-bit offset can address, or when sharing fails.
 func (r *Result) appendResult(p *Result, t Target) bool {
 	sec, psec := r.Section, p.Section
 	base := uint64(len(sec.FREData))
@@ -265,18 +256,42 @@ func (r *Result) appendResult(p *Result, t Target) bool {
 			r.Relocs = append(r.Relocs, rel)
 		}
 	}
-	for _, e := range psec.Index {
-		e.FREOffset += uint32(base)
-		sec.Index = append(sec.Index, e)
+	if r.sharer != nil {
+		// Shared as it joins, while the other workers go on lowering
+		// (the PLT FDEs appended after, at the end): p's records are
+		// read where its worker wrote them, and only those not shared
+		// are copied.
+		sec.Index = appendInPlace(sec.Index, psec.Index)
+		n, err := r.sharer.Append(sec, len(psec.Index), psec.FREData)
+		if err != nil {
+			return false
+		}
+		r.Shared += n
+	} else {
+		for _, e := range psec.Index {
+			e.FREOffset += uint32(base)
+			sec.Index = append(sec.Index, e)
+		}
+		sec.FREData = appendInPlace(sec.FREData, psec.FREData)
 	}
-	sec.FREData = append(sec.FREData, psec.FREData...)
 	sec.FRECount += psec.FRECount
-	r.Starts = append(r.Starts, p.Starts...)
+	r.Starts = appendInPlace(r.Starts, p.Starts)
 	if r.Sources != nil {
-		r.Sources = append(r.Sources, p.Sources...)
+		r.Sources = appendInPlace(r.Sources, p.Sources)
 	}
 	r.Skipped = append(r.Skipped, p.Skipped...)
 	r.copied += p.copied
 	r.fast += p.fast
 	return true
+}
+
+// appendInPlace is append(dst, src...) for a src that may lie in dst's
+// array past its end (a part's window): when src starts where dst ends,
+// it is in place already and nothing is copied (append would copy it
+// onto itself: 3.8 MB of index and starts on libLLVM.so).
+func appendInPlace[T any](dst, src []T) []T {
+	if len(src) > 0 && len(dst) < cap(dst) && &dst[:len(dst)+1][len(dst)] == &src[0] {
+		return dst[:len(dst)+len(src)]
+	}
+	return append(dst, src...)
 }

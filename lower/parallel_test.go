@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -140,6 +141,31 @@ func TestLowerParallelJoin(t *testing.T) {
 			case !reflect.DeepEqual(res.Section.Index, want.Section.Index) || !reflect.DeepEqual(res.Starts, want.Starts):
 				t.Errorf("round %d, %d workers: the joined FDEs or starts differ", round, workers)
 			}
+		}
+	}
+}
+
+// TestAppendInPlace checks that appendInPlace gives append's list when
+// src lies where dst ends, elsewhere in dst's array, in another array,
+// or is empty, and when dst is full. (Whether it copied a list onto
+// itself does not show in the result: the memmove samples of a --raw
+// run do, docs/performance.md.)
+func TestAppendInPlace(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		lists func(arr []int) (dst, src []int)
+		want  []int
+	}{
+		{"where dst ends", func(arr []int) ([]int, []int) { return arr[:3], arr[3:6] }, []int{1, 2, 3, 4, 5, 6}},
+		{"past a gap", func(arr []int) ([]int, []int) { return arr[:2], arr[4:6] }, []int{1, 2, 5, 6}},
+		{"another array", func(arr []int) ([]int, []int) { return arr[:2:2], []int{9, 10} }, []int{1, 2, 9, 10}},
+		{"empty src", func(arr []int) ([]int, []int) { return arr[:2], arr[2:2] }, []int{1, 2}},
+		{"full dst", func(arr []int) ([]int, []int) { return arr, []int{9, 10} }, []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}},
+	} {
+		dst, src := c.lists([]int{1, 2, 3, 4, 5, 6, 7, 8})
+		got := appendInPlace(dst, src)
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
 		}
 	}
 }
