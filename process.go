@@ -175,9 +175,8 @@ func (g *Generator) process(j Job, seen [2]uint64, closeInput func(*os.File)) (o
 	}
 	st := g.startStaging()
 	defer st.done()
-	var magic [8]byte
-	n, _ := r.ReadAt(magic[:], 0)
-	if n == len(magic) && string(magic[:]) == elfpatch.ArchiveMagic {
+	kind := magicOf(r)
+	if kind == archiveMagic {
 		out.Kind = "archive"
 		cost, err := archiveCost(src.File, src.Size(), g.opt.Source, st.acquire)
 		if err != nil {
@@ -190,7 +189,7 @@ func (g *Generator) process(j Job, seen [2]uint64, closeInput func(*os.File)) (o
 	}
 	ef, err := readELF(r, src.Size(), st.charge)
 	if err != nil {
-		if named || n >= 4 && string(magic[:4]) == "\x7fELF" {
+		if named || kind == elfMagic {
 			return out, err
 		}
 		out.Status, out.Reason = Skipped, "not an ELF file"
@@ -367,4 +366,28 @@ func readAll(r io.ReaderAt, n int64) ([]byte, error) {
 		return nil, fmt.Errorf("reading the file: %w", err)
 	}
 	return data, nil
+}
+
+// fileMagic is what a file starts with: the magic of a static archive,
+// of an ELF file, or neither (what generating leaves alone unless the user
+// named it).
+type fileMagic int
+
+const (
+	noMagic fileMagic = iota
+	archiveMagic
+	elfMagic
+)
+
+// magicOf reads the magic r starts with.
+func magicOf(r io.ReaderAt) fileMagic {
+	var magic [len(elfpatch.ArchiveMagic)]byte
+	n, _ := r.ReadAt(magic[:], 0)
+	switch {
+	case string(magic[:n]) == elfpatch.ArchiveMagic:
+		return archiveMagic
+	case n >= len(elf.ELFMAG) && string(magic[:len(elf.ELFMAG)]) == elf.ELFMAG:
+		return elfMagic
+	}
+	return noMagic
 }

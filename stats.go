@@ -7,7 +7,6 @@ import (
 	"io"
 
 	"github.com/sframe-gen/sframe-gen/cfi"
-	"github.com/sframe-gen/sframe-gen/elfpatch"
 	"github.com/sframe-gen/sframe-gen/elfpatch/elfread"
 	"github.com/sframe-gen/sframe-gen/emit"
 	"github.com/sframe-gen/sframe-gen/emit/stats"
@@ -219,8 +218,7 @@ func (g *Generator) treeFileStats(f *TreeFile, b *elfread.MemoryBudget, dryRun b
 	// What generate leaves alone as not ELF, and does not count: a file
 	// that starts with neither the ELF nor the archive magic (an empty
 	// one too).
-	var magic [len(elfpatch.ArchiveMagic)]byte
-	if n, _ := file.ReadAt(magic[:], 0); string(magic[:n]) != elfpatch.ArchiveMagic && (n < 4 || string(magic[:4]) != elf.ELFMAG) {
+	if magicOf(file) == noMagic {
 		if f.Named {
 			fail(f.Path, elfread.ErrNotELF) // named: as generate fails it
 		} else {
