@@ -125,11 +125,11 @@ func plural(n int, noun string) string {
 	return fmt.Sprintf("%d %ss", n, noun)
 }
 
-// writeJSON prints v as one indented JSON object (jsonWriter: C1
+// writeJSON prints v as one indented JSON object (elfread.JSONWriter: C1
 // characters escaped).
 func writeJSON(w io.Writer, v any) error {
 	bw := bufio.NewWriter(w)
-	enc := json.NewEncoder(jsonWriter{bw})
+	enc := json.NewEncoder(elfread.JSONWriter{W: bw})
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(v); err != nil {
 		return err
