@@ -29,13 +29,7 @@ func TestNarrowFREsOption(t *testing.T) {
 			}
 			continue
 		}
-		plain, _, err := LowerFile(f, frames, tg, Options{})
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		if !tg.Relocatable {
-			plain.Place(0x1000)
-		}
+		plain := lowerPlaced(t, name, f, frames, tg, Options{}, false)
 		plainEnc, err := plain.Section.Encode()
 		if err != nil {
 			t.Fatal(err)
