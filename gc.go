@@ -1,9 +1,11 @@
 package sframegen
 
 import (
+	"math"
 	"os"
 	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"sync"
 )
 
@@ -21,23 +23,32 @@ import (
 // does not turn it off for good), and within the runtime's memory limit
 // (elfread.MemoryBudget.LimitRuntime); it is not turned back on.
 //
-// A tree (ProcessTree): its files come and go. The collector runs at
-// treeGCPercent while only small files are processed: a collection when
-// the heap has grown by twice what was live, not once. While a file whose
-// CFI is lowered on every CPU (Cost.Parallel) is processed, it is back at
-// 100: there most of the heap is live lists, and twice them on top raised
-// the peak over the bound. When the last such wide file is done, a
-// collection runs before the percent goes back up: the collector's next
-// goal is a multiple of the heap its last collection found live, which
-// then held the wide files' lists, now garbage.
+// A tree (ProcessTree): its files come and go, most of them small. While
+// only such files are processed, the collector is off and the runtime's
+// memory limit triggers it: the heap live when the tree started (the
+// walk's list of files) plus treeHeapRoom plus the Costs of the files
+// in flight, within the limit set before (elfread.MemoryBudget.LimitRuntime).
+// A collection then comes every treeHeapRoom of garbage, not every
+// heap's worth (at GOGC=100, 30 collections over 470 libraries, each
+// making the lowering pay write barriers while it marks). While a file
+// that costs a fourth of treeHeapRoom or more (wide: 1 MiB of CFI) is
+// processed, the collector runs at 100
+// and the limit is the one set before: there most of the heap is live
+// lists. When the last wide file is done, a collection runs, and the
+// limit is set from the heap it finds live, which no longer holds the
+// wide files' lists.
 //
-// GOGC or GOMEMLIMIT in the environment (GOGC alone for a tree) leave the
-// collector as they set it.
+// GOGC or GOMEMLIMIT in the environment leave the collector as they set
+// it.
 type collector struct {
 	mu   sync.Mutex
 	tree bool // in ProcessTree
-	off  bool // GOGC set: the tree's files leave the collector alone
-	wide int  // a tree's files in flight with a section lowered on every CPU
+	off  bool // GOGC or GOMEMLIMIT set: the tree's files leave the collector alone
+	wide int  // a tree's wide files in flight
+	// base is the memory limit before the tree, live the heap live after
+	// the collector's last collection, small the Costs of the tree's
+	// files in flight that are not wide.
+	base, live, small int64
 }
 
 // The collector's settings (collector).
@@ -45,18 +56,43 @@ const (
 	oneFileHeap   = 256 << 20
 	oneFileFactor = 16
 	maxHeapOff    = 4 << 30
-	treeGCPercent = 200
+	treeHeapRoom  = 32 << 20
 )
 
 // startTree sets the collector for a tree's files.
 func (c *collector) startTree() {
 	c.mu.Lock()
-	c.tree, c.off = true, os.Getenv("GOGC") != ""
-	if !c.off {
-		debug.SetGCPercent(treeGCPercent)
+	defer c.mu.Unlock()
+	c.tree = true
+	c.off = os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != ""
+	if c.off {
+		return
 	}
-	c.mu.Unlock()
+	c.base = debug.SetMemoryLimit(-1)
+	runtime.GC()
+	c.live = heapLive()
+	debug.SetGCPercent(-1)
+	c.limitSmall()
 }
+
+// limitSmall sets the memory limit of a tree while no wide file is
+// processed (collector); c.mu is held.
+func (c *collector) limitSmall() {
+	debug.SetMemoryLimit(min(c.base, c.live+treeHeapRoom+c.small))
+}
+
+// heapLive is the heap the last collection found live.
+func heapLive() int64 {
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return int64(min(s[0].Value.Uint64(), math.MaxInt64/2))
+}
+
+// isWide reports whether a tree's file of cost c is wide (collector).
+func isWide(c Cost) bool { return c.Bytes >= treeHeapRoom/4 }
 
 // admit sets the collector for a file whose Cost was admitted, and
 // returns what to call when the file is done.
@@ -73,11 +109,25 @@ func (c *collector) admit(cost Cost) (done func()) {
 			oneFileGC(uint64(cost.CFIBytes))
 		}
 		return none
-	case c.off || !cost.Parallel():
+	case c.off:
 		return none
+	case !isWide(cost):
+		c.small += cost.Bytes
+		if c.wide == 0 {
+			c.limitSmall()
+		}
+		return func() {
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			c.small -= cost.Bytes
+			if c.wide == 0 {
+				c.limitSmall()
+			}
+		}
 	}
 	if c.wide++; c.wide == 1 {
 		debug.SetGCPercent(100)
+		debug.SetMemoryLimit(c.base)
 	}
 	return c.wideDone
 }
@@ -93,10 +143,12 @@ func (c *collector) wideDone() {
 	}
 	runtime.GC()
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	if c.wide == 0 { // no wide file admitted meanwhile
-		debug.SetGCPercent(treeGCPercent)
+		c.live = heapLive()
+		debug.SetGCPercent(-1)
+		c.limitSmall()
 	}
-	c.mu.Unlock()
 }
 
 // oneFileGC turns the collector off for a file whose CFI section has

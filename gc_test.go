@@ -51,50 +51,76 @@ func TestOneFileGC(t *testing.T) {
 	}
 }
 
-// TestTreeGC checks the collector setting of a tree: treeGCPercent, 100
-// while a file whose CFI is lowered on every CPU is admitted (however
-// many), unless GOGC is set; and that ProcessTree applies it.
+// TestTreeGC checks the collector settings of a tree: off, with a memory
+// limit of the heap live at the start plus treeHeapRoom plus the Costs
+// of the small files in flight (within the limit set before); at 100,
+// with the limit set before, while a wide file is admitted (however
+// many); left alone when GOGC or GOMEMLIMIT is set; and that
+// ProcessTree applies them.
 func TestTreeGC(t *testing.T) {
 	percent := debug.SetGCPercent(100)
-	t.Cleanup(func() { debug.SetGCPercent(percent) })
-	for _, tt := range []struct {
-		gogc string
-		want int
-	}{
-		{"", treeGCPercent},
-		{"50", 100},
-	} {
-		t.Setenv("GOGC", tt.gogc)
+	limit := debug.SetMemoryLimit(math.MaxInt64)
+	t.Cleanup(func() {
+		debug.SetGCPercent(percent)
+		debug.SetMemoryLimit(limit)
+	})
+	const base = 1 << 40
+	for _, tt := range []struct{ env, value string }{{"", ""}, {"GOGC", "50"}, {"GOMEMLIMIT", "1GiB"}} {
+		t.Setenv("GOGC", "")
+		t.Setenv("GOMEMLIMIT", "")
+		if tt.env != "" {
+			t.Setenv(tt.env, tt.value)
+		}
 		debug.SetGCPercent(100)
+		debug.SetMemoryLimit(base)
 		gc := new(collector)
 		gc.startTree()
-		if got := debug.SetGCPercent(tt.want); got != tt.want {
-			t.Errorf("GOGC=%q: GC percent %d, want %d", tt.gogc, got, tt.want)
-		}
-		// Files admitted and done, in turn: the GC percent after each.
-		small := gc.admit(Cost{CFIBytes: 1})
-		wide1 := gc.admit(Cost{CFIBytes: 64 << 20})
-		check := func(when string, want int) {
+		// check: the settings after each step, in turn.
+		check := func(when string, wantPercent int, wantLimit int64) {
 			t.Helper()
-			if tt.gogc != "" {
-				want = tt.want // left alone
+			if tt.env != "" {
+				wantPercent, wantLimit = 100, base // left alone
 			}
-			if got := debug.SetGCPercent(want); got != want {
-				t.Errorf("GOGC=%q, %s: GC percent %d, want %d", tt.gogc, when, got, want)
+			gotPercent, gotLimit := debug.SetGCPercent(100), debug.SetMemoryLimit(base)
+			debug.SetGCPercent(gotPercent)
+			debug.SetMemoryLimit(gotLimit)
+			if gotPercent != wantPercent || gotLimit != wantLimit {
+				t.Errorf("%s=%q, %s: GC percent %d, limit %d; want %d, %d", tt.env, tt.value, when, gotPercent, gotLimit, wantPercent, wantLimit)
 			}
 		}
-		check("a wide file admitted", 100)
-		wide2 := gc.admit(Cost{CFIBytes: 5 << 20})
+		live := gc.live
+		check("the tree started", -1, live+treeHeapRoom)
+		small := gc.admit(Cost{Bytes: 1 << 20, CFIBytes: 1 << 17})
+		check("a small file admitted", -1, live+treeHeapRoom+1<<20)
+		wide1 := gc.admit(Cost{Bytes: 64 << 20, CFIBytes: 8 << 20})
+		check("a wide file admitted", 100, base)
+		wide2 := gc.admit(Cost{Bytes: treeHeapRoom / 4})
 		wide1()
-		check("one of two wide files done", 100)
+		check("one of two wide files done", 100, base)
 		small()
-		check("a small file done", 100)
+		check("a small file done", 100, base)
 		wide2()
-		check("every wide file done", treeGCPercent)
+		live = gc.live // what the collection after the last wide file found
+		check("every wide file done", -1, live+treeHeapRoom)
+		other := gc.admit(Cost{Bytes: treeHeapRoom/4 - 1})
+		check("a file just under wide admitted", -1, live+treeHeapRoom+treeHeapRoom/4-1)
+		other()
+		check("every file done", -1, live+treeHeapRoom)
 	}
+	// The limit set before bounds the tree's.
 	t.Setenv("GOGC", "")
+	t.Setenv("GOMEMLIMIT", "")
+	debug.SetMemoryLimit(treeHeapRoom / 2)
+	gc := new(collector)
+	gc.startTree()
+	done := gc.admit(Cost{Bytes: 1 << 20})
+	if got := debug.SetMemoryLimit(base); got != treeHeapRoom/2 {
+		t.Errorf("limit %d before the tree: limit %d, want it kept", treeHeapRoom/2, got)
+	}
+	done()
 	for _, tune := range []bool{false, true} {
 		debug.SetGCPercent(100)
+		debug.SetMemoryLimit(base)
 		g, err := NewGenerator(Options{}, Resources{TuneGC: tune})
 		if err != nil {
 			t.Fatal(err)
@@ -104,7 +130,7 @@ func TestTreeGC(t *testing.T) {
 		}
 		want := 100
 		if tune {
-			want = treeGCPercent
+			want = -1
 		}
 		if got := debug.SetGCPercent(100); got != want {
 			t.Errorf("ProcessTree, TuneGC %v: GC percent %d, want %d", tune, got, want)
@@ -113,17 +139,22 @@ func TestTreeGC(t *testing.T) {
 }
 
 // TestTreeGCGoal checks that once the last wide file is done the
-// collector's goal is set from the heap live after it, not from the heap
-// its last collection found while the file's lists were live: three
-// times those (GOGC=200) is what raised the second run over a tree over
-// its bound.
+// collector's goal is set from the heap live after it, not a multiple of the heap its
+// last collection found while the file's lists were live: three times
+// those (GOGC=200) is what raised the second run over a tree over its
+// bound.
 func TestTreeGCGoal(t *testing.T) {
 	percent := debug.SetGCPercent(100)
-	t.Cleanup(func() { debug.SetGCPercent(percent) })
+	limit := debug.SetMemoryLimit(math.MaxInt64)
+	t.Cleanup(func() {
+		debug.SetGCPercent(percent)
+		debug.SetMemoryLimit(limit)
+	})
 	t.Setenv("GOGC", "")
+	t.Setenv("GOMEMLIMIT", "")
 	gc := new(collector)
 	gc.startTree()
-	done := gc.admit(Cost{CFIBytes: 64 << 20})
+	done := gc.admit(Cost{Bytes: 128 << 20, CFIBytes: 16 << 20})
 	const listBytes = 64 << 20
 	lists := make([]byte, listBytes)
 	for i := range lists {
@@ -138,8 +169,8 @@ func TestTreeGCGoal(t *testing.T) {
 	if got := goal[0].Value.Uint64(); got >= listBytes {
 		t.Errorf("heap goal after the last wide file: %d MiB, want less than the %d MiB of its dead lists", got>>20, listBytes>>20)
 	}
-	if got := debug.SetGCPercent(100); got != treeGCPercent {
-		t.Errorf("GC percent after the last wide file: %d, want %d", got, treeGCPercent)
+	if got := debug.SetGCPercent(100); got != -1 {
+		t.Errorf("GC percent after the last wide file: %d, want -1 (off, the memory limit triggering it)", got)
 	}
 }
 

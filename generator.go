@@ -105,8 +105,9 @@ type Resources struct {
 	// table (Section.FunctionName), read when a function was left out.
 	Names bool
 	// TuneGC sets the Go garbage collector to the files processed, as
-	// the sframe-gen command does: a tree's (ProcessTree) collected more
-	// rarely while only small files are in flight; outside ProcessTree,
+	// the sframe-gen command does: a tree's (ProcessTree) collected when
+	// a memory limit says (32 MiB over the live heap and the small files'
+	// estimates) while only small files are in flight; outside ProcessTree,
 	// turned off for the file, up to a heap its CFI bounds, and not
 	// turned back on: for a process that generates for one file and
 	// exits. GOGC or GOMEMLIMIT in the environment override it.

@@ -9,7 +9,6 @@ type builder struct {
 	layout *Layout
 
 	grown map[int]uint64 // PT_LOAD index -> new p_filesz (= p_memsz)
-	rooms map[int]uint64 // PT_LOAD index -> free bytes after it in the input
 
 	phExtra   int    // program headers to add
 	phoff     uint64 // program header table offset and address
@@ -31,7 +30,7 @@ type builder struct {
 }
 
 func newBuilder(pl *planner) *builder {
-	b := &builder{pl: pl, f: pl.f, plan: &linkedPlan{}, grown: map[int]uint64{}, rooms: map[int]uint64{},
+	b := &builder{pl: pl, f: pl.f, plan: &linkedPlan{}, grown: map[int]uint64{},
 		moved: map[int]uint64{}, movedProgs: map[int]uint64{}, dropProgs: map[int]bool{}, noteGrow: map[int]uint64{}}
 	b.layout = &b.plan.layout
 	b.layout.GrownLoad = -1
@@ -64,11 +63,7 @@ func (b *builder) newLoad() { b.withLoad = true }
 // free space after it allows, and returns their offset and address.
 func (b *builder) grow(li int, n, align uint64) (off, addr uint64, ok bool) {
 	p := &b.f.progs[li]
-	room, seen := b.rooms[li]
-	if !seen {
-		room = b.pl.room(li)
-		b.rooms[li] = room
-	}
+	room := b.pl.roomAfter(li)
 	filesz, seen := b.grown[li]
 	if !seen {
 		filesz = p.Filesz
@@ -82,6 +77,20 @@ func (b *builder) grow(li int, n, align uint64) (off, addr uint64, ok bool) {
 		b.layout.GrownLoad = li
 	}
 	return start, p.Vaddr + (start - p.Off), true
+}
+
+// growReadOnly grows the first read-only PT_LOAD (the text's neighbour, as
+// ld places .sframe) that has room for n bytes aligned to 8.
+func (b *builder) growReadOnly(n uint64) (off, addr uint64, ok bool) {
+	for _, li := range b.pl.loads {
+		if b.f.progs[li].Flags != pfR {
+			continue
+		}
+		if off, addr, ok := b.grow(li, n, 8); ok {
+			return off, addr, true
+		}
+	}
+	return 0, 0, false
 }
 
 // placePhdrs makes room for extra program headers in place, when the bytes

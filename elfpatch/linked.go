@@ -199,9 +199,10 @@ type planner struct {
 	size     uint64 // SFrame section size
 	loads    []int  // indices of PT_LOAD headers, in address order
 	pageSize uint64
-	used     []span // file ranges in use (headers, sections, segments)
-	sfIdx    int    // existing .sframe section, or -1
-	ptIdx    int    // existing PT_GNU_SFRAME, or -1
+	used     []span         // file ranges in use (headers, sections, segments)
+	sfIdx    int            // existing .sframe section, or -1
+	ptIdx    int            // existing PT_GNU_SFRAME, or -1
+	rooms    map[int]uint64 // PT_LOAD index -> room (roomAfter)
 }
 
 func planLinked(f *file, in io.ReaderAt, size uint64) (*linkedPlan, error) {
@@ -288,6 +289,19 @@ func (pl *planner) loadOf(off, addr, n uint64) int {
 		}
 	}
 	return -1
+}
+
+// roomAfter is room(li), found once.
+func (pl *planner) roomAfter(li int) uint64 {
+	if r, ok := pl.rooms[li]; ok {
+		return r
+	}
+	if pl.rooms == nil {
+		pl.rooms = map[int]uint64{}
+	}
+	r := pl.room(li)
+	pl.rooms[li] = r
+	return r
 }
 
 // room returns how many bytes may be appended to PT_LOAD li's image: free
@@ -456,20 +470,23 @@ func (pl *planner) tryInPlace() (*linkedPlan, bool) {
 // when the program header table can take a PT_GNU_SFRAME without a new
 // PT_LOAD (it exists, or the table can grow in place).
 func (pl *planner) tryGap() (*linkedPlan, bool) {
+	// Moving sections to make room for a program header (placePhdrs)
+	// only takes room at a load's end: where no read-only PT_LOAD has
+	// room for the section as the file is, none has after, and the
+	// moves (which read the sections moved) need not be planned.
+	if _, _, ok := newBuilder(pl).growReadOnly(pl.size); !ok {
+		return nil, false
+	}
 	b := newBuilder(pl)
 	if pl.ptIdx < 0 && !b.placePhdrs(1) {
 		return nil, false
 	}
-	for _, li := range pl.loads {
-		if pl.f.progs[li].Flags != pfR {
-			continue
-		}
-		if off, addr, ok := b.grow(li, pl.size, 8); ok {
-			b.setSFrame(off, addr)
-			return b.finish(), true
-		}
+	off, addr, ok := b.growReadOnly(pl.size)
+	if !ok {
+		return nil, false
 	}
-	return nil, false
+	b.setSFrame(off, addr)
+	return b.finish(), true
 }
 
 // tryNewLoad places the section in a new read-only PT_LOAD at the end of
