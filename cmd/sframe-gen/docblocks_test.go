@@ -1,0 +1,154 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// A docClaim says which test builds, runs or compares a fenced block of
+// the docs, the block found by its document and first line: test is the
+// test function (it reads the block from the document), or "" with note
+// saying what the block is and why no test reads it.
+type docClaim struct {
+	test string
+	note string
+}
+
+// docBlockClaims are the fenced blocks of README.md and docs/*.md other
+// than Go blocks (TestDocsGoBlocks builds every one) and docRecipes' (run
+// by TestDocRecipes), keyed "DOC:FIRST LINE".
+var docBlockClaims = map[string]docClaim{
+	"README.md:make run        # builds bin/sframe-gen and runs it on a sample ELF under testdata/":                     {note: "make run writes bin/ of the tree; make test and make test-long are the suite itself"},
+	"README.md:CGO_ENABLED=0 go install github.com/sframe-gen/sframe-gen/cmd/sframe-gen@latest":                         {note: "needs the network (the module proxy)"},
+	"README.md:sframe-gen [flags] FILE             generate SFrame for FILE, replacing it atomically":                   {note: "the synopsis"},
+	"README.md:sframe-gen -j 8 --report sframe.jsonl debian/tmp/     # in place, 8 files at once, a JSON line per file": {test: "TestReadmeBatchExamples"},
+	"README.md:sframe-gen ./app                                                      # the program, in place":           {test: "TestStackReadmeRecipe"},
+	"docs/architecture.md:ELF file ──► cfi ──────────► lower ─────────────► emit ──────────► elfpatch ──► ELF file":     {note: "a diagram"},
+	"docs/batch.md:sframe-gen [flags] PATH...": {note: "the synopsis"},
+	"docs/batch.md:sframe-gen: 31 files: 18 patched, 1 up to date, 1 without CFI, 10 skipped, 1 failed; 144 functions covered":                                      {note: "sample output (the summary line)"},
+	`docs/batch.md:{"file":"lib/libfoo.so.1.2","status":"patched","kind":"shared-library","arch":"x86_64","bytes":15944,"fdes":11,"links":["lib/libfoo-again.so"]}`: {note: "sample output (report lines)"},
+	`docs/batch.md:{"file":"bin/caf\ufffd","status":"patched","kind":"pie-executable","arch":"x86_64","bytes":16408,"fdes":6,"file_bytes":"YmluL2NhZuk="}`:          {test: "TestReportNamesExact"},
+	"docs/dump.md:sframe-gen dump [--json] FILE...      (several FILEs: each after a line naming it, as objdump does)":                                              {note: "the synopsis"},
+	"docs/dump.md:{": {note: "sample output (dump --json)"},
+	"docs/golden.md:AS=${AS:-as} OBJCOPY=${OBJCOPY:-objcopy} READELF=${READELF:-readelf}   # binutils 2.46+, for the target": {test: "TestGoldenRecipe"},
+	"docs/integration.md:SFRAME_GEN ?= sframe-gen":                                   {note: "the Make recipe; TestIntegration builds testdata/integration/make/Makefile, which follows it (not this text)"},
+	"docs/integration.md:include(SFrameGen)":                                         {note: "the CMake recipe; TestIntegration builds testdata/integration/cmake, which follows it (not this text)"},
+	"docs/integration.md:sframe_gen = find_program('sframe-gen')":                    {note: "the Meson recipe; TestIntegration builds testdata/integration/meson/meson.build, which follows it (not this text)"},
+	"docs/integration.md:Build-Depends: debhelper-compat (= 13), dh-sequence-sframe": {note: "a debian/control line; TestIntegration's deb and debpkg packages use it (not this text)"},
+	"docs/integration.md:export DEB_SFRAME_OBJECTS = 1":                              {test: "TestIntegration"},
+	"docs/integration.md:override_dh_sframe:":                                        {note: "a debian/rules override; TestIntegration's deb package has it (not this text)"},
+	"docs/integration.md:execute_before_dh_strip:":                                   {note: "a debian/rules rule for a package without the add-on: no test"},
+	"docs/integration.md:dpkg-buildpackage -us -uc -b -d":                            {note: "builds and installs sframe-gen's own package (sudo dpkg -i); TestIntegration's debpkg builds it (not this text)"},
+	"docs/integration.md:%__brp_sframe_gen %{__sframe_gen} %{__sframe_gen_flags} %{?_smp_build_ncpus:-j %{_smp_build_ncpus}} -- \"%{buildroot}\"": {note: "an excerpt of docs/integration/macros.sframe-gen, which TestIntegration's rpm loads (not this text)"},
+	"docs/integration.md:rpmbuild -bb --build-in-place docs/integration/sframe-gen.spec":                                                          {note: "TestIntegration's rpmpkg builds the spec from a copy of the tree (not this text)"},
+	"docs/integration.md:cargo build --release":                                                   {note: "the Cargo recipe; TestIntegration's cargo builds a project so (not this text)"},
+	"docs/integration.md:install-exec-hook:":                                                      {note: "the autotools recipe; TestIntegration builds testdata/integration/autotools/Makefile.am, which has it (not this text)"},
+	"docs/lower.md:CFA offset N not representable on s390x (stored as (offset-160)/8 in 32 bits)": {note: "the form of a message"},
+	"docs/lower.md:non-default RA register N":                                                     {note: "the form of a message"},
+	"docs/performance.md:file                     FDEs  re_wall raw_wal  raw/re raw0/re cp_wall pat_wal  pat/cp rep_wal RSS_Mi  ns/FDE": {note: "measured figures (bench.sh's table, machine A)"},
+	"docs/robustness.md:go test -run 'TestDamage$' -v ./cmd/sframe-gen                                      # default damage run":       {note: "runs tests of the suite (make test-long), the race detector and the fuzzers, for minutes to hours"},
+	"docs/rows.md:sframe-gen rows [--json] [--eh-frame | --debug-frame] FILE...   (several FILEs: each after a line naming it)":         {note: "the synopsis"},
+	`docs/rows.md:{"start":4096,"end":4160,"rows":[`:       {note: "sample output (rows --json)"},
+	"docs/rows.md:FDE 0x18 pc 0x0..0x14 CIE 0x0 section 1": {note: "sample output (rows); cfi's tests hold the same text, not read from here"},
+	"docs/rows.md:sframe-gen: FILE: .eh_frame: offset 0x208: instruction at offset 0x21a: DW_CFA_GNU_negative_offset_extended: operand runs past the end": {note: "the form of a message"},
+	"docs/stack.md:sframe-gen stack [--json] [--sysroot DIR] CORE":                                                                                        {note: "the synopsis"},
+	"docs/stack.md:$ sframe-gen stack core":                                                                                                               {note: "sample output (a walk of a C++ exception's core)"},
+	"docs/stack.md:SFRAME_STACK_STOPS=125 go test ./cmd/sframe-gen -run 'TestStackAgainstGDB/s390x' -timeout 4h -v":                                       {note: "a test of the suite with more stops: 4 hours"},
+	"docs/stats.md:testdata/gas/x86_64/warnings.o: dry run: the .sframe section generating would write (SFRAME_ABI_AMD64_ENDIAN_LITTLE, version 3)":       {note: "sample output (stats); emit/stats's tests hold the same first line, not read from here"},
+	"docs/stats.md:{": {note: "sample output (stats --json)"},
+	"docs/stats.md:$ sframe-gen stats --dry-run testdata/link":                                                {test: "TestStatsDocExample"},
+	"docs/verify.md:sframe-gen: FILE: FUNCTION@0xADDR: what SFrame says vs what the CFI says [0xADDR, 0xEND)": {note: "the form of a message"},
+	"docs/verify.md:$ nice testdata/system-check.sh -j 2":                                                     {note: "measured output of a run over /usr (minutes)"},
+}
+
+// TestDocBlocksClaimed checks that every fenced block of README.md and
+// docs/*.md is built or run by a test, or says why not: a Go block
+// (TestDocsGoBlocks builds them all), a recipe of docRecipes
+// (TestDocRecipes), or an entry of docBlockClaims naming a test that
+// exists and reads it, or a note. A new block without one fails the test,
+// as does a claim whose block is gone. It logs the blocks no test reads.
+func TestDocBlocksClaimed(t *testing.T) {
+	root := filepath.Join(testdataDir(), "..")
+	docs, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	recipes := map[string]bool{}
+	for _, r := range docRecipes {
+		if r.fenced {
+			recipes[r.doc+":"+r.text[0]] = true
+		}
+	}
+	tests := moduleTests(t, root)
+	used := map[string]bool{}
+	var blocks, tested int
+	for _, path := range append([]string{filepath.Join(root, "README.md")}, docs...) {
+		name, _ := filepath.Rel(root, path)
+		for _, b := range docFencedBlocks(readDoc(t, root, name)) {
+			blocks++
+			first, _, _ := strings.Cut(b.text, "\n")
+			key := name + ":" + strings.TrimRight(first, " ")
+			used[key] = true
+			claim, claimed := docBlockClaims[key]
+			switch {
+			case b.lang == "go":
+				tested++
+				if claimed {
+					t.Errorf("%s:%d: a Go block (TestDocsGoBlocks builds it) has a claim too", name, b.line)
+				}
+			case recipes[key] && claimed && claim.test != "TestDocRecipes":
+				t.Errorf("%s:%d: run by TestDocRecipes, claimed by %q", name, b.line, claim.test)
+			case recipes[key] || claimed && claim.test != "" && claim.test != "TestDocRecipes":
+				tested++
+				if claim.test != "" && !tests[claim.test] {
+					t.Errorf("%s:%d: claimed by %s, which is no test of the module", name, b.line, claim.test)
+				}
+			case claimed && claim.test == "TestDocRecipes":
+				t.Errorf("%s:%d: claimed by TestDocRecipes, which does not run it (no docRecipes entry)", name, b.line)
+			case claimed && claim.note != "":
+				t.Logf("%s:%d: no test: %s", name, b.line, claim.note)
+			default:
+				t.Errorf("%s:%d: no test builds or runs this block, and docBlockClaims does not say why:\n%s", name, b.line, b.text)
+			}
+		}
+	}
+	for key := range docBlockClaims {
+		if !used[key] {
+			t.Errorf("docBlockClaims: no block %q (changed or gone?)", key)
+		}
+	}
+	for key := range recipes {
+		if !used[key] {
+			t.Errorf("docRecipes: no block %q (changed or gone?)", key)
+		}
+	}
+	t.Logf("%d fenced blocks: %d built, run or compared by a test, %d not", blocks, tested, blocks-tested)
+}
+
+// moduleTests returns the names of the test functions of the module in
+// root and of testdata's own modules.
+func moduleTests(t *testing.T, root string) map[string]bool {
+	t.Helper()
+	decl := regexp.MustCompile(`(?m)^func (Test\w+)\(t \*testing\.T\)`)
+	tests := map[string]bool{}
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, m := range decl.FindAllStringSubmatch(string(src), -1) {
+			tests[m[1]] = true
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tests
+}
