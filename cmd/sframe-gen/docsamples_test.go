@@ -255,3 +255,57 @@ func TestBatchDocSamples(t *testing.T) {
 		t.Errorf("the summary line is not of docs/batch.md's form %q:\n%s", summary, errs)
 	}
 }
+
+// docExcerpts are the blocks of docs/integration.md that are excerpts of
+// a file TestIntegration builds or loads, by first line.
+var docExcerpts = []struct{ first, file string }{
+	{"SFRAME_GEN ?= sframe-gen", "testdata/integration/make/Makefile"},
+	{"sframe_gen = find_program('sframe-gen')", "testdata/integration/meson/meson.build"},
+	{"override_dh_sframe:", "testdata/integration/deb/pkg/debian/rules"},
+	{"%__brp_sframe_gen %{__sframe_gen} %{__sframe_gen_flags} %{?_smp_build_ncpus:-j %{_smp_build_ncpus}} -- \"%{buildroot}\"", "docs/integration/macros.sframe-gen"},
+	{"install-exec-hook:", "testdata/integration/autotools/Makefile.am"},
+}
+
+// TestIntegrationDocExcerpts checks that each block of docExcerpts is in
+// its file as it is written, comments aside (in both): each of its
+// paragraphs (parted by blank lines) is lines of the file, one after the
+// other, the paragraphs in the block's order. TestIntegration runs the
+// recipes of docs/integration.md by building projects with those files.
+func TestIntegrationDocExcerpts(t *testing.T) {
+	root := filepath.Join(testdataDir(), "..")
+	code := func(text string) string {
+		var b strings.Builder
+		for _, l := range strings.Split(text, "\n") {
+			if s := strings.TrimSpace(l); s != "" && !strings.HasPrefix(s, "#") {
+				b.WriteString(strings.TrimRight(l, " \t") + "\n")
+			}
+		}
+		return b.String()
+	}
+	for _, e := range docExcerpts {
+		file := "\n" + code(readDoc(t, root, e.file))
+		at := 0
+		for _, para := range strings.Split(docBlock(t, "docs/integration.md", e.first), "\n\n") {
+			i := strings.Index(file[at:], "\n"+code(para))
+			if i < 0 {
+				t.Errorf("docs/integration.md: the block starting %q is not in %s as written: from\n%s", e.first, e.file, code(para))
+				break
+			}
+			at += i + len(code(para))
+		}
+	}
+}
+
+// TestRowsDocSample checks that docs/rows.md's text sample is lines of what
+// sframe-gen rows prints on testdata/cc/x86_64/O0/tree-sitter.o, one after
+// the other.
+func TestRowsDocSample(t *testing.T) {
+	sample := docBlock(t, "docs/rows.md", "FDE 0x18 pc 0x0..0x14 CIE 0x0 section 1")
+	out, errs, code := runCLI("rows", filepath.Join(testdataDir(), "cc", "x86_64", "O0", "tree-sitter.o"))
+	if code != exitOK {
+		t.Fatalf("rows: exit %d: %s", code, errs)
+	}
+	if !strings.Contains("\n"+out, "\n"+sample) {
+		t.Errorf("docs/rows.md's sample is not in rows' output on tree-sitter.o:\n%s", sample)
+	}
+}
