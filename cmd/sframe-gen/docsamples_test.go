@@ -309,3 +309,39 @@ func TestRowsDocSample(t *testing.T) {
 		t.Errorf("docs/rows.md's sample is not in rows' output on tree-sitter.o:\n%s", sample)
 	}
 }
+
+// TestLowerDocReasons checks that each reason listed in docs/lower.md's
+// two lists (ours and gas's texts, up to two spaces: the rest is a
+// comment) is a reason lower gives: its form (N a number, {A|B} one of
+// them, 0x.. a hexadecimal number) matches a text of lower's code, of the
+// tests that expect it, or of the golden warnings of testdata (gas's,
+// compared by the tests), so that a reason renamed or dropped in the code
+// fails here.
+func TestLowerDocReasons(t *testing.T) {
+	root := filepath.Join(testdataDir(), "..")
+	var corpus strings.Builder
+	files, _ := filepath.Glob(filepath.Join(root, "lower", "*.go"))
+	warnings, _ := filepath.Glob(filepath.Join(root, "testdata", "gas", "*", "*.warnings"))
+	for _, f := range append(files, warnings...) {
+		corpus.WriteString(string(readFile(t, f)) + "\n")
+	}
+	forms := 0
+	for _, first := range []string{
+		"CFA offset N not representable on s390x (stored as (offset-160)/8 in 32 bits)",
+		"non-default RA register N",
+	} {
+		for _, line := range strings.Split(strings.TrimSpace(docBlock(t, "docs/lower.md", first)), "\n") {
+			form := regexp.MustCompile(`\s{2,}`).Split(strings.TrimSpace(line), 2)[0]
+			rx := regexp.QuoteMeta(form)
+			rx = strings.NewReplacer(`\{`, `(?:`, `\}`, `)`, `\|`, `|`, `0x\.\.`, `0x[0-9a-f]+`).Replace(rx)
+			rx = regexp.MustCompile(`\bN\b`).ReplaceAllString(rx, `(?:-?\d+|%d)`)
+			if !regexp.MustCompile(rx).MatchString(corpus.String()) {
+				t.Errorf("docs/lower.md: reason %q is in no text of lower's code, its tests or the golden warnings", form)
+			}
+			forms++
+		}
+	}
+	if forms < 20 {
+		t.Errorf("only %d reasons found in docs/lower.md's lists", forms)
+	}
+}
