@@ -1,6 +1,9 @@
 package main
 
 import (
+	"go/doc/comment"
+	"go/parser"
+	"go/token"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -121,7 +124,7 @@ func TestDocBlocksClaimed(t *testing.T) {
 		}
 	}
 	for key := range recipes {
-		if !used[key] {
+		if !used[key] && !strings.HasSuffix(key[:strings.Index(key, ":")], ".go") {
 			t.Errorf("docRecipes: no block %q (changed or gone?)", key)
 		}
 	}
@@ -151,4 +154,102 @@ func moduleTests(t *testing.T, root string) map[string]bool {
 		t.Fatal(err)
 	}
 	return tests
+}
+
+// docCommentClaims are the code blocks of the Go doc comments of the
+// module (its commands and testdata's programs included), keyed
+// "FILE:FIRST LINE", as docBlockClaims for the documents.
+var docCommentClaims = map[string]docClaim{
+	"doc.go:sec, err := sframegen.GenerateFile(\"libfoo.so\", sframegen.Options{})":                                                                                {test: "TestDocsGoBlocks"},
+	"lower/pltaarch64.go:PLT0 (32 bytes)   [bti c;] stp x16, x30, [sp, #-16]!; adrp x16; ldr x17, [x16, #lo];":                                                     {note: "a table of the PLT templates"},
+	"emit/verify/pltcode.go:DW_OP_breg7 (rsp) 8; DW_OP_breg16 (rip) 0; DW_OP_lit15; DW_OP_and;":                                                                    {note: "a DWARF expression"},
+	"cmd/sframe-gen/main.go:sframe-gen [flags] FILE            generate (the default command), in place or -o OUT":                                                 {note: "an overview of the synopses (TestDocSynopses checks the docs' with the help)"},
+	"cfi/rowdump.go:{\"start\":4096,\"end\":4160,\"rows\":[{\"pc\":4096,\"cfa\":{\"reg\":7,\"offset\":8},\"regs\":{\"16\":{\"rule\":\"offset\",\"offset\":-8}}}]}": {note: "an example of the JSON form (TestDocJSONKeys checks docs/rows.md's)"},
+	"cfi/rowdump.go:FDE 0x18 pc 0x1000..0x1040 CIE 0x0":                                                                                                            {note: "an example of the text form (TestRowsDocSample checks docs/rows.md's)"},
+	"testdata/costtable/main.go:sframe-gen stats --json --dry-run /usr > usr.json":                                                                                 {test: "TestDocRecipes"},
+	"testdata/lookupbench/main.go:lookupbench pcs SECTION-FILE PCS-FILE N     write N PCs (and every FRE start)":                                                   {note: "the synopsis; bench-lookup.sh (TestDocRecipes) and the cachegrind recipe run both forms"},
+	"testdata/lookupbench/main.go:ns_per_lookup N found F checksum C":                                                                                              {note: "the output's form; TestDocRecipes's cachegrind recipe matches it"},
+	"testdata/replacecopy/main.go:replacecopy [-j N] DIR":                                                                                                          {note: "the synopsis; bench-tree.sh (TestDocRecipes) runs it"},
+	"testdata/lowertree/main.go:lowertree [-n RUNS] DIR":                                                                                                           {note: "the synopsis; bench-tree.sh (TestDocRecipes) runs it"},
+	"testdata/alternate/main.go:go run ./testdata/alternate N 'PRE::CMD ARGS...' 'CMD ARGS...' ...":                                                                {note: "the synopsis; TestDocRecipes runs performance.md's alternate block"},
+}
+
+// TestDocCommentBlocksClaimed checks that every code block of a Go
+// comment of the module (package and declaration docs, testdata's
+// programs included; tests left out) is claimed in docCommentClaims: by
+// a test that exists (TestDocRecipes: by a docRecipes entry), or with a
+// note; and that no claim's block is gone.
+func TestDocCommentBlocksClaimed(t *testing.T) {
+	root := filepath.Join(testdataDir(), "..")
+	recipes := map[string]bool{}
+	for _, r := range docRecipes {
+		if r.fenced {
+			recipes[r.doc+":"+r.text[0]] = true
+		}
+	}
+	tests := moduleTests(t, root)
+	used := map[string]bool{}
+	var blocks, tested int
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && path != root && (strings.HasPrefix(d.Name(), ".") || d.Name() == "fuzz-out") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		name, _ := filepath.Rel(root, path)
+		for _, b := range commentCodeBlocks(t, path) {
+			first, _, _ := strings.Cut(b, "\n")
+			blocks++
+			key := name + ":" + strings.TrimRight(first, " ")
+			used[key] = true
+			claim, ok := docCommentClaims[key]
+			switch {
+			case !ok:
+				t.Errorf("%s: a code block of a comment no test builds or runs, and docCommentClaims does not say why: %q", name, first)
+			case claim.test == "TestDocRecipes" && !recipes[key]:
+				t.Errorf("%s: claimed by TestDocRecipes, which has no recipe for it", key)
+			case claim.test != "" && !tests[claim.test]:
+				t.Errorf("%s: claimed by %s, which is no test of the module", key, claim.test)
+			case claim.test != "":
+				tested++
+			default:
+				t.Logf("%s: no test: %s", key, claim.note)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for key := range docCommentClaims {
+		if !used[key] {
+			t.Errorf("docCommentClaims: no block %q (changed or gone?)", key)
+		}
+	}
+	t.Logf("%d code blocks in Go comments: %d built, run or compared by a test, %d not", blocks, tested, blocks-tested)
+}
+
+// commentCodeBlocks returns the code blocks of the comments of the Go
+// file path.
+func commentCodeBlocks(t *testing.T, path string) []string {
+	t.Helper()
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, path, nil, parser.ParseComments|parser.SkipObjectResolution)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var blocks []string
+	for _, g := range f.Comments {
+		var p comment.Parser
+		for _, b := range p.Parse(g.Text()).Content {
+			if c, ok := b.(*comment.Code); ok {
+				blocks = append(blocks, c.Text)
+			}
+		}
+	}
+	return blocks
 }

@@ -173,6 +173,12 @@ var docRecipes = []docRecipe{
 		want:  []string{`(?m)^26 files described \(0 without CFI`, `(?m)^\| all \| 26 \| [0-9.]+ MB \|`, `(?m)^\| SFRAME_ABI_S390X_ENDIAN_BIG \| \d+ \|`},
 	},
 	{
+		doc: "testdata/costtable/main.go", fenced: true, text: []string{"sframe-gen stats --json --dry-run /usr > usr.json"},
+		subst: []docSubst{{` /usr `, ` {T}/tree `}, {`usr\.json`, `{T}/usr.json`}},
+		setup: func(t *testing.T, r *recipeRun) { r.copyTree(t, "tree", "link/*/*.so") },
+		want:  []string{`(?m)^26 files described \(0 without CFI`, `(?m)^\| all \| 26 \| [0-9.]+ MB \|`},
+	},
+	{
 		doc: "docs/cost.md", fenced: true,
 		text:  []string{"sframe-gen stats --json --dry-run --merge-fdes /usr > usr-merged.json"},
 		subst: []docSubst{{` /usr `, ` {T}/tree `}, {`usr-merged\.json`, `{T}/usr-merged.json`}},
@@ -279,7 +285,7 @@ func TestDocRecipes(t *testing.T) {
 		f := strings.Fields(r.text[0])
 		name := strings.ReplaceAll(filepath.Base(r.doc)+":"+strings.Join(f[:min(len(f), 3)], " "), "/", "_")
 		t.Run(name, func(t *testing.T) {
-			script := recipeText(t, readDoc(t, root, r.doc), r)
+			script := recipeText(t, root, r)
 			if r.long && testing.Short() {
 				t.Skip("-short: builds a test binary or copies and syncs trees (make test-long runs it)")
 			}
@@ -325,12 +331,22 @@ func TestDocRecipes(t *testing.T) {
 	}
 }
 
-// recipeText returns r's text in doc with its substitutions made, failing
-// t when the doc does not have it or a substitution changes nothing.
-func recipeText(t *testing.T, doc string, r docRecipe) string {
+// recipeText returns r's text in its document (a Go file's: a code
+// block of its comments) with its substitutions made, failing t when the
+// document does not have it or a substitution changes nothing.
+func recipeText(t *testing.T, root string, r docRecipe) string {
 	t.Helper()
+	doc := readDoc(t, root, r.doc)
 	var parts []string
 	for _, s := range r.text {
+		if r.fenced && strings.HasSuffix(r.doc, ".go") {
+			i := slices.IndexFunc(commentCodeBlocks(t, filepath.Join(root, r.doc)), func(b string) bool { return strings.HasPrefix(b, s+"\n") })
+			if i < 0 {
+				t.Fatalf("%s has no code block starting with %q in its comments", r.doc, s)
+			}
+			parts = append(parts, commentCodeBlocks(t, filepath.Join(root, r.doc))[i])
+			continue
+		}
 		if r.fenced {
 			b, ok := fencedBlock(doc, s)
 			if !ok {
