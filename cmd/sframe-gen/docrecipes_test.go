@@ -195,6 +195,34 @@ var docRecipes = []docRecipe{
 		want:  []string{`(?m)^sframe-gen: app: \d+ functions checked, .* 0 problems`, `(?m)^app$`},
 	},
 	{
+		doc: "docs/integration.md", fenced: true, long: true, inTemp: true, needs: []string{"cmake", "gcc"},
+		text: []string{"include(SFrameGen)"},
+		// The block is a part of a CMakeLists.txt: written into one after
+		// mytool's add_executable (sframe_gen_target needs the target) and
+		// before another's (sframe_gen_all_targets: the targets from there
+		// on), then configured and built.
+		subst: []docSubst{
+			{`\A`, "cat >CMakeLists.txt <<'EOF'\ncmake_minimum_required(VERSION 3.16)\nproject(demo C)\nlist(APPEND CMAKE_MODULE_PATH {ROOT}/docs/integration)\nadd_executable(mytool main.c)\n"},
+			{`\z`, "add_executable(other main.c)\nEOF\ncmake -S . -B build >/dev/null && cmake --build build >/dev/null"},
+		},
+		setup: func(t *testing.T, r *recipeRun) {
+			r.writeFile(t, "work/main.c", "#include <stdio.h>\nint main(void) { puts(\"demo\"); return 0; }\n")
+		},
+		after: "sframe-gen verify build/mytool build/other && build/mytool",
+		want:  []string{`(?m)^sframe-gen: build/mytool: \d+ functions checked, .* 0 problems`, `(?m)^sframe-gen: build/other: \d+ functions checked, .* 0 problems`, `(?m)^demo$`},
+	},
+	{
+		doc: "docs/integration.md", fenced: true, long: true, inTemp: true, needs: []string{"cargo"},
+		text: []string{"cargo build --release"},
+		// myprog: a Cargo package of that name, without dependencies.
+		setup: func(t *testing.T, r *recipeRun) {
+			r.writeFile(t, "work/Cargo.toml", "[package]\nname = \"myprog\"\nversion = \"0.1.0\"\nedition = \"2021\"\n")
+			r.writeFile(t, "work/src/main.rs", "fn main() {\n    println!(\"myprog\");\n}\n")
+		},
+		after: "sframe-gen verify target/release/myprog && target/release/myprog",
+		want:  []string{`(?m)^sframe-gen: target/release/myprog: \d+ functions checked, .* 0 problems`, `(?m)^myprog$`},
+	},
+	{
 		doc: "docs/rows.md", fenced: true, text: []string{"go test ./cfi -run XXX -bench Rows -benchtime 30x -count 2"},
 		subst: []docSubst{{`-benchtime 30x -count 2`, `-benchtime 1x -count 1`}},
 		want:  []string{`(?m)^BenchmarkRows\S*\s+1\s+\d+ ns/op`},
@@ -459,9 +487,9 @@ func readDoc(t *testing.T, root, name string) string {
 	return string(b)
 }
 
-// expand replaces {T} and {ELF} in s.
+// expand replaces {T}, {ELF} and {ROOT} (the tree's root) in s.
 func (r *recipeRun) expand(s string) string {
-	return strings.NewReplacer("{T}", r.tmp, "{ELF}", r.elf).Replace(s)
+	return strings.NewReplacer("{T}", r.tmp, "{ELF}", r.elf, "{ROOT}", r.root).Replace(s)
 }
 
 // bash runs script with bash -e in dir, the test's bin directory first in
@@ -508,6 +536,9 @@ func (r *recipeRun) copyTree(t *testing.T, dir, pattern string) {
 // writeFile writes a file into the test's directory.
 func (r *recipeRun) writeFile(t *testing.T, name, text string) {
 	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(filepath.Join(r.tmp, name)), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(filepath.Join(r.tmp, name), []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
