@@ -144,7 +144,7 @@ func (g *Generator) process(j Job, seen [2]uint64, closeInput func(*os.File)) (o
 		out.Status, out.Reason = Skipped, err.Error()
 		return out, nil
 	case err != nil:
-		return out, unwrapPath(err)
+		return out, replace.UnwrapPath(err)
 	}
 	if closeInput == nil {
 		defer src.Close()
@@ -162,7 +162,7 @@ func (g *Generator) process(j Job, seen [2]uint64, closeInput func(*os.File)) (o
 		// A replacement of this file killed on its way (its journal):
 		// finished when every name of the file is known here.
 		if err := src.Resume(!j.Replace.InPlace); err != nil {
-			return out, unwrapPath(err)
+			return out, replace.UnwrapPath(err)
 		}
 	}
 	w := &writer{g: g, j: j, src: src, size: src.Size()}
@@ -325,16 +325,6 @@ func (s *staging) done() {
 // a few bytes each (a small shared library: a fourth of the reads). Most
 // files of a tree are that small.
 const wholeReadBytes = 128 << 10
-
-// unwrapPath drops the path of an *fs.PathError: messages name the file
-// already.
-func unwrapPath(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
-}
 
 // section generates the section of in: lowered (hold: see lowerFile), with
 // Options.Strict applied, the function names for reports

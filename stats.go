@@ -8,6 +8,7 @@ import (
 
 	"github.com/sframe-gen/sframe-gen/cfi"
 	"github.com/sframe-gen/sframe-gen/elfpatch/elfread"
+	"github.com/sframe-gen/sframe-gen/elfpatch/replace"
 	"github.com/sframe-gen/sframe-gen/emit"
 	"github.com/sframe-gen/sframe-gen/emit/stats"
 	"github.com/sframe-gen/sframe-gen/emit/verify"
@@ -211,7 +212,7 @@ func (g *Generator) treeFileStats(f *TreeFile, b *elfread.MemoryBudget, dryRun b
 	}
 	file, size, err := f.Open()
 	if err != nil {
-		fail(f.Path, unwrapPath(err))
+		fail(f.Path, replace.UnwrapPath(err))
 		return r
 	}
 	defer file.Close()

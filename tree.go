@@ -197,7 +197,7 @@ func (g *Generator) processTreeFile(f *TreeFile, ro replace.ReplaceOptions, clos
 		out := Outcome{Status: Skipped, Reason: "symbolic link"}
 		if f.Output != "" {
 			if err := copySymlink(f); err != nil {
-				err = unwrapPath(err)
+				err = replace.UnwrapPath(err)
 				return Outcome{Status: Failed, Reason: err.Error()}, err
 			}
 		}
@@ -224,7 +224,7 @@ func (g *Generator) processTreeFile(f *TreeFile, ro replace.ReplaceOptions, clos
 func (g *Generator) processPlaces(f *TreeFile, ro replace.ReplaceOptions, closeInput func(*os.File)) (Outcome, error) {
 	at, err := f.root.Place(f.rel)
 	if err != nil {
-		return Outcome{}, unwrapPath(err)
+		return Outcome{}, replace.UnwrapPath(err)
 	}
 	defer at.Dir.Close()
 	job := Job{In: at, Replace: ro}
@@ -233,20 +233,20 @@ func (g *Generator) processPlaces(f *TreeFile, ro replace.ReplaceOptions, closeI
 		for i, rel := range f.linkRels {
 			l, err := f.root.Place(rel)
 			if err != nil {
-				return Outcome{}, fmt.Errorf("%s: %w", f.Links[i], unwrapPath(err))
+				return Outcome{}, fmt.Errorf("%s: %w", f.Links[i], replace.UnwrapPath(err))
 			}
 			defer l.Dir.Close()
 			job.Replace.Links = append(job.Replace.Links, l)
 		}
 	} else {
 		if job.Out, err = f.outRoot.Place(f.outRel); err != nil {
-			return Outcome{}, &OutputError{Op: "writing", Link: -1, Err: unwrapPath(err)}
+			return Outcome{}, &OutputError{Op: "writing", Link: -1, Err: replace.UnwrapPath(err)}
 		}
 		defer job.Out.Dir.Close()
 		for i, rel := range f.outLinkRels {
 			l, err := f.outRoot.Place(rel)
 			if err != nil {
-				return Outcome{}, &OutputError{Op: "linking", Link: i, Err: unwrapPath(err)}
+				return Outcome{}, &OutputError{Op: "linking", Link: i, Err: replace.UnwrapPath(err)}
 			}
 			defer l.Dir.Close()
 			job.OutLinks = append(job.OutLinks, l)
@@ -341,7 +341,7 @@ func (t *Tree) makeOutputDirs() error {
 		d, isNew, err := f.outRoot.MkdirBeneath(f.outRel)
 		if err != nil {
 			made.close()
-			return fmt.Errorf("%s: %w", f.Output, unwrapPath(err))
+			return fmt.Errorf("%s: %w", f.Output, replace.UnwrapPath(err))
 		}
 		if !isNew {
 			d.Close()

@@ -134,7 +134,7 @@ func Walk(operands []string, opt WalkOptions) (*Tree, error) {
 	if opt.OutputDir != "" {
 		var err error
 		if outRoot, made, err = replace.MkdirNamed(opt.OutputDir); err != nil {
-			return nil, &fs.PathError{Op: "mkdir", Path: opt.OutputDir, Err: unwrapPath(err)}
+			return nil, &fs.PathError{Op: "mkdir", Path: opt.OutputDir, Err: replace.UnwrapPath(err)}
 		}
 	}
 	t, err := walkResuming(operands, opt, outRoot)
@@ -178,7 +178,7 @@ func walkResuming(operands []string, opt WalkOptions, outRoot *replace.Dir) (*Tr
 			at.Dir.Close()
 		}
 		if err != nil {
-			failed = append(failed, &TreeFile{Path: tf.Path, Err: unwrapPath(err)})
+			failed = append(failed, &TreeFile{Path: tf.Path, Err: replace.UnwrapPath(err)})
 		}
 	}
 	t.Close()
@@ -287,7 +287,7 @@ func walkOperands(operands []string, outputDir string, outRoot *replace.Dir, fin
 
 // missing records a path that cannot be read.
 func (w *walker) missing(path string, err error) {
-	w.t.Files = append(w.t.Files, &TreeFile{Path: path, Err: unwrapPath(err)})
+	w.t.Files = append(w.t.Files, &TreeFile{Path: path, Err: replace.UnwrapPath(err)})
 }
 
 // walk adds the entries of dir (path, rel below root), listed through its

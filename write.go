@@ -42,14 +42,14 @@ func (w *writer) replace(write func(tmp *os.File) error) error {
 	ro.Links, ro.InPlace = nil, false
 	err := w.g.res.Temps.Replace(w.j.Out, w.src, perm, ro, check)
 	if err != nil && err != inputErr {
-		return &OutputError{Op: "writing", Link: -1, Err: unwrapPath(err)}
+		return &OutputError{Op: "writing", Link: -1, Err: replace.UnwrapPath(err)}
 	}
 	if err != nil {
 		return err
 	}
 	for i, l := range w.j.OutLinks {
 		if err := replace.Link(w.j.Out, l); err != nil {
-			return &OutputError{Op: "linking", Link: i, Err: unwrapPath(err)}
+			return &OutputError{Op: "linking", Link: i, Err: replace.UnwrapPath(err)}
 		}
 	}
 	return nil

@@ -185,13 +185,13 @@ func (o generateOptions) library() sframegen.Options {
 func (c *cli) generateFile(g *sframegen.Generator, file string, o generateOptions) error {
 	in, err := replace.NamedPlace(file)
 	if err != nil {
-		return unwrapPath(err)
+		return replace.UnwrapPath(err)
 	}
 	defer in.Dir.Close()
 	job := sframegen.Job{In: in, Replace: replace.ReplaceOptions{KeepTimes: o.keepTimes}}
 	if o.output != "" {
 		if job.Out, err = replace.OutputPlace(o.output); err != nil {
-			return fmt.Errorf("writing %s: %w", displayName(o.output), unwrapPath(err))
+			return fmt.Errorf("writing %s: %w", displayName(o.output), replace.UnwrapPath(err))
 		}
 		defer job.Out.Dir.Close()
 	}

@@ -9,16 +9,6 @@ import (
 	"github.com/sframe-gen/sframe-gen/elfpatch/replace"
 )
 
-// unwrapPath drops the path of an *fs.PathError: messages name the file
-// already.
-func unwrapPath(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
-}
-
 // openStream opens where --report's lines or --raw's section go
 // (replace.OpenStream), its errors said as messages say them.
 func openStream(c *cli, path string, perm os.FileMode) (*replace.Stream, error) {
@@ -27,7 +17,7 @@ func openStream(c *cli, path string, perm os.FileMode) (*replace.Stream, error) 
 		return nil, fmt.Errorf("cannot write in %s: %w", displayName(pe.Path), pe.Err)
 	}
 	if err != nil {
-		return nil, unwrapPath(err)
+		return nil, replace.UnwrapPath(err)
 	}
 	return s, nil
 }

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sframe-gen/sframe-gen/elfpatch/replace"
 	"golang.org/x/sys/unix"
 )
 
@@ -51,7 +52,7 @@ const progressEvery = 150 * time.Millisecond
 // total bytes.
 func newProgress(w io.Writer, quiet bool, files int, total int64) *progress {
 	p := &progress{w: w, files: files, total: total, running: map[string]runningFile{}}
-	if f, ok := w.(*os.File); ok && !quiet && isTerminal(f) {
+	if f, ok := w.(*os.File); ok && !quiet && replace.IsTerminal(int(f.Fd())) {
 		p.tty = f
 		p.stopTicker, p.tickerDone = make(chan struct{}), make(chan struct{})
 		p.draw()
@@ -174,12 +175,6 @@ func (p *progress) draw() {
 }
 
 func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
-
-// isTerminal reports whether f is a terminal (TCGETS succeeds).
-func isTerminal(f *os.File) bool {
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
-}
 
 // terminalWidth is f's width in columns (80 when unknown).
 func terminalWidth(f *os.File) int {

@@ -191,7 +191,7 @@ func (d *Dir) List() ([]Entry, error) {
 	names, err := f.Readdirnames(-1)
 	f.Close()
 	if err != nil {
-		return nil, &fs.PathError{Op: "readdirent", Path: d.path, Err: unwrapPathError(err)}
+		return nil, &fs.PathError{Op: "readdirent", Path: d.path, Err: UnwrapPath(err)}
 	}
 	slices.Sort(names)
 	entries := make([]Entry, 0, len(names))
@@ -206,15 +206,6 @@ func (d *Dir) List() ([]Entry, error) {
 		entries = append(entries, entryOf(n, &st))
 	}
 	return entries, nil
-}
-
-// unwrapPathError is the error inside an *fs.PathError.
-func unwrapPathError(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }
 
 // Writable checks that a file can be made in the directory (access(2),

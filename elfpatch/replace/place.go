@@ -257,12 +257,12 @@ type Source struct {
 func OpenNamed(path string) (*Source, error) {
 	at, err := NamedPlace(path)
 	if err != nil {
-		return nil, unwrapPathError(err)
+		return nil, UnwrapPath(err)
 	}
 	defer at.Dir.Close()
 	src, err := OpenSource(at)
 	if err != nil {
-		return nil, unwrapPathError(err)
+		return nil, UnwrapPath(err)
 	}
 	return src, nil
 }

@@ -58,7 +58,7 @@ func OpenStream(path string, perm os.FileMode, stdout, stderr io.Writer) (*Strea
 	f, err := OpenSink(at)
 	if err != nil {
 		at.Dir.Close()
-		return nil, unwrapPathError(err)
+		return nil, UnwrapPath(err)
 	}
 	if f != nil {
 		at.Dir.Close()
@@ -75,13 +75,18 @@ func OpenStream(path string, perm os.FileMode, stdout, stderr io.Writer) (*Strea
 
 // Terminal reports whether s writes to a terminal.
 func (s *Stream) Terminal() bool {
-	fd := -1
 	switch w := s.w.(type) {
 	case *os.File:
-		fd = int(w.Fd())
+		return IsTerminal(int(w.Fd()))
 	case fdWriter:
-		fd = int(w)
+		return IsTerminal(int(w))
 	}
+	return false
+}
+
+// IsTerminal reports whether the descriptor fd is a terminal (TCGETS
+// succeeds on it).
+func IsTerminal(fd int) bool {
 	_, err := unix.IoctlGetTermios(fd, unix.TCGETS)
 	return fd >= 0 && err == nil
 }

@@ -175,6 +175,9 @@ func OpenStream(path string, perm os.FileMode, stdout, stderr io.Writer) (*Strea
 // Terminal is false.
 func (s *Stream) Terminal() bool { return false }
 
+// IsTerminal is false.
+func IsTerminal(fd int) bool { return false }
+
 // Finish fails with ErrUnsupported.
 func (s *Stream) Finish(t *TempFiles, fill func(w io.Writer) error) error { return ErrUnsupported }
 

@@ -42,6 +42,7 @@ var debianPackages = map[string]string{
 	"getfacl": "acl", "setfacl": "acl", "getfattr": "attr", "setfattr": "attr",
 	"objdump": "binutils", "readelf": "binutils", "strip": "binutils", "ld": "binutils", "as": "binutils",
 	"mkfs.xfs": "xfsprogs", "autoreconf": "autoconf", "man": "man-db",
+	"perf": "linux-perf", "callgrind_annotate": "valgrind",
 }
 
 // InstallHint says how to get the program name the tests run: the Debian
