@@ -91,27 +91,6 @@ func TestTune(t *testing.T) {
 	}
 }
 
-// TestMapsCFI checks when a file is mapped for its CFI: when processed
-// alone, or for a big section among other files; a small one among
-// other files is read.
-func TestMapsCFI(t *testing.T) {
-	for _, tc := range []struct {
-		cfi   uint64
-		alone bool
-		want  bool
-	}{
-		{parallelCFIBytes - 1, true, true},
-		{parallelCFIBytes, true, true},
-		{parallelCFIBytes - 1, false, false},
-		{parallelCFIBytes, false, true},
-		{0, false, false},
-	} {
-		if got := mapsCFI(tc.cfi, tc.alone); got != tc.want {
-			t.Errorf("mapsCFI(%d, alone %v) = %v, want %v", tc.cfi, tc.alone, got, tc.want)
-		}
-	}
-}
-
 // TestStrictErrorSummary checks the counts a *StrictError says, one
 // function or entry in the singular.
 func TestStrictErrorSummary(t *testing.T) {

@@ -87,25 +87,6 @@ func (g *Generator) lowerRead(f *elf.File, target lower.Target, lo lower.Options
 	return res, frames.Errors, nil
 }
 
-// mapCFI maps the file r for its CFI (mapFile) when mapsCFI says so.
-func (g *Generator) mapCFI(r io.ReaderAt, size int64, f *elf.File) (data []byte, unmap func()) {
-	if cfi, _ := cfiSize(f); !mapsCFI(cfi, g.files.Load() <= 1) {
-		return nil, nil
-	}
-	return mapFile(r, size)
-}
-
-// mapsCFI reports whether a file whose CFI section has cfi bytes is
-// mapped rather than read: when it is processed alone (alone), or its
-// section is big (parallelCFIBytes). Unmapping a file while other files
-// are processed flushes the other CPUs' TLBs (an interprocessor
-// interrupt, dear on a virtual machine): over a tree of libraries, mostly
-// small sections, that cost more than reading them (docs/performance.md,
-// "A tree").
-func mapsCFI(cfi uint64, alone bool) bool {
-	return alone || cfi >= parallelCFIBytes
-}
-
 // lowerScan is lowerFile's fast path for a linked file: its CFI lowered as
 // it is read (lower.LowerScan).
 func (g *Generator) lowerScan(r io.ReaderAt, size int64, f *elf.File, target lower.Target, lo lower.Options, hold <-chan struct{}) (*lower.Result, []*cfi.EntryError, error) {
@@ -115,7 +96,7 @@ func (g *Generator) lowerScan(r io.ReaderAt, size int64, f *elf.File, target low
 	// meanwhile) into an error and keeps no reference into the mapping.
 	var frames *cfi.Frames
 	var err error
-	if mapped, unmap := g.mapCFI(r, size, f); mapped != nil {
+	if mapped, unmap := mapFile(r, size); mapped != nil {
 		defer unmap()
 		frames, err = cfi.OpenMapped(f, g.opt.Source, mapped)
 		lo.MappedCFI = true
