@@ -11,6 +11,11 @@
 #   FLAGS="--sync": more flags for the timed sframe-gen runs.
 #   OBJCOPY=PATH (default objcopy): the peer timed in the same rounds;
 #     OBJCOPY= leaves it out.
+#   KEEP=1: every round writes new trees beside the earlier rounds' rather
+#     than deleting them first, so that no run meets inodes freed in the
+#     minute before (on ext4 without a journal each new inode is sought
+#     past them: cp -a took 0.2 s in one round and 2 s in the next); needs
+#     the space of every round's trees.
 #   THEN_SYNC=1: each timed run ends after a sync, so that the writes to the
 #     disk count for every command (cp -a leaves its data in the page cache
 #     when it exits; a run in place has written most of it out at the
@@ -58,6 +63,8 @@ JOBS=${JOBS:-2}
 SMALL=${SMALL:-400}
 FLAGS=${FLAGS:-}
 THEN_SYNC=${THEN_SYNC:-}
+KEEP=${KEEP:-}
+K=
 OBJCOPY=${OBJCOPY-objcopy}
 DIR=${1:-/usr/lib/x86_64-linux-gnu}
 if [ -n "${SFRAME_GEN:-}" ]; then
@@ -102,16 +109,16 @@ go build -o "$TMP/lowertree" ./testdata/lowertree
 # two places of the round: CPU 1.65 s in one, 1.18 s in the other).
 timed() {
   case $1 in
-  cp) wall cp -a "$SRC" "$TMP/b" ;;
-  sfg) fresh a && wall "$BIN" -q -j "$JOBS" $FLAGS "$TMP/a" ;;
-  out) wall "$BIN" -q -j "$JOBS" $FLAGS --output-dir "$TMP/o" "$SRC" ;;
-  rc) fresh r && wall "$TMP/replacecopy" -j "$JOBS" "$TMP/r" ;;
-  base) fresh c && wall "$BASEBIN" -q -j "$JOBS" $FLAGS "$TMP/c" ;;
-  baseout) wall "$BASEBIN" -q -j "$JOBS" $FLAGS --output-dir "$TMP/p" "$SRC" ;;
-  oc) fresh x && wall sh -c 'find "$1" -type f -print0 | xargs -0 -n 1 -P "$2" "$3"' sh "$TMP/x" "$JOBS" "$OBJCOPY" ;;
+  cp) wall cp -a "$SRC" "$TMP/b$K" ;;
+  sfg) fresh a && wall "$BIN" -q -j "$JOBS" $FLAGS "$TMP/a$K" ;;
+  out) wall "$BIN" -q -j "$JOBS" $FLAGS --output-dir "$TMP/o$K" "$SRC" ;;
+  rc) fresh r && wall "$TMP/replacecopy" -j "$JOBS" "$TMP/r$K" ;;
+  base) fresh c && wall "$BASEBIN" -q -j "$JOBS" $FLAGS "$TMP/c$K" ;;
+  baseout) wall "$BASEBIN" -q -j "$JOBS" $FLAGS --output-dir "$TMP/p$K" "$SRC" ;;
+  oc) fresh x && wall sh -c 'find "$1" -type f -print0 | xargs -0 -n 1 -P "$2" "$3"' sh "$TMP/x$K" "$JOBS" "$OBJCOPY" ;;
   esac >>"$TMP/$1"
 }
-fresh() { cp -a "$SRC" "$TMP/$1"; }
+fresh() { cp -a "$SRC" "$TMP/$1$K"; }
 cmds=(cp sfg out rc ${OBJCOPY:+oc} ${BASEBIN:+base baseout})
 # rounds SRC: RUNS rounds of every command on SRC, in an order rotated
 # every round.
@@ -119,7 +126,11 @@ rounds() {
   SRC=$1
   for c in "${cmds[@]}"; do : >"$TMP/$c"; done
   for r in $(seq "$RUNS"); do
-    rm -rf "$TMP/a" "$TMP/b" "$TMP/c" "$TMP/r" "$TMP/o" "$TMP/p" "$TMP/x"
+    if [ -n "$KEEP" ]; then
+      K=-$(basename "$SRC")-$r
+    else
+      rm -rf "$TMP/a" "$TMP/b" "$TMP/c" "$TMP/r" "$TMP/o" "$TMP/p" "$TMP/x"
+    fi
     n=${#cmds[@]}
     for k in $(seq 0 $((n - 1))); do
       timed "${cmds[$(( (k + r) % n ))]}"
