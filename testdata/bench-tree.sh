@@ -162,14 +162,14 @@ if [ -n "$BASEBIN" ]; then
   printf 'BASE %s: %.3f s (CPU %.2f s)   wall ratio %s; in place / BASE in place %s\n' "$BASE" "$(med base 1)" "$(med base 2)" "$(summary base cp)" "$(summary sfg base)"
   printf 'BASE --output-dir %.3f s (CPU %.2f s): / cp -a %s; --output-dir / BASE --output-dir %s\n' "$(med baseout 1)" "$(med baseout 2)" "$(summary baseout cp)" "$(summary out baseout)"
 fi
-printf 'per round (cp -a wall, sframe-gen/cp -a, replacecopy/cp -a%s):' "${BASEBIN:+, BASE/cp -a}"
+printf 'per round (cp -a wall, sframe-gen/cp -a, --output-dir/cp -a, replacecopy/cp -a%s):' "${BASEBIN:+, BASE/cp -a}"
 {
   if [ -n "$BASEBIN" ]; then
-    paste -d' ' <(cut -d' ' -f1 "$TMP/cp") <(ratio sfg cp) <(ratio rc cp) <(ratio base cp)
+    paste -d' ' <(cut -d' ' -f1 "$TMP/cp") <(ratio sfg cp) <(ratio out cp) <(ratio rc cp) <(ratio base cp)
   else
-    paste -d' ' <(cut -d' ' -f1 "$TMP/cp") <(ratio sfg cp) <(ratio rc cp)
+    paste -d' ' <(cut -d' ' -f1 "$TMP/cp") <(ratio sfg cp) <(ratio out cp) <(ratio rc cp)
   fi
-} | awk '{ printf " %.2f:%s/%s", $1, $2, $3; if (NF > 3) printf "/%s", $4 } END { print "" }'
+} | awk '{ printf " %.2f:%s/%s/%s", $1, $2, $3, $4; if (NF > 4) printf "/%s", $5 } END { print "" }'
 
 rm -rf "$TMP/a" "$TMP/b" "$TMP/c" "$TMP/r" "$TMP/o" "$TMP/p" "$TMP/x"
 cp -a "$TMP/tree" "$TMP/a"
