@@ -38,6 +38,7 @@ import (
 // limit is set from the heap it finds live, which no longer holds the
 // wide files' lists.
 //
+// When the tree is done, the collector gets back the settings it had.
 // GOGC or GOMEMLIMIT in the environment leave the collector as they set
 // it.
 type collector struct {
@@ -49,6 +50,7 @@ type collector struct {
 	// the collector's last collection, small the Costs of the tree's
 	// files in flight that are not wide.
 	base, live, small int64
+	percent           int // the GC percent before the tree
 }
 
 // The collector's settings (collector).
@@ -71,8 +73,19 @@ func (c *collector) startTree() {
 	c.base = debug.SetMemoryLimit(-1)
 	runtime.GC()
 	c.live = heapLive()
-	debug.SetGCPercent(-1)
+	c.percent = debug.SetGCPercent(-1)
 	c.limitSmall()
+}
+
+// endTree gives the collector back the settings it had before startTree.
+func (c *collector) endTree() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.tree && !c.off {
+		debug.SetGCPercent(c.percent)
+		debug.SetMemoryLimit(c.base)
+	}
+	c.tree, c.wide, c.small = false, 0, 0
 }
 
 // limitSmall sets the memory limit of a tree while no wide file is

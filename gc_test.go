@@ -4,6 +4,7 @@ import (
 	"debug/elf"
 	"math"
 	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
@@ -125,15 +126,33 @@ func TestTreeGC(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := g.ProcessTree(&Tree{}, TreeOptions{}); err != nil {
+		// Within the tree, the collector is set (Done sees it); after
+		// it, back to what it was.
+		during := 0
+		root := t.TempDir()
+		if err := os.WriteFile(filepath.Join(root, "f"), []byte("not ELF"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		want := 100
-		if tune {
-			want = -1
+		tree, err := Walk([]string{root}, WalkOptions{})
+		if err != nil {
+			t.Fatal(err)
 		}
-		if got := debug.SetGCPercent(100); got != want {
-			t.Errorf("ProcessTree, TuneGC %v: GC percent %d, want %d", tune, got, want)
+		err = g.ProcessTree(tree, TreeOptions{Done: func(int, *Outcome, error) {
+			during = debug.SetGCPercent(-1)
+			debug.SetGCPercent(during)
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantDuring := 100
+		if tune {
+			wantDuring = -1
+		}
+		if during != wantDuring {
+			t.Errorf("ProcessTree, TuneGC %v: GC percent %d within the tree, want %d", tune, during, wantDuring)
+		}
+		if got, gotLimit := debug.SetGCPercent(100), debug.SetMemoryLimit(base); got != 100 || gotLimit != base {
+			t.Errorf("ProcessTree, TuneGC %v: GC percent %d, limit %d after the tree; want 100, %d as before it", tune, got, gotLimit, int64(base))
 		}
 	}
 }

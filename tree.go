@@ -59,6 +59,7 @@ const syncWorkers = 4
 func (g *Generator) ProcessTree(t *Tree, opt TreeOptions) error {
 	if g.gc != nil {
 		g.gc.startTree()
+		defer g.gc.endTree()
 	}
 	closer := newInputCloser()
 	defer closer.wait()

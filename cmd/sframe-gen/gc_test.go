@@ -9,9 +9,9 @@ import (
 )
 
 // TestTuneRuntime checks that the command sets the collector to its
-// files (sframegen.Resources.TuneGC: off for one FILE, and for a tree
-// off too, a memory limit triggering it) when main asks it to, and
-// leaves it alone otherwise.
+// files (sframegen.Resources.TuneGC: off for one FILE, and not turned
+// back on) when main asks it to, and leaves it alone otherwise; a tree's
+// settings (sframegen's TestTreeGC) are given back when it is done.
 func TestTuneRuntime(t *testing.T) {
 	percent := debug.SetGCPercent(100)
 	limit := debug.SetMemoryLimit(math.MaxInt64)
@@ -27,7 +27,7 @@ func TestTuneRuntime(t *testing.T) {
 		want int // GC percent after, tuned
 	}{
 		{[]string{"--raw", "-o", filepath.Join(t.TempDir(), "out"), in}, -1},
-		{[]string{"-q", t.TempDir()}, -1},
+		{[]string{"-q", t.TempDir()}, 100},
 	} {
 		for _, tune := range []bool{false, true} {
 			debug.SetGCPercent(100)
