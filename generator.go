@@ -107,7 +107,8 @@ type Resources struct {
 	// TuneGC sets the Go garbage collector to the files processed, as
 	// the sframe-gen command does: a tree's (ProcessTree) collected when
 	// a memory limit says (32 MiB over the live heap and the small files'
-	// estimates) while only small files are in flight; outside ProcessTree,
+	// estimates) while only small files are in flight, the settings it
+	// found given back when the tree is done; outside ProcessTree,
 	// turned off for the file, up to a heap its CFI bounds, and not
 	// turned back on: for a process that generates for one file and
 	// exits. GOGC or GOMEMLIMIT in the environment override it.
