@@ -63,6 +63,47 @@ func compareParts(fr *Frames, n int, cuts, fdes []int) string {
 	return ""
 }
 
+// exactCounts checks that CutWeighted's cuts for weights start at entries,
+// each at the first entry at or past its share of the section (bounds)
+// that follows the cut before it, and that fdes counts the FDE entries of
+// each part (CIEs left out), as the parser's header reader walks them one
+// at a time: what CutWeighted's walk of the usual entries (walkUsual)
+// must give.
+func exactCounts(fr *Frames, weights, cuts, fdes []int) string {
+	total, bounds := 0, []int{0}
+	for _, w := range weights {
+		total += max(w, 1)
+	}
+	for k, sum := 1, 0; k < len(weights); k++ {
+		sum += max(weights[k-1], 1)
+		bounds = append(bounds, len(fr.Data)*sum/total)
+	}
+	p := newParser(fr, &Frames{})
+	want := make([]int, len(fdes))
+	k, prev := 0, -1 // the part, the entry before
+	for off := 0; off < len(fr.Data); {
+		if k+1 < len(fdes) && off >= cuts[k+1] {
+			if off != cuts[k+1] || off < bounds[k+1] || prev >= bounds[k+1] && prev != cuts[k] {
+				return fmt.Sprintf("part %d starts at %#x, asked %#x, the entry before at %#x", k+1, cuts[k+1], bounds[k+1], prev)
+			}
+			k++
+		}
+		h, next, err := p.readHeader(off)
+		if err != nil {
+			if _, stop := err.(stopError); stop {
+				break
+			}
+		} else if h.end != 0 && !p.isCIE(&h) {
+			want[k]++
+		}
+		prev, off = off, next
+	}
+	if fmt.Sprint(want) != fmt.Sprint(fdes) {
+		return fmt.Sprintf("FDEs per part %v, the entries walked one at a time %v (cuts %v)", fdes, want, cuts)
+	}
+	return ""
+}
+
 // TestScan checks Cut and Scanner against Read on every CFI section under
 // testdata (objects with relocations, linked files, both sources, both
 // byte orders) and on the system's big libraries.
@@ -88,6 +129,11 @@ func TestScan(t *testing.T) {
 				if msg := compareScan(fr, n); msg != "" {
 					t.Errorf("%s %v: %s", p, src, msg)
 				}
+			}
+			weights := []int{4, 4, 3, 3, 2, 2, 1, 1}
+			cuts, fdes := fr.CutWeighted(weights)
+			if msg := exactCounts(fr, weights, cuts, fdes); msg != "" {
+				t.Errorf("%s %v: weighted: %s", p, src, msg)
 			}
 		}
 		ef.Close()
