@@ -11,11 +11,17 @@
 #   FLAGS="--sync": more flags for the timed sframe-gen runs.
 #   OBJCOPY=PATH (default objcopy): the peer timed in the same rounds;
 #     OBJCOPY= leaves it out.
-#   KEEP=1: every round writes new trees beside the earlier rounds' rather
-#     than deleting them first, so that no run meets inodes freed in the
-#     minute before (on ext4 without a journal each new inode is sought
-#     past them: cp -a took 0.2 s in one round and 2 s in the next); needs
-#     the space of every round's trees.
+#   CMDS="cp out ...": time only these of the commands below (cp, sfg,
+#     out, rc, oc, base, baseout; cp always), and print only their lines.
+#     An in-place run frees the inodes of the files it replaces, which
+#     the commands after it in the round then meet (WAIT).
+#   WAIT=SECONDS: each round starts that long after the last round's trees
+#     are deleted (and synced): on ext4 without a journal a new inode is
+#     sought past every inode freed in the minute before (cp -a took 0.2 s
+#     in one round and 2 s in another); 65 lets none be that recent. The
+#     trees are deleted, not kept: kept, the page cache grows into memory
+#     the virtual machine's host has not backed yet, and every copy slows
+#     (cp -a 0.3 s -> 2 s, 90% of it in the kernel's memcpy).
 #   THEN_SYNC=1: each timed run ends after a sync, so that the writes to the
 #     disk count for every command (cp -a leaves its data in the page cache
 #     when it exits; a run in place has written most of it out at the
@@ -63,8 +69,7 @@ JOBS=${JOBS:-2}
 SMALL=${SMALL:-400}
 FLAGS=${FLAGS:-}
 THEN_SYNC=${THEN_SYNC:-}
-KEEP=${KEEP:-}
-K=
+WAIT=${WAIT:-0}
 OBJCOPY=${OBJCOPY-objcopy}
 DIR=${1:-/usr/lib/x86_64-linux-gnu}
 if [ -n "${SFRAME_GEN:-}" ]; then
@@ -109,27 +114,32 @@ go build -o "$TMP/lowertree" ./testdata/lowertree
 # two places of the round: CPU 1.65 s in one, 1.18 s in the other).
 timed() {
   case $1 in
-  cp) wall cp -a "$SRC" "$TMP/b$K" ;;
-  sfg) fresh a && wall "$BIN" -q -j "$JOBS" $FLAGS "$TMP/a$K" ;;
-  out) wall "$BIN" -q -j "$JOBS" $FLAGS --output-dir "$TMP/o$K" "$SRC" ;;
-  rc) fresh r && wall "$TMP/replacecopy" -j "$JOBS" "$TMP/r$K" ;;
-  base) fresh c && wall "$BASEBIN" -q -j "$JOBS" $FLAGS "$TMP/c$K" ;;
-  baseout) wall "$BASEBIN" -q -j "$JOBS" $FLAGS --output-dir "$TMP/p$K" "$SRC" ;;
-  oc) fresh x && wall sh -c 'find "$1" -type f -print0 | xargs -0 -n 1 -P "$2" "$3"' sh "$TMP/x$K" "$JOBS" "$OBJCOPY" ;;
+  cp) wall cp -a "$SRC" "$TMP/b" ;;
+  sfg) fresh a && wall "$BIN" -q -j "$JOBS" $FLAGS "$TMP/a" ;;
+  out) wall "$BIN" -q -j "$JOBS" $FLAGS --output-dir "$TMP/o" "$SRC" ;;
+  rc) fresh r && wall "$TMP/replacecopy" -j "$JOBS" "$TMP/r" ;;
+  base) fresh c && wall "$BASEBIN" -q -j "$JOBS" $FLAGS "$TMP/c" ;;
+  baseout) wall "$BASEBIN" -q -j "$JOBS" $FLAGS --output-dir "$TMP/p" "$SRC" ;;
+  oc) fresh x && wall sh -c 'find "$1" -type f -print0 | xargs -0 -n 1 -P "$2" "$3"' sh "$TMP/x" "$JOBS" "$OBJCOPY" ;;
   esac >>"$TMP/$1"
 }
-fresh() { cp -a "$SRC" "$TMP/$1$K"; }
-cmds=(cp sfg out rc ${OBJCOPY:+oc} ${BASEBIN:+base baseout})
+fresh() { cp -a "$SRC" "$TMP/$1"; }
+if [ -n "${CMDS:-}" ]; then
+  read -r -a cmds <<<"$CMDS"
+  [[ " ${cmds[*]} " == *" cp "* ]] || cmds=(cp "${cmds[@]}")
+else
+  cmds=(cp sfg out rc ${OBJCOPY:+oc} ${BASEBIN:+base baseout})
+fi
 # rounds SRC: RUNS rounds of every command on SRC, in an order rotated
 # every round.
 rounds() {
   SRC=$1
   for c in "${cmds[@]}"; do : >"$TMP/$c"; done
   for r in $(seq "$RUNS"); do
-    if [ -n "$KEEP" ]; then
-      K=-$(basename "$SRC")-$r
-    else
-      rm -rf "$TMP/a" "$TMP/b" "$TMP/c" "$TMP/r" "$TMP/o" "$TMP/p" "$TMP/x"
+    rm -rf "$TMP/a" "$TMP/b" "$TMP/c" "$TMP/r" "$TMP/o" "$TMP/p" "$TMP/x"
+    if [ "$WAIT" != 0 ]; then
+      sync
+      sleep "$WAIT"
     fi
     n=${#cmds[@]}
     for k in $(seq 0 $((n - 1))); do
@@ -143,33 +153,52 @@ ratio() { paste -d' ' "$TMP/$1" "$TMP/$2" | awk '{ printf "%.3f\n", $1 / $3 }'; 
 # summary A B: the median of A/B over the rounds, min and max.
 summary() { local f; f=$(ratio "$1" "$2"); printf '%.3f (median of the rounds; min %.3f, max %.3f)' "$(median <<<"$f")" "$(sort -g <<<"$f" | head -1)" "$(sort -g <<<"$f" | tail -1)"; }
 med() { cut -d' ' -f"$2" "$TMP/$1" | median; }
-printf 'cp -a %.3f s (CPU %.2f s)   sframe-gen -j %s %.3f s (CPU %.2f s)   wall ratio %s\n' \
-  "$(med cp 1)" "$(med cp 2)" "$JOBS" "$(med sfg 1)" "$(med sfg 2)" "$(summary sfg cp)"
-printf 'sframe-gen -j %s --output-dir (a new tree) %.3f s (CPU %.2f s): / cp -a %s\n' \
-  "$JOBS" "$(med out 1)" "$(med out 2)" "$(summary out cp)"
+# has NAME: NAME was timed (CMDS).
+has() { [ -s "$TMP/$1" ]; }
+printf 'cp -a %.3f s (CPU %.2f s)\n' "$(med cp 1)" "$(med cp 2)"
+if has sfg; then
+  printf 'sframe-gen -j %s %.3f s (CPU %.2f s): / cp -a %s\n' "$JOBS" "$(med sfg 1)" "$(med sfg 2)" "$(summary sfg cp)"
+fi
+if has out; then
+  printf 'sframe-gen -j %s --output-dir (a new tree) %.3f s (CPU %.2f s): / cp -a %s\n' \
+    "$JOBS" "$(med out 1)" "$(med out 2)" "$(summary out cp)"
+fi
 lower=$("$TMP/lowertree" "$TMP/tree")
 lcpu=${lower%% s CPU*}
 printf 'the sections alone (testdata/lowertree, one CPU, nothing written): %s; / cp -a wall %.3f; --output-dir bound on %s CPUs (cp -a CPU + sections CPU) / %s / cp -a wall: %.3f\n' \
   "$lower" "$(awk -v l="$lcpu" -v c="$(med cp 1)" 'BEGIN { print l / c }')" "$JOBS" "$JOBS" \
   "$(awk -v l="$lcpu" -v c="$(med cp 1)" -v u="$(med cp 2)" -v j="$JOBS" 'BEGIN { print (u + l) / j / c }')"
-printf 'replacecopy -j %s (every file replaced by a copy of itself) %.3f s (CPU %.2f s): / cp -a %s; in place / replacecopy (the floor) %s\n' \
-  "$JOBS" "$(med rc 1)" "$(med rc 2)" "$(summary rc cp)" "$(summary sfg rc)"
-if [ -n "$OBJCOPY" ]; then
-  printf '%s, %s at a time %.3f s (CPU %.2f s): / cp -a %s; in place / objcopy %s\n' \
-    "$OBJCOPY" "$JOBS" "$(med oc 1)" "$(med oc 2)" "$(summary oc cp)" "$(summary sfg oc)"
+if has rc; then
+  printf 'replacecopy -j %s (every file replaced by a copy of itself) %.3f s (CPU %.2f s): / cp -a %s\n' \
+    "$JOBS" "$(med rc 1)" "$(med rc 2)" "$(summary rc cp)"
+  has sfg && printf 'in place / replacecopy (the floor) %s\n' "$(summary sfg rc)"
 fi
-if [ -n "$BASEBIN" ]; then
-  printf 'BASE %s: %.3f s (CPU %.2f s)   wall ratio %s; in place / BASE in place %s\n' "$BASE" "$(med base 1)" "$(med base 2)" "$(summary base cp)" "$(summary sfg base)"
-  printf 'BASE --output-dir %.3f s (CPU %.2f s): / cp -a %s; --output-dir / BASE --output-dir %s\n' "$(med baseout 1)" "$(med baseout 2)" "$(summary baseout cp)" "$(summary out baseout)"
+if has oc; then
+  printf '%s, %s at a time %.3f s (CPU %.2f s): / cp -a %s\n' \
+    "$OBJCOPY" "$JOBS" "$(med oc 1)" "$(med oc 2)" "$(summary oc cp)"
+  has sfg && printf 'in place / objcopy %s\n' "$(summary sfg oc)"
 fi
-printf 'per round (cp -a wall, sframe-gen/cp -a, --output-dir/cp -a, replacecopy/cp -a%s):' "${BASEBIN:+, BASE/cp -a}"
-{
-  if [ -n "$BASEBIN" ]; then
-    paste -d' ' <(cut -d' ' -f1 "$TMP/cp") <(ratio sfg cp) <(ratio out cp) <(ratio rc cp) <(ratio base cp)
-  else
-    paste -d' ' <(cut -d' ' -f1 "$TMP/cp") <(ratio sfg cp) <(ratio out cp) <(ratio rc cp)
-  fi
-} | awk '{ printf " %.2f:%s/%s/%s", $1, $2, $3, $4; if (NF > 4) printf "/%s", $5 } END { print "" }'
+if has base; then
+  printf 'BASE %s: %.3f s (CPU %.2f s): / cp -a %s\n' "$BASE" "$(med base 1)" "$(med base 2)" "$(summary base cp)"
+  has sfg && printf 'in place / BASE in place %s\n' "$(summary sfg base)"
+fi
+if has baseout; then
+  printf 'BASE --output-dir %.3f s (CPU %.2f s): / cp -a %s\n' "$(med baseout 1)" "$(med baseout 2)" "$(summary baseout cp)"
+  has out && printf -- '--output-dir / BASE --output-dir %s\n' "$(summary out baseout)"
+fi
+# per round: cp -a's wall, then each other command's over it.
+others=()
+for c in "${cmds[@]}"; do [ "$c" = cp ] || others+=("$c"); done
+printf 'per round (cp -a wall: %s / cp -a):' "$(IFS=/; echo "${others[*]}")"
+for r in $(seq "$RUNS"); do
+  printf ' %.2f:' "$(sed -n "${r}p" "$TMP/cp" | cut -d' ' -f1)"
+  sep=
+  for c in "${others[@]}"; do
+    printf '%s%s' "$sep" "$(ratio "$c" cp | sed -n "${r}p")"
+    sep=/
+  done
+done
+echo
 
 rm -rf "$TMP/a" "$TMP/b" "$TMP/c" "$TMP/r" "$TMP/o" "$TMP/p" "$TMP/x"
 cp -a "$TMP/tree" "$TMP/a"
@@ -202,9 +231,10 @@ per() {
     "$(med "$1" 1)" "$(med "$1" 2)" "$(median <<<"$f")" "$(sort -g <<<"$f" | head -1)" "$(sort -g <<<"$f" | tail -1)"
 }
 printf 'small files (%d, < 100 FDEs): cp -a %.3f s (CPU %.2f s); against it:\n' "$SMALL" "$(med cp 1)" "$(med cp 2)"
-per sfg "sframe-gen in place"
-per out "sframe-gen --output-dir"
-per rc "replacecopy"
-[ -n "$OBJCOPY" ] && per oc "$OBJCOPY"
-[ -n "$BASEBIN" ] && per base "BASE $BASE" && per baseout "BASE --output-dir"
+has sfg && per sfg "sframe-gen in place"
+has out && per out "sframe-gen --output-dir"
+has rc && per rc "replacecopy"
+has oc && per oc "$OBJCOPY"
+has base && per base "BASE $BASE"
+has baseout && per baseout "BASE --output-dir"
 true
