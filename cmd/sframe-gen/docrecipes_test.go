@@ -111,6 +111,15 @@ var docRecipes = []docRecipe{
 		want:  []string{`--output-dir \(a new tree\)`, `second run: .* files written: 0;`, `in place / objcopy`},
 	},
 	{
+		// The fair rounds: a second of WAIT, not 65; OLD, the build
+		// compared, is the tree's own.
+		doc: "docs/performance.md", long: true, text: []string{`WAIT=65 CMDS="cp out baseout" BASE=OLD testdata/bench-tree.sh`}, needs: []string{"/usr/bin/time"},
+		subst: []docSubst{{`WAIT=65`, `WAIT=1`}, {`BASE=OLD`, `BASE={T}/bin/sframe-gen`}, {`bench-tree\.sh$`, `bench-tree.sh {T}/tree`}},
+		env:   []string{"RUNS=2", "SMALL=5", "SFRAME_GEN={T}/bin/sframe-gen"},
+		setup: func(t *testing.T, r *recipeRun) { r.copyTree(t, "tree", "link/x86_64/*.so") },
+		want:  []string{`--output-dir \(a new tree\)`, `--output-dir / BASE --output-dir`, `per round \(cp -a wall: out/baseout / cp -a\)`},
+	},
+	{
 		doc: "docs/performance.md", text: []string{"testdata/bench-lookup.sh [FILE]"},
 		subst: []docSubst{{`\[FILE\]`, `{ELF}`}},
 		env:   []string{"ROUNDS=1", "PASSES=1", "PCS=20000"},
