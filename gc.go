@@ -23,20 +23,19 @@ import (
 // does not turn it off for good), and within the runtime's memory limit
 // (elfread.MemoryBudget.LimitRuntime); it is not turned back on.
 //
-// A tree (ProcessTree): its files come and go, most of them small. While
-// only such files are processed, the collector is off and the runtime's
-// memory limit triggers it: the heap live when the tree started (the
-// walk's list of files) plus treeHeapRoom plus the Costs of the files
-// in flight, within the limit set before (elfread.MemoryBudget.LimitRuntime).
-// A collection then comes every treeHeapRoom of garbage, not every
-// heap's worth (at GOGC=100, 30 collections over 470 libraries, each
-// making the lowering pay write barriers while it marks). While a file
-// that costs a fourth of treeHeapRoom or more (wide: 1 MiB of CFI) is
-// processed, the collector runs at 100
-// and the limit is the one set before: there most of the heap is live
-// lists. When the last wide file is done, a collection runs, and the
-// limit is set from the heap it finds live, which no longer holds the
-// wide files' lists.
+// A tree (ProcessTree): its files come and go, most of them small, and
+// little stays live between them, so a collection at a percent of the
+// live heap comes every few MiB, each making the lowering pay write
+// barriers while it marks. While only small files are processed, the
+// collector is off and the runtime's memory limit triggers it: the heap
+// live after the collector's last collection (at first, the walk's list
+// of files) plus treeHeapRoom plus the Costs of the small files in flight,
+// within the limit set before (elfread.MemoryBudget.LimitRuntime). While
+// a file that costs a fourth of treeHeapRoom or more (wide: about 1 MiB
+// of CFI) is processed, the collector runs at 100 and the limit is the
+// one set before: there most of the heap is live lists. When the last
+// wide file is done, a collection runs, and the limit is set from the
+// heap it finds live, which no longer holds the wide files' lists.
 //
 // When the tree is done, the collector gets back the settings it had.
 // GOGC or GOMEMLIMIT in the environment leave the collector as they set
