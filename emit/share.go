@@ -224,9 +224,8 @@ func newShareTable(slots []uint64) shareTable {
 // first touch of a fresh page is a write. keep reads a slot before it
 // writes one: a fresh page read first is the kernel's shared zero page,
 // and the write that follows copies it and flushes the other CPUs' TLBs
-// (an interprocessor interrupt, dear on a virtual machine): the tree
-// with --output-dir spent 2.7% of its CPU there (docs/performance.md,
-// "A tree").
+// (an interprocessor interrupt, dear on a virtual machine;
+// docs/performance.md, "What each mechanism is worth").
 func writeFirst(slots []uint64) {
 	const perPage = 4096 / 8
 	for i := 0; i < len(slots); i += perPage {
