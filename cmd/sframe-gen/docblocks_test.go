@@ -77,12 +77,7 @@ func TestDocBlocksClaimed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	recipes := map[string]bool{}
-	for _, r := range docRecipes {
-		if r.fenced {
-			recipes[r.doc+":"+r.text[0]] = true
-		}
-	}
+	recipes := fencedRecipes()
 	tests := moduleTests(t, root)
 	used := map[string]bool{}
 	var blocks, tested int
@@ -127,6 +122,18 @@ func TestDocBlocksClaimed(t *testing.T) {
 		}
 	}
 	t.Logf("%d fenced blocks: %d built, run or compared by a test, %d not", blocks, tested, blocks-tested)
+}
+
+// fencedRecipes returns the keys ("DOC:FIRST LINE") of the blocks
+// docRecipes runs.
+func fencedRecipes() map[string]bool {
+	recipes := map[string]bool{}
+	for _, r := range docRecipes {
+		if r.fenced {
+			recipes[r.doc+":"+r.text[0]] = true
+		}
+	}
+	return recipes
 }
 
 // moduleTests returns the names of the test functions of the module in
@@ -179,12 +186,7 @@ var docCommentClaims = map[string]docClaim{
 // note; and that no claim's block is gone.
 func TestDocCommentBlocksClaimed(t *testing.T) {
 	root := filepath.Join(testdataDir(), "..")
-	recipes := map[string]bool{}
-	for _, r := range docRecipes {
-		if r.fenced {
-			recipes[r.doc+":"+r.text[0]] = true
-		}
-	}
+	recipes := fencedRecipes()
 	tests := moduleTests(t, root)
 	used := map[string]bool{}
 	var blocks, tested int

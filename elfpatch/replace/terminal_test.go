@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/sframe-gen/sframe-gen/testdata/sysfiles"
 	"golang.org/x/sys/unix"
 )
 
@@ -17,7 +18,7 @@ import (
 func TestIsTerminal(t *testing.T) {
 	ptmx, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
 	if err != nil {
-		t.Skipf("no pseudo-terminal to test with: %v", err)
+		sysfiles.NeedInput(t, "no pseudo-terminal to test with (/dev/ptmx, devpts mounted): %v", err)
 	}
 	defer ptmx.Close()
 	file, err := os.Create(filepath.Join(t.TempDir(), "f"))
