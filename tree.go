@@ -77,7 +77,7 @@ func (g *Generator) ProcessTree(t *Tree, opt TreeOptions) error {
 	// kernel's work (a symbolic link made again), done meanwhile.
 	dirs := newDirSyncer()
 	cpu := make(chan struct{}, workers)
-	each(t, min(workers*syncWorkers, max(files, 1)), cpu, func(i int) {
+	each(t, min(workers*syncWorkers, max(files, 1)), func(i int) {
 		f := t.Files[i]
 		if !f.Regular() {
 			out, err := g.processTreeFile(f, replace.ReplaceOptions{}, closer.close)
@@ -86,6 +86,7 @@ func (g *Generator) ProcessTree(t *Tree, opt TreeOptions) error {
 			}
 			return
 		}
+		cpu <- struct{}{}
 		var once sync.Once
 		release := func() { once.Do(func() { <-cpu }) }
 		if opt.Begin != nil {
@@ -110,14 +111,11 @@ func (g *Generator) ProcessTree(t *Tree, opt TreeOptions) error {
 // walk; and ordered (when not nil) with each index in the order of the
 // walk, on the caller's goroutine, once work has returned for it.
 func (t *Tree) Each(workers int, work, ordered func(i int)) {
-	each(t, cmp.Or(workers, runtime.GOMAXPROCS(0)), nil, work, ordered)
+	each(t, cmp.Or(workers, runtime.GOMAXPROCS(0)), work, ordered)
 }
 
-// each is Each, with workers given. With tokens not nil, a worker puts a
-// token in before it takes the next regular file, and work takes it out:
-// the files then start in the order they are taken (the biggest first),
-// not in the order their workers happen to get a token.
-func each(t *Tree, workers int, tokens chan struct{}, work, ordered func(i int)) {
+// each is Each, with workers given.
+func each(t *Tree, workers int, work, ordered func(i int)) {
 	done := make([]chan struct{}, len(t.Files))
 	for i := range done {
 		done[i] = make(chan struct{})
@@ -131,17 +129,7 @@ func each(t *Tree, workers int, tokens chan struct{}, work, ordered func(i int))
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
-			for {
-				if tokens != nil {
-					tokens <- struct{}{}
-				}
-				i, ok := <-next
-				if !ok {
-					if tokens != nil {
-						<-tokens
-					}
-					return
-				}
+			for i := range next {
 				work(i)
 				close(done[i])
 			}

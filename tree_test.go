@@ -39,50 +39,6 @@ func TestLargestFirst(t *testing.T) {
 	}
 }
 
-// TestTreeBiggestBegunFirst: the files begin in the order largestFirst
-// gives, the biggest first: a worker takes the next file once it holds a
-// CPU token, so the order in which the workers get tokens cannot reorder
-// them (a worker that took a small file got its token before one that
-// took a bigger file).
-func TestTreeBiggestBegunFirst(t *testing.T) {
-	dir := t.TempDir()
-	const files = 24
-	for k := range files {
-		// Sizes in no order: k*7 mod files.
-		size := 1 + (k*7)%files
-		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%02d", k)), make([]byte, size*100), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for run := range 10 {
-		g, err := NewGenerator(Options{}, Resources{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		tree, err := Walk([]string{dir}, WalkOptions{OutputDir: filepath.Join(t.TempDir(), "out")})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var mu sync.Mutex
-		var sizes []int64
-		err = g.ProcessTree(tree, TreeOptions{
-			Workers: 1,
-			Begin: func(i int) {
-				mu.Lock()
-				sizes = append(sizes, tree.Files[i].Size)
-				mu.Unlock()
-			},
-		})
-		tree.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(sizes) != files || !slices.IsSortedFunc(sizes, func(a, b int64) int { return int(b - a) }) {
-			t.Fatalf("run %d: the files began in the order of sizes %v, want the biggest first", run, sizes)
-		}
-	}
-}
-
 // TestTreeLinksMeanwhile: under an output directory, the symbolic links
 // of a tree are made again while its files are processed, from the
 // start, not after them on the workers' CPU tokens: the first file's
