@@ -22,6 +22,11 @@
 #     trees are deleted, not kept: kept, the page cache grows into memory
 #     the virtual machine's host has not backed yet, and every copy slows
 #     (cp -a 0.3 s -> 2 s, 90% of it in the kernel's memcpy).
+#   The tree is read (cat) before each timed command, so that every one
+#   reads it from the page cache: a kernel that reclaims idle memory
+#   (DAMON's pageout of memory idle for a minute, on the machines of
+#   docs/performance.md) drops its pages during a WAIT, and a command then
+#   waits for the disk (cp -a and --output-dir read the tree itself).
 #   THEN_SYNC=1: each timed run ends after a sync, so that the writes to the
 #     disk count for every command (cp -a leaves its data in the page cache
 #     when it exits; a run in place has written most of it out at the
@@ -113,6 +118,7 @@ go build -o "$TMP/lowertree" ./testdata/lowertree
 # a round, a copy met a slower search for free inodes (the same binary in
 # two places of the round: CPU 1.65 s in one, 1.18 s in the other).
 timed() {
+  warm "$SRC"
   case $1 in
   cp) wall cp -a "$SRC" "$TMP/b" ;;
   sfg) fresh a && wall "$BIN" -q -j "$JOBS" $FLAGS "$TMP/a" ;;
@@ -124,6 +130,8 @@ timed() {
   esac >>"$TMP/$1"
 }
 fresh() { cp -a "$SRC" "$TMP/$1"; }
+# warm DIR: DIR's files read, into the page cache.
+warm() { find "$1" -type f -exec cat {} + >/dev/null; }
 if [ -n "${CMDS:-}" ]; then
   read -r -a cmds <<<"$CMDS"
   [[ " ${cmds[*]} " == *" cp "* ]] || cmds=(cp "${cmds[@]}")
