@@ -19,6 +19,21 @@ func largestGolden(b *testing.B) []byte {
 	return best
 }
 
+// benchSFrame returns the section the benchmarks that take one measure:
+// the one in the file $EMIT_BENCH_SFRAME (such as libLLVM.so's, made with
+// sframe-gen --raw -o FILE), else the biggest golden one.
+func benchSFrame(b *testing.B) []byte {
+	p := os.Getenv("EMIT_BENCH_SFRAME")
+	if p == "" {
+		return largestGolden(b)
+	}
+	data, err := os.ReadFile(p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return data
+}
+
 func BenchmarkDecode(b *testing.B) {
 	data := largestGolden(b)
 	b.SetBytes(int64(len(data)))
@@ -66,13 +81,7 @@ func BenchmarkDump(b *testing.B) {
 // lookup read one bucket and one line of entries rather than binary
 // search the functions.
 func BenchmarkReaderIndex(b *testing.B) {
-	data := largestGolden(b)
-	if p := os.Getenv("EMIT_BENCH_SFRAME"); p != "" {
-		var err error
-		if data, err = os.ReadFile(p); err != nil {
-			b.Fatal(err)
-		}
-	}
+	data := benchSFrame(b)
 	r, err := NewReader(data, 0)
 	if err != nil {
 		b.Fatal(err)
@@ -90,13 +99,7 @@ func BenchmarkReaderIndex(b *testing.B) {
 // golden section, or the section in the file $EMIT_BENCH_SFRAME (such as
 // libLLVM.so's, made with sframe-gen --raw -o FILE, read at address 0).
 func BenchmarkNewReader(b *testing.B) {
-	data := largestGolden(b)
-	if p := os.Getenv("EMIT_BENCH_SFRAME"); p != "" {
-		var err error
-		if data, err = os.ReadFile(p); err != nil {
-			b.Fatal(err)
-		}
-	}
+	data := benchSFrame(b)
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	for b.Loop() {

@@ -19,13 +19,7 @@ import (
 // reports the time and the process's CPU time per function (cpu-ns/FDE,
 // the measure to compare on a machine shared with other work).
 func BenchmarkFRESharer(b *testing.B) {
-	data := largestGolden(b)
-	if p := os.Getenv("EMIT_BENCH_SFRAME"); p != "" {
-		var err error
-		if data, err = os.ReadFile(p); err != nil {
-			b.Fatal(err)
-		}
-	}
+	data := benchSFrame(b)
 	sec, err := Decode(data)
 	if err != nil {
 		b.Fatal(err)
