@@ -111,7 +111,7 @@ func newParallelLowering(res *Result, t Target, parts []part) *parallelLowering 
 	if !t.Relocatable && sec.Header.Version != emit.Version2 {
 		// A linked file's section is sorted by start: each worker
 		// sorts the parts it lowers.
-		pl.runs = newSortedRuns(len(parts), cap(res.Starts), emit.HeaderSize+len(sec.Header.AuxHeader), res.hugePages)
+		pl.runs = newSortedRuns(len(parts), cap(res.Starts), emit.HeaderSize+len(sec.Header.AuxHeader))
 	}
 	lo, packedAt := 0, 0
 	for k, pt := range parts {

@@ -47,14 +47,14 @@ type sortedRun struct {
 // functions added after them) of at most n functions in all, in memory for
 // EncodeThenPlace's index of n functions after head bytes, or nil when the
 // values would leave starts fewer than 31 bits.
-func newSortedRuns(parts, n, head int, huge bool) *sortedRuns {
+func newSortedRuns(parts, n, head int) *sortedRuns {
 	idxBits := bits.Len(uint(n))
 	shift := idxBits + bits.Len(uint(parts))
 	if shift > bits.UintSize-32 { // a value is an int: none on 32-bit systems
 		return nil
 	}
 	words := (head+emit.FDEIndexEntrySize*n+intBytes-1)/intBytes + n // at least 3n: runs, the other half, the order
-	return &sortedRuns{mem: makeBig[int](words, words, huge), room: n, runs: make([]sortedRun, 0, parts+1), idxBits: idxBits, shift: shift}
+	return &sortedRuns{mem: make([]int, words), room: n, runs: make([]sortedRun, 0, parts+1), idxBits: idxBits, shift: shift}
 }
 
 // window returns where the values of a run of n functions at at go, and

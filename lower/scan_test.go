@@ -47,9 +47,7 @@ func TestScanLower(t *testing.T) {
 		for _, gas := range []bool{false, true} {
 			{
 				for _, workers := range []int{1, 2, 3} {
-					// Huge pages on 2 workers (LLVM 15's lists are big
-					// enough to be advised).
-					opt := Options{GasCompat: gas, Workers: workers, HugePages: workers == 2}
+					opt := Options{GasCompat: gas, Workers: workers}
 					what := fmt.Sprintf("%s (gas-compat %v, %d workers)", name, gas, workers)
 					ref, refPLT, err := LowerFile(f, frames, tg, opt)
 					if err != nil {
@@ -276,8 +274,7 @@ func TestScanParallel(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			// Huge pages on 3 workers: the same bytes.
-			res, _, errs, err := LowerScan(f, frames, tg, Options{Workers: workers, HugePages: workers == 3})
+			res, _, errs, err := LowerScan(f, frames, tg, Options{Workers: workers})
 			if err != nil {
 				t.Fatal(err)
 			}

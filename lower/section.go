@@ -52,11 +52,10 @@ type Result struct {
 	// function before them (Options.MergeFDEs).
 	Merged int
 
-	copied    int             // functions whose FREs were copied from an earlier one's
-	fast      int             // functions translated on the fast path
-	hugePages bool            // Options.HugePages: for the lists of EncodeThenPlace
-	sharer    *emit.FRESharer // with Options.ShareFREs (version 3): shares the parts as they join
-	runs      *sortedRuns     // parts sorted by start, for EncodeThenPlace; nil without
+	copied int             // functions whose FREs were copied from an earlier one's
+	fast   int             // functions translated on the fast path
+	sharer *emit.FRESharer // with Options.ShareFREs (version 3): shares the parts as they join
+	runs   *sortedRuns     // parts sorted by start, for EncodeThenPlace; nil without
 }
 
 // Lower translates every FDE of frames, in section order, as GNU as
@@ -269,7 +268,7 @@ func (r *Result) encodePlaced(sectionAddr uint64) ([][]byte, []int, error) {
 	if runs != nil && len(runs.mem) >= headWords+n {
 		mem = runs.mem // touched by the workers already
 	} else {
-		mem = makeBig[int](headWords+n, headWords+n, r.hugePages)
+		mem = make([]int, headWords+n)
 	}
 	head := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(mem))), intBytes*headWords)[:0]
 	if runs != nil {
@@ -326,7 +325,7 @@ func (r *Result) placeOrder(sectionAddr uint64, mem []int) []int {
 	// number of passes leaves them at mem's end.
 	const digit = 11
 	if len(mem) < 2*n {
-		mem = makeBig[int](2*n, 2*n, r.hugePages)
+		mem = make([]int, 2*n)
 	}
 	vals, tmp := mem[:n], mem[len(mem)-n:]
 	passes := (kbits + digit - 1) / digit
