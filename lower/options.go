@@ -85,6 +85,10 @@ type Options struct {
 	// afterCut, if not nil, is called by LowerScan once it has cut the
 	// section, before the parts are read (a test cuts the file there).
 	afterCut func()
+	// recut, if not nil, is called by LowerScan when it gives up the
+	// cut of the section's .eh_frame_hdr for the walk of its entries (a
+	// test's).
+	recut func()
 }
 
 // narrow reports whether the FRE types are narrowed (NarrowFREs, version 3).
