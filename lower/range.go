@@ -18,7 +18,7 @@ func newResult(t Target, opt Options, n, packed int, scanned bool) *Result {
 	if opt.ShareFREs && opt.Version != emit.Version2 && (opt.MergeFDEs == MergeNone || t.Relocatable) {
 		// (A version 2 section is shared once converted, one whose
 		// FDEs are merged once merged.)
-		r.sharer = emit.NewFRESharer(n)
+		r.shareRoom = n
 	}
 	if !scanned {
 		r.Sources = make([]*cfi.FDE, 0, n)

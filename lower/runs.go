@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/bits"
 	"slices"
+	"sync/atomic"
 
 	"github.com/sframe-gen/sframe-gen/emit"
 )
@@ -66,6 +67,18 @@ func (s *sortedRuns) window(at, n int) (vals, tmp []int) {
 		return nil, nil
 	}
 	return s.mem[at : at+n], s.mem[s.room+at : s.room+at+n]
+}
+
+// prefaultOrder writes a zero into each 4 KiB page of the words where
+// order (EncodeThenPlace's) puts the order of the functions, the last
+// words of mem, from the end down, until stop is set: fresh pages are
+// dear (2 us each on this project's virtual machine), and a worker with
+// no part left to lower has the time while another lowers the last ones.
+func (s *sortedRuns) prefaultOrder(stop *atomic.Bool) {
+	const perPage = 4096 / intBytes
+	for i := len(s.mem) - 1; i >= len(s.mem)-s.room && !stop.Load(); i -= perPage {
+		s.mem[i] = 0
+	}
 }
 
 // maxRunDigit is the radix sort's largest digit, maxRunPasses its most

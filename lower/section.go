@@ -54,8 +54,11 @@ type Result struct {
 
 	copied int             // functions whose FREs were copied from an earlier one's
 	fast   int             // functions translated on the fast path
-	sharer *emit.FRESharer // with Options.ShareFREs (version 3): shares the parts as they join
-	runs   *sortedRuns     // parts sorted by start, for EncodeThenPlace; nil without
+	sharer *emit.FRESharer // with Options.ShareFREs (version 3): shares the parts as they join, made at the first join
+	// shareRoom is, with Options.ShareFREs (version 3), the number of
+	// functions the sharer is made for (0: none).
+	shareRoom int
+	runs      *sortedRuns // parts sorted by start, for EncodeThenPlace; nil without
 }
 
 // Lower translates every FDE of frames, in section order, as GNU as
