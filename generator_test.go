@@ -59,33 +59,29 @@ func lowerOptions(target lower.Target, opt Options) (lower.Options, error) {
 }
 
 // TestTune checks the scheduling of lowering chosen from the CFI's size:
-// every CPU for a big section, huge pages too for a file processed alone,
-// one worker held while a copy of the file is being made (when there are
+// every CPU for a big section, one worker held while a copy of the file is being made (when there are
 // two or more), nothing for a small section.
 func TestTune(t *testing.T) {
 	copying := make(chan struct{})
 	for _, tc := range []struct {
 		name    string
 		cfi     int
-		alone   bool
 		hold    <-chan struct{}
 		procs   int
 		workers int
-		huge    bool
 		held    bool
 	}{
-		{"big", parallelCFIBytes, true, nil, 2, 2, true, false},
-		{"big, with other files", parallelCFIBytes, false, nil, 2, 2, false, false},
-		{"big, copied meanwhile", parallelCFIBytes, true, copying, 2, 2, true, true},
-		{"big, copied meanwhile, one CPU", parallelCFIBytes, true, copying, 1, 1, true, false},
-		{"small", parallelCFIBytes - 1, true, copying, 2, 0, false, false},
+		{"big", parallelCFIBytes, nil, 2, 2, false},
+		{"big, copied meanwhile", parallelCFIBytes, copying, 2, 2, true},
+		{"big, copied meanwhile, one CPU", parallelCFIBytes, copying, 1, 1, false},
+		{"small", parallelCFIBytes - 1, copying, 2, 0, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(tc.procs))
 			var lo lower.Options
-			tune(&lo, tc.cfi, tc.alone, tc.hold)
-			if lo.Workers != tc.workers || lo.HugePages != tc.huge || (lo.Hold != nil) != tc.held {
-				t.Errorf("Workers %d, HugePages %v, held %v; want %d, %v, %v", lo.Workers, lo.HugePages, lo.Hold != nil, tc.workers, tc.huge, tc.held)
+			tune(&lo, tc.cfi, tc.hold)
+			if lo.Workers != tc.workers || (lo.Hold != nil) != tc.held {
+				t.Errorf("Workers %d, held %v; want %d, %v", lo.Workers, lo.Hold != nil, tc.workers, tc.held)
 			}
 		})
 	}

@@ -14,13 +14,7 @@ import (
 // parallelCFIBytes is the size of a CFI section (Cost.CFIBytes) from which
 // Process lowers it on every CPU (about 4096 FDEs): below it, starting
 // goroutines costs about what they save. The bytes are the same either
-// way. It is also the size from which lowering a file the Generator
-// processes alone asks for huge pages (lower.Options.HugePages): such a run
-// is mostly faulting in fresh memory, and a small section's allocations are
-// too small to be backed by huge pages anyway. Files processed at once (a
-// tree on several workers) do without: their memory is reused from file to
-// file, and huge pages would add to what each worker holds. The
-// measurements are in docs/performance.md.
+// way. The measurements are in docs/performance.md.
 const parallelCFIBytes = 192 << 10
 
 // lowerFile reads and lowers the CFI of in. A linked file's CFI is lowered
@@ -54,14 +48,12 @@ func (g *Generator) lowerFile(in *input, hold <-chan struct{}) (*Section, error)
 	return sec, nil
 }
 
-// tune sets the scheduling of lowering a CFI section of n bytes, for a
-// file processed alone or not.
-func tune(lo *lower.Options, n int, alone bool, hold <-chan struct{}) {
+// tune sets the scheduling of lowering a CFI section of n bytes.
+func tune(lo *lower.Options, n int, hold <-chan struct{}) {
 	if n < parallelCFIBytes {
 		return
 	}
 	lo.Workers = runtime.GOMAXPROCS(0)
-	lo.HugePages = alone
 	if lo.Workers > 1 {
 		lo.Hold = hold
 	}
@@ -78,7 +70,7 @@ func (g *Generator) lowerRead(f *elf.File, target lower.Target, lo lower.Options
 		return nil, nil, err
 	}
 	if lo.Version == 2 {
-		tune(&lo, len(frames.Data), g.files.Load() <= 1, hold)
+		tune(&lo, len(frames.Data), hold)
 	}
 	res, _, err := lower.LowerFile(f, frames, target, lo)
 	if err != nil {
@@ -113,7 +105,7 @@ func (g *Generator) lowerScan(r io.ReaderAt, size int64, f *elf.File, target low
 	if err != nil {
 		return nil, nil, err
 	}
-	tune(&lo, len(frames.Data), g.files.Load() <= 1, hold)
+	tune(&lo, len(frames.Data), hold)
 	res, _, errs, err := lower.LowerScan(f, frames, target, lo)
 	if err != nil {
 		// As when the section is read first: without FDEs and broken

@@ -3,6 +3,7 @@ package cfi
 import (
 	"debug/elf"
 	"io"
+	"os"
 	"path/filepath"
 	"runtime"
 	"syscall"
@@ -182,6 +183,40 @@ func BenchmarkCutWeighted(b *testing.B) {
 	var fdes []int
 	for b.Loop() {
 		_, fdes = fr.CutWeighted(weights)
+	}
+	n := 0
+	for _, k := range fdes {
+		n += k
+	}
+	b.ReportMetric(float64(n), "FDEs")
+}
+
+// BenchmarkCutByIndex cuts libLLVM.so's .eh_frame as LowerScan does for
+// two workers, from the table of its .eh_frame_hdr (the file read into
+// memory, as it would be mapped): what runs before any worker starts in
+// place of BenchmarkCutWeighted's walk.
+func BenchmarkCutByIndex(b *testing.B) {
+	path := largestEHFrame(b)
+	file, err := os.ReadFile(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	f, err := elf.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	fr, err := OpenMapped(f, EHFrame, file)
+	if err != nil {
+		b.Fatal(err)
+	}
+	weights := []int{4, 4, 3, 3, 2, 2, 1, 1}
+	var fdes []int
+	for b.Loop() {
+		var ok bool
+		if _, fdes, ok = fr.CutByIndex(weights); !ok {
+			b.Fatal("no .eh_frame_hdr table")
+		}
 	}
 	n := 0
 	for _, k := range fdes {

@@ -13,9 +13,11 @@
 //     OpenMapped, on a file mapped in memory) reads the section without
 //     parsing it, for Scanners that read one part's FDEs one at a time
 //     (Frames.Cut and CutWeighted cut the section into parts at entry
-//     boundaries, walking only the entries' headers): together the parts
-//     give exactly Read's FDEs and errors, without holding them all, and
-//     the Scanners of one Frames may run at once.
+//     boundaries, walking only the entries' headers; CutByIndex, where
+//     OpenMapped's file lists the FDEs in .eh_frame_hdr, reads that table
+//     instead, the cuts then proven by the Scanners, Scanner.Offset):
+//     together the parts give exactly Read's FDEs and errors, without
+//     holding them all, and the Scanners of one Frames may run at once.
 //   - InstructionReader decodes call-frame instructions one at a time (Next),
 //     or the one at a given offset (DecodeAt), into an Instruction: the opcode
 //     and its operands with the CIE's alignment factors applied. It is the

@@ -104,6 +104,9 @@ func open(f *elf.File, src Source, file []byte) (*Frames, error) {
 	fr := newFrames(data, name, which, ptr)
 	fr.Address = sec.Addr
 	fr.Relocatable = rel
+	if file != nil && which == EHFrame {
+		fr.index = findFDEIndex(f, file, sec)
+	}
 	return fr, nil
 }
 

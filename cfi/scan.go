@@ -116,6 +116,13 @@ func (s *Scanner) usual(f *FDE) bool {
 	return true
 }
 
+// Offset returns the section offset of the entry the Scanner reads next:
+// once Next has returned false, the end of its part when the part ends
+// where an entry does, past it when the part's last entry runs over its
+// end (a cut that is not at an entry's start: CutByIndex), the end of the
+// section when an entry's length stopped the reading.
+func (s *Scanner) Offset() int { return s.off }
+
 // Errors returns the problems with the part's entries read so far, in
 // section order (Read's Frames.Errors for those entries).
 func (s *Scanner) Errors() []*EntryError { return s.own.Errors }
@@ -137,18 +144,9 @@ func (fr *Frames) Cut(n int) (cuts, fdes []int) {
 // CutWeighted is Cut into at most len(weights) parts, part k of about
 // weights[k]/sum(weights) of the section (a weight below 1 counts as 1).
 func (fr *Frames) CutWeighted(weights []int) (cuts, fdes []int) {
-	n := max(len(weights), 1)
-	size := len(fr.Data)
 	// Part k starts at the first entry at or past bounds[k].
-	bounds := make([]int, n)
-	total := 0
-	for _, w := range weights {
-		total += max(w, 1)
-	}
-	for k, sum := 1, 0; k < n; k++ {
-		sum += max(weights[k-1], 1)
-		bounds[k] = int(int64(size) * int64(sum) / int64(total))
-	}
+	bounds := fr.bounds(weights)
+	n, size := len(bounds), len(fr.Data)
 	cuts = make([]int, 1, n+1)
 	fdes = make([]int, 1, n)
 	p := newParser(fr, &Frames{})
@@ -185,6 +183,22 @@ func (fr *Frames) CutWeighted(weights []int) (cuts, fdes []int) {
 		off = next
 	}
 	return append(cuts, size), fdes
+}
+
+// bounds returns where the parts of CutWeighted's weights would start in
+// bytes of the section: part k at bounds[k] (0 for the first).
+func (fr *Frames) bounds(weights []int) []int {
+	n := max(len(weights), 1)
+	bounds := make([]int, n)
+	total := 0
+	for _, w := range weights {
+		total += max(w, 1)
+	}
+	for k, sum := 1, 0; k < n; k++ {
+		sum += max(weights[k-1], 1)
+		bounds[k] = int(int64(len(fr.Data)) * int64(sum) / int64(total))
+	}
+	return bounds
 }
 
 // walkUsual walks the usual entries of data from off (a 32-bit length

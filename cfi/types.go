@@ -93,8 +93,9 @@ type Frames struct {
 	// starting with f.Instructions.
 	Data []byte
 
-	ptr PointerContext // the section-wide part of pointer decoding
-	big bool           // Order is big-endian
+	ptr   PointerContext // the section-wide part of pointer decoding
+	big   bool           // Order is big-endian
+	index fdeIndex       // OpenMapped's .eh_frame_hdr table, for CutByIndex
 }
 
 // EntryError is a problem with one CIE or FDE.

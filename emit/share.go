@@ -116,19 +116,6 @@ func NewFRESharer(n int) *FRESharer {
 	return &FRESharer{t: newShareTable(make([]uint64, tableSize(n)))}
 }
 
-// NewFRESharerIn is NewFRESharer with its table allocated by alloc, for a
-// caller that allocates big lists its own way (lower: in huge pages, as
-// its other lists): alloc(size) must return size zero elements; the
-// table is made as by NewFRESharer if it returns another length.
-func NewFRESharerIn(n int, alloc func(size int) []uint64) *FRESharer {
-	size := tableSize(n)
-	slots := alloc(size)
-	if len(slots) != size {
-		slots = make([]uint64, size)
-	}
-	return &FRESharer{t: newShareTable(slots)}
-}
-
 // Share shares the FRE data of the functions appended to s since the
 // last call: each record that repeats an earlier one's bytes is left
 // out, its function pointing at the earlier copy, and the others move

@@ -5,16 +5,13 @@ import (
 	"os"
 	"slices"
 	"testing"
-	"unsafe"
 )
 
 // BenchmarkFRESharer shares the FRE data of an unshared section as lower
 // does on two workers: its functions appended in 8 parts (FRESharer.Append,
 // each part's records in its own array), the section being the biggest
 // golden one or the one in the file $EMIT_BENCH_SFRAME (such as
-// libLLVM.so's, made with sframe-gen --raw --no-share-fres -o FILE), its
-// lists and table in huge pages as lower allocates them for a single
-// file's run. With $EMIT_BENCH_EVICT set, 8 MiB are written between parts,
+// libLLVM.so's, made with sframe-gen --raw --no-share-fres -o FILE). With $EMIT_BENCH_EVICT set, 8 MiB are written between parts,
 // as the lowering of the next part evicts the table from the caches. It
 // reports the time and the process's CPU time per function (cpu-ns/FDE,
 // the measure to compare on a machine shared with other work).
@@ -50,30 +47,13 @@ func BenchmarkFRESharer(b *testing.B) {
 		evict = make([]byte, 8<<20)
 	}
 	s := &Section{Header: sec.Header, Index: make([]IndexEntry, 0, n), FREData: make([]byte, 0, len(sec.FREData))}
-	// In huge pages where the system gives them, as lower's lists and
-	// the table of a single file's run.
-	huge := hugeBytes(len(sec.FREData) + 8*tableSize(n))
-	if huge != nil {
-		s.FREData = huge[:0:len(sec.FREData)]
-		for i := range ps {
-			ps[i].data = append(hugeBytes(len(ps[i].data))[:0], ps[i].data...)
-		}
-	}
-	newSharer := func() *FRESharer {
-		if huge == nil {
-			return NewFRESharer(n)
-		}
-		tab := huge[len(sec.FREData):]
-		clear(tab)
-		return NewFRESharerIn(n, func(size int) []uint64 { return unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(tab))), size) })
-	}
 	index := make([]IndexEntry, n)
 	shared := 0
 	b.ReportAllocs()
 	cpu := int64(0)
 	for b.Loop() {
 		s.Index, s.FREData = s.Index[:0], s.FREData[:0]
-		sh := newSharer()
+		sh := NewFRESharer(n)
 		for _, p := range ps {
 			b.StopTimer()
 			for i := range evict {

@@ -209,12 +209,11 @@ func TestShareFREsGrows(t *testing.T) {
 		}
 		for _, c := range []struct {
 			steps int
-			in    bool // the table given (NewFRESharerIn)
 			// Each part given to Append: in the section's array past
 			// its end (inPlace) or in an array of its own.
 			appended, inPlace bool
-		}{{1, false, false, false}, {7, false, false, false}, {7, true, false, false},
-			{1, false, true, false}, {7, false, true, false}, {7, false, true, true}} {
+		}{{1, false, false}, {7, false, false},
+			{1, true, false}, {7, true, false}, {7, true, true}} {
 			steps := c.steps
 			s := buildDraft(draft, fdes)
 			plain, err := s.Encode()
@@ -225,9 +224,6 @@ func TestShareFREsGrows(t *testing.T) {
 			// a time, each part shared as it joins.
 			all := s.Index
 			sh := NewFRESharer(len(all))
-			if c.in {
-				sh = NewFRESharerIn(len(all), func(size int) []uint64 { return make([]uint64, size) })
-			}
 			if c.appended {
 				appendParts(t, sh, s, steps, c.inPlace)
 			}
@@ -262,8 +258,8 @@ func TestShareFREsGrows(t *testing.T) {
 			}
 			saved := checkSharedOnce(t, k, got, abi.ByteOrder(), false)
 			if saved == 0 || len(shared) != len(plain)-saved {
-				t.Errorf("section %d in %d steps (table given: %v, appended: %v, in place: %v): %d bytes shared, %d unshared, %d saved",
-					k, steps, c.in, c.appended, c.inPlace, len(shared), len(plain), saved)
+				t.Errorf("section %d in %d steps (appended: %v, in place: %v): %d bytes shared, %d unshared, %d saved",
+					k, steps, c.appended, c.inPlace, len(shared), len(plain), saved)
 			}
 		}
 	}
@@ -304,20 +300,12 @@ func appendParts(t *testing.T, sh *FRESharer, s *Section, steps int, inPlace boo
 	}
 }
 
-// TestNewFRESharerIn checks that NewFRESharerIn asks for the table of
-// NewFRESharer's size, and makes its own when given another length.
-func TestNewFRESharerIn(t *testing.T) {
+// TestNewFRESharer checks the size of the table NewFRESharer starts with
+// for n functions: a power of two, at least 64, about n/2.
+func TestNewFRESharer(t *testing.T) {
 	for _, c := range []struct{ n, want int }{{0, 64}, {100, 64}, {130, 128}, {2048, 1024}, {2050, 2048}, {160805, 131072}} {
-		asked := 0
-		sh := NewFRESharerIn(c.n, func(size int) []uint64 { asked = size; return make([]uint64, size) })
-		if asked != c.want || len(sh.t.slots) != c.want {
-			t.Errorf("NewFRESharerIn(%d): asked for %d slots, table of %d, want %d", c.n, asked, len(sh.t.slots), c.want)
-		}
-	}
-	for _, got := range []int{0, 512, 1000} {
-		sh := NewFRESharerIn(3000, func(int) []uint64 { return make([]uint64, got) })
-		if len(sh.t.slots) != 2048 {
-			t.Errorf("NewFRESharerIn given %d slots: table of %d, want its own of 2048", got, len(sh.t.slots))
+		if sh := NewFRESharer(c.n); len(sh.t.slots) != c.want {
+			t.Errorf("NewFRESharer(%d): table of %d slots, want %d", c.n, len(sh.t.slots), c.want)
 		}
 	}
 }

@@ -93,7 +93,7 @@ func benchStarts(b *testing.B) (starts []uint64, cuts []int) {
 // the workers of LowerScan do, and merges them (order).
 func BenchmarkSortRuns(b *testing.B) {
 	starts, cuts := benchStarts(b)
-	s := newSortedRuns(len(cuts)-1, len(starts), 0, false)
+	s := newSortedRuns(len(cuts)-1, len(starts), 0)
 	sortAll := func() {
 		s.runs = s.runs[:0]
 		for k := range len(cuts) - 1 {

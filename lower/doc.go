@@ -53,7 +53,6 @@
 // order (parallel.go); LowerScan cuts the section itself (scan.go), and
 // each worker sorts the starts of the parts it lowered (runs.go), which
 // Result.EncodeThenPlace merges into the index's address order.
-// Options.HugePages advises the big lists as transparent huge pages
-// (bigmem*.go). docs/lower.md has the translation rules and gas's quirks,
+// docs/lower.md has the translation rules and gas's quirks,
 // docs/performance.md what each of these is worth.
 package lower

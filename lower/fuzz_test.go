@@ -122,7 +122,9 @@ func checkShortcuts(t *testing.T, frames *cfi.Frames, target Target, gas bool) {
 
 // FuzzScanELF lowers the CFI of arbitrary ELF files (seeded with the
 // linked files under testdata) both ways: cfi.Read then LowerFile, and
-// cfi.Open then LowerScan on 1 and 3 workers. They must agree (the bytes,
+// cfi.Open then LowerScan on 1 and 3 workers, and cfi.OpenMapped then
+// LowerScan on 3 (cut by the file's .eh_frame_hdr, which the fuzzer
+// forges too). They must agree (the bytes,
 // starts, skipped functions and reasons, entry errors, FDEs read) or fail
 // alike, and not panic.
 func FuzzScanELF(f *testing.F) {
@@ -151,10 +153,18 @@ func FuzzScanELF(f *testing.F) {
 		}
 		opt := Options{GasCompat: gas}
 		_, _, refErr := LowerFile(ef, frames, tg, opt)
-		for _, workers := range []int{1, 3} {
+		for _, workers := range []int{1, 3, -3} {
 			open, err := cfi.Open(ef, cfi.Auto)
 			if err != nil {
 				t.Fatalf("Read reads the section, Open: %v", err)
+			}
+			if workers < 0 {
+				// From the file's bytes, as mapped: cut by its
+				// .eh_frame_hdr (a forged one cut again).
+				workers = -workers
+				if open, err = cfi.OpenMapped(ef, cfi.Auto, data); err != nil {
+					continue
+				}
 			}
 			opt.Workers = workers
 			got, _, errs, err := LowerScan(ef, open, tg, opt)

@@ -39,14 +39,6 @@ type Options struct {
 	// one CPU while the other idles later. (The worker starts anyway once
 	// every part has been taken.)
 	Hold <-chan struct{}
-	// HugePages advises the result's big lists (its FDEs, FRE data and
-	// starts, the sort's lists and the encoded index of EncodeThenPlace) as
-	// transparent huge pages, on Linux: one page fault and one zeroing per
-	// 2 MiB instead of per 4 KiB where the kernel has huge pages free, but
-	// now and then a stall where it must make them (docs/performance.md).
-	// The CLI sets it for a single file's run (--raw, -o, in place), whose
-	// lowering is mostly such faults; not in the batch form.
-	HugePages bool
 	// Version is the SFrame version to write: 0 or 3 (version 3), or 2
 	// for the readers deployed before binutils 2.46 (layout V2Layout):
 	// the functions version 2 cannot express (V2Refusal) are left out,
@@ -93,6 +85,10 @@ type Options struct {
 	// afterCut, if not nil, is called by LowerScan once it has cut the
 	// section, before the parts are read (a test cuts the file there).
 	afterCut func()
+	// recut, if not nil, is called by LowerScan when it gives up the
+	// cut of the section's .eh_frame_hdr for the walk of its entries (a
+	// test's).
+	recut func()
 }
 
 // narrow reports whether the FRE types are narrowed (NarrowFREs, version 3).

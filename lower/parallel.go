@@ -111,7 +111,7 @@ func newParallelLowering(res *Result, t Target, parts []part) *parallelLowering 
 	if !t.Relocatable && sec.Header.Version != emit.Version2 {
 		// A linked file's section is sorted by start: each worker
 		// sorts the parts it lowers.
-		pl.runs = newSortedRuns(len(parts), cap(res.Starts), emit.HeaderSize+len(sec.Header.AuxHeader), res.hugePages)
+		pl.runs = newSortedRuns(len(parts), cap(res.Starts), emit.HeaderSize+len(sec.Header.AuxHeader))
 	}
 	lo, packedAt := 0, 0
 	for k, pt := range parts {
@@ -144,12 +144,18 @@ func newParallelLowering(res *Result, t Target, parts []part) *parallelLowering 
 
 // work lowers the parts on workers goroutines, the next part going to the
 // first one free; a worker that finishes a part joins what it can, unless
-// another one is joining already.
+// another one is joining already. A worker left without a part while
+// another lowers the last ones faults in the memory of the order
+// EncodeThenPlace will merge the runs into, until the last one is done.
 func (pl *parallelLowering) work(workers int, hold <-chan struct{}) {
 	var next atomic.Int64
 	allTaken := make(chan struct{})
 	var wg sync.WaitGroup
-	for w := range min(workers, len(pl.parts)) {
+	var busy atomic.Int64 // workers still taking parts
+	var done atomic.Bool  // set when none is
+	n := min(workers, len(pl.parts))
+	busy.Store(int64(n))
+	for w := range n {
 		wg.Go(func() {
 			if w == 1 && hold != nil {
 				select {
@@ -167,6 +173,11 @@ func (pl *parallelLowering) work(workers int, hold <-chan struct{}) {
 					pl.join()
 					pl.joining.Unlock()
 				}
+			}
+			if busy.Add(-1) == 0 {
+				done.Store(true)
+			} else if pl.runs != nil {
+				pl.runs.prefaultOrder(&done)
 			}
 		})
 	}
@@ -256,11 +267,15 @@ func (r *Result) appendResult(p *Result, t Target) bool {
 			r.Relocs = append(r.Relocs, rel)
 		}
 	}
-	if r.sharer != nil {
+	if r.shareRoom > 0 {
 		// Shared as it joins, while the other workers go on lowering
 		// (the PLT FDEs appended after, at the end): p's records are
 		// read where its worker wrote them, and only those not shared
-		// are copied.
+		// are copied. The table is made (its pages faulted in) here,
+		// by a worker, not before the workers start.
+		if r.sharer == nil {
+			r.sharer = emit.NewFRESharer(r.shareRoom)
+		}
 		sec.Index = appendInPlace(sec.Index, psec.Index)
 		n, err := r.sharer.Append(sec, len(psec.Index), psec.FREData)
 		if err != nil {

@@ -11,18 +11,14 @@ import (
 // Sources, unless scanned) and packed bytes of FRE data, so that
 // lowering does not copy the lists as they grow.
 func newResult(t Target, opt Options, n, packed int, scanned bool) *Result {
-	huge := opt.HugePages
 	sec := &emit.Section{Header: t.Header()}
-	sec.FREData = makeBig[byte](0, packed, huge)
-	sec.Index = makeBig[emit.IndexEntry](0, n, huge)
-	r := &Result{Section: sec, Starts: makeBig[uint64](0, n, huge), hugePages: huge}
+	sec.FREData = make([]byte, 0, packed)
+	sec.Index = make([]emit.IndexEntry, 0, n)
+	r := &Result{Section: sec, Starts: make([]uint64, 0, n)}
 	if opt.ShareFREs && opt.Version != emit.Version2 && (opt.MergeFDEs == MergeNone || t.Relocatable) {
 		// (A version 2 section is shared once converted, one whose
 		// FDEs are merged once merged.)
-		// Its table, read before it is written, would take two page
-		// faults per page (the zero page, then a copy of it: 512 for
-		// libLLVM.so's 1 MiB) in pages of 4 KiB.
-		r.sharer = emit.NewFRESharerIn(n, func(size int) []uint64 { return makeBig[uint64](size, size, huge) })
+		r.shareRoom = n
 	}
 	if !scanned {
 		r.Sources = make([]*cfi.FDE, 0, n)

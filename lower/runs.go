@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/bits"
 	"slices"
+	"sync/atomic"
 
 	"github.com/sframe-gen/sframe-gen/emit"
 )
@@ -47,14 +48,14 @@ type sortedRun struct {
 // functions added after them) of at most n functions in all, in memory for
 // EncodeThenPlace's index of n functions after head bytes, or nil when the
 // values would leave starts fewer than 31 bits.
-func newSortedRuns(parts, n, head int, huge bool) *sortedRuns {
+func newSortedRuns(parts, n, head int) *sortedRuns {
 	idxBits := bits.Len(uint(n))
 	shift := idxBits + bits.Len(uint(parts))
 	if shift > bits.UintSize-32 { // a value is an int: none on 32-bit systems
 		return nil
 	}
 	words := (head+emit.FDEIndexEntrySize*n+intBytes-1)/intBytes + n // at least 3n: runs, the other half, the order
-	return &sortedRuns{mem: makeBig[int](words, words, huge), room: n, runs: make([]sortedRun, 0, parts+1), idxBits: idxBits, shift: shift}
+	return &sortedRuns{mem: make([]int, words), room: n, runs: make([]sortedRun, 0, parts+1), idxBits: idxBits, shift: shift}
 }
 
 // window returns where the values of a run of n functions at at go, and
@@ -66,6 +67,18 @@ func (s *sortedRuns) window(at, n int) (vals, tmp []int) {
 		return nil, nil
 	}
 	return s.mem[at : at+n], s.mem[s.room+at : s.room+at+n]
+}
+
+// prefaultOrder writes a zero into each 4 KiB page of the words where
+// order (EncodeThenPlace's) puts the order of the functions, the last
+// words of mem, from the end down, until stop is set: fresh pages are
+// dear (2 us each on this project's virtual machine), and a worker with
+// no part left to lower has the time while another lowers the last ones.
+func (s *sortedRuns) prefaultOrder(stop *atomic.Bool) {
+	const perPage = 4096 / intBytes
+	for i := len(s.mem) - 1; i >= len(s.mem)-s.room && !stop.Load(); i -= perPage {
+		s.mem[i] = 0
+	}
 }
 
 // maxRunDigit is the radix sort's largest digit, maxRunPasses its most

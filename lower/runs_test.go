@@ -42,7 +42,7 @@ func TestSortedRuns(t *testing.T) {
 					want[i] = i
 				}
 			}
-			s := newSortedRuns(tc.parts, tc.n+tc.tail, emit.HeaderSize, round%2 == 1)
+			s := newSortedRuns(tc.parts, tc.n+tc.tail, emit.HeaderSize)
 			// Parts of random sizes over the first n-tail functions, each
 			// in a window of the values as big as its size or more.
 			cut := []int{0}
@@ -100,10 +100,10 @@ func TestSortedRuns(t *testing.T) {
 			}
 		}
 	}
-	if newSortedRuns(1<<8, 1<<24, emit.HeaderSize, false) != nil {
+	if newSortedRuns(1<<8, 1<<24, emit.HeaderSize) != nil {
 		t.Error("runs of 2^24 functions in 256 parts: values of fewer than 31 bits of start")
 	}
-	if s := newSortedRuns(4, 100, emit.HeaderSize, false); s == nil {
+	if s := newSortedRuns(4, 100, emit.HeaderSize); s == nil {
 		t.Error("no runs of 100 functions in 4 parts")
 	} else if vals, _ := s.window(90, 11); vals != nil {
 		t.Error("a window past the room of the memory")

@@ -2,6 +2,7 @@ package lower
 
 import (
 	"debug/elf"
+	"errors"
 	"fmt"
 	"runtime/debug"
 
@@ -39,23 +40,38 @@ func LowerScan(f *elf.File, frames *cfi.Frames, t Target, opt Options) (res *Res
 	weights := []int{1}
 	if opt.Workers > 1 {
 		weights = partWeights(opt.Workers)
+		// The parts where .eh_frame_hdr's table says the FDEs start,
+		// which saves walking the whole section before the workers
+		// start: each part's Scanner checks its cut.
+		sc.cuts, sc.counts, sc.indexed = frames.CutByIndex(weights)
 	}
-	sc.cuts, sc.counts = frames.CutWeighted(weights)
+	if !sc.indexed {
+		sc.cuts, sc.counts = frames.CutWeighted(weights)
+	}
 	if opt.afterCut != nil {
 		opt.afterCut()
 	}
-	n := 8 // the PLT FDEs
-	for _, c := range sc.counts {
-		n += c
-	}
 	read := 0
 	if len(sc.counts) > 1 {
-		res, read, errs = sc.parallel(n)
+		res, read, errs = sc.parallel(sc.fdes())
+		if res == nil && sc.indexed {
+			// A cut of the table's is not where an entry starts, a
+			// part holds more FDEs than it listed, or some function
+			// failed: cut by walking the entries, and lower again.
+			if opt.recut != nil {
+				opt.recut()
+			}
+			sc.indexed = false
+			sc.cuts, sc.counts = frames.CutWeighted(weights)
+			res, read, errs = sc.parallel(sc.fdes())
+		}
 	}
 	if res == nil {
 		// One piece: the only part, or the parts again for the serial
 		// error when some function failed.
+		n := sc.fdes()
 		sc.cuts, sc.counts = []int{0, len(frames.Data)}, []int{n - 8}
+		sc.indexed = false
 		res = newResult(t, opt, n, sc.packedOf(0)+1024, true)
 		if read, errs, err = sc.scan(res, 0); err != nil {
 			return nil, nil, nil, err
@@ -96,8 +112,34 @@ type partScan struct {
 	opt    Options
 	filter *fdeFilter
 	cuts   []int // part k is the section's bytes [cuts[k], cuts[k+1])
-	counts []int // and holds counts[k] FDEs (at most)
+	counts []int // and holds counts[k] FDEs (at most; CutByIndex: about)
+	// indexed says the cuts are CutByIndex's, which scan checks: each
+	// part reads at most room(k) FDEs and ends at the next cut.
+	indexed bool
 }
+
+// room is the number of FDEs part k has room for: the count of its cut,
+// and with CutByIndex's, 1/16 more and 16 (the linker may leave some
+// FDEs out of the table: one of libLLVM.so's 160,805), as long as each
+// FDE takes 8 bytes.
+func (sc *partScan) room(k int) int {
+	if !sc.indexed {
+		return sc.counts[k]
+	}
+	return min(sc.counts[k]+sc.counts[k]/16+16, (sc.cuts[k+1]-sc.cuts[k])/8)
+}
+
+// fdes is the number of FDEs the parts have room for, and the PLT's.
+func (sc *partScan) fdes() int {
+	n := 8
+	for k := range sc.counts {
+		n += sc.room(k)
+	}
+	return n
+}
+
+// errMiscut is the error of a part whose cut (CutByIndex's) is wrong.
+var errMiscut = errors.New("the .eh_frame_hdr table does not match .eh_frame")
 
 // packedOf is the size to reserve for the packed FRE data of part k:
 // about 1.25 bytes per byte of CFI instructions (packedSize; 4/3 here,
@@ -122,13 +164,15 @@ func (sc *partScan) scan(p *Result, k int) (read int, errs []*cfi.EntryError, er
 		}()
 	}
 	s := sc.frames.Scanner(sc.cuts[k], sc.cuts[k+1])
-	r, err := newRangeLowerer(p, sc.frames, sc.counts[k], sc.t, sc.opt, true)
+	r, err := newRangeLowerer(p, sc.frames, sc.room(k), sc.t, sc.opt, true)
 	if err != nil {
 		return 0, nil, err
 	}
 	var fde cfi.FDE
 	for s.Next(&fde) {
-		read++
+		if read++; sc.indexed && read > sc.room(k) {
+			return 0, nil, errMiscut
+		}
 		switch reason, ok := sc.filter.keep(&fde); {
 		case reason != "":
 			r.skip(Skip{FDE: &fde, Reason: reason})
@@ -137,6 +181,9 @@ func (sc *partScan) scan(p *Result, k int) (read int, errs []*cfi.EntryError, er
 				return 0, nil, err
 			}
 		}
+	}
+	if sc.indexed && k+1 < len(sc.counts) && s.Offset() != sc.cuts[k+1] {
+		return 0, nil, errMiscut
 	}
 	return read, s.Errors(), nil
 }
@@ -153,7 +200,7 @@ func (sc *partScan) parallel(n int) (res *Result, read int, errs []*cfi.EntryErr
 	partErrs := make([][]*cfi.EntryError, len(sc.counts))
 	partRead := make([]int, len(sc.counts))
 	for k := range parts {
-		parts[k] = part{fdes: sc.counts[k], packed: sc.packedOf(k), run: func(p *Result) (err error) {
+		parts[k] = part{fdes: sc.room(k), packed: sc.packedOf(k), run: func(p *Result) (err error) {
 			partRead[k], partErrs[k], err = sc.scan(p, k)
 			return err
 		}}

@@ -47,9 +47,7 @@ func TestScanLower(t *testing.T) {
 		for _, gas := range []bool{false, true} {
 			{
 				for _, workers := range []int{1, 2, 3} {
-					// Huge pages on 2 workers (LLVM 15's lists are big
-					// enough to be advised).
-					opt := Options{GasCompat: gas, Workers: workers, HugePages: workers == 2}
+					opt := Options{GasCompat: gas, Workers: workers}
 					what := fmt.Sprintf("%s (gas-compat %v, %d workers)", name, gas, workers)
 					ref, refPLT, err := LowerFile(f, frames, tg, opt)
 					if err != nil {
@@ -276,8 +274,7 @@ func TestScanParallel(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			// Huge pages on 3 workers: the same bytes.
-			res, _, errs, err := LowerScan(f, frames, tg, Options{Workers: workers, HugePages: workers == 3})
+			res, _, errs, err := LowerScan(f, frames, tg, Options{Workers: workers})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -351,6 +348,77 @@ func TestScanHold(t *testing.T) {
 			}
 			if !bytes.Equal(bytes.Join(got, nil), bytes.Join(refBytes, nil)) || !slices.Equal(res.Starts, ref.Starts) {
 				t.Errorf("hold let go %s (scan %v): the result differs from one worker's", when, scan)
+			}
+		}
+	}
+}
+
+// TestScanIndexed lowers libstdc++ (also with broken FDEs) from a mapping,
+// cut by its .eh_frame_hdr, on two workers: the result is that of one
+// worker. With the table made wrong (the FDEs listed 4 bytes into
+// themselves, the parts cut inside entries; half the FDEs listed, more in
+// some parts than they have room for), LowerScan cuts again by walking the
+// entries, with the same result.
+func TestScanIndexed(t *testing.T) {
+	_, libstdcxx := hostLibs(t)
+	for _, name := range []string{libstdcxx, brokenFDEs(t, libstdcxx, 5)} {
+		for _, forge := range []string{"", "inside", "half"} {
+			file, err := os.ReadFile(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f, err := elf.NewFile(bytes.NewReader(file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			tg, err := TargetForELF(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			hdr := f.Section(".eh_frame_hdr")
+			if hdr == nil || hdr.Size < 12 {
+				t.Fatalf("%s: no .eh_frame_hdr", name)
+			}
+			table := file[hdr.Offset+12 : hdr.Offset+hdr.Size]
+			switch forge {
+			case "inside":
+				for e := 0; e+8 <= len(table); e += 8 {
+					binary.LittleEndian.PutUint32(table[e+4:], binary.LittleEndian.Uint32(table[e+4:])+4)
+				}
+			case "half":
+				binary.LittleEndian.PutUint32(file[hdr.Offset+8:], uint32(len(table)/16))
+			}
+			frames, err := cfi.Open(f, cfi.Auto)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ref, _, refErrs, err := LowerScan(f, frames, tg, Options{Workers: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			mapped, err := cfi.OpenMapped(f, cfi.Auto, file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, _, ok := mapped.CutByIndex([]int{1, 1}); !ok {
+				t.Fatalf("%s: no cut by the index", name)
+			}
+			recut := false
+			got, _, errs, err := LowerScan(f, mapped, tg, Options{Workers: 2, MappedCFI: true, recut: func() { recut = true }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, s := range ref.Skipped {
+				// What the mapped lowering drops.
+				f, cie := *s.FDE, *s.FDE.CIE
+				cie.Initial, f.Instructions, f.CIE = nil, nil, &cie
+				ref.Skipped[i].FDE = &f
+			}
+			if msg := compareScanned(ref, got, tg); msg != "" || fmt.Sprint(errs) != fmt.Sprint(refErrs) {
+				t.Errorf("%s, table %q: %s; errors %d, %d", name, forge, msg, len(errs), len(refErrs))
+			}
+			if recut != (forge != "") {
+				t.Errorf("%s, table %q: cut again %v", name, forge, recut)
 			}
 		}
 	}

@@ -52,11 +52,13 @@ type Result struct {
 	// function before them (Options.MergeFDEs).
 	Merged int
 
-	copied    int             // functions whose FREs were copied from an earlier one's
-	fast      int             // functions translated on the fast path
-	hugePages bool            // Options.HugePages: for the lists of EncodeThenPlace
-	sharer    *emit.FRESharer // with Options.ShareFREs (version 3): shares the parts as they join
-	runs      *sortedRuns     // parts sorted by start, for EncodeThenPlace; nil without
+	copied int             // functions whose FREs were copied from an earlier one's
+	fast   int             // functions translated on the fast path
+	sharer *emit.FRESharer // with Options.ShareFREs (version 3): shares the parts as they join, made at the first join
+	// shareRoom is, with Options.ShareFREs (version 3), the number of
+	// functions the sharer is made for (0: none).
+	shareRoom int
+	runs      *sortedRuns // parts sorted by start, for EncodeThenPlace; nil without
 }
 
 // Lower translates every FDE of frames, in section order, as GNU as
@@ -257,9 +259,9 @@ func (r *Result) encodePlaced(sectionAddr uint64) ([][]byte, []int, error) {
 	}
 	// One list holds the header and index (head, its first bytes) and
 	// the order (its last n words), and the sort works in both: memory
-	// touched once, two huge pages of a big section where three lists took
-	// four (the index is written over the sort's first half, from the order
-	// in the last n words, past the index's end).
+	// touched once, 24 bytes a function where three lists took 40 (the
+	// index is written over the sort's two halves, from the order in the
+	// last n words, past the index's end).
 	n := len(r.Starts)
 	headWords := (sec.FREDataOffset() + intBytes - 1) / intBytes
 	// The runs, once: the index is written over them.
@@ -269,7 +271,7 @@ func (r *Result) encodePlaced(sectionAddr uint64) ([][]byte, []int, error) {
 	if runs != nil && len(runs.mem) >= headWords+n {
 		mem = runs.mem // touched by the workers already
 	} else {
-		mem = makeBig[int](headWords+n, headWords+n, r.hugePages)
+		mem = make([]int, headWords+n)
 	}
 	head := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(mem))), intBytes*headWords)[:0]
 	if runs != nil {
@@ -326,7 +328,7 @@ func (r *Result) placeOrder(sectionAddr uint64, mem []int) []int {
 	// number of passes leaves them at mem's end.
 	const digit = 11
 	if len(mem) < 2*n {
-		mem = makeBig[int](2*n, 2*n, r.hugePages)
+		mem = make([]int, 2*n)
 	}
 	vals, tmp := mem[:n], mem[len(mem)-n:]
 	passes := (kbits + digit - 1) / digit

@@ -7,7 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -147,6 +149,43 @@ func TestTempFilesRemoveAll(t *testing.T) {
 	var none *TempFiles
 	none.RemoveAll()
 	if err := none.ReplaceFile(dst, 0o644, func(tmp *os.File) error { _, err := tmp.WriteString("new"); return err }); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(dst); string(b) != "new" {
+		t.Errorf("content %q, want new", b)
+	}
+}
+
+// TestTempFilesWaitFor checks that a ReplaceFile through TempFiles given
+// WaitFor makes no file (write is not called, nothing is in the
+// directory) until the channel is closed, then replaces the file.
+func TestTempFilesWaitFor(t *testing.T) {
+	dir := t.TempDir()
+	dst := filepath.Join(dir, "prog")
+	ready := make(chan struct{})
+	var temps TempFiles
+	temps.WaitFor(ready)
+	var written atomic.Bool
+	done := make(chan error, 1)
+	go func() {
+		done <- temps.ReplaceFile(dst, 0o644, func(tmp *os.File) error {
+			written.Store(true)
+			_, err := tmp.WriteString("new")
+			return err
+		})
+	}()
+	time.Sleep(50 * time.Millisecond)
+	ents, _ := os.ReadDir(dir)
+	if written.Load() || len(ents) != 0 {
+		t.Fatalf("before ready: write called %v, %d entries", written.Load(), len(ents))
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("ReplaceFile returned (%v) before ready", err)
+	default:
+	}
+	close(ready)
+	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(dst); string(b) != "new" {

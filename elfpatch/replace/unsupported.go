@@ -154,6 +154,9 @@ func (s *Source) Times() (atime, mtime time.Time) { return }
 // RemoveAll does nothing.
 func (t *TempFiles) RemoveAll() {}
 
+// WaitFor does nothing.
+func (t *TempFiles) WaitFor(ready <-chan struct{}) {}
+
 // ReplaceFile fails with ErrUnsupported.
 func (t *TempFiles) ReplaceFile(path string, perm fs.FileMode, write func(tmp *os.File) error) error {
 	return unsupported("replace", path)
