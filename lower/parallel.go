@@ -144,15 +144,16 @@ func newParallelLowering(res *Result, t Target, parts []part) *parallelLowering 
 
 // work lowers the parts on workers goroutines, the next part going to the
 // first one free; a worker that finishes a part joins what it can, unless
-// another one is joining already. A worker left without a part while
-// another lowers the last ones faults in the memory of the order
+// another one is joining already. The first worker left without a part
+// while another lowers the last ones faults in the memory of the order
 // EncodeThenPlace will merge the runs into, until the last one is done.
 func (pl *parallelLowering) work(workers int, hold <-chan struct{}) {
 	var next atomic.Int64
 	allTaken := make(chan struct{})
 	var wg sync.WaitGroup
-	var busy atomic.Int64 // workers still taking parts
-	var done atomic.Bool  // set when none is
+	var busy atomic.Int64       // workers still taking parts
+	var done atomic.Bool        // set when none is
+	var prefaulting atomic.Bool // one worker faults the order's pages in
 	n := min(workers, len(pl.parts))
 	busy.Store(int64(n))
 	for w := range n {
@@ -176,7 +177,7 @@ func (pl *parallelLowering) work(workers int, hold <-chan struct{}) {
 			}
 			if busy.Add(-1) == 0 {
 				done.Store(true)
-			} else if pl.runs != nil {
+			} else if pl.runs != nil && prefaulting.CompareAndSwap(false, true) {
 				pl.runs.prefaultOrder(&done)
 			}
 		})
