@@ -98,6 +98,10 @@ var docRecipes = []docRecipe{
 		want: []string{`a fresh 4 KiB page: [0-9.]+ us`},
 	},
 	{
+		doc: "docs/performance.md", text: []string{"go run ./testdata/pagecost -huge"},
+		want: []string{`a fresh 2 MiB page: [0-9.]+ ms in the first run, [0-9.]+ ms at best`},
+	},
+	{
 		doc: "docs/performance.md", text: []string{"testdata/bench.sh FILE"}, needs: []string{"readelf", "/usr/bin/time"},
 		subst: []docSubst{{`FILE`, `{ELF}`}},
 		env:   []string{"RUNS=1", "SIZES=0", "SFRAME_GEN={T}/bin/sframe-gen"},
