@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"reflect"
 	"testing"
 
 	"github.com/sframe-gen/sframe-gen/testdata/sysfiles"
@@ -44,21 +43,8 @@ func checkIndexed(fr *Frames, cuts, fdes []int) (proven bool, msg string) {
 	if !proven {
 		return false, ""
 	}
-	if len(got) != len(fr.FDEs) {
-		return true, fmt.Sprintf("proven cuts %v: %d FDEs, Read %d", cuts, len(got), len(fr.FDEs))
-	}
-	for i, f := range fr.FDEs {
-		g := got[i]
-		if g.CIE == nil || !reflect.DeepEqual(*g.CIE, *f.CIE) {
-			return true, fmt.Sprintf("proven cuts %v: FDE %#x: CIE %+v, Read %+v", cuts, f.Offset, g.CIE, f.CIE)
-		}
-		g.CIE = f.CIE
-		if !reflect.DeepEqual(g, *f) {
-			return true, fmt.Sprintf("proven cuts %v: FDE %d: %+v, Read %+v", cuts, i, g, *f)
-		}
-	}
-	if fmt.Sprint(errs) != fmt.Sprint(fr.Errors) {
-		return true, fmt.Sprintf("proven cuts %v: errors %v, Read %v", cuts, errs, fr.Errors)
+	if msg := sameAsRead(fr, got, errs); msg != "" {
+		return true, fmt.Sprintf("proven cuts %v: %s", cuts, msg)
 	}
 	return true, ""
 }

@@ -44,21 +44,30 @@ func compareParts(fr *Frames, n int, cuts, fdes []int) string {
 		}
 		errs = append(errs, s.Errors()...)
 	}
+	if msg := sameAsRead(fr, got, errs); msg != "" {
+		return fmt.Sprintf("%d parts: %s", n, msg)
+	}
+	return ""
+}
+
+// sameAsRead says how the FDEs and errors the parts of fr's section gave
+// differ from Read's (fr is Read's result): "" when they do not.
+func sameAsRead(fr *Frames, got []FDE, errs []*EntryError) string {
 	if len(got) != len(fr.FDEs) {
-		return fmt.Sprintf("%d parts: %d FDEs, Read %d", n, len(got), len(fr.FDEs))
+		return fmt.Sprintf("%d FDEs, Read %d", len(got), len(fr.FDEs))
 	}
 	for i, f := range fr.FDEs {
 		g := got[i]
 		if g.CIE == nil || !reflect.DeepEqual(*g.CIE, *f.CIE) {
-			return fmt.Sprintf("%d parts: FDE %#x: CIE %+v, Read %+v", n, f.Offset, g.CIE, f.CIE)
+			return fmt.Sprintf("FDE %#x: CIE %+v, Read %+v", f.Offset, g.CIE, f.CIE)
 		}
 		g.CIE = f.CIE
 		if !reflect.DeepEqual(g, *f) {
-			return fmt.Sprintf("%d parts: FDE %d: %+v, Read %+v", n, i, g, *f)
+			return fmt.Sprintf("FDE %d: %+v, Read %+v", i, g, *f)
 		}
 	}
 	if fmt.Sprint(errs) != fmt.Sprint(fr.Errors) {
-		return fmt.Sprintf("%d parts: errors %v, Read %v", n, errs, fr.Errors)
+		return fmt.Sprintf("errors %v, Read %v", errs, fr.Errors)
 	}
 	return ""
 }

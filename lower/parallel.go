@@ -156,12 +156,25 @@ func (pl *parallelLowering) work(workers int, hold <-chan struct{}) {
 	var prefaulting atomic.Bool // one worker faults the order's pages in
 	n := min(workers, len(pl.parts))
 	busy.Store(int64(n))
+	// leave counts a worker out of those taking parts: the last one out
+	// stops the prefault; the first one out while another still lowers
+	// does it.
+	leave := func(prefault bool) {
+		if busy.Add(-1) == 0 {
+			done.Store(true)
+		} else if prefault && pl.runs != nil && prefaulting.CompareAndSwap(false, true) {
+			pl.runs.prefaultOrder(&done)
+		}
+	}
 	for w := range n {
 		wg.Go(func() {
 			if w == 1 && hold != nil {
 				select {
 				case <-hold:
 				case <-allTaken:
+					// Held until every part was taken: its CPU
+					// was the copy's.
+					leave(false)
 					return
 				}
 			}
@@ -175,11 +188,7 @@ func (pl *parallelLowering) work(workers int, hold <-chan struct{}) {
 					pl.joining.Unlock()
 				}
 			}
-			if busy.Add(-1) == 0 {
-				done.Store(true)
-			} else if pl.runs != nil && prefaulting.CompareAndSwap(false, true) {
-				pl.runs.prefaultOrder(&done)
-			}
+			leave(true)
 		})
 	}
 	wg.Wait()
