@@ -288,13 +288,9 @@ func (l *Lowerer) lowerFast(f *cfi.FDE, sec *emit.Section) (ok bool, err error) 
 			// The translator's commit: a row at the address of the last
 			// one replaces it.
 			if st.pend && st.pendPC != uint32(pc) {
-				// packFast's first case (AMD64's usual FRE) in place:
-				// most FREs are packed here, and packFast is too big
-				// to be inlined.
-				row := &st.pending
-				saved := int32(row.flags & fastFPSaved / fastFPSaved) // 0 or 1
-				info := uint8(1+saved)<<1 | uint8(row.flags&fastCFAOnFP^fastCFAOnFP)
-				if l.regs.raTracking || st.w.Len() == maxFREs || !st.w.AddSmall(st.pendPC, info, int(1+saved), row.cfa, row.fp&-saved) {
+				// AMD64's usual FRE here (usualFRE), the others by
+				// packFast.
+				if info, n, w0, w1 := usualFRE(&st.pending); !l.usualOK(&st.w) || !st.w.AddSmall(st.pendPC, info, n, w0, w1) {
 					if !l.packFast(&st.w, st.pendPC, &st.pending) {
 						return false, nil
 					}
@@ -306,12 +302,16 @@ func (l *Lowerer) lowerFast(f *cfi.FDE, sec *emit.Section) (ok bool, err error) 
 		pc = next
 	}
 	if st.pend && st.pendPC != uint32(pc) {
-		if !l.packFast(&st.w, st.pendPC, &st.pending) {
-			return false, nil
+		if info, n, w0, w1 := usualFRE(&st.pending); !l.usualOK(&st.w) || !st.w.AddSmall(st.pendPC, info, n, w0, w1) {
+			if !l.packFast(&st.w, st.pendPC, &st.pending) {
+				return false, nil
+			}
 		}
 	}
-	if !l.packFast(&st.w, uint32(pc), &st.cur) {
-		return false, nil
+	if info, n, w0, w1 := usualFRE(&st.cur); !l.usualOK(&st.w) || !st.w.AddSmall(uint32(pc), info, n, w0, w1) {
+		if !l.packFast(&st.w, uint32(pc), &st.cur) {
+			return false, nil
+		}
 	}
 	return true, st.w.End()
 }
@@ -511,24 +511,31 @@ func fastIf(cond bool, flag fastFlags) fastFlags {
 	return 0
 }
 
+// usualOK reports whether w may take AMD64's usual FRE (usualFRE, with
+// AddSmall): RA in its fixed slot, never signed, and room for one more FRE
+// in the function.
+func (l *Lowerer) usualOK(w *emit.MinWriter) bool { return !l.regs.raTracking && w.Len() != maxFREs }
+
+// usualFRE returns the info byte, number of data words and words of the
+// usual FRE of AMD64 for row f, made without a branch on the row: the CFA
+// offset, then FP's offset when it is saved (fp is masked: a row keeps it 0
+// when not saved, but it need not matter). lowerFast gives it to AddSmall
+// where it packs an FRE (inlined there: packFast is too big to be, and its
+// call was a sixth of the fast path's instructions over a tree of C
+// libraries); packFast packs the FREs AddSmall does not take.
+func usualFRE(f *fastRow) (info uint8, n int, w0, w1 int32) {
+	saved := int32(f.flags & fastFPSaved / fastFPSaved) // 0 or 1
+	return uint8(1+saved)<<1 | uint8(f.flags&fastCFAOnFP^fastCFAOnFP), int(1 + saved), f.cfa, f.fp & -saved
+}
+
 // packFast adds the FRE of row f at pc to w, as encode makes it of the
-// translator's row and AppendFDE appends it: data words for the CFA
+// translator's row and AppendFDE appends it, when it is not AMD64's usual
+// FRE that lowerFast packs itself (usualFRE): data words for the CFA
 // offset, RA's (when saved) and FP's (when saved). It returns false when
 // the translator must lower the function instead: FP saved without RA
 // (which it refuses) or more FREs than an FDE holds.
 func (l *Lowerer) packFast(w *emit.MinWriter, pc uint32, f *fastRow) bool {
 	r := &l.regs
-	if !r.raTracking && w.Len() != maxFREs {
-		// AMD64 (RA in its fixed slot, never signed), the usual FRE
-		// made without a branch on the row: the CFA offset, then FP's
-		// offset when it is saved (fp is masked: a row keeps it 0 when
-		// not saved, but it need not matter).
-		saved := int32(f.flags & fastFPSaved / fastFPSaved) // 0 or 1
-		info := uint8(1+saved)<<1 | uint8(f.flags&fastCFAOnFP^fastCFAOnFP)
-		if w.AddSmall(pc, info, int(1+saved), f.cfa, f.fp&-saved) {
-			return true
-		}
-	}
 	fpSaved, raSaved := f.flags&fastFPSaved != 0, f.flags&fastRASaved != 0
 	if r.raTracking && !r.s390x && fpSaved && !raSaved || w.Len() == maxFREs {
 		return false
