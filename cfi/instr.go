@@ -114,6 +114,10 @@ func (r *InstructionReader) ResetFDE(f *Frames, fde *FDE) {
 // the offset in data).
 func (r *InstructionReader) Offset() uint64 { return r.base + uint64(r.pos) }
 
+// BigEndian reports whether the section's byte order (Order) is
+// big-endian: the order of the operands of DW_CFA_advance_loc2 and 4.
+func (f *Frames) BigEndian() bool { return isBigEndian(f.Order) }
+
 // isBigEndian reports whether order is big-endian, without allocating for
 // the standard library's orders.
 func isBigEndian(order binary.ByteOrder) bool {

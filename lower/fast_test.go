@@ -135,3 +135,52 @@ type appendOrder interface {
 	binary.ByteOrder
 	binary.AppendByteOrder
 }
+
+// TestFastManyFREs checks a function of more FREs than an SFrame FDE
+// holds on each ABI: the fast path gives it to the translator, which
+// decides alone what becomes of it (the same section with the fast path
+// and without, and no error).
+func TestFastManyFREs(t *testing.T) {
+	for _, abi := range []struct {
+		target  Target
+		ra      byte
+		initial []byte
+		offsets [2][]byte // two CFA offsets (ULEB128) whose FREs take one-byte words
+	}{
+		{Target{Arch: AMD64}, 16, []byte{0x0c, 7, 8, 0x90, 1}, [2][]byte{{16}, {24}}},
+		{Target{Arch: AArch64}, 30, []byte{0x0c, 31, 16, 0x9e, 2}, [2][]byte{{16}, {32}}},
+		{Target{Arch: S390X, BigEndian: true}, 14, []byte{0x0c, 15, 0xa0, 0x01}, [2][]byte{{0xa8, 0x01}, {0xb0, 0x01}}},
+	} {
+		var order appendOrder = binary.LittleEndian
+		if abi.target.BigEndian {
+			order = binary.BigEndian
+		}
+		// maxFREs+2 rows: advance 1, then the CFA offset the row
+		// before did not have.
+		var ins []byte
+		for i := range maxFREs + 2 {
+			ins = append(append(ins, 0x41, 0x0e), abi.offsets[i%2]...)
+		}
+		data := ehFrame(order, abi.ra, abi.initial, [][]byte{ins}, maxFREs+8)
+		frames, err := cfi.ReadSection(data, cfi.EHFrame, cfi.PointerContext{Order: order, AddrSize: 8})
+		if err != nil || len(frames.Errors) != 0 || len(frames.FDEs) != 1 {
+			t.Fatalf("%v: the test's .eh_frame: %v %v", abi.target, err, frames.Errors)
+		}
+		var enc [2][]byte
+		for k, noFast := range []bool{true, false} {
+			r, err := Lower(frames, abi.target, Options{noMemo: true, noFast: noFast})
+			if err != nil {
+				t.Fatalf("%v (fast path off: %v): %v", abi.target, noFast, err)
+			}
+			if r.fast != 0 {
+				t.Errorf("%v: the fast path took a function of %d FREs", abi.target, maxFREs+2)
+			}
+			if enc[k], err = r.Section.Encode(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if !bytes.Equal(enc[0], enc[1]) {
+			t.Errorf("%v: the fast path's section differs from the translator's", abi.target)
+		}
+	}
+}

@@ -125,11 +125,11 @@ var docRecipes = []docRecipe{
 	},
 	{
 		// In place against the floor: a second of WAIT, not 65.
-		doc: "docs/performance.md", long: true, text: []string{`WAIT=65 CMDS="cp sfg rc oc" testdata/bench-tree.sh`}, needs: []string{"objcopy", "/usr/bin/time"},
+		doc: "docs/performance.md", long: true, text: []string{`WAIT=65 CMDS="cp out sfg rc oc" testdata/bench-tree.sh`}, needs: []string{"objcopy", "/usr/bin/time"},
 		subst: []docSubst{{`WAIT=65`, `WAIT=1`}, {`bench-tree\.sh$`, `bench-tree.sh {T}/tree`}},
 		env:   []string{"RUNS=2", "SMALL=5", "SFRAME_GEN={T}/bin/sframe-gen"},
 		setup: func(t *testing.T, r *recipeRun) { r.copyTree(t, "tree", "link/x86_64/*.so") },
-		want:  []string{`in place / replacecopy \(the floor\)`, `in place / objcopy`, `per round \(cp -a wall: sfg/rc/oc / cp -a\)`},
+		want:  []string{`--output-dir \(a new tree\)`, `in place / replacecopy \(the floor\)`, `in place / objcopy`, `per round \(cp -a wall: out/sfg/rc/oc / cp -a\)`},
 	},
 	{
 		doc: "docs/performance.md", text: []string{"testdata/bench-lookup.sh [FILE]"},
