@@ -166,6 +166,24 @@ func (w *MinWriter) AddSmall(start uint32, info uint8, n int, w0, w1 int32) bool
 	return true
 }
 
+// AddSmall2 is AddSmall for an FRE whose words need two bytes: one or two
+// data words that each fit a signed 16-bit number, one at least not a
+// signed byte (AddSmall's), its info byte given with DataWord2B. It writes
+// the FRE in one 8-byte store too (two bytes of start address, the info
+// byte and two words take 7), and reports false, having done nothing, for
+// any other FRE or when the record needs room.
+func (w *MinWriter) AddSmall2(start uint32, info uint8, n int, w0, w1 int32) bool {
+	b := w.b[w.p:]
+	if start >= w.smallEnd || uint(n-1) > 1 || uint32((w0+1<<15)|(w1+1<<15)) > 1<<16-1 ||
+		uint32((w0+128)|(w1+128)) <= 255 || len(b) < 8 {
+		return false
+	}
+	binary.LittleEndian.PutUint64(b, uint64(start)|(uint64(info)|uint64(uint16(w0))<<8|uint64(uint16(w1))<<24)*w.startMul)
+	w.p += w.smallFixed + 2*n
+	w.n++
+	return true
+}
+
 // Add appends an FRE: its start address, whether the CFA is SP-based and
 // RA mangled (its info byte's bits), and its n data words, of w0, w1, w2
 // (1 <= n <= 3: CFA first, then as the ABI lays them out). An FRE that

@@ -292,10 +292,11 @@ func TestMinWriter(t *testing.T) {
 }
 
 // TestMinWriterSmall checks that FREs added with AddSmall where it takes
-// them, and with Add where it does not, make the bytes Add alone makes:
-// random functions of every FRE type in both byte orders, words in and out
-// of a byte, one to three of them, long enough for the record to grow.
-// AddSmall must take only the FREs it is for.
+// them, else with AddSmall2 where it takes them, and with Add where neither
+// does, make the bytes Add alone makes: random functions of every FRE type
+// in both byte orders, words in and out of a byte and of two, one to three
+// of them, long enough for the record to grow. AddSmall and AddSmall2 must
+// take only the FREs they are for.
 func TestMinWriterSmall(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	word := func() int32 {
@@ -313,7 +314,7 @@ func TestMinWriterSmall(t *testing.T) {
 		var got, want Section
 		got.Header = Header{Version: Version3, ABI: abi}
 		want.Header = got.Header
-		small := 0
+		small, small2 := 0, 0
 		for f := range 300 {
 			size := []uint32{0x40, 0xff, 0x100, 0x3000, 0xffff, 0x10000, 0x123456}[f%7]
 			fde := FDE{Size: size, Info: FuncInfo(PCInc, FRETypeFor(size), false, false)}
@@ -336,14 +337,24 @@ func TestMinWriterSmall(t *testing.T) {
 				}
 				sp, mangled := rng.IntN(2) == 0, rng.IntN(2) == 0
 				fits := func(v int32) bool { return v >= -128 && v <= 127 }
-				usual := abi.ByteOrder() == binary.LittleEndian && FRETypeFor(size) != FREAddr4 && n <= 2 && fits(w0) && fits(w1)
+				fits2 := func(v int32) bool { return v >= -1<<15 && v < 1<<15 }
+				short := abi.ByteOrder() == binary.LittleEndian && FRETypeFor(size) != FREAddr4 && n <= 2
+				usual := short && fits(w0) && fits(w1)
+				usual2 := short && fits2(w0) && fits2(w1) && !usual
 				took := g.AddSmall(start, FREInfo(sp, n, DataWord1B, mangled), n, w0, w1)
 				if took && !usual {
 					t.Fatalf("%v size %#x: AddSmall took n=%d %d %d", abi, size, n, w0, w1)
 				}
-				if took {
+				took2 := !took && g.AddSmall2(start, FREInfo(sp, n, DataWord2B, mangled), n, w0, w1)
+				if took2 && !usual2 {
+					t.Fatalf("%v size %#x: AddSmall2 took n=%d %d %d", abi, size, n, w0, w1)
+				}
+				switch {
+				case took:
 					small++
-				} else {
+				case took2:
+					small2++
+				default:
 					g.Add(start, sp, mangled, n, w0, w1, w2)
 				}
 				w.Add(start, sp, mangled, n, w0, w1, w2)
@@ -358,8 +369,28 @@ func TestMinWriterSmall(t *testing.T) {
 		if !bytes.Equal(got.FREData, want.FREData) || !slices.Equal(got.Index, want.Index) || got.FRECount != want.FRECount {
 			t.Errorf("%v: AddSmall and Add wrote other bytes than Add", abi)
 		}
-		if little := abi.ByteOrder() == binary.LittleEndian; little != (small > 1000) {
-			t.Errorf("%v: AddSmall took %d FREs", abi, small)
+		if little := abi.ByteOrder() == binary.LittleEndian; little != (small > 1000) || little != (small2 > 300) {
+			t.Errorf("%v: AddSmall took %d FREs, AddSmall2 %d", abi, small, small2)
+		}
+	}
+	// AddSmall2 refuses words that each fit a byte (AddSmall's: Add
+	// writes them in one byte) and takes those that need two.
+	{
+		var s Section
+		s.Header = Header{Version: Version3, ABI: ABIAMD64LittleEndian}
+		var w MinWriter
+		if err := w.Begin(&s, FDE{Size: 0x1000, Info: FuncInfo(PCInc, FREAddr2, false, false)}); err != nil {
+			t.Fatal(err)
+		}
+		info2 := FREInfo(true, 2, DataWord2B, false)
+		if w.AddSmall2(0, info2, 2, 8, -16) || w.AddSmall2(0, info2, 2, 127, -128) {
+			t.Errorf("AddSmall2 took words that fit a byte")
+		}
+		if !w.AddSmall2(0, info2, 2, 128, -16) || !w.AddSmall2(4, info2, 2, 8, -129) || !w.AddSmall2(8, info2, 2, 1<<15-1, -1<<15) {
+			t.Errorf("AddSmall2 refused words that need two bytes")
+		}
+		if w.AddSmall2(12, info2, 2, 1<<15, 0) || w.AddSmall2(12, info2, 2, 0, -1<<15-1) {
+			t.Errorf("AddSmall2 took a word that needs four bytes")
 		}
 	}
 	// More FREs than an FDE holds, all through AddSmall: End fails.

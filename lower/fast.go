@@ -536,6 +536,12 @@ func usualFRE(f *fastRow) (info uint8, n int, w0, w1 int32) {
 // (which it refuses) or more FREs than an FDE holds.
 func (l *Lowerer) packFast(w *emit.MinWriter, pc uint32, f *fastRow) bool {
 	r := &l.regs
+	if !r.raTracking && w.Len() != maxFREs {
+		// AMD64's usual FRE with two-byte words (a big frame).
+		if info, n, w0, w1 := usualFRE(f); w.AddSmall2(pc, info|uint8(emit.DataWord2B)<<5, n, w0, w1) {
+			return true
+		}
+	}
 	fpSaved, raSaved := f.flags&fastFPSaved != 0, f.flags&fastRASaved != 0
 	if r.raTracking && !r.s390x && fpSaved && !raSaved || w.Len() == maxFREs {
 		return false
@@ -557,7 +563,8 @@ func (l *Lowerer) packFast(w *emit.MinWriter, pc uint32, f *fastRow) bool {
 		n++
 	}
 	baseSP, mangled := f.flags&fastCFAOnFP == 0, f.flags&fastMangled != 0
-	if w.AddSmall(pc, emit.FREInfo(baseSP, n, emit.DataWord1B, mangled), n, f.cfa, w1) {
+	if w.AddSmall(pc, emit.FREInfo(baseSP, n, emit.DataWord1B, mangled), n, f.cfa, w1) ||
+		w.AddSmall2(pc, emit.FREInfo(baseSP, n, emit.DataWord2B, mangled), n, f.cfa, w1) {
 		return true
 	}
 	w.Add(pc, baseSP, mangled, n, f.cfa, w1, w2)
