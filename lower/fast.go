@@ -242,8 +242,8 @@ func (l *Lowerer) lowerFast(f *cfi.FDE, sec *emit.Section) (ok bool, err error) 
 			// The state kept for a function's other exits, then
 			// DW_CFA_advance_loc2 and DW_CFA_restore: after the
 			// instructions above, the most frequent (in a tree of C
-			// libraries, 19 in 20 of those the loop left to fastOp).
-			// fastOp's work, without its decoder.
+			// libraries, 19 in 20 of the others). fastOp's work,
+			// without its decoder.
 			if st.depth == fastStackDepth {
 				return false, nil
 			}

@@ -33,16 +33,19 @@ func TestFastOperands(t *testing.T) {
 	for _, abi := range abis {
 		sp, fp, ra := abi.sp, abi.fp, abi.ra
 		cases := [][]byte{
-			{0x05, fp, 0x02},                 // offset_extended fp, 2*da
-			{0x11, fp, 0x7e},                 // offset_extended_sf fp, -2*da
-			{0x0c, sp, 0x88, 0x01},           // def_cfa sp, 136 (two-byte ULEB)
-			{0x12, sp, 0x7c},                 // def_cfa_sf sp, -4*da
-			{0x0e, 0xa8, 0x01},               // def_cfa_offset 168
-			{0x13, 0x7a},                     // def_cfa_offset_sf -6*da
-			{0x0c, fp, 0xb0, 0x01},           // def_cfa fp, 176
-			{0x0d, fp},                       // def_cfa_register fp
-			{0x02, 0x03, 0x0e, 0xb8, 0x01},   // advance_loc1 3; def_cfa_offset 184
-			{0x05, fp, 0x02, 0x42, 0x06, fp}, // offset_extended fp; advance 2; restore_extended fp
+			{0x05, fp, 0x02},                   // offset_extended fp, 2*da
+			{0x11, fp, 0x7e},                   // offset_extended_sf fp, -2*da
+			{0x0c, sp, 0x88, 0x01},             // def_cfa sp, 136 (two-byte ULEB)
+			{0x12, sp, 0x7c},                   // def_cfa_sf sp, -4*da
+			{0x0e, 0xa8, 0x01},                 // def_cfa_offset 168
+			{0x13, 0x7a},                       // def_cfa_offset_sf -6*da
+			{0x0c, fp, 0xb0, 0x01},             // def_cfa fp, 176
+			{0x0d, fp},                         // def_cfa_register fp
+			{0x02, 0x03, 0x0e, 0xb8, 0x01},     // advance_loc1 3; def_cfa_offset 184
+			{0x05, fp, 0x02, 0x42, 0x06, fp},   // offset_extended fp; advance 2; restore_extended fp
+			{0x80 | fp, 0x02, 0x42, 0xc0 | fp}, // offset fp; advance 2; restore fp
+			// remember_state; def_cfa_offset 32; advance 1; restore_state
+			{0x0a, 0x0e, 0x20, 0x41, 0x0b},
 			// Operands in more LEB128 bytes than their value needs (all
 			// decoders take them): def_cfa_offset 16 in 6 bytes, offset fp
 			// 2*da in 6, offset_extended fp 3*da in 7, def_cfa_register fp
@@ -57,6 +60,7 @@ func TestFastOperands(t *testing.T) {
 				[]byte{0x05, ra, 0x03, 0x05, fp, 0x04},           // offset_extended ra, fp
 				[]byte{0x11, ra, 0x7d, 0x11, fp, 0x7c},           // offset_extended_sf ra, fp
 				[]byte{0x05, ra, 0x01, 0x42, 0x06, ra, 0x08, ra}, // restore_extended ra; same_value ra
+				[]byte{0x05, ra, 0x01, 0x42, 0xc0 | ra},          // offset_extended ra; advance 2; restore ra
 			)
 		}
 		var order appendOrder = binary.LittleEndian
