@@ -22,7 +22,7 @@ int main(int argc, char **argv) { printf("hello %d\n", fact(argc + 4)); return 0
 // helloS390xNoLibc is helloC's program, printing what helloC prints when
 // run without arguments, without a C library: a static PIE for s390x,
 // whose cross C library in Debian has no rcrt1.o (the start file of a
-// static PIE) and no libc.a built for one.
+// static PIE).
 const helloS390xNoLibc = `static long sys3(long n, long a, long b, long c)
 {
 	register long r1 __asm__("r1") = n;
