@@ -18,9 +18,14 @@ import (
 // the process exits (see [TempFiles.RemoveAll]). The zero value is ready to
 // use; a nil *TempFiles tracks nothing. It is safe for concurrent use.
 type TempFiles struct {
+	// gate is held for reading while a file is made, named or written
+	// in place (lock), by each worker at once, and for writing by
+	// RemoveAll, which so waits for those under way and stops the
+	// next ones.
+	gate   sync.RWMutex
+	closed bool // under gate
 	mu     sync.Mutex
-	names  map[tempName]bool
-	closed bool
+	names  map[tempName]bool // under mu
 	// named makes every new file with a name, as on a file system
 	// without O_TMPFILE (tests).
 	named bool
@@ -47,8 +52,9 @@ type tempName struct {
 // errTempsClosed is returned by Replace after RemoveAll.
 var errTempsClosed = errors.New("interrupted: no new temporary file")
 
-// lock takes t's lock unless t is nil, and fails after RemoveAll. The
-// returned function releases it.
+// lock takes t's gate for reading unless t is nil, and fails after
+// RemoveAll. The returned function releases it. Calls on other files go
+// on meanwhile: only RemoveAll waits for it.
 func (t *TempFiles) lock() (func(), error) {
 	if t == nil {
 		return func() {}, nil
@@ -56,30 +62,35 @@ func (t *TempFiles) lock() (func(), error) {
 	if t.ready != nil {
 		<-t.ready
 	}
-	t.mu.Lock()
+	t.gate.RLock()
 	if t.closed {
-		t.mu.Unlock()
+		t.gate.RUnlock()
 		return nil, errTempsClosed
 	}
-	return t.mu.Unlock, nil
+	return t.gate.RUnlock, nil
 }
 
-// record notes a named temporary file (t's lock held).
+// record notes a named temporary file (t's gate held).
 func (t *TempFiles) record(n tempName) {
 	if t == nil {
 		return
 	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	if t.names == nil {
 		t.names = map[tempName]bool{}
 	}
 	t.names[n] = true
 }
 
-// forget drops a temporary file from the record (t's lock held).
+// forget drops a temporary file from the record.
 func (t *TempFiles) forget(n tempName) {
-	if t != nil {
-		delete(t.names, n)
+	if t == nil {
+		return
 	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	delete(t.names, n)
 }
 
 // RemoveAll removes every named temporary file of t and makes later
@@ -91,9 +102,11 @@ func (t *TempFiles) RemoveAll() {
 	if t == nil {
 		return
 	}
+	t.gate.Lock()
+	defer t.gate.Unlock()
+	t.closed = true
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.closed = true
 	for n := range t.names {
 		unix.Unlinkat(n.dir.fd, n.name, 0)
 	}
@@ -316,9 +329,11 @@ func (tf *tempFile) discard(t *TempFiles) {
 	tf.f.Close()
 	if tf.named != "" {
 		if t != nil {
+			// Forgotten and removed at once: RemoveAll removes it
+			// or finds it gone.
 			t.mu.Lock()
 			defer t.mu.Unlock()
-			t.forget(tempName{tf.dir, tf.named})
+			delete(t.names, tempName{tf.dir, tf.named})
 		}
 		unix.Unlinkat(tf.dir.fd, tf.named, 0)
 	}
@@ -361,7 +376,7 @@ func (a attrs) keepTimes(fd int) error {
 }
 
 // publish gives the new file dst's name and the names of links, under t's
-// lock (a signal handler's RemoveAll waits until all are done), once it is
+// gate (a signal handler's RemoveAll waits until all are done), once it is
 // checked that dst and each link still name the source, unchanged. The
 // file gets its privileged attributes (set-user-ID and set-group-ID bits,
 // file capabilities) only once it has all its names: no temporary name
@@ -469,7 +484,7 @@ func (t *TempFiles) publish(dst Place, old replaced, tmp *tempFile, links []Plac
 	return nil
 }
 
-// unlinkTemps removes temporary names not renamed (t's lock held).
+// unlinkTemps removes temporary names not renamed (t's gate held).
 func (t *TempFiles) unlinkTemps(names []tempName) {
 	for _, n := range names {
 		unix.Unlinkat(n.dir.fd, n.name, 0)

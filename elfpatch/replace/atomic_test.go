@@ -156,6 +156,57 @@ func TestTempFilesRemoveAll(t *testing.T) {
 	}
 }
 
+// TestTempFilesConcurrent checks that files are made and named through
+// one TempFiles at once (a tree's workers), and that RemoveAll waits for
+// those under way, then refuses the next ones: one worker stopped while it
+// holds the gate (as in a slow system call making or naming its file), a
+// second replaces its own file meanwhile; RemoveAll returns only once the
+// first lets go.
+func TestTempFilesConcurrent(t *testing.T) {
+	dir := t.TempDir()
+	dst := filepath.Join(dir, "b")
+	var temps TempFiles
+	unlock, err := temps.lock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		done <- temps.ReplaceFile(dst, 0o644, func(tmp *os.File) error {
+			_, err := tmp.WriteString("new")
+			return err
+		})
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		unlock()
+		t.Fatal("a file could not be replaced while another was being made")
+	}
+	if b, _ := os.ReadFile(dst); string(b) != "new" {
+		t.Errorf("content %q, want new", b)
+	}
+	removed := make(chan struct{})
+	go func() {
+		temps.RemoveAll()
+		close(removed)
+	}()
+	time.Sleep(50 * time.Millisecond)
+	select {
+	case <-removed:
+		t.Fatal("RemoveAll returned while a file was being made")
+	default:
+	}
+	unlock()
+	<-removed
+	if _, err := temps.lock(); !errors.Is(err, errTempsClosed) {
+		t.Errorf("after RemoveAll: %v, want %v", err, errTempsClosed)
+	}
+}
+
 // TestTempFilesWaitFor checks that a ReplaceFile through TempFiles given
 // WaitFor makes no file (write is not called, nothing is in the
 // directory) until the channel is closed, then replaces the file.

@@ -12,7 +12,7 @@ import (
 )
 
 // writeInPlace writes the complete new file tmp over dst's own inode
-// (ReplaceOptions.InPlace), under t's lock: dst must still be the source,
+// (ReplaceOptions.InPlace), under t's gate: dst must still be the source,
 // unchanged. The space the new contents need is reserved first
 // (fallocate), so a full disk fails before a byte is written; then the
 // contents are written over the old ones, holes punched where the new file
