@@ -163,20 +163,20 @@ var docRecipes = []docRecipe{
 	{
 		doc: "docs/performance.md", text: []string{"go test ./emit -run '^$' -bench '^BenchmarkLookup$'"},
 		subst: []docSubst{substBenchOnce},
-		want:  []string{`(?m)^BenchmarkLookup\S*\s+1\s+\d+ ns/op`},
+		want:  []string{`(?m)^BenchmarkLookup\S*\s+1\s+[\d.]+ ns/op`},
 	},
 	{
 		doc: "docs/performance.md", text: []string{"EMIT_BENCH_SFRAME=FILE go test ./emit -run '^$' -bench 'NewReader|ReaderIndex' -benchmem"},
 		subst: []docSubst{{`=FILE`, `={T}/section`}, substBenchOnce},
 		setup: func(t *testing.T, r *recipeRun) { r.run(t, "sframe-gen --raw -o {T}/section {ELF}") },
-		want:  []string{`(?m)^BenchmarkNewReader\S*\s+1\s+\d+ ns/op`, `(?m)^BenchmarkReaderIndex\S*\s+1\s+\d+ ns/op`},
+		want:  []string{`(?m)^BenchmarkNewReader\S*\s+1\s+[\d.]+ ns/op`, `(?m)^BenchmarkReaderIndex\S*\s+1\s+[\d.]+ ns/op`},
 	},
 	{
 		doc: "docs/performance.md", long: true, needs: []string{"/usr/bin/time"},
 		text: []string{"go test -c -o W ./cmd/sframe-gen", "cd cmd/sframe-gen && /usr/bin/time -f %U W -test.run '^$' -test.bench StackWalk/sframe -test.benchtime Nx"},
 		// W in the test's directory; N=2, not 2000.
 		subst: []docSubst{{`(-o |time -f %U )W`, `${1}{T}/W`}, {`benchtime Nx`, `benchtime 2x`}},
-		want:  []string{`(?m)^BenchmarkStackWalk/sframe\S*\s+2\s+\d+ ns/op`},
+		want:  []string{`(?m)^BenchmarkStackWalk/sframe\S*\s+2\s+[\d.]+ ns/op`},
 	},
 	{
 		doc: "docs/performance.md", long: true, text: []string{"make bench-stages"},
@@ -191,12 +191,12 @@ var docRecipes = []docRecipe{
 	{
 		doc: "docs/performance.md", text: []string{"LOWER_BENCH_ELF=FILE go test ./lower -run '^$' -bench LowerLibLLVM"},
 		subst: []docSubst{{`=FILE`, `={ELF}`}, substBenchOnce},
-		want:  []string{`(?m)^BenchmarkLowerLibLLVM\S*\s+1\s+\d+ ns/op`},
+		want:  []string{`(?m)^BenchmarkLowerLibLLVM\S*\s+1\s+[\d.]+ ns/op`},
 	},
 	{
 		doc: "docs/performance.md", text: []string{"go test ./cfi -run '^$' -bench RowsOnly"},
 		subst: []docSubst{substBenchOnce},
-		want:  []string{`(?m)^BenchmarkRowsOnly/fast\S*\s+1\s+\d+ ns/op`},
+		want:  []string{`(?m)^BenchmarkRowsOnly/fast\S*\s+1\s+[\d.]+ ns/op`},
 	},
 	{
 		doc: "docs/cost.md", fenced: true,
@@ -259,7 +259,7 @@ var docRecipes = []docRecipe{
 	{
 		doc: "docs/rows.md", fenced: true, text: []string{"go test ./cfi -run XXX -bench Rows -benchtime 30x -count 2"},
 		subst: []docSubst{{`-benchtime 30x -count 2`, `-benchtime 1x -count 1`}},
-		want:  []string{`(?m)^BenchmarkRows\S*\s+1\s+\d+ ns/op`},
+		want:  []string{`(?m)^BenchmarkRows\S*\s+1\s+[\d.]+ ns/op`},
 	},
 	{
 		doc: "docs/sharing.md", fenced: true, text: []string{"testdata/sharing-table.sh                       # the table above"},
@@ -289,7 +289,7 @@ var docRecipes = []docRecipe{
 	{
 		doc: "docs/stack.md", fenced: true, long: true, text: []string{"go test ./cmd/sframe-gen -run '^$' -bench StackWalk -count 5"},
 		subst: []docSubst{substBenchOnce},
-		want:  []string{`(?m)^BenchmarkStackWalk/sframe\S*\s+1\s+\d+ ns/op`},
+		want:  []string{`(?m)^BenchmarkStackWalk/sframe\S*\s+1\s+[\d.]+ ns/op`},
 	},
 	{
 		doc: "docs/verify.md", fenced: true, needs: []string{"/usr/bin/python3"},
