@@ -33,10 +33,10 @@
 #     is memory the virtual machine's host has backed, as on bare metal: a
 #     host that takes back the memory its guest frees (free page
 #     reporting) makes the first writes into it cost a fault of its own
-#     each (400 MiB written in 0.67 s after 10 s idle, 0.10 s right after
-#     another file's 400 MiB were deleted; docs/performance.md), and in a
-#     round only the command that meets that memory first pays it. 1024
-#     covers the tree's copy and a run's own memory.
+#     each (400 MiB written in 0.62-0.68 s after 10-65 s idle, 0.10 s
+#     right after another file's 400 MiB were deleted; docs/performance.md),
+#     and in a round only the command that meets that memory first pays
+#     it. 1024 covers the tree's copy and a run's own memory.
 #   THEN_SYNC=1: each timed run ends after a sync, so that the writes to the
 #     disk count for every command (cp -a leaves its data in the page cache
 #     when it exits; a run in place has written most of it out at the

@@ -40,9 +40,9 @@ const killLinks = 1500
 // TestKillPrivilegedLinks runs sframe-gen as root over a tree holding one
 // set-user-ID file with a file capability (cap_net_raw=ep) and 1,500 hard
 // links spread over ten directories (the file root's, or nobody's every
-// other time), SIGKILLs it at a random point of the
-// run (one time in four, once it is replacing the names), and checks what the kill left (docs/robustness.md, "What a kill can
-// leave"): no file under a temporary name is set-user-ID, set-group-ID or
+// other time), SIGKILLs it at a random point of the run (one time in
+// four, once it is replacing the names), and checks what the kill left
+// (docs/robustness.md, "What a kill can leave"): no file under a temporary name is set-user-ID, set-group-ID or
 // has capabilities, nor is the new file its owner's (when that is not
 // root) before it has its privileges; then a second run over the tree (the documented
 // recovery) leaves one inode under every name, patched, set-user-ID with
@@ -161,8 +161,8 @@ func TestKillPrivilegedLinks(t *testing.T) {
 	// replacing says whether a temporary name is in the tree: the run
 	// is replacing the names. One kill in four waits for that, then a
 	// random time of up to 2 ms: the window is a few milliseconds of a
-	// 60 ms run, which kills at random times over the run missed in 1
-	// of 8 sets of 20 (3 in the window in the others at most).
+	// 60 ms run, which 20 kills at random times over the run missed in
+	// 2 of 4 sets (0-3 in the window).
 	replacing := func() bool {
 		for d := range 10 {
 			ents, _ := os.ReadDir(filepath.Join(tree, fmt.Sprintf("d%d", d)))
