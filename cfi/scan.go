@@ -111,7 +111,11 @@ func (s *Scanner) usual(f *FDE) bool {
 		}
 		pos += n
 	}
-	*f = FDE{Offset: uint64(off), CIE: cie, Start: start, Size: size, Instructions: data[pos:end:end], LSDA: lsda, InstructionsOffset: uint64(pos)}
+	// Field by field: a composite literal is built on the stack, then
+	// copied in 16-byte loads that wait for its narrower stores (40% of
+	// this function's samples on libLLVM.so).
+	f.Offset, f.CIE, f.Start, f.Size, f.Section = uint64(off), cie, start, size, 0
+	f.Instructions, f.LSDA, f.Format64, f.InstructionsOffset = data[pos:end:end], lsda, false, uint64(pos)
 	s.off = end
 	return true
 }

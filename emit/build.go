@@ -115,7 +115,7 @@ type MinWriter struct {
 }
 
 // Begin starts appending f (its FREs are not looked at) to s.
-func (w *MinWriter) Begin(s *Section, f FDE) error {
+func (w *MinWriter) Begin(s *Section, f *FDE) error {
 	if s.Header.Version != Version3 && s.Header.Version != Version2 {
 		return fmt.Errorf("append: unsupported version %d", s.Header.Version)
 	}
@@ -124,7 +124,9 @@ func (w *MinWriter) Begin(s *Section, f FDE) error {
 		return fmt.Errorf("append: unknown ABI %d", uint8(s.Header.ABI))
 	}
 	big := order == binary.BigEndian
-	ft := f.FREType()
+	// f.FREType() would copy *f (a value method): the copy's wide loads
+	// wait for the narrower stores that just made it (lower's fast path).
+	ft := FREType(f.Info & 0xf)
 	if ft.Limit() == 0 {
 		return fmt.Errorf("append: FDE %d: invalid FRE type %d", len(s.Index), uint8(ft))
 	}

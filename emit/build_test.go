@@ -221,7 +221,7 @@ func TestAppendCopy(t *testing.T) {
 // MinWriter.
 func appendMin(s *Section, f FDE, fres []FRE) error {
 	var w MinWriter
-	if err := w.Begin(s, f); err != nil {
+	if err := w.Begin(s, &f); err != nil {
 		return err
 	}
 	for _, e := range fres {
@@ -248,7 +248,7 @@ func TestMinWriter(t *testing.T) {
 			for _, a := range vals {
 				f := FDE{Size: size, Info: FuncInfo(PCInc, ft, a < 0, false), Info2: 1, RepSize: 2}
 				var w MinWriter
-				if err := w.Begin(&got, f); err != nil {
+				if err := w.Begin(&got, &f); err != nil {
 					t.Fatal(err)
 				}
 				var ref []FRE
@@ -319,10 +319,10 @@ func TestMinWriterSmall(t *testing.T) {
 			size := []uint32{0x40, 0xff, 0x100, 0x3000, 0xffff, 0x10000, 0x123456}[f%7]
 			fde := FDE{Size: size, Info: FuncInfo(PCInc, FRETypeFor(size), false, false)}
 			var g, w MinWriter
-			if err := g.Begin(&got, fde); err != nil {
+			if err := g.Begin(&got, &fde); err != nil {
 				t.Fatal(err)
 			}
-			if err := w.Begin(&want, fde); err != nil {
+			if err := w.Begin(&want, &fde); err != nil {
 				t.Fatal(err)
 			}
 			for j := range rng.IntN(120) {
@@ -379,7 +379,7 @@ func TestMinWriterSmall(t *testing.T) {
 		var s Section
 		s.Header = Header{Version: Version3, ABI: ABIAMD64LittleEndian}
 		var w MinWriter
-		if err := w.Begin(&s, FDE{Size: 0x1000, Info: FuncInfo(PCInc, FREAddr2, false, false)}); err != nil {
+		if err := w.Begin(&s, &FDE{Size: 0x1000, Info: FuncInfo(PCInc, FREAddr2, false, false)}); err != nil {
 			t.Fatal(err)
 		}
 		info2 := FREInfo(true, 2, DataWord2B, false)
@@ -398,7 +398,7 @@ func TestMinWriterSmall(t *testing.T) {
 		var s Section
 		s.Header = Header{Version: Version3, ABI: ABIAMD64LittleEndian}
 		var w MinWriter
-		if err := w.Begin(&s, FDE{Size: 0x10, Info: FuncInfo(PCInc, FREAddr1, false, false)}); err != nil {
+		if err := w.Begin(&s, &FDE{Size: 0x10, Info: FuncInfo(PCInc, FREAddr1, false, false)}); err != nil {
 			t.Fatal(err)
 		}
 		for range MaxFREsPerFDE + 1 {
@@ -419,7 +419,7 @@ func TestMinWriterSmall(t *testing.T) {
 	s.Header = Header{Version: Version3, ABI: ABIAMD64LittleEndian}
 	for _, size := range []uint32{0x10, 0x100, 0x1000} {
 		var w MinWriter
-		if err := w.Begin(&s, FDE{Size: size, Info: FuncInfo(PCInc, FRETypeFor(size), false, false)}); err != nil {
+		if err := w.Begin(&s, &FDE{Size: size, Info: FuncInfo(PCInc, FRETypeFor(size), false, false)}); err != nil {
 			t.Fatal(err)
 		}
 		info := FREInfo(true, 1, DataWord1B, false)
@@ -473,7 +473,7 @@ func TestMinWriterErrors(t *testing.T) {
 		before := s
 		before.FREData = slices.Clone(s.FREData)
 		var w MinWriter
-		err := w.Begin(&s, tc.f)
+		err := w.Begin(&s, &tc.f)
 		if err == nil {
 			for _, e := range tc.fres {
 				if tc.fres[0].n == 0 && len(tc.fres) > 1 {

@@ -191,7 +191,7 @@ func (l *Lowerer) lowerFast(f *cfi.FDE, sec *emit.Section) (ok bool, err error) 
 	// the next starts at another address (a zero advance replaces it):
 	// pending holds it until then. Until End the section is as it was.
 	info := emit.FuncInfo(emit.PCInc, emit.FRETypeFor(uint32(size)), l.regs.aarch64 && f.CIE.BKey, f.CIE.Signal)
-	if err := st.w.Begin(sec, emit.FDE{Size: uint32(size), Info: info}); err != nil {
+	if err := st.w.Begin(sec, &emit.FDE{Size: uint32(size), Info: info}); err != nil {
 		return true, err
 	}
 	var pc uint64

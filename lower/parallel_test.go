@@ -88,7 +88,7 @@ func TestLowerParallelJoin(t *testing.T) {
 	// an estimate of k%2*40 bytes: too small for most.
 	appendFunc := func(sec *emit.Section, k, i int) error {
 		var w emit.MinWriter
-		if err := w.Begin(sec, emit.FDE{Size: 0x100, Info: emit.FuncInfo(emit.PCInc, emit.FREAddr2, false, false)}); err != nil {
+		if err := w.Begin(sec, &emit.FDE{Size: 0x100, Info: emit.FuncInfo(emit.PCInc, emit.FREAddr2, false, false)}); err != nil {
 			return err
 		}
 		for j := range k%3*7 + 1 {
