@@ -300,6 +300,14 @@ func (l *Lowerer) lowerFast(f *cfi.FDE, sec *emit.Section) (ok bool, err error) 
 			st.pendPC, st.pend, st.changed = uint32(pc), true, false
 		}
 		pc = next
+		// A push or pop: DW_CFA_def_cfa_offset with a one-byte
+		// operand follows nine advances in ten (libLLVM.so), taken
+		// here rather than at the top of the loop.
+		if p+1 < len(data) && data[p] == byte(cfi.OpDefCFAOffset) && data[p+1] < 0x80 && !l.regs.s390x {
+			st.cur.cfa = int32(data[p+1])
+			st.changed = true
+			p += 2
+		}
 	}
 	if st.pend && st.pendPC != uint32(pc) {
 		if info, n, w0, w1 := usualFRE(&st.pending); !l.usualOK(&st.w) || !st.w.AddSmall(st.pendPC, info, n, w0, w1) {
