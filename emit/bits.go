@@ -44,7 +44,11 @@ func FuncInfo(pc PCType, ft FREType, pauthKeyB, signal bool) uint8 {
 }
 
 // FREType is the width of the function's FRE start addresses (info bits 0-3).
-func (f FDE) FREType() FREType { return FREType(f.Info & 0xf) }
+func (f FDE) FREType() FREType { return freTypeOf(f.Info) }
+
+// freTypeOf is the FRE type an FDE's info byte gives (FDE.FREType, for a
+// caller that has the byte rather than a copy of the FDE).
+func freTypeOf(info uint8) FREType { return FREType(info & 0xf) }
 
 // PCType says how the function's FRE start addresses match PCs (info bit 4).
 func (f FDE) PCType() PCType { return PCType(f.Info >> 4 & 1) }

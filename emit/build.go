@@ -126,7 +126,7 @@ func (w *MinWriter) Begin(s *Section, f *FDE) error {
 	big := order == binary.BigEndian
 	// f.FREType() would copy *f (a value method): the copy's wide loads
 	// wait for the narrower stores that just made it (lower's fast path).
-	ft := FREType(f.Info & 0xf)
+	ft := freTypeOf(f.Info)
 	if ft.Limit() == 0 {
 		return fmt.Errorf("append: FDE %d: invalid FRE type %d", len(s.Index), uint8(ft))
 	}

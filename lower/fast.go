@@ -300,9 +300,10 @@ func (l *Lowerer) lowerFast(f *cfi.FDE, sec *emit.Section) (ok bool, err error) 
 			st.pendPC, st.pend, st.changed = uint32(pc), true, false
 		}
 		pc = next
-		// A push or pop: DW_CFA_def_cfa_offset with a one-byte
-		// operand follows nine advances in ten (libLLVM.so), taken
-		// here rather than at the top of the loop.
+		// A push or pop: DW_CFA_def_cfa_offset follows 99% of the
+		// advances (libLLVM.so: 1,135,445 of 1,143,369), taken here
+		// when its operand is one byte rather than at the top of the
+		// loop.
 		if p+1 < len(data) && data[p] == byte(cfi.OpDefCFAOffset) && data[p+1] < 0x80 && !l.regs.s390x {
 			st.cur.cfa = int32(data[p+1])
 			st.changed = true
