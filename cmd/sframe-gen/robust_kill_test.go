@@ -42,11 +42,12 @@ const killLinks = 1500
 // links spread over ten directories (the file root's, or nobody's every
 // other time), SIGKILLs it at a random point of the run (one time in
 // four, once it is replacing the names), and checks what the kill left
-// (docs/robustness.md, "What a kill can leave"): no file under a temporary name is set-user-ID, set-group-ID or
-// has capabilities, nor is the new file its owner's (when that is not
-// root) before it has its privileges; then a second run over the tree (the documented
-// recovery) leaves one inode under every name, patched, set-user-ID with
-// its owner and capability, with no temporary name and no journal left.
+// (docs/robustness.md, "What a kill can leave"): no file under a
+// temporary name is set-user-ID, set-group-ID or has capabilities, nor is
+// the new file its owner's (when that is not root) before it has its
+// privileges; then a second run over the tree (the documented recovery)
+// leaves one inode under every name, patched, set-user-ID with its owner
+// and capability, with no temporary name and no journal left.
 func TestKillPrivilegedLinks(t *testing.T) {
 	sysfiles.NeedRoot(t, "set-user-ID files with capabilities")
 	setcap := sysfiles.NeedProgram(t, "setcap")
