@@ -75,7 +75,7 @@ func benchStarts(b *testing.B) (starts []uint64, cuts []int) {
 	for _, fde := range frames.FDEs {
 		starts = append(starts, fde.Start)
 	}
-	weights := partWeights(2)
+	weights := partWeights(2, 0)
 	total := 0
 	for _, w := range weights {
 		total += w

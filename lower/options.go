@@ -19,7 +19,8 @@ type Options struct {
 	// FDEs kept in linked files, ...).
 	GasCompat bool
 	// Workers, when more than 1, lowers the functions on that many
-	// goroutines: they are cut into contiguous parts (4 per worker), each
+	// goroutines: they are cut into contiguous parts (4 per worker, or
+	// LowerScan's of a big section about 256 KiB of CFI each), each
 	// lowered with a Lowerer of its own by the first worker free, and
 	// joined in order: the result is the one of the serial path. Worth it
 	// from a few thousand functions.

@@ -31,18 +31,24 @@ type partLists struct {
 const cacheLine = 128
 
 // partsPerWorker is how many parts lowerParallel's callers cut the
-// functions into per worker: when one worker is slowed down (on a virtual
+// functions into per worker, at least: when one worker is slowed down (on a virtual
 // machine, its CPU taken by the host for a while), the others take more
 // parts instead of waiting for it.
 const partsPerWorker = 4
 
 // partWeights returns the relative sizes of the parts LowerScan cuts a
-// section into for workers workers: partsPerWorker rounds of one part per
-// worker, each round's parts smaller than the round's before (4, 3, 2, 1),
-// so that the last parts, whose end the other workers may wait for, are
-// short. (With parts of one size, one of two workers waited 1.6 ms on
-// average at the end of a run on libLLVM.so, 8 traced runs.)
-func partWeights(workers int) []int {
+// section of size bytes into for workers workers. A small section is cut
+// into partsPerWorker rounds of one part per worker, each round's parts
+// smaller than the round's before (4, 3, 2, 1), so that the last parts,
+// whose end the other workers may wait for, are short. (With 8 parts of
+// one size, one of two workers waited 1.6 ms on average at the end of a
+// run on libLLVM.so, 8 traced runs.) A big one is cut into parts of one
+// size, about partBytes each: the last parts are short, and the FRE data
+// buffers the parts hand on (frePool) small.
+func partWeights(workers, size int) []int {
+	if n := (size + partBytes - 1) / partBytes; n > workers*partsPerWorker {
+		return slices.Repeat([]int{1}, n)
+	}
 	weights := make([]int, 0, workers*partsPerWorker)
 	for round := partsPerWorker; round > 0; round-- {
 		for range workers {
@@ -52,15 +58,24 @@ func partWeights(workers int) []int {
 	return weights
 }
 
+// partBytes is about how many bytes of CFI a part of a big section holds
+// (partWeights). On libLLVM.so (7.7 MB of CFI, 30 parts), a --raw run
+// takes about 3,800 page faults instead of 4,450 with 8 parts, at the same
+// CPU time; parts of 64 KiB took 3.6 ms more of it (the merge of 120 sorted
+// runs, each part's setup) for no fewer faults.
+const partBytes = 256 << 10
+
 // lowerParallel lowers parts on workers goroutines, each part with a
 // Lowerer of its own (functions are lowered independently), the next part
 // going to the first goroutine free, then joins them in order: the result
 // is the one lowering them one after the other gives. res must be empty,
 // with room for the FDEs of all parts. Each part fills a window of res's
-// lists, sized for it (for the FRE data, from its estimate; a part that
-// needs more gets its own), and the join moves them down over the gaps,
-// so that lowering in parallel takes no more memory than serially; it
-// joins each part as soon as it can, while the other workers go on. With
+// index and starts, sized for it, and writes its FRE data in a buffer of
+// its own, which the parts joined before it hand on (frePool); the join
+// moves the lists down over the gaps and appends (or shares) the FRE
+// data, so that lowering in parallel takes little more memory than
+// serially; it joins each part as soon as it can, while the other workers
+// go on. With
 // hold not nil, the second worker starts taking parts once hold is closed
 // (or when every part is taken: it then has nothing to do). It reports
 // false, res then unusable, when some part failed.
@@ -83,7 +98,7 @@ type parallelLowering struct {
 	parts   []part
 	results []*Result
 	errs    []error
-	windows []int         // where each part's FRE data starts in res's packed data
+	buffers frePool       // the parts' FRE data buffers, handed on once joined
 	at      []int         // where each part's lists start in res's
 	runs    *sortedRuns   // a linked file's: the parts' starts sorted by the workers
 	sorted  []bool        // set with lowered: the part's run is sorted
@@ -102,7 +117,6 @@ func newParallelLowering(res *Result, t Target, parts []part) *parallelLowering 
 		res: res, t: t, parts: parts,
 		results: make([]*Result, len(parts)),
 		errs:    make([]error, len(parts)),
-		windows: make([]int, len(parts)+1),
 		at:      make([]int, len(parts)),
 		sorted:  make([]bool, len(parts)),
 		lowered: make([]atomic.Bool, len(parts)),
@@ -113,7 +127,7 @@ func newParallelLowering(res *Result, t Target, parts []part) *parallelLowering 
 		// sorts the parts it lowers.
 		pl.runs = newSortedRuns(len(parts), cap(res.Starts), emit.HeaderSize+len(sec.Header.AuxHeader))
 	}
-	lo, packedAt := 0, 0
+	lo := 0
 	for k, pt := range parts {
 		pl.at[k] = lo
 		hi := lo + pt.fdes
@@ -128,11 +142,8 @@ func newParallelLowering(res *Result, t Target, parts []part) *parallelLowering 
 		if res.Sources != nil {
 			p.Sources = res.Sources[lo:lo:hi]
 		}
-		p.Section.FREData = sec.FREData[packedAt : packedAt : packedAt+pt.packed]
 		p.Section.Index = sec.Index[lo:lo:hi]
-		packedAt += pt.packed
 		lo = hi
-		pl.windows[k+1] = packedAt
 		pl.results[k] = p
 	}
 	sec.Index, sec.FREData, res.Starts = sec.Index[:0], sec.FREData[:0], res.Starts[:0]
@@ -194,9 +205,11 @@ func (pl *parallelLowering) work(workers int, hold <-chan struct{}) {
 	wg.Wait()
 }
 
-// lower lowers part k into its Result and sorts its starts.
+// lower lowers part k into its Result, its FRE data in a buffer of the
+// pool, and sorts its starts.
 func (pl *parallelLowering) lower(k int) {
 	p := pl.results[k]
+	p.Section.FREData = pl.buffers.take(pl.parts[k].packed)
 	pl.errs[k] = pl.parts[k].run(p)
 	if starts := p.Starts; pl.runs != nil && pl.errs[k] == nil && len(starts) <= pl.parts[k].fdes {
 		if vals, tmp := pl.runs.window(pl.at[k], len(starts)); vals != nil {
@@ -207,29 +220,18 @@ func (pl *parallelLowering) lower(k int) {
 }
 
 // join appends the parts to res in order, each once it and those before it
-// are lowered: a part's lists move down over the gaps left by the windows
-// before it. It stops at the first part not lowered yet (what is left is
-// joined by the next call) or failed.
+// are lowered: a part's index and starts move down over the gaps left by
+// the windows before it, its FRE data is appended (shared) to res's and
+// its buffer goes back to the pool. It stops at the first part not
+// lowered yet (what is left is joined by the next call) or failed.
 func (pl *parallelLowering) join() {
-	res, sec := pl.res, pl.res.Section
+	res := pl.res
 	for pl.ok && pl.joined < len(pl.parts) && pl.lowered[pl.joined].Load() {
 		k := pl.joined
 		p := pl.results[k]
 		if pl.errs[k] != nil {
 			pl.ok = false
 			return
-		}
-		// A part that outgrew its window (in an array of its own)
-		// moves down over the windows of the next ones: save what
-		// it covers, once they are lowered.
-		end := len(sec.FREData) + len(p.Section.FREData)
-		for j := k + 1; j < len(pl.results) && pl.windows[j] < end; j++ {
-			if !pl.lowered[j].Load() {
-				return
-			}
-		}
-		for j := k + 1; j < len(pl.results) && pl.windows[j] < end; j++ {
-			pl.results[j].Section.FREData = slices.Clone(pl.results[j].Section.FREData)
 		}
 		if pl.runs != nil {
 			if pl.sorted[k] {
@@ -242,8 +244,47 @@ func (pl *parallelLowering) join() {
 			pl.ok = false
 			return
 		}
+		pl.buffers.give(p.Section.FREData)
+		p.Section.FREData = nil
 		pl.joined++
 	}
+}
+
+// frePool holds the FRE data buffers of the parts joined, for the parts
+// lowered next: the pages of a buffer are faulted in by its first part,
+// and the FRE data of all the parts then takes only the pages of res's
+// (shared) FRE data and of the few buffers in use at once, where windows
+// of res's array, one per part, would take the pages of all the parts'
+// FRE data before it is shared, and of the gaps their estimates leave.
+// Fresh pages are dear on virtual machines (docs/performance.md).
+type frePool struct {
+	mu   sync.Mutex
+	free [][]byte
+}
+
+// take returns an empty buffer with room for at least size bytes: the
+// last one given back, or a new one with room to spare (its pages are
+// faulted in only as far as they are written).
+func (fp *frePool) take(size int) []byte {
+	fp.mu.Lock()
+	defer fp.mu.Unlock()
+	for i := len(fp.free) - 1; i >= 0; i-- {
+		if b := fp.free[i]; cap(b) >= size {
+			fp.free = slices.Delete(fp.free, i, i+1)
+			return b[:0]
+		}
+	}
+	return make([]byte, 0, 2*size)
+}
+
+// give hands b back to the pool.
+func (fp *frePool) give(b []byte) {
+	if cap(b) == 0 {
+		return
+	}
+	fp.mu.Lock()
+	fp.free = append(fp.free, b[:0])
+	fp.mu.Unlock()
 }
 
 // chunks cuts frames.FDEs into n contiguous parts for lowerParallel.

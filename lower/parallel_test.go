@@ -76,11 +76,10 @@ func TestWorkers(t *testing.T) {
 }
 
 // TestLowerParallelJoin checks lowerParallel's join on parts made up to
-// test it: parts that finish in any order, that outgrow the window of FRE
-// data their estimate gave them (some by more than the next windows, which
-// must then be lowered before they are covered), on 2 and 3 workers. The
-// joined lists must be those of the parts one after the other; a part that
-// fails makes it report false.
+// test it: parts that finish in any order, that outgrow the FRE data
+// buffer their estimate gave them (or the pool handed on), on 2 and 3
+// workers. The joined lists must be those of the parts one after the
+// other; a part that fails makes it report false.
 func TestLowerParallelJoin(t *testing.T) {
 	tg := Target{Arch: AMD64}
 	const nparts = 9
@@ -167,5 +166,49 @@ func TestAppendInPlace(t *testing.T) {
 		if !slices.Equal(got, c.want) {
 			t.Errorf("%s: %v, want %v", c.name, got, c.want)
 		}
+	}
+}
+
+// TestPartWeights checks the parts partWeights cuts sections of a few
+// sizes into: rounds of shorter parts for a small one, parts of about
+// partBytes for a big one.
+func TestPartWeights(t *testing.T) {
+	for _, tc := range []struct {
+		workers, size int
+		want          []int
+	}{
+		{1, 0, []int{4, 3, 2, 1}},
+		{2, 100 << 10, []int{4, 4, 3, 3, 2, 2, 1, 1}},
+		{2, 8 * partBytes, []int{4, 4, 3, 3, 2, 2, 1, 1}},
+		{2, 8*partBytes + 1, []int{1, 1, 1, 1, 1, 1, 1, 1, 1}},
+		{3, 20 * partBytes, []int{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}},
+		{3, 12 * partBytes, []int{4, 4, 4, 3, 3, 3, 2, 2, 2, 1, 1, 1}},
+	} {
+		if got := partWeights(tc.workers, tc.size); !slices.Equal(got, tc.want) {
+			t.Errorf("partWeights(%d, %d) = %v, want %v", tc.workers, tc.size, got, tc.want)
+		}
+	}
+}
+
+// TestFREPool checks that the pool hands back the buffers given to it,
+// emptied, to a part they have room for, and makes a new one otherwise.
+func TestFREPool(t *testing.T) {
+	var fp frePool
+	a := fp.take(100)
+	if len(a) != 0 || cap(a) < 100 {
+		t.Fatalf("take(100): len %d, cap %d", len(a), cap(a))
+	}
+	a = append(a, 1, 2, 3)
+	fp.give(a)
+	fp.give(nil) // no buffer: not kept
+	if b := fp.take(cap(a) + 1); cap(b) <= cap(a) {
+		t.Errorf("take(%d) returned a buffer of %d bytes", cap(a)+1, cap(b))
+	}
+	b := fp.take(50)
+	if len(b) != 0 || cap(b) != cap(a) || &b[:1][0] != &a[0] {
+		t.Errorf("take(50) did not return the buffer given back, emptied (len %d, cap %d)", len(b), cap(b))
+	}
+	if c := fp.take(50); cap(c) > 0 && &c[:1][0] == &a[0] {
+		t.Error("the buffer given back once was taken twice")
 	}
 }

@@ -14,7 +14,7 @@ import (
 // cfi.OpenMapped (its entries not read): it reads the FDEs with
 // cfi.Scanners and lowers each as it is read, so that the CFI FDEs are
 // never all held at once. With opt.Workers the section is cut into parts
-// (4 per worker), each read and lowered by the first worker free;
+// (partWeights), each read and lowered by the first worker free;
 // Options.Hold and Options.MappedCFI concern it too. The result is
 // LowerFile's for cfi.Read's Frames, but with no Sources (each FDE is
 // gone once lowered; a Skip holds a copy of its FDE); the errors of the
@@ -39,7 +39,7 @@ func LowerScan(f *elf.File, frames *cfi.Frames, t Target, opt Options) (res *Res
 	sc := &partScan{frames: frames, t: t, opt: opt, filter: fileFilter(f, t, plt)}
 	weights := []int{1}
 	if opt.Workers > 1 {
-		weights = partWeights(opt.Workers)
+		weights = partWeights(opt.Workers, len(frames.Data))
 		// The parts where .eh_frame_hdr's table says the FDEs start,
 		// which saves walking the whole section before the workers
 		// start: each part's Scanner checks its cut.
