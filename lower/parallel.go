@@ -31,9 +31,9 @@ type partLists struct {
 const cacheLine = 128
 
 // partsPerWorker is how many parts lowerParallel's callers cut the
-// functions into per worker, at least: when one worker is slowed down (on a virtual
-// machine, its CPU taken by the host for a while), the others take more
-// parts instead of waiting for it.
+// functions into per worker, at least: when one worker is slowed down (on
+// a virtual machine, its CPU taken by the host for a while), the others
+// take more parts instead of waiting for it.
 const partsPerWorker = 4
 
 // partWeights returns the relative sizes of the parts LowerScan cuts a
@@ -75,10 +75,9 @@ const partBytes = 256 << 10
 // moves the lists down over the gaps and appends (or shares) the FRE
 // data, so that lowering in parallel takes little more memory than
 // serially; it joins each part as soon as it can, while the other workers
-// go on. With
-// hold not nil, the second worker starts taking parts once hold is closed
-// (or when every part is taken: it then has nothing to do). It reports
-// false, res then unusable, when some part failed.
+// go on. With hold not nil, the second worker starts taking parts once
+// hold is closed (or when every part is taken: it then has nothing to do).
+// It reports false, res then unusable, when some part failed.
 func lowerParallel(res *Result, t Target, parts []part, workers int, hold <-chan struct{}) bool {
 	pl := newParallelLowering(res, t, parts)
 	pl.work(workers, hold)
@@ -252,11 +251,10 @@ func (pl *parallelLowering) join() {
 
 // frePool holds the FRE data buffers of the parts joined, for the parts
 // lowered next: the pages of a buffer are faulted in by its first part,
-// and the FRE data of all the parts then takes only the pages of res's
-// (shared) FRE data and of the few buffers in use at once, where windows
-// of res's array, one per part, would take the pages of all the parts'
-// FRE data before it is shared, and of the gaps their estimates leave.
-// Fresh pages are dear on virtual machines (docs/performance.md).
+// and the FRE data of all the parts takes only the pages of res's (shared)
+// FRE data and of the few buffers in use at once, not those of every
+// part's records before they are shared. Fresh pages are dear on virtual
+// machines (docs/performance.md).
 type frePool struct {
 	mu   sync.Mutex
 	free [][]byte
