@@ -88,11 +88,11 @@ func BenchmarkReaderIndex(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		r.shift, r.bucket, r.ents = 0, nil, nil
+		r.shift, r.bucket, r.groups, r.ents = 0, nil, nil, nil
 		r.makeBuckets()
 		r.makeEntries()
 	}
-	b.ReportMetric(float64(4*len(r.bucket)+8*len(r.ents))/float64(r.NumFuncs()), "bytes/func")
+	b.ReportMetric(float64(len(r.bucket)+4*len(r.groups)+8*len(r.ents))/float64(r.NumFuncs()), "bytes/func")
 }
 
 // BenchmarkNewReader decodes a section and builds its Reader: the biggest

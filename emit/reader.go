@@ -25,10 +25,14 @@ type Reader struct {
 	// followed by searchWindow entries of ^0, sizes and blks the rest of
 	// what a lookup reads of each; fdeOf[k] is the index in the section of
 	// function k, nil when that is k (a sorted index). A search starts in
-	// bucket: bucket[b] is how many functions start below base+b<<shift,
-	// so the function of a PC is among the few of its bucket (one table
-	// read, then one or two cache lines of starts, instead of a binary
-	// search's dozen dependent cache misses).
+	// the bucket tables: groups[b>>gshift] + bucket[b] is how many
+	// functions start below base+b<<shift, so the function of a PC is
+	// among the few of its bucket (two small tables read, then one or two
+	// cache lines of starts, instead of a binary search's dozen dependent
+	// cache misses). A bucket's count is a byte over its group's first,
+	// in groups of 1<<gshift buckets (the most, up to maxGroupShift, whose
+	// counts all fit a byte): tables small enough to stay in the cache
+	// while the entries and blocks that lookups read pass through it.
 	starts []uint64
 	sizes  []uint32 // the functions' sizes
 	// blks say where each function's FRE is: its block's offset in
@@ -38,7 +42,9 @@ type Reader struct {
 	fdeOf  []int32
 	base   uint64
 	shift  uint
-	bucket []uint32
+	gshift uint
+	bucket []uint8
+	groups []uint32
 	// ents are what a search reads of function k, when every function
 	// ends within 4 GiB of base (else nil, and the search reads starts,
 	// sizes and blks), followed by searchWindow entries of ^0: its
@@ -116,11 +122,15 @@ const (
 // buckets (each a power of two bytes of addresses), and is made finer,
 // from n/4, while more than 1/crowdedShare of the functions share a
 // bucket with searchWindow or more others. On libLLVM.so's section
-// (160,806 functions) that is 183,938 buckets (718 KB), where 1.7% of the
-// functions are in buckets of more than 16.
+// (160,806 functions) that is 183,938 buckets, where 1.7% of the
+// functions are in buckets of more than 16: 184 KB of bytes and 46 KB of
+// groups (16 buckets a group, maxGroupShift), where a count of 4 bytes a
+// bucket took 736 KB, and a lookup a tenth more time out of the cache
+// (docs/performance.md).
 const (
 	maxBucketsPerFunc = 2
 	crowdedShare      = 64
+	maxGroupShift     = 4
 )
 
 // maxBlocks is the most bytes Reader.blocks may take: offsets into it are
@@ -293,10 +303,7 @@ func (r *Reader) function(pc uint64) (k int, off, blk uint32, ok bool) {
 	if pc < r.base || d >= r.dmax {
 		return 0, 0, 0, false
 	}
-	bp := unsafe.Pointer(unsafe.SliceData(r.bucket))
-	b := uintptr(min(d>>(r.shift&63), uint64(len(r.bucket)-2)))
-	lo := uint(*(*uint32)(unsafe.Add(bp, b*4)))
-	hi := uint(*(*uint32)(unsafe.Add(bp, b*4+4)))
+	lo, hi := r.bucketRange(d)
 	key := d<<(r.eshift&63) | r.low
 	e := unsafe.Add(unsafe.Pointer(unsafe.SliceData(r.ents)), lo*8)
 	var c uint // how many of ents[lo:] start at or before pc
@@ -327,14 +334,25 @@ func (r *Reader) function(pc uint64) (k int, off, blk uint32, ok bool) {
 	return k, uint32(o), uint32(ent & r.pmask), true
 }
 
+// bucketRange returns the functions of the bucket of the address base+d
+// (of the last bucket past it): those from lo up to hi start in it.
+func (r *Reader) bucketRange(d uint64) (lo, hi uint) {
+	bp := unsafe.Pointer(unsafe.SliceData(r.bucket))
+	gp := unsafe.Pointer(unsafe.SliceData(r.groups))
+	b := uintptr(min(d>>(r.shift&63), uint64(len(r.bucket)-2)))
+	g := r.gshift & 63
+	lo = uint(*(*uint32)(unsafe.Add(gp, b>>g*4))) + uint(*(*uint8)(unsafe.Add(bp, b)))
+	hi = uint(*(*uint32)(unsafe.Add(gp, (b+1)>>g*4))) + uint(*(*uint8)(unsafe.Add(bp, b+1)))
+	return lo, hi
+}
+
 // functionWide is function for a Reader without ents.
 func (r *Reader) functionWide(pc uint64) (k int, off, blk uint32, ok bool) {
 	if len(r.sizes) == 0 || pc < r.base {
 		return 0, 0, 0, false
 	}
-	b := min((pc-r.base)>>r.shift, uint64(len(r.bucket)-2))
-	lo, hi := int(r.bucket[b]), int(r.bucket[b+1])
-	k = lo + int(countAtOrBelow(r.starts[lo:hi], pc)) - 1
+	lo, hi := r.bucketRange(pc - r.base)
+	k = int(lo+countAtOrBelow(r.starts[lo:hi], pc)) - 1
 	if k < 0 || pc-r.starts[k] >= uint64(r.sizes[k]) {
 		return 0, 0, 0, false
 	}

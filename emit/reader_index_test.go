@@ -105,6 +105,10 @@ func indexCases() []struct {
 		}},
 		{"buckets of 8, 9, 16 and 17 functions", append(append(append(dense(8, 0x100000), dense(9, 0x200000)...), dense(16, 0x300000)...), dense(17, 0x400000)...)},
 		{"a bucket of 200 functions", dense(200, 0x1000)},
+		// 300 functions in one bucket: the bucket tables in groups
+		// of one bucket (Reader.gshift 0, TestReaderIndex checks).
+		{"a bucket of 300 functions", append(append([]indexFunc{{start: 0x1000, size: 2, starts: []uint32{0}}}, dense(300, 0x40000)...),
+			indexFunc{start: 0x100000, size: 2, starts: []uint32{0}})},
 	}
 }
 
@@ -210,5 +214,47 @@ func checkIndexPC(t *testing.T, s *Section, funcs []indexFunc, r *Reader, pc uin
 	}
 	if !lok || l.Func != fn || l.FRE != fre || l.Start != funcs[fn].start || l.Frame != wantFrame {
 		t.Errorf("Lookup(%#x) = %+v %v, want %s at %#x, %+v", pc, l, lok, want, funcs[fn].start, wantFrame)
+	}
+}
+
+// TestGroupShift checks the size of the bucket tables' groups for counts
+// of functions below each bucket: the most buckets, up to 16, over which
+// the counts stay within a byte of the group's first.
+func TestGroupShift(t *testing.T) {
+	steps := func(n int, step uint32) []uint32 {
+		c := make([]uint32, n)
+		for i := range c {
+			c[i] = uint32(i) * step
+		}
+		return c
+	}
+	jump := func(n, at int, by uint32) []uint32 {
+		c := make([]uint32, n)
+		for i := at; i < n; i++ {
+			c[i] = by
+		}
+		return c
+	}
+	tests := []struct {
+		name   string
+		counts []uint32
+		want   uint
+	}{
+		{"one bucket", []uint32{0, 0}, maxGroupShift},
+		{"no function", make([]uint32, 40), maxGroupShift},
+		{"17 a bucket", steps(64, 17), maxGroupShift},         // 15*17 = 255 above a group's first
+		{"18 a bucket", steps(64, 18), 3},                     // 15*18 = 270; 7*18 = 126
+		{"255 in a bucket", jump(64, 5, 255), maxGroupShift},  // within a byte
+		{"256 in a bucket", jump(64, 5, 256), 0},              // buckets 4 and 5 in no group
+		{"256 in a bucket, groups of 4", jump(64, 4, 256), 2}, // bucket 4 starts a group of 4
+		{"256 in the bucket before a group", jump(64, 16, 256), maxGroupShift},
+		{"a short table", []uint32{0, 300}, 0},
+		{"a short table, 255", []uint32{0, 100, 255}, maxGroupShift},
+		{"300 in the last bucket, alone in its group", append(steps(16, 1), 15+300), maxGroupShift},
+	}
+	for _, tc := range tests {
+		if got := groupShift(tc.counts); got != tc.want {
+			t.Errorf("%s: groupShift = %d, want %d", tc.name, got, tc.want)
+		}
 	}
 }

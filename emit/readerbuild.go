@@ -6,6 +6,7 @@ package emit
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 	"math/bits"
 	"slices"
 )
@@ -289,15 +290,38 @@ func (r *Reader) makeBuckets() {
 		r.shift--
 	}
 	nb := int(span>>r.shift) + 1
-	r.bucket = make([]uint32, nb+1)
+	counts := make([]uint32, nb+1) // how many functions start below each bucket
 	k := 0
 	for b := range nb {
 		for k < n && (r.starts[k]-r.base)>>r.shift < uint64(b) {
 			k++
 		}
-		r.bucket[b] = uint32(k)
+		counts[b] = uint32(k)
 	}
-	r.bucket[nb] = uint32(n)
+	counts[nb] = uint32(n)
+	r.gshift = groupShift(counts)
+	r.bucket = make([]uint8, nb+1)
+	r.groups = make([]uint32, nb>>r.gshift+1)
+	for b, c := range counts {
+		if b&(1<<r.gshift-1) == 0 {
+			r.groups[b>>r.gshift] = c
+		}
+		r.bucket[b] = uint8(c - r.groups[b>>r.gshift])
+	}
+}
+
+// groupShift returns the most, up to maxGroupShift, for which the counts
+// of every group of 1<<shift buckets are within a byte of its first's
+// (counts do not decrease: its last's is the most above). At 0, every
+// count is its group's.
+func groupShift(counts []uint32) uint {
+	shift := uint(maxGroupShift)
+	for g := 0; g < len(counts) && shift > 0; g += 1 << shift {
+		for counts[min(g+1<<shift, len(counts))-1]-counts[g] > math.MaxUint8 {
+			shift-- // g starts a group of the smaller size too; those before it fit
+		}
+	}
+	return shift
 }
 
 // crowded returns how many functions are in buckets of searchWindow or
