@@ -17,7 +17,9 @@
 # does not return) are left out. Each side decodes the section once, untimed, then
 # looks every PC up as an unwinder does (the FRE, then its CFA, RA and FP
 # rules); both print the CPU ns per lookup of their best pass (the process's
-# CPU time: a loaded machine's other work is not counted), the PCs found and the sum of their CFA
+# CPU time: a loaded machine's other work is not counted; the Go side's is
+# the median of four copies of its loop, as the linker's placement of one
+# moves its time), the PCs found and the sum of their CFA
 # offsets, which must be equal. Printed: the medians and their ratio
 # (Go / libsframe; below 1: emit.Reader is faster).
 set -euo pipefail
