@@ -2,6 +2,8 @@ package emit
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"testing"
 )
 
@@ -106,7 +108,8 @@ func indexCases() []struct {
 		{"buckets of 8, 9, 16 and 17 functions", append(append(append(dense(8, 0x100000), dense(9, 0x200000)...), dense(16, 0x300000)...), dense(17, 0x400000)...)},
 		{"a bucket of 200 functions", dense(200, 0x1000)},
 		// 300 functions in one bucket: the bucket tables in groups
-		// of one bucket (Reader.gshift 0, TestReaderIndex checks).
+		// of one bucket (Reader.gshift 0; TestReaderIndex checks that
+		// some case has them).
 		{"a bucket of 300 functions", append(append([]indexFunc{{start: 0x1000, size: 2, starts: []uint32{0}}}, dense(300, 0x40000)...),
 			indexFunc{start: 0x100000, size: 2, starts: []uint32{0}})},
 	}
@@ -119,6 +122,7 @@ func indexCases() []struct {
 // starting at or before its offset (modulo the repeat size for PCMASK).
 func TestReaderIndex(t *testing.T) {
 	h := Header{Version: Version3, ABI: ABIAMD64LittleEndian, CFAFixedRAOffset: -8}
+	groups := map[uint]bool{} // the cases' Reader.gshift
 	for _, tc := range indexCases() {
 		t.Run(tc.name, func(t *testing.T) {
 			var fdes []FDE
@@ -148,6 +152,9 @@ func TestReaderIndex(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if len(tc.funcs) > 0 {
+				groups[r.gshift] = true
+			}
 			pcs := []uint64{0, 1, ^uint64(0), ^uint64(0) - 1, 1 << 32, 1<<32 - 1}
 			for _, f := range tc.funcs {
 				end := f.start + uint64(f.size)
@@ -163,6 +170,9 @@ func TestReaderIndex(t *testing.T) {
 				checkIndexPC(t, s, tc.funcs, r, pc)
 			}
 		})
+	}
+	if !groups[0] || !groups[maxGroupShift] {
+		t.Errorf("the cases' bucket tables have groups of 1<<%v buckets; want some of 1 and some of %d", slices.Sorted(maps.Keys(groups)), 1<<maxGroupShift)
 	}
 }
 
